@@ -1,0 +1,3 @@
+from gpuopt.cli import main
+
+main()

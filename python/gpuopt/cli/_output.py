@@ -1,0 +1,110 @@
+"""The CLI contract in one place: ``--json`` envelopes, human rendering, errors and exit codes.
+
+Commands are thin: options -> library call -> :class:`Outcome` -> :func:`command` emits it. A
+``GpuoptError`` becomes an envelope with its code and the error's exit status (2 input, 3 absent); any
+other exception is an internal error (exit 1) whose traceback is shown only with ``gpuopt --debug``.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import click
+from pydantic import BaseModel
+
+from gpuopt.errors import GpuoptError, InternalError
+from gpuopt.models.envelope import ErrorItem, FileIdentity, UnmodeledItem
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass
+class Outcome:
+    """What a command produced: its data, the input files it read, what it saw but did not model."""
+
+    data: BaseModel
+    render: Callable[[], str]
+    inputs: list[FileIdentity] = field(default_factory=list)
+    unmodeled: list[UnmodeledItem] = field(default_factory=list)
+
+
+def _debug_enabled() -> bool:
+    ctx = click.get_current_context(silent=True)
+    root = ctx.find_root() if ctx else None
+    return bool(root and isinstance(root.obj, dict) and root.obj.get("debug"))
+
+
+def emit_envelope(
+    schema: str,
+    *,
+    ok: bool,
+    data: BaseModel | None,
+    errors: list[ErrorItem],
+    inputs: list[FileIdentity],
+    unmodeled: list[UnmodeledItem],
+) -> None:
+    from gpuopt.provenance import provenance
+    from gpuopt.schemas import ENVELOPES
+
+    envelope = ENVELOPES[schema](
+        schema=schema,
+        ok=ok,
+        data=data,
+        errors=errors,
+        unmodeled=unmodeled,
+        provenance=provenance(inputs),
+    )
+    click.echo(envelope.model_dump_json(by_alias=True, indent=2))
+
+
+def _fail(schema: str, as_json: bool, error: GpuoptError) -> None:
+    if as_json:
+        emit_envelope(
+            schema, ok=False, data=None, errors=[ErrorItem(**error.to_dict())], inputs=[], unmodeled=[]
+        )
+    else:
+        click.echo(f"error[{error.code}]: {error.message}", err=True)
+        for key in ("path", "expected", "observed"):
+            value = getattr(error, key)
+            if value is not None:
+                click.echo(f"  {key}: {value}", err=True)
+    sys.exit(error.exit_code)
+
+
+def command(schema: str) -> Callable[[F], F]:
+    """Adds ``--json`` to a click callback returning an :class:`Outcome` and applies the contract."""
+
+    def decorate(fn: F) -> F:
+        @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON envelope on stdout.")
+        @functools.wraps(fn)
+        def wrapper(*args: Any, as_json: bool, **kwargs: Any) -> None:
+            try:
+                outcome: Outcome = fn(*args, **kwargs)
+            except GpuoptError as exc:
+                _fail(schema, as_json, exc)
+            except (click.exceptions.Exit, click.Abort, click.UsageError):
+                raise
+            except Exception as exc:  # a defect: never a bare traceback unless asked
+                if _debug_enabled():
+                    traceback.print_exc()
+                _fail(schema, as_json, InternalError("internal_error", f"{type(exc).__name__}: {exc}"))
+            if as_json:
+                emit_envelope(
+                    schema,
+                    ok=True,
+                    data=outcome.data,
+                    errors=[],
+                    inputs=outcome.inputs,
+                    unmodeled=outcome.unmodeled,
+                )
+            else:
+                click.echo(outcome.render())
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate

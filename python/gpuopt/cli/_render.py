@@ -1,0 +1,25 @@
+"""Plain-text rendering helpers for people (``--json`` is the format for programs)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+
+def section(title: str, rows: Iterable[tuple[str, object]]) -> str:
+    """A titled block of ``key: value`` lines, aligned; None shows as an em dash."""
+    pairs = [(k, "—" if v is None else str(v)) for k, v in rows]
+    width = max((len(k) for k, _ in pairs), default=0)
+    lines = [title] + [f"  {k.ljust(width)}  {v}" for k, v in pairs]
+    return "\n".join(lines)
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+    """A left-aligned text table."""
+    cells = [["—" if c is None else str(c) for c in row] for row in rows]
+    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
+
+    def line(values: Sequence[str]) -> str:
+        return "  ".join(v.ljust(w) for v, w in zip(values, widths, strict=True)).rstrip()
+
+    out = [line(headers), line(["-" * w for w in widths])] + [line(r) for r in cells]
+    return "\n".join(out)

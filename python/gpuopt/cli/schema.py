@@ -1,0 +1,42 @@
+"""``gpuopt schema``."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from gpuopt.cli._output import Outcome, command
+from gpuopt.errors import InputError
+from gpuopt.models.schema import SchemaDocument, SchemaShown
+
+
+@click.command()
+@click.argument("name", required=False)
+@command("gpuopt.schema/v1")
+def schema(name: str | None) -> Outcome:
+    """Print the JSON Schema of a document gpuopt emits, or list their names.
+
+    The schemas are generated from gpuopt's pydantic models, the single source of truth.
+
+    \b
+    Examples:
+      gpuopt schema                       # list names
+      gpuopt schema gpuopt.doctor/v1      # the schema itself
+    """
+    from gpuopt.schemas import ENVELOPES, json_schema
+
+    names = sorted(ENVELOPES)
+    if name is None:
+        return Outcome(data=SchemaDocument(names=names, shown=None), render=lambda: "\n".join(names))
+    if name not in ENVELOPES:
+        raise InputError(
+            "schema_unknown",
+            f"no schema named {name!r}",
+            expected=", ".join(sorted(ENVELOPES)),
+            observed=name,
+        )
+    shown = SchemaShown(name=name, json_schema=json_schema(name))
+    return Outcome(
+        data=SchemaDocument(names=names, shown=shown), render=lambda: json.dumps(shown.json_schema, indent=2)
+    )

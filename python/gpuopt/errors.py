@@ -1,0 +1,103 @@
+"""The one exception hierarchy of gpuopt, shared by the native engines and the Python layer.
+
+Every error carries a stable machine ``code`` (what callers switch on) and the exit status the CLI uses:
+2 for bad input or a contract violation, 3 when a needed tool or hardware is absent, 1 for a defect in
+gpuopt itself. Native errors arrive through :func:`from_native`, which the Rust boundary calls.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class GpuoptError(Exception):
+    """Base of every error gpuopt raises on purpose."""
+
+    exit_code = 1
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        *,
+        path: str | None = None,
+        expected: str | None = None,
+        observed: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.path = path
+        self.expected = expected
+        self.observed = observed
+
+    def __str__(self) -> str:
+        return f"{self.message} [{self.code}]"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The error as the envelope's ``errors`` item: ``{code, message, path?, expected?, observed?}``."""
+        out: dict[str, Any] = {"code": self.code, "message": self.message}
+        for key in ("path", "expected", "observed"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value
+        return out
+
+
+class InputError(GpuoptError, ValueError):
+    """Bad input or a contract violation: unreadable, truncated, garbage or unsupported data (exit 2)."""
+
+    exit_code = 2
+
+
+class FormatError(InputError):
+    """A file is not in the format it claims, or is damaged (truncated, garbage)."""
+
+
+class UnsupportedVersionError(InputError):
+    """A file's format or tool version is one gpuopt does not model; it fails closed."""
+
+
+class AbsentError(GpuoptError):
+    """A needed external tool or hardware is absent (exit 3)."""
+
+    exit_code = 3
+
+
+class ToolAbsentError(AbsentError):
+    """An external program (nsys, ncu, cuobjdump, ...) was not found."""
+
+
+class InternalError(GpuoptError, RuntimeError):
+    """A defect in gpuopt itself, including a caught panic in the native engine (exit 1)."""
+
+    exit_code = 1
+
+
+# Codes whose native errors map onto a more specific class than their kind alone gives.
+_CLASS_BY_CODE: dict[str, type[GpuoptError]] = {
+    "format_invalid": FormatError,
+    "file_truncated": FormatError,
+    "version_unsupported": UnsupportedVersionError,
+    "tool_absent": ToolAbsentError,
+}
+
+_CLASS_BY_KIND: dict[str, type[GpuoptError]] = {
+    "input": InputError,
+    "absent": AbsentError,
+    "internal": InternalError,
+}
+
+
+def from_native(
+    kind: str,
+    code: str,
+    message: str,
+    *,
+    path: str | None = None,
+    expected: str | None = None,
+    observed: str | None = None,
+) -> GpuoptError:
+    """Builds the exception for an error raised by the Rust engine (called from ``rust/src/py``)."""
+    cls = _CLASS_BY_CODE.get(code) or _CLASS_BY_KIND.get(kind, InternalError)
+    return cls(code, message, path=path, expected=expected, observed=observed)

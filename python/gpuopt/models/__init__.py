@@ -1,0 +1,1 @@
+"""Pydantic models: the single source of truth for every document gpuopt prints or stores (no I/O here)."""

@@ -1,0 +1,19 @@
+"""Documents printed by ``gpuopt schema``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpuopt.models._base import Model
+
+
+class SchemaShown(Model):
+    name: str
+    json_schema: dict[str, Any]
+
+
+class SchemaDocument(Model):
+    """Every schema name, and the one asked for (if any)."""
+
+    names: list[str]
+    shown: SchemaShown | None

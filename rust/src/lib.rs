@@ -1,0 +1,8 @@
+//! gpuopt's native engines. Everything outside `py/` is free of pyo3 and tested by `cargo test`.
+
+pub mod build_info;
+pub mod error;
+pub mod identity;
+
+#[cfg(feature = "python")]
+mod py;

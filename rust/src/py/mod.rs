@@ -1,0 +1,33 @@
+//! The only place that uses pyo3: thin functions that convert arguments, call an engine and map errors.
+
+mod boundary;
+mod identity;
+
+use pyo3::prelude::*;
+
+#[pymodule(gil_used = false)]
+mod _native {
+    #[pymodule_export]
+    use super::identity::{build_info_json, debug_panic, file_identity_json};
+
+    use pyo3::prelude::*;
+
+    #[pymodule_init]
+    fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
+        m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+        m.add("BUILD_ID", crate::build_info::build_info().build_id)?;
+        Ok(())
+    }
+}
+
+/// Serializes a document for Python; documents cross the boundary as JSON bytes.
+pub(crate) fn json<T: serde::Serialize>(value: &T) -> PyResult<Vec<u8>> {
+    serde_json::to_vec(value).map_err(|e| {
+        boundary::to_pyerr(crate::error::Error::internal(
+            "serialize_failed",
+            e.to_string(),
+        ))
+    })
+}
+
+pub(crate) use boundary::run;

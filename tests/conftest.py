@@ -1,0 +1,40 @@
+"""Shared test setup: where the real fixtures live, and a CLI runner that goes through ``main``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared" / "fixtures"
+
+
+@pytest.fixture(scope="session")
+def shared() -> Path:
+    if not SHARED.is_dir():
+        pytest.fail(f"the shared fixtures are missing: expected {SHARED} beside the repository")
+    return SHARED
+
+
+@dataclass
+class Run:
+    code: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> Any:
+        return json.loads(self.stdout)
+
+
+def gpuopt(*args: str, cwd: Path | None = None) -> Run:
+    """Runs the installed ``gpuopt`` console entry in a child process, as a user or agent would."""
+    done = subprocess.run(
+        [sys.executable, "-m", "gpuopt", *args], capture_output=True, text=True, cwd=cwd, check=False
+    )
+    return Run(done.returncode, done.stdout, done.stderr)

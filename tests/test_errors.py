@@ -1,0 +1,70 @@
+"""Errors cross the Rust boundary as the right ``gpuopt.errors`` classes, panics included."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpuopt import _native
+from gpuopt.errors import (
+    AbsentError,
+    FormatError,
+    GpuoptError,
+    InputError,
+    InternalError,
+    ToolAbsentError,
+    from_native,
+)
+from gpuopt.provenance import file_identity
+
+
+def test_missing_file_is_input_error_from_rust(tmp_path: Path) -> None:
+    with pytest.raises(InputError) as info:
+        file_identity(tmp_path / "absent.sqlite")
+    assert info.value.code == "file_not_found"
+    assert info.value.path == str(tmp_path / "absent.sqlite")
+    assert info.value.exit_code == 2
+
+
+def test_directory_is_not_a_file(tmp_path: Path) -> None:
+    with pytest.raises(InputError) as info:
+        file_identity(tmp_path)
+    assert info.value.code == "not_a_file"
+
+
+def test_file_identity_hashes_bytes(tmp_path: Path) -> None:
+    path = tmp_path / "abc"
+    path.write_bytes(b"abc")
+    identity = file_identity(path)
+    assert identity.size_bytes == 3
+    assert identity.sha256 == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+
+
+def test_rust_panic_becomes_internal_error_not_abort() -> None:
+    with pytest.raises(InternalError) as info:
+        _native.debug_panic()
+    assert info.value.code == "internal_panic"
+    assert "deliberate panic" in info.value.message
+    # Still an ordinary Exception: `except Exception` catches it (a raw pyo3 PanicException would not be).
+    assert isinstance(info.value, Exception)
+
+
+@pytest.mark.parametrize(
+    ("kind", "code", "cls", "exit_code"),
+    [
+        ("input", "anything_bad", InputError, 2),
+        ("input", "format_invalid", FormatError, 2),
+        ("absent", "tool_absent", ToolAbsentError, 3),
+        ("absent", "gpu_not_found", AbsentError, 3),
+        ("internal", "internal_panic", InternalError, 1),
+        ("unheard_of", "x", InternalError, 1),
+    ],
+)
+def test_from_native_picks_class_and_exit(
+    kind: str, code: str, cls: type[GpuoptError], exit_code: int
+) -> None:
+    err = from_native(kind, code, "msg", path="p")
+    assert type(err) is cls
+    assert err.exit_code == exit_code
+    assert err.to_dict() == {"code": code, "message": "msg", "path": "p"}
