@@ -1,6 +1,6 @@
 """Type stubs for the native module ``gpuopt._native`` (built from ``rust/src/py``)."""
 
-__all__ = ["build_info_json", "debug_panic", "file_identity_json", "__version__", "BUILD_ID"]
+__all__ = ["BUILD_ID", "__version__", "build_info_json", "debug_panic", "file_identity_json"]
 
 __version__: str
 BUILD_ID: str
