@@ -68,3 +68,20 @@ def test_from_native_picks_class_and_exit(
     assert type(err) is cls
     assert err.exit_code == exit_code
     assert err.to_dict() == {"code": code, "message": "msg", "path": "p"}
+
+
+def test_many_identities_arrive_as_a_polars_table(tmp_path: Path) -> None:
+    from gpuopt.provenance import file_identities
+
+    paths = []
+    for i in range(20):
+        path = tmp_path / f"f{i}"
+        path.write_bytes(b"abc" * i)
+        paths.append(path)
+    frame = file_identities(paths)
+    assert frame.columns == ["path", "size_bytes", "sha256"]
+    assert frame["path"].to_list() == [str(p) for p in paths]  # input order kept
+    assert frame["size_bytes"].to_list() == [3 * i for i in range(20)]
+    assert frame["sha256"][1] == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    with pytest.raises(InputError):
+        file_identities([*paths, tmp_path / "missing"])

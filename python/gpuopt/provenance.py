@@ -5,15 +5,26 @@ from __future__ import annotations
 from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gpuopt import _native
 from gpuopt.models.doctor import NativeBuild
 from gpuopt.models.envelope import FileIdentity, Provenance
 
+if TYPE_CHECKING:
+    import polars as pl
+
 
 def file_identity(path: str | Path) -> FileIdentity:
     """Size and SHA-256 of a regular file (hashed natively, without the GIL)."""
     return FileIdentity.model_validate_json(_native.file_identity_json(str(path)))
+
+
+def file_identities(paths: Iterable[str | Path]) -> pl.DataFrame:
+    """``path``, ``size_bytes``, ``sha256`` of many files, hashed in parallel natively."""
+    from gpuopt._tables import to_polars
+
+    return to_polars(_native.file_identities_table([str(p) for p in paths]))
 
 
 @lru_cache(maxsize=1)

@@ -57,6 +57,38 @@ pub fn file_identity(path: &Path) -> Result<FileIdentity> {
     })
 }
 
+/// Identities of many files, hashed in parallel; the first failure (in input order) is the error.
+pub fn file_identities(paths: &[std::path::PathBuf]) -> Result<Vec<FileIdentity>> {
+    use rayon::prelude::*;
+    paths.par_iter().map(|p| file_identity(p)).collect()
+}
+
+/// The identities as a table: `path`, `size_bytes`, `sha256`.
+pub fn identities_table(identities: &[FileIdentity]) -> Result<crate::table::Table> {
+    use arrow_array::{ArrayRef, StringArray, UInt64Array};
+    use std::sync::Arc;
+    crate::table::Table::from_columns(vec![
+        (
+            "path",
+            Arc::new(StringArray::from_iter_values(
+                identities.iter().map(|i| &i.path),
+            )) as ArrayRef,
+        ),
+        (
+            "size_bytes",
+            Arc::new(UInt64Array::from_iter_values(
+                identities.iter().map(|i| i.size_bytes),
+            )),
+        ),
+        (
+            "sha256",
+            Arc::new(StringArray::from_iter_values(
+                identities.iter().map(|i| &i.sha256),
+            )),
+        ),
+    ])
+}
+
 /// Lowercase hex of a byte slice.
 pub fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write;

@@ -11,6 +11,19 @@ pub fn file_identity_json(py: Python<'_>, path: PathBuf) -> PyResult<Vec<u8>> {
     json(&identity)
 }
 
+/// `file_identities_table(paths) -> ArrowTable`: `path`, `size_bytes`, `sha256` of many files, in parallel.
+#[pyfunction]
+pub fn file_identities_table(
+    py: Python<'_>,
+    paths: Vec<PathBuf>,
+) -> PyResult<super::arrow::ArrowTable> {
+    let table = run(py, || {
+        let identities = crate::identity::file_identities(&paths)?;
+        crate::identity::identities_table(&identities)
+    })?;
+    Ok(table.into())
+}
+
 /// `build_info_json() -> bytes`: JSON description of this native build.
 #[pyfunction]
 pub fn build_info_json() -> PyResult<Vec<u8>> {

@@ -1,5 +1,6 @@
 //! The only place that uses pyo3: thin functions that convert arguments, call an engine and map errors.
 
+mod arrow;
 mod boundary;
 mod identity;
 
@@ -8,7 +9,11 @@ use pyo3::prelude::*;
 #[pymodule(gil_used = false)]
 mod _native {
     #[pymodule_export]
-    use super::identity::{build_info_json, debug_panic, file_identity_json};
+    use super::arrow::ArrowTable;
+    #[pymodule_export]
+    use super::identity::{
+        build_info_json, debug_panic, file_identities_table, file_identity_json,
+    };
 
     use pyo3::prelude::*;
 
