@@ -48,13 +48,14 @@ def write_table(frame: pl.DataFrame, out: Path) -> None:
             expected=", ".join(_WRITERS),
             observed=suffix or "(no suffix)",
         )
-    writer = {
-        ".parquet": frame.write_parquet,
-        ".csv": frame.write_csv,
-        ".json": frame.write_json,
-        ".ndjson": frame.write_ndjson,
-    }[suffix]
-    writer(out)
+    if suffix == ".parquet":
+        frame.write_parquet(out)
+    elif suffix == ".csv":
+        frame.write_csv(out)
+    elif suffix == ".json":
+        frame.write_json(out)
+    else:
+        frame.write_ndjson(out)
 
 
 def render_frame(frame: pl.DataFrame, limit: int) -> str:
