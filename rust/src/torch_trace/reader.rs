@@ -1,0 +1,604 @@
+//! Streaming reader for Kineto Chrome-trace JSON (plain or gzip).
+//!
+//! The file is read in chunks; a small framing scanner finds the top-level keys and each element of
+//! `traceEvents` without building any JSON tree. Header values (small) are parsed into JSON values;
+//! events are parsed in parallel batches straight from the chunk bytes into compact structs
+//! (`raw` → `events`), so memory follows the events kept, never the JSON text.
+
+use super::codes;
+use super::codes as generic;
+use super::events::Events;
+use super::raw::parse_event;
+use crate::error::{Error, Result};
+use rayon::prelude::*;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::path::Path;
+
+/// Bytes read from the source per refill.
+const CHUNK: usize = 4 << 20;
+/// Event bytes gathered before a batch is parsed (in parallel) and dropped.
+const BATCH: usize = 8 << 20;
+
+/// The header keys (everything but `traceEvents`) and the events of one trace file.
+pub struct ReadTrace {
+    pub header: BTreeMap<String, Value>,
+    pub events: Events,
+    pub compressed: bool,
+}
+
+/// Reads one trace file; `.gz` is recognised by its magic bytes, not its name.
+pub fn read_path(path: &Path) -> Result<ReadTrace> {
+    let shown = path.display().to_string();
+    let mut file = File::open(path).map_err(|e| Error::io(path, &e))?;
+    let mut magic = [0_u8; 2];
+    let got = read_up_to(&mut file, &mut magic).map_err(|e| Error::io(path, &e))?;
+    let head = magic.get(..got).unwrap_or(&[]);
+    let compressed = head == [0x1f, 0x8b];
+    let prefix = std::io::Cursor::new(head.to_vec());
+    let plain = prefix.chain(file);
+    let result = if compressed {
+        read_stream(
+            flate2::read::MultiGzDecoder::new(BufReader::new(plain)),
+            &shown,
+        )
+    } else {
+        read_stream(plain, &shown)
+    };
+    result
+        .map(|(header, events)| ReadTrace {
+            header,
+            events,
+            compressed,
+        })
+        .map_err(|e| {
+            if e.path.is_none() {
+                e.with_path(shown)
+            } else {
+                e
+            }
+        })
+}
+
+fn read_up_to(reader: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while let Some(rest) = buf.get_mut(filled..) {
+        if rest.is_empty() {
+            break;
+        }
+        match reader.read(rest) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
+/// Reads a whole trace from any byte stream.
+pub fn read_stream<R: Read>(reader: R, shown: &str) -> Result<(BTreeMap<String, Value>, Events)> {
+    let mut framer = Framer {
+        reader,
+        buf: Vec::with_capacity(CHUNK),
+        pos: 0,
+        eof: false,
+        base: 0,
+        shown: shown.to_owned(),
+    };
+    framer.skip_bom()?;
+    let mut header = BTreeMap::new();
+    let mut events = Events::default();
+    let mut saw_events = false;
+    match framer.peek()? {
+        Some(b'{') => framer.pos += 1,
+        Some(b'[') => {
+            return Err(Error::input(
+                generic::FORMAT_INVALID,
+                "the file is a JSON array; a Kineto trace is a JSON object with `traceEvents`",
+            )
+            .with_expected("{\"schemaVersion\": 1, \"traceEvents\": [...], ...}")
+            .with_observed("a top-level JSON array"))
+        }
+        Some(other) => {
+            return Err(framer.syntax(format!("expected `{{`, found {}", shown_byte(other))))
+        }
+        None => return Err(framer.truncated("the file is empty")),
+    }
+    if framer.peek()? == Some(b'}') {
+        framer.pos += 1;
+    } else {
+        loop {
+            let key = framer.key()?;
+            if key == "traceEvents" {
+                if saw_events {
+                    return Err(duplicate_header_key(&key));
+                }
+                saw_events = true;
+                framer.events(&mut events)?;
+            } else {
+                let value = framer.header_value()?;
+                if header.insert(key.clone(), value).is_some() {
+                    return Err(duplicate_header_key(&key));
+                }
+            }
+            match framer.peek()? {
+                Some(b',') => framer.pos += 1,
+                Some(b'}') => {
+                    framer.pos += 1;
+                    break;
+                }
+                Some(other) => {
+                    return Err(framer.syntax(format!(
+                        "expected `,` or `}}` after a key's value, found {}",
+                        shown_byte(other)
+                    )))
+                }
+                None => return Err(framer.truncated("the top-level object is not closed")),
+            }
+        }
+    }
+    if let Some(other) = framer.peek()? {
+        return Err(framer.syntax(format!(
+            "content after the end of the JSON object: {}",
+            shown_byte(other)
+        )));
+    }
+    if !saw_events {
+        return Err(
+            Error::input(codes::EVENTS_MISSING, "the trace has no `traceEvents` key")
+                .with_expected("a top-level `traceEvents` array"),
+        );
+    }
+    Ok((header, events))
+}
+
+fn duplicate_header_key(key: &str) -> Error {
+    Error::input(
+        codes::DUPLICATE_KEY,
+        format!("the top-level key `{key}` appears twice"),
+    )
+    .with_expected("each key once per JSON object")
+    .with_observed(format!("`{key}` repeated"))
+}
+
+fn shown_byte(b: u8) -> String {
+    if b.is_ascii_graphic() {
+        format!("`{}`", char::from(b))
+    } else {
+        format!("byte 0x{b:02x}")
+    }
+}
+
+struct Framer<R> {
+    reader: R,
+    buf: Vec<u8>,
+    /// Next unread byte in `buf`.
+    pos: usize,
+    eof: bool,
+    /// Offset in the (decompressed) stream of `buf[0]`.
+    base: u64,
+    shown: String,
+}
+
+impl<R: Read> Framer<R> {
+    /// Appends up to one chunk; false at the end of the stream.
+    fn fill(&mut self) -> Result<bool> {
+        if self.eof {
+            return Ok(false);
+        }
+        let old = self.buf.len();
+        self.buf.resize(old + CHUNK, 0);
+        loop {
+            let target = self.buf.get_mut(old..).unwrap_or_default();
+            match self.reader.read(target) {
+                Ok(0) => {
+                    self.buf.truncate(old);
+                    self.eof = true;
+                    return Ok(false);
+                }
+                Ok(n) => {
+                    self.buf.truncate(old + n);
+                    return Ok(true);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.buf.truncate(old);
+                    return Err(self.read_error(&e));
+                }
+            }
+        }
+    }
+
+    fn read_error(&self, e: &std::io::Error) -> Error {
+        use std::io::ErrorKind;
+        match e.kind() {
+            ErrorKind::UnexpectedEof => Error::input(
+                generic::FILE_TRUNCATED,
+                format!("{}: the compressed stream ends early ({e})", self.shown),
+            ),
+            ErrorKind::InvalidData | ErrorKind::InvalidInput => Error::input(
+                generic::FORMAT_INVALID,
+                format!("{}: the compressed stream is damaged ({e})", self.shown),
+            ),
+            _ => Error::input(
+                crate::error::codes::FILE_UNREADABLE,
+                format!("{}: {e}", self.shown),
+            ),
+        }
+    }
+
+    /// Drops consumed bytes so the buffer holds only what is still needed.
+    fn compact(&mut self) {
+        if self.pos > 0 {
+            self.buf.drain(..self.pos);
+            self.base += self.pos as u64;
+            self.pos = 0;
+        }
+    }
+
+    fn byte_at(&mut self, i: usize) -> Result<Option<u8>> {
+        loop {
+            if let Some(&b) = self.buf.get(i) {
+                return Ok(Some(b));
+            }
+            if !self.fill()? {
+                return Ok(None);
+            }
+        }
+    }
+
+    fn skip_bom(&mut self) -> Result<()> {
+        if self.byte_at(0)? == Some(0xef)
+            && self.byte_at(1)? == Some(0xbb)
+            && self.byte_at(2)? == Some(0xbf)
+        {
+            self.pos = 3;
+        }
+        Ok(())
+    }
+
+    /// Skips whitespace; the next byte, not consumed (None at the end of the stream).
+    fn peek(&mut self) -> Result<Option<u8>> {
+        loop {
+            match self.byte_at(self.pos)? {
+                Some(b' ' | b'\n' | b'\r' | b'\t') => self.pos += 1,
+                other => return Ok(other),
+            }
+        }
+    }
+
+    fn offset(&self, i: usize) -> u64 {
+        self.base + i as u64
+    }
+
+    fn syntax(&self, message: String) -> Error {
+        Error::input(
+            generic::FORMAT_INVALID,
+            format!(
+                "{}: invalid JSON at byte {}: {message}",
+                self.shown,
+                self.offset(self.pos)
+            ),
+        )
+        .with_expected("a Kineto Chrome-trace JSON object")
+    }
+
+    fn truncated(&self, message: &str) -> Error {
+        Error::input(
+            generic::FILE_TRUNCATED,
+            format!(
+                "{}: the JSON ends early at byte {}: {message}",
+                self.shown,
+                self.offset(self.buf.len())
+            ),
+        )
+        .with_expected("a complete JSON document")
+    }
+
+    /// Index just past the closing quote of the string whose body starts at `i`.
+    fn string_end(&mut self, mut i: usize) -> Result<usize> {
+        loop {
+            let hay = self.buf.get(i..).unwrap_or_default();
+            match memchr::memchr2(b'"', b'\\', hay) {
+                Some(k) => {
+                    i += k;
+                    if self.buf.get(i) == Some(&b'"') {
+                        return Ok(i + 1);
+                    }
+                    // A backslash: skip it and the escaped byte.
+                    if self.byte_at(i + 1)?.is_none() {
+                        return Err(self.truncated("inside a string"));
+                    }
+                    i += 2;
+                }
+                None => {
+                    i = self.buf.len();
+                    if !self.fill()? {
+                        return Err(self.truncated("inside a string"));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Index just past the JSON value starting at `start` (framing only; parsing validates it).
+    fn value_end(&mut self, start: usize) -> Result<usize> {
+        let Some(first) = self.byte_at(start)? else {
+            return Err(self.truncated("a value is missing"));
+        };
+        match first {
+            b'"' => self.string_end(start + 1),
+            b'{' | b'[' => {
+                let mut depth = 0_usize;
+                let mut i = start;
+                loop {
+                    let Some(b) = self.byte_at(i)? else {
+                        return Err(self.truncated("an object or array is not closed"));
+                    };
+                    match b {
+                        b'"' => {
+                            i = self.string_end(i + 1)?;
+                            continue;
+                        }
+                        b'{' | b'[' => depth += 1,
+                        b'}' | b']' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                return Ok(i + 1);
+                            }
+                        }
+                        _ => {}
+                    }
+                    i += 1;
+                }
+            }
+            _ => {
+                let mut i = start;
+                while let Some(b) = self.byte_at(i)? {
+                    if matches!(b, b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t') {
+                        break;
+                    }
+                    i += 1;
+                }
+                Ok(i)
+            }
+        }
+    }
+
+    fn key(&mut self) -> Result<String> {
+        match self.peek()? {
+            Some(b'"') => {}
+            Some(other) => {
+                return Err(self.syntax(format!(
+                    "expected a key string, found {}",
+                    shown_byte(other)
+                )))
+            }
+            None => return Err(self.truncated("a key is missing")),
+        }
+        let end = self.string_end(self.pos + 1)?;
+        let bytes = self.buf.get(self.pos..end).unwrap_or_default();
+        let key: String = serde_json::from_slice(bytes)
+            .map_err(|e| self.syntax(format!("bad key string: {e}")))?;
+        self.pos = end;
+        match self.peek()? {
+            Some(b':') => self.pos += 1,
+            Some(other) => {
+                return Err(self.syntax(format!(
+                    "expected `:` after key `{key}`, found {}",
+                    shown_byte(other)
+                )))
+            }
+            None => return Err(self.truncated("a value is missing")),
+        }
+        Ok(key)
+    }
+
+    fn header_value(&mut self) -> Result<Value> {
+        if self.peek()?.is_none() {
+            return Err(self.truncated("a value is missing"));
+        }
+        let end = self.value_end(self.pos)?;
+        let bytes = self.buf.get(self.pos..end).unwrap_or_default();
+        let value: Value =
+            serde_json::from_slice(bytes).map_err(|e| self.syntax(format!("{e}")))?;
+        self.pos = end;
+        self.compact();
+        Ok(value)
+    }
+
+    /// Reads the `traceEvents` array, batch by batch, into `events`.
+    fn events(&mut self, events: &mut Events) -> Result<()> {
+        match self.peek()? {
+            Some(b'[') => self.pos += 1,
+            Some(other) => {
+                let observed = match other {
+                    b'{' => "an object",
+                    b'"' => "a string",
+                    b'n' => "null",
+                    b't' | b'f' => "a boolean",
+                    _ => "a number or other value",
+                };
+                return Err(Error::input(
+                    codes::EVENTS_NOT_ARRAY,
+                    format!("`traceEvents` is {observed}, not an array"),
+                )
+                .with_expected("`traceEvents` as a JSON array of event objects")
+                .with_observed(observed));
+            }
+            None => return Err(self.truncated("the `traceEvents` value is missing")),
+        }
+        if self.peek()? == Some(b']') {
+            self.pos += 1;
+            return Ok(());
+        }
+        let mut index: u64 = 0;
+        let mut ranges: Vec<(usize, usize)> = Vec::new();
+        loop {
+            ranges.clear();
+            let batch_start = self.pos;
+            let mut done = false;
+            while self.pos - batch_start < BATCH {
+                if self.peek()?.is_none() {
+                    return Err(self.truncated("`traceEvents` is not closed"));
+                }
+                let start = self.pos;
+                let end = self.value_end(start)?;
+                ranges.push((start, end));
+                self.pos = end;
+                match self.peek()? {
+                    Some(b',') => {
+                        self.pos += 1;
+                        if self.peek()? == Some(b']') {
+                            return Err(self.syntax("a trailing comma before `]`".into()));
+                        }
+                    }
+                    Some(b']') => {
+                        self.pos += 1;
+                        done = true;
+                        break;
+                    }
+                    Some(other) => {
+                        return Err(self.syntax(format!(
+                            "expected `,` or `]` between events, found {}",
+                            shown_byte(other)
+                        )))
+                    }
+                    None => return Err(self.truncated("`traceEvents` is not closed")),
+                }
+            }
+            self.ingest(&ranges, index, events)?;
+            index += ranges.len() as u64;
+            self.compact_events(&mut ranges);
+            if done {
+                return Ok(());
+            }
+        }
+    }
+
+    fn compact_events(&mut self, ranges: &mut Vec<(usize, usize)>) {
+        ranges.clear();
+        self.compact();
+    }
+
+    /// Parses a batch of event byte ranges in parallel, then adds them in file order.
+    fn ingest(&self, ranges: &[(usize, usize)], first: u64, events: &mut Events) -> Result<()> {
+        let buf = &self.buf;
+        let parsed: Vec<_> = ranges
+            .par_iter()
+            .with_min_len(256)
+            .map(|&(s, e)| parse_event(buf.get(s..e).unwrap_or_default()))
+            .collect();
+        for (k, (result, &(s, _))) in parsed.into_iter().zip(ranges).enumerate() {
+            let index = first + k as u64;
+            match result {
+                Ok(event) => events.push(index, event)?,
+                Err(e) => return Err(self.event_json_error(index, s, &e)),
+            }
+        }
+        Ok(())
+    }
+
+    fn event_json_error(&self, index: u64, start: usize, e: &serde_json::Error) -> Error {
+        use serde_json::error::Category;
+        let at = self.offset(start);
+        match e.classify() {
+            Category::Data => Error::input(
+                codes::EVENT_INVALID,
+                format!("{}: event {index} (byte {at}): {e}", self.shown),
+            )
+            .with_expected(
+                "a trace event object with string `ph`/`cat`/`name`, numeric `ts`/`dur`",
+            ),
+            Category::Eof => Error::input(
+                generic::FILE_TRUNCATED,
+                format!("{}: event {index} (byte {at}) ends early: {e}", self.shown),
+            ),
+            Category::Syntax | Category::Io => Error::input(
+                generic::FORMAT_INVALID,
+                format!(
+                    "{}: event {index} (byte {at}) is not valid JSON: {e}",
+                    self.shown
+                ),
+            )
+            .with_expected("strict JSON (no NaN or Infinity)"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str) -> Result<(BTreeMap<String, Value>, Events)> {
+        read_stream(text.as_bytes(), "t.json")
+    }
+
+    #[test]
+    fn frames_header_and_events_in_any_order() {
+        let (header, events) = read(
+            r#" { "schemaVersion": 1, "traceEvents": [
+                {"ph": "X", "cat": "cpu_op", "name": "a{]\"", "pid": 1, "tid": 1, "ts": 1.5, "dur": 2},
+                {"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "main"}}
+              ], "traceName": "x" } "#,
+        )
+        .unwrap();
+        assert_eq!(header.get("traceName"), Some(&Value::from("x")));
+        assert_eq!(events.cpu.len(), 1);
+        assert_eq!(events.strings.get(events.cpu[0].name), "a{]\"");
+        assert_eq!((events.cpu[0].start, events.cpu[0].end), (1500, 3500));
+        assert_eq!(events.counts.metadata, 1);
+    }
+
+    #[test]
+    fn bad_documents_get_their_codes() {
+        let cases = [
+            ("", generic::FILE_TRUNCATED),
+            (r#"{"traceEvents": [{"ph": "X""#, generic::FILE_TRUNCATED),
+            (r#"{"traceEvents": [{"ph": "X"}"#, generic::FILE_TRUNCATED),
+            (r#"{"traceEvents": {}}"#, codes::EVENTS_NOT_ARRAY),
+            (r#"{"schemaVersion": 1}"#, codes::EVENTS_MISSING),
+            (
+                r#"{"traceEvents": [], "traceEvents": []}"#,
+                codes::DUPLICATE_KEY,
+            ),
+            (
+                r#"{"a": 1, "a": 2, "traceEvents": []}"#,
+                codes::DUPLICATE_KEY,
+            ),
+            (
+                r#"{"traceEvents": [{"ph": "X", "ts": NaN, "dur": 1}]}"#,
+                generic::FORMAT_INVALID,
+            ),
+            (r#"{"traceEvents": [1,]}"#, generic::FORMAT_INVALID),
+            (r#"{"traceEvents": []} x"#, generic::FORMAT_INVALID),
+            (r#"[{"ph": "X"}]"#, generic::FORMAT_INVALID),
+            (
+                r#"{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": -1}]}"#,
+                codes::NEGATIVE_DURATION,
+            ),
+            (
+                r#"{"traceEvents": [{"ph": "X", "name": 5, "ts": 1, "dur": 1}]}"#,
+                codes::EVENT_INVALID,
+            ),
+        ];
+        for (text, code) in cases {
+            let err = read(text).err().map(|e| e.code);
+            assert_eq!(err, Some(code), "{text}");
+        }
+    }
+
+    #[test]
+    fn batches_larger_than_a_chunk_are_framed_across_refills() {
+        let name = "n".repeat(3 << 20);
+        let event = format!(
+            r#"{{"ph": "X", "cat": "cpu_op", "name": "{name}", "pid": 1, "tid": 1, "ts": 1, "dur": 1}}"#
+        );
+        let text = format!(r#"{{"traceEvents": [{event}, {event}, {event}]}}"#);
+        let (_, events) = read(&text).unwrap();
+        assert_eq!(events.cpu.len(), 3);
+    }
+}
