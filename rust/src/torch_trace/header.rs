@@ -39,7 +39,7 @@ pub struct Device {
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Distributed {
     pub backend: Option<String>,
-    pub rank: Option<i64>,
+    pub global_rank: Option<i64>,
     pub world_size: Option<i64>,
     pub nccl_version: Option<String>,
 }
@@ -92,7 +92,7 @@ pub fn parse(header: &BTreeMap<String, Value>) -> Result<Header> {
     let number = |key: &str| header.get(key).and_then(int);
     let distributed = header.get("distributedInfo").map(|v| Distributed {
         backend: v.get("backend").and_then(Value::as_str).map(str::to_owned),
-        rank: v.get("rank").and_then(int),
+        global_rank: v.get("rank").and_then(int),
         world_size: v.get("world_size").and_then(int),
         nccl_version: v
             .get("nccl_version")

@@ -185,7 +185,7 @@ fn read_one(path: &Path) -> Result<Trace> {
         rank: header
             .distributed
             .as_ref()
-            .and_then(|d| d.rank)
+            .and_then(|d| d.global_rank)
             .unwrap_or(-1),
         rank_source: "distributedInfo",
         header,

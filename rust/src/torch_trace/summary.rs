@@ -42,8 +42,9 @@ pub struct GpuSummary {
 pub struct TraceSummary {
     pub path: String,
     pub compressed: bool,
-    pub rank: i64,
-    pub rank_source: &'static str,
+    /// The distributed rank (`rank` in the tables).
+    pub global_rank: i64,
+    pub global_rank_source: &'static str,
     pub platform: Platform,
     pub format: &'static str,
     pub header: Header,
@@ -63,6 +64,52 @@ pub struct TraceSummary {
     /// Why `gpu` is null: "not present: ...".
     pub gpu_absent: Option<String>,
     pub unmodeled: Vec<UnmodeledCount>,
+}
+
+/// One line per trace: what it is, without computing any breakdown.
+#[derive(Debug, Serialize)]
+pub struct Overview {
+    pub path: String,
+    pub global_rank: i64,
+    pub platform: Platform,
+    pub format: &'static str,
+    pub gpu_absent: Option<String>,
+}
+
+pub fn overview(set: &TraceSet) -> Vec<Overview> {
+    set.traces
+        .iter()
+        .map(|t| Overview {
+            path: t.path.clone(),
+            global_rank: t.rank,
+            platform: t.platform,
+            format: t.format,
+            gpu_absent: gpu_absent(t),
+        })
+        .collect()
+}
+
+/// Every trace's unmodeled content, summed by (kind, name).
+pub fn unmodeled(set: &TraceSet) -> Vec<UnmodeledCount> {
+    let mut sums: std::collections::BTreeMap<(String, String), u64> =
+        std::collections::BTreeMap::new();
+    for t in &set.traces {
+        for (kind, name, count) in t.events.unmodeled.items() {
+            *sums.entry((kind, name)).or_default() += count;
+        }
+    }
+    sums.into_iter()
+        .map(|((kind, name), count)| UnmodeledCount { kind, name, count })
+        .collect()
+}
+
+fn gpu_absent(trace: &Trace) -> Option<String> {
+    (!trace.gpu_present()).then(|| {
+        format!(
+            "not present: the trace has no GPU kernel, memcpy or memset events (platform {})",
+            trace.platform.as_str()
+        )
+    })
 }
 
 pub fn summary(set: &TraceSet, threshold: i64) -> Summary {
@@ -95,17 +142,12 @@ fn trace_summary(trace: &Trace, threshold: i64) -> TraceSummary {
         transfers: transfers::totals(trace),
         collectives: collectives::totals(trace),
     });
-    let gpu_absent = (!trace.gpu_present()).then(|| {
-        format!(
-            "not present: the trace has no GPU kernel, memcpy or memset events (platform {})",
-            trace.platform.as_str()
-        )
-    });
+    let gpu_absent = gpu_absent(trace);
     TraceSummary {
         path: trace.path.clone(),
         compressed: trace.compressed,
-        rank: trace.rank,
-        rank_source: trace.rank_source,
+        global_rank: trace.rank,
+        global_rank_source: trace.rank_source,
         platform: trace.platform,
         format: trace.format,
         header: trace.header.clone(),
