@@ -65,4 +65,4 @@ class TorchTrace:
     def gaps(self, kernel_wait_threshold_ns: int) -> ArrowTable: ...
 
 def torch_trace_open(path: str) -> TorchTrace:
-    """Reads a Kineto trace (``.json``/``.json.gz``) or a folder of them; raises ``gpuopt.errors.InputError``."""
+    """Reads a Kineto trace (``.json``/``.json.gz``) or a folder of them; raises ``InputError``."""

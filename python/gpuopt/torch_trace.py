@@ -68,7 +68,7 @@ class TorchTrace:
         return _frame(self._native.kernels())
 
     def ops(self) -> pl.DataFrame:
-        """Per ``cpu_op`` name and rank: CPU total/self time, runtime calls, GPU time launched (direct, total)."""
+        """Per ``cpu_op`` name and rank: CPU total/self time, runtime calls, GPU time it launched."""
         return _frame(self._native.ops())
 
     def streams(self, *, kernel_wait_threshold_ns: int = DEFAULT_KERNEL_WAIT_NS) -> pl.DataFrame:
@@ -80,7 +80,7 @@ class TorchTrace:
         return _frame(self._native.gaps(kernel_wait_threshold_ns))
 
     def steps(self) -> pl.DataFrame:
-        """Per ``record_function`` / ``ProfilerStep#N`` range: CPU time and the GPU work launched inside it."""
+        """Per ``record_function`` / ``ProfilerStep#N`` range: CPU time and the GPU work launched in it."""
         return _frame(self._native.steps())
 
     def launches(self) -> pl.DataFrame:

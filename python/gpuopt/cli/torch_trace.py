@@ -98,7 +98,9 @@ def summary(path: Path, kernel_wait_ns: int) -> Outcome:
     """
     trace = _open(path)
     doc = trace.summary(kernel_wait_threshold_ns=kernel_wait_ns)
-    return Outcome(data=doc, render=lambda: _render_summary(doc), inputs=_inputs(trace), unmodeled=trace.unmodeled())
+    return Outcome(
+        data=doc, render=lambda: _render_summary(doc), inputs=_inputs(trace), unmodeled=trace.unmodeled()
+    )
 
 
 @torch.command()
@@ -190,7 +192,8 @@ def _ms(ns: int | None) -> str | None:
 
 
 def _render_trace(t: TraceSummary) -> str:
-    h = t.header
+    h, c = t.header, t.counts
+    calls = c.runtime_calls + c.driver_calls
     device_names = ", ".join(d.name or "?" for d in h.devices) or None
     parts = [
         section(
@@ -203,9 +206,8 @@ def _render_trace(t: TraceSummary) -> str:
                 ("duration", _ms(t.duration_ns)),
                 (
                     "events",
-                    f"{t.counts.events} ({t.counts.cpu_ops} cpu_op, {t.counts.runtime_calls + t.counts.driver_calls}"
-                    f" runtime/driver, {t.counts.kernels} kernel, {t.counts.memcpys} memcpy,"
-                    f" {t.counts.memsets} memset)",
+                    f"{c.events} ({c.cpu_ops} cpu_op, {calls} runtime/driver, {c.kernels} kernel,"
+                    f" {c.memcpys} memcpy, {c.memsets} memset)",
                 ),
                 ("record_function ranges", f"{t.record_functions} ({t.profiler_steps} ProfilerStep)"),
                 (
@@ -231,7 +233,10 @@ def _render_trace(t: TraceSummary) -> str:
                     ("memory", _ms(tb.memory_ns)),
                     ("idle", _ms(tb.idle_ns)),
                     ("  host wait", _ms(idle.host_wait_ns)),
-                    ("  kernel wait", f"{_ms(idle.kernel_wait_ns)} (gaps < {idle.kernel_wait_threshold_ns} ns)"),
+                    (
+                        "  kernel wait",
+                        f"{_ms(idle.kernel_wait_ns)} (gaps < {idle.kernel_wait_threshold_ns} ns)",
+                    ),
                     ("  other", _ms(idle.other_ns)),
                 ],
             )
@@ -249,7 +254,10 @@ def _render_trace(t: TraceSummary) -> str:
                 ["launch latency (ns)", "n", "min", "p50", "p90", "p99", "max"],
                 [
                     [label, x.count, x.min_ns, x.p50_ns, x.p90_ns, x.p99_ns, x.max_ns]
-                    for label, x in (("from call start", lat.from_call_start), ("from call end", lat.from_call_end))
+                    for label, x in (
+                        ("from call start", lat.from_call_start),
+                        ("from call end", lat.from_call_end),
+                    )
                 ],
             )
         )
@@ -258,20 +266,26 @@ def _render_trace(t: TraceSummary) -> str:
             table(
                 ["transfer", "count", "bytes", "time", "GB/s"],
                 [
-                    [x.name, x.count, x.bytes, _ms(x.duration_ns), None if x.bandwidth_gbps is None else f"{x.bandwidth_gbps:.1f}"]
+                    [
+                        x.name,
+                        x.count,
+                        x.bytes,
+                        _ms(x.duration_ns),
+                        None if x.bandwidth_gbps is None else f"{x.bandwidth_gbps:.1f}",
+                    ]
                     for x in t.gpu.transfers
                 ],
             )
         )
     if t.gpu.collectives is not None:
-        c = t.gpu.collectives
+        coll = t.gpu.collectives
         parts.append(
             section(
                 "Collectives",
                 [
-                    ("kernels", c.kernels),
-                    ("busy", _ms(c.busy_ns)),
-                    ("overlapping compute", _ms(c.compute_overlap_ns)),
+                    ("kernels", coll.kernels),
+                    ("busy", _ms(coll.busy_ns)),
+                    ("overlapping compute", _ms(coll.compute_overlap_ns)),
                 ],
             )
         )

@@ -1,4 +1,4 @@
-"""Documents of the PyTorch profiler trace engine (``gpuopt torch ...``); they mirror ``rust/src/torch_trace``.
+"""Documents of the PyTorch trace engine (``gpuopt torch ...``); they mirror ``rust/src/torch_trace``.
 
 Times are integer nanoseconds. Relative times (``*_start_ns``, ``*_end_ns``) count from the trace's
 first complete event (``origin_ns``, in the trace's own clock).
@@ -92,7 +92,9 @@ class LinkStats(Model):
 
     gpu_events: int
     gpu_linked_to_runtime: int
-    gpu_unlinked: int = Field(description="GPU events with no runtime call in the trace (e.g. launched before it)")
+    gpu_unlinked: int = Field(
+        description="GPU events with no runtime call in the trace (e.g. launched before it)"
+    )
     gpu_linked_to_op: int
     runtime_calls: int
     runtime_launching_gpu: int
@@ -105,7 +107,9 @@ class LinkStats(Model):
     )
     duplicate_correlations: int
     flow_points: int = Field(description="ac2g flow end points")
-    flow_points_matching: int = Field(description="Flow points on a call or GPU event with the same id and ts")
+    flow_points_matching: int = Field(
+        description="Flow points on a call or GPU event with the same id and ts"
+    )
     improper_nesting: int = Field(description="Host ranges partially overlapping an enclosing range")
 
 
@@ -209,7 +213,9 @@ class TraceSummary(Model):
     platform: Platform
     format: TraceFormat
     header: TraceHeader
-    origin_ns: int = Field(description="First kept event's start in the trace's clock; relative times start here")
+    origin_ns: int = Field(
+        description="First kept event's start in the trace's clock; relative times start here"
+    )
     duration_ns: int
     counts: EventCounts
     threads: int
