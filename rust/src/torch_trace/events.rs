@@ -2,12 +2,60 @@
 //! nanoseconds. Memory grows with the events kept, not with the JSON text.
 
 use super::codes;
-use super::raw::{Ident, Loose, Problem, RawEvent, UNUSED_ARGS, UNUSED_FIELDS};
+use super::raw::{Ident, Num, Problem, RawEvent, UNUSED_ARGS, UNUSED_FIELDS};
 use crate::error::{Error, Result};
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// "No link" / "absent" in index and id columns.
 pub const NONE: u32 = u32::MAX;
+
+/// FxHash's multiply-rotate hasher, for the maps keyed by names and ids that ingest and linking
+/// probe once per event (SipHash dominated their cost). Trace content is not an adversary here: a
+/// crafted trace could only make loading slower.
+#[derive(Default, Clone, Copy)]
+pub struct FastHasher(u64);
+
+impl FastHasher {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl Hasher for FastHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut words = bytes.chunks_exact(8);
+        for word in &mut words {
+            self.add(u64::from_le_bytes(
+                <[u8; 8]>::try_from(word).unwrap_or_default(),
+            ));
+        }
+        let mut last = [0_u8; 8];
+        for (slot, b) in last.iter_mut().zip(words.remainder()) {
+            *slot = *b;
+        }
+        self.add(u64::from_le_bytes(last));
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.add(n);
+    }
+
+    fn write_i64(&mut self, n: i64) {
+        self.add(n as u64);
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.add(u64::from(n));
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// A `HashMap` with [`FastHasher`].
+pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum CpuKind {
@@ -174,7 +222,7 @@ pub struct Thread {
 #[derive(Debug, Default)]
 pub struct Strings {
     pub values: Vec<Box<str>>,
-    index: HashMap<Box<str>, u32>,
+    index: FastMap<Box<str>, u32>,
 }
 
 impl Strings {
@@ -242,8 +290,8 @@ pub struct Events {
     /// Earliest start and latest end over all complete events gpuopt keeps.
     pub first_start: Option<i64>,
     pub last_end: Option<i64>,
-    thread_index: HashMap<(OwnedIdent, OwnedIdent), u32>,
-    int_threads: HashMap<(i64, i64), u32>,
+    thread_index: FastMap<(OwnedIdent, OwnedIdent), u32>,
+    int_threads: FastMap<(i64, i64), u32>,
 }
 
 /// Content recognised but not turned into facts, counted by kind and name.
@@ -315,17 +363,17 @@ const FLOW_CATEGORIES: [&str; 3] = ["ac2g", "async", "async_cpu_to_gpu"];
 
 impl Events {
     /// Adds one event (number `index` in the file); the error names the event.
-    pub fn push(&mut self, index: u64, ev: RawEvent<'_>) -> Result<()> {
+    pub fn push(&mut self, index: u64, ev: &RawEvent<'_>) -> Result<()> {
         self.counts.events += 1;
         if let Some(problem) = &ev.problem {
             return Err(problem_error(index, problem));
         }
-        self.note_unmodeled_fields(&ev);
+        self.note_unmodeled_fields(ev);
         match ev.ph.as_deref() {
             Some("X") => self.push_complete(index, ev),
             Some("M") => {
                 self.counts.metadata += 1;
-                self.push_metadata(&ev);
+                self.push_metadata(ev);
                 Ok(())
             }
             Some(phase @ ("s" | "f" | "t")) => {
@@ -379,7 +427,7 @@ impl Events {
 
     fn push_metadata(&mut self, ev: &RawEvent<'_>) {
         let name = ev.name.as_deref().unwrap_or("");
-        let value = ev.args.meta_name.as_ref().and_then(Loose::as_str);
+        let value = ev.args.meta_name.as_deref();
         match (name, &ev.pid) {
             ("thread_name", Some(pid)) => {
                 if let (Some(tid), Some(value)) = (&ev.tid, value) {
@@ -388,7 +436,7 @@ impl Events {
                 }
             }
             ("process_labels", Some(pid)) => {
-                if let Some(labels) = ev.args.labels.as_ref().and_then(Loose::as_str) {
+                if let Some(labels) = ev.args.labels.as_deref() {
                     self.process_labels
                         .insert(OwnedIdent::from_ident(pid), labels.to_owned());
                 }
@@ -398,7 +446,7 @@ impl Events {
         }
     }
 
-    fn push_complete(&mut self, index: u64, ev: RawEvent<'_>) -> Result<()> {
+    fn push_complete(&mut self, index: u64, ev: &RawEvent<'_>) -> Result<()> {
         self.counts.complete += 1;
         let (Some(start), Some(dur)) = (ev.ts, ev.dur) else {
             return Err(
@@ -423,33 +471,33 @@ impl Events {
         let cat = ev.cat.as_deref().unwrap_or("");
         let kept = match cat {
             "cpu_op" | "Operator" | "user_annotation" | "python_function" => {
-                self.push_cpu(index, &ev, cat, start, end)?;
+                self.push_cpu(index, ev, cat, start, end)?;
                 true
             }
             "cuda_runtime" | "cuda_driver" | "Runtime" => {
-                self.push_runtime(index, &ev, cat, start, end)?;
+                self.push_runtime(index, ev, cat, start, end)?;
                 true
             }
             "kernel" | "Kernel" | "gpu_memcpy" | "Memcpy" | "gpu_memset" | "Memset" => {
-                self.push_gpu(index, &ev, cat, start, end)?;
+                self.push_gpu(index, ev, cat, start, end)?;
                 true
             }
             "gpu_user_annotation" => {
                 self.counts.gpu_annotations += 1;
-                let name = self.name_of(index, &ev)?;
+                let name = self.name_of(index, ev)?;
                 self.gpu_annotations.push(GpuAnnotation {
                     name,
                     device: ident_int(ev.pid.as_ref()).unwrap_or(-1),
                     stream: ident_int(ev.tid.as_ref()).unwrap_or(-1),
                     start,
                     end,
-                    external_id: int_arg(ev.args.external_id.as_ref()),
+                    external_id: int_arg(ev.args.external_id),
                 });
                 false
             }
             "cuda_sync" => {
                 self.counts.syncs += 1;
-                let name = self.name_of(index, &ev)?;
+                let name = self.name_of(index, ev)?;
                 self.syncs.push(SyncEvent { name, start, end });
                 false
             }
@@ -540,7 +588,7 @@ impl Events {
             kind,
             start,
             end,
-            external_id: int_arg(ev.args.external_id.as_ref()),
+            external_id: int_arg(ev.args.external_id),
             comm,
         });
         Ok(())
@@ -574,8 +622,8 @@ impl Events {
             driver,
             start,
             end,
-            correlation: int_arg(ev.args.correlation.as_ref()),
-            external_id: int_arg(ev.args.external_id.as_ref()),
+            correlation: int_arg(ev.args.correlation),
+            external_id: int_arg(ev.args.external_id),
         });
         Ok(())
     }
@@ -609,11 +657,10 @@ impl Events {
         let args = &ev.args;
         let device = args
             .device
-            .as_ref()
-            .and_then(Loose::as_int)
+            .and_then(Num::as_int)
             .or_else(|| ident_int(ev.pid.as_ref()))
             .unwrap_or(-1);
-        let stream = match args.stream.as_ref().map(Loose::as_int) {
+        let stream = match args.stream.map(Num::as_int) {
             Some(Some(stream)) => stream,
             Some(None) => {
                 return Err(
@@ -632,13 +679,9 @@ impl Events {
             self.launch_configs.push(LaunchConfig {
                 grid: dims(args.grid),
                 block: dims(args.block),
-                registers_per_thread: int_arg(args.registers.as_ref()),
-                shared_memory_bytes: int_arg(args.shared_memory.as_ref()),
-                occupancy_pct: args
-                    .occupancy
-                    .as_ref()
-                    .and_then(Loose::as_f64)
-                    .unwrap_or(f64::NAN),
+                registers_per_thread: int_arg(args.registers),
+                shared_memory_bytes: int_arg(args.shared_memory),
+                occupancy_pct: args.occupancy.and_then(Num::as_f64).unwrap_or(f64::NAN),
             });
             u32::try_from(self.launch_configs.len() - 1).unwrap_or(NONE)
         } else {
@@ -652,9 +695,9 @@ impl Events {
             stream,
             start,
             end,
-            correlation: int_arg(args.correlation.as_ref()),
-            external_id: int_arg(args.external_id.as_ref()),
-            bytes: int_arg(args.bytes.as_ref()),
+            correlation: int_arg(args.correlation),
+            external_id: int_arg(args.external_id),
+            bytes: int_arg(args.bytes),
             config,
             comm,
         });
@@ -662,22 +705,21 @@ impl Events {
     }
 
     fn comm_args(&mut self, ev: &RawEvent<'_>) -> u32 {
-        let args = &ev.args;
-        let Some(collective) = args.collective.as_ref().and_then(Loose::as_str) else {
+        let Some(comm) = ev.args.comm.as_deref() else {
+            return NONE;
+        };
+        let Some(collective) = comm.collective.as_deref() else {
             return NONE;
         };
         let collective = self.strings.intern(collective);
-        let mut interned = |v: Option<&Loose<'_>>| {
-            v.and_then(Loose::as_str)
-                .map_or(NONE, |s| self.strings.intern(s))
-        };
-        let dtype = interned(args.dtype.as_ref());
-        let group_name = interned(args.group_name.as_ref());
+        let mut interned = |v: Option<&str>| v.map_or(NONE, |s| self.strings.intern(s));
+        let dtype = interned(comm.dtype.as_deref());
+        let group_name = interned(comm.group_name.as_deref());
         self.comms.push(CommArgs {
             collective,
-            in_nelems: int_arg(args.in_nelems.as_ref()),
-            out_nelems: int_arg(args.out_nelems.as_ref()),
-            group_size: int_arg(args.group_size.as_ref()),
+            in_nelems: int_arg(comm.in_nelems),
+            out_nelems: int_arg(comm.out_nelems),
+            group_size: int_arg(comm.group_size),
             dtype,
             group_name,
         });
@@ -692,8 +734,8 @@ fn ident_int(ident: Option<&Ident<'_>>) -> Option<i64> {
     }
 }
 
-fn int_arg(value: Option<&Loose<'_>>) -> i64 {
-    value.and_then(Loose::as_int).unwrap_or(-1)
+fn int_arg(value: Option<Num>) -> i64 {
+    value.and_then(Num::as_int).unwrap_or(-1)
 }
 
 fn event_error(index: u64, message: &str) -> Error {

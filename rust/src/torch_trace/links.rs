@@ -10,11 +10,12 @@
 //!
 //! Nothing is dropped: unlinked events keep `NONE` and are counted in [`LinkStats`].
 
-use super::events::{CpuKind, Events, NONE};
+use super::events::{CpuKind, Events, FastHasher, FastMap, NONE};
 use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::hash_map::Entry;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
+use std::hash::BuildHasherDefault;
 
 #[derive(Debug, Default, Clone, Serialize, PartialEq, Eq)]
 pub struct LinkStats {
@@ -183,7 +184,7 @@ fn nest(ev: &Events, links: &mut Links) {
 }
 
 fn ops_of_runtime(ev: &Events, links: &mut Links) {
-    let mut by_external_id: Option<HashMap<i64, u32>> = None;
+    let mut by_external_id: Option<FastMap<i64, u32>> = None;
     for (r, call) in ev.runtime.iter().enumerate() {
         links.stats.runtime_calls += 1;
         let mut c = links.runtime_parent.get(r).copied().unwrap_or(NONE);
@@ -205,7 +206,7 @@ fn ops_of_runtime(ev: &Events, links: &mut Links) {
             c
         } else {
             let map = by_external_id.get_or_insert_with(|| {
-                let mut map = HashMap::new();
+                let mut map = FastMap::default();
                 for (i, cpu) in ev.cpu.iter().enumerate() {
                     if cpu.kind == CpuKind::Op && cpu.external_id >= 0 {
                         map.entry(cpu.external_id).or_insert(idx(i));
@@ -231,7 +232,8 @@ fn ops_of_runtime(ev: &Events, links: &mut Links) {
 }
 
 fn gpu_to_runtime(ev: &Events, links: &mut Links) {
-    let mut by_correlation: HashMap<i64, u32> = HashMap::with_capacity(ev.runtime.len());
+    let mut by_correlation: FastMap<i64, u32> = FastMap::default();
+    by_correlation.reserve(ev.runtime.len());
     for (r, call) in ev.runtime.iter().enumerate() {
         if call.correlation < 0 {
             continue;
@@ -297,7 +299,7 @@ fn check_flows(ev: &Events, links: &mut Links) {
     if ev.flows.is_empty() {
         return;
     }
-    let starts: HashSet<(i64, i64)> = ev
+    let starts: HashSet<(i64, i64), BuildHasherDefault<FastHasher>> = ev
         .runtime
         .iter()
         .map(|c| (c.correlation, c.start))

@@ -15,43 +15,39 @@ pub enum Ident<'a> {
     Str(Cow<'a, str>),
 }
 
-/// An argument value whose expected type is checked where it is used, not while reading.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Loose<'a> {
+/// A numeric argument whose type is checked where it is used, not while reading (strings, arrays
+/// and objects become `Other`, so a trace with an unexpected type elsewhere still loads).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Num {
     Int(i64),
     Float(f64),
-    Str(Cow<'a, str>),
     Other,
 }
 
-impl Loose<'_> {
+impl Num {
     /// The value as an integer: an integer, or a float with no fractional part.
-    pub fn as_int(&self) -> Option<i64> {
+    pub fn as_int(self) -> Option<i64> {
         match self {
-            Loose::Int(v) => Some(*v),
+            Num::Int(v) => Some(v),
             // Integral floats inside the i64 range only; the cast is then exact.
             #[allow(clippy::cast_possible_truncation)]
-            Loose::Float(v) if v.fract() == 0.0 && v.abs() < 9.0e18 => Some(*v as i64),
+            Num::Float(v) if v.fract() == 0.0 && v.abs() < 9.0e18 => Some(v as i64),
             _ => None,
         }
     }
 
-    pub fn as_f64(&self) -> Option<f64> {
+    pub fn as_f64(self) -> Option<f64> {
         match self {
             #[allow(clippy::cast_precision_loss)]
-            Loose::Int(v) => Some(*v as f64),
-            Loose::Float(v) => Some(*v),
-            _ => None,
-        }
-    }
-
-    pub fn as_str(&self) -> Option<&str> {
-        match self {
-            Loose::Str(s) => Some(s.as_ref()),
-            _ => None,
+            Num::Int(v) => Some(v as f64),
+            Num::Float(v) => Some(v),
+            Num::Other => None,
         }
     }
 }
+
+/// A value read as "a string, or anything else" (`None`).
+type MaybeStr<'a> = Option<Cow<'a, str>>;
 
 /// A problem inside an event that is not a JSON syntax error, reported with its own error code.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,7 +57,9 @@ pub enum Problem {
 }
 
 /// Event fields gpuopt knows and does not read (bit i of `RawEvent::unused_fields`).
-pub const UNUSED_FIELDS: [&str; 8] = ["s", "cname", "tts", "tdur", "sf", "stack", "scope", "id2"];
+pub const UNUSED_FIELDS: [&str; 9] = [
+    "bp", "s", "cname", "tts", "tdur", "sf", "stack", "scope", "id2",
+];
 
 /// Argument keys gpuopt knows and does not read (bit i of `Args::unused`).
 pub const UNUSED_ARGS: [&str; 40] = [
@@ -107,31 +105,38 @@ pub const UNUSED_ARGS: [&str; 40] = [
     "cuda_sync_kind",
 ];
 
-/// The `args` of an event, as far as gpuopt models them.
+/// The `args` of an event, as far as gpuopt models them. Kept small: a batch holds thousands.
 #[derive(Debug, Default)]
 pub struct Args<'a> {
-    pub external_id: Option<Loose<'a>>,
-    pub correlation: Option<Loose<'a>>,
-    pub stream: Option<Loose<'a>>,
-    pub device: Option<Loose<'a>>,
-    pub bytes: Option<Loose<'a>>,
+    pub external_id: Option<Num>,
+    pub correlation: Option<Num>,
+    pub stream: Option<Num>,
+    pub device: Option<Num>,
+    pub bytes: Option<Num>,
     pub grid: Option<Dim3>,
     pub block: Option<Dim3>,
-    pub registers: Option<Loose<'a>>,
-    pub shared_memory: Option<Loose<'a>>,
-    pub occupancy: Option<Loose<'a>>,
-    pub collective: Option<Loose<'a>>,
-    pub in_nelems: Option<Loose<'a>>,
-    pub out_nelems: Option<Loose<'a>>,
-    pub group_size: Option<Loose<'a>>,
-    pub dtype: Option<Loose<'a>>,
-    pub group_name: Option<Loose<'a>>,
+    pub registers: Option<Num>,
+    pub shared_memory: Option<Num>,
+    pub occupancy: Option<Num>,
+    /// Collective arguments (rare: allocated only when present).
+    pub comm: Option<Box<CommRaw<'a>>>,
     /// `name` / `labels` of metadata (`M`) events.
-    pub meta_name: Option<Loose<'a>>,
-    pub labels: Option<Loose<'a>>,
+    pub meta_name: MaybeStr<'a>,
+    pub labels: MaybeStr<'a>,
     pub unused: u64,
     pub unknown: Vec<Cow<'a, str>>,
-    pub problem: Option<Problem>,
+    pub problem: Option<Box<Problem>>,
+}
+
+/// Arguments of a collective (`record_param_comms` ops, NCCL kernels).
+#[derive(Debug, Default)]
+pub struct CommRaw<'a> {
+    pub collective: MaybeStr<'a>,
+    pub in_nelems: Option<Num>,
+    pub out_nelems: Option<Num>,
+    pub group_size: Option<Num>,
+    pub dtype: MaybeStr<'a>,
+    pub group_name: MaybeStr<'a>,
 }
 
 /// A `grid`/`block` triple; `None` inside when the value was not three integers.
@@ -151,11 +156,10 @@ pub struct RawEvent<'a> {
     /// `dur` in nanoseconds.
     pub dur: Option<i64>,
     pub id: Option<Ident<'a>>,
-    pub bp: Option<Loose<'a>>,
     pub args: Args<'a>,
     pub unused_fields: u32,
     pub unknown_fields: Vec<Cow<'a, str>>,
-    pub problem: Option<Problem>,
+    pub problem: Option<Box<Problem>>,
 }
 
 /// Reads one event from the bytes of one JSON value.
@@ -240,66 +244,91 @@ impl<'de> Visitor<'de> for IdentVisitor {
     }
 }
 
-struct LooseSeed;
+struct NumSeed;
 
-impl<'de> DeserializeSeed<'de> for LooseSeed {
-    type Value = Loose<'de>;
+impl<'de> DeserializeSeed<'de> for NumSeed {
+    type Value = Num;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(LooseVisitor)
+        d.deserialize_any(AnyVisitor).map(|v| match v {
+            Any::Int(i) => Num::Int(i),
+            Any::Float(f) => Num::Float(f),
+            Any::Str(_) | Any::Other => Num::Other,
+        })
     }
 }
 
-struct LooseVisitor;
+struct MaybeStrSeed;
 
-impl<'de> Visitor<'de> for LooseVisitor {
-    type Value = Loose<'de>;
+impl<'de> DeserializeSeed<'de> for MaybeStrSeed {
+    type Value = MaybeStr<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(AnyVisitor).map(|v| match v {
+            Any::Str(s) => Some(s),
+            _ => None,
+        })
+    }
+}
+
+/// Any JSON value, keeping only numbers and strings.
+enum Any<'a> {
+    Int(i64),
+    Float(f64),
+    Str(Cow<'a, str>),
+    Other,
+}
+
+struct AnyVisitor;
+
+impl<'de> Visitor<'de> for AnyVisitor {
+    type Value = Any<'de>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("any JSON value")
     }
 
     fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(Loose::Other)
+        Ok(Any::Other)
     }
 
     fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
-        Ok(Loose::Int(v))
+        Ok(Any::Int(v))
     }
 
     fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
         #[allow(clippy::cast_precision_loss)]
-        Ok(i64::try_from(v).map_or(Loose::Float(v as f64), Loose::Int))
+        Ok(i64::try_from(v).map_or(Any::Float(v as f64), Any::Int))
     }
 
     fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
-        Ok(Loose::Float(v))
+        Ok(Any::Float(v))
     }
 
     fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
-        Ok(Loose::Str(Cow::Borrowed(v)))
+        Ok(Any::Str(Cow::Borrowed(v)))
     }
 
     fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(Loose::Str(Cow::Owned(v.to_owned())))
+        Ok(Any::Str(Cow::Owned(v.to_owned())))
     }
 
     fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
-        Ok(Loose::Str(Cow::Owned(v)))
+        Ok(Any::Str(Cow::Owned(v)))
     }
 
     fn visit_unit<E>(self) -> Result<Self::Value, E> {
-        Ok(Loose::Other)
+        Ok(Any::Other)
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(Loose::Other)
+        Ok(Any::Other)
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(Loose::Other)
+        Ok(Any::Other)
     }
 }
 
@@ -326,7 +355,7 @@ impl<'de> Visitor<'de> for Dim3Visitor {
         let mut out = [0_i64; 3];
         let mut n = 0;
         let mut ok = true;
-        while let Some(value) = seq.next_element_seed(LooseSeed)? {
+        while let Some(value) = seq.next_element_seed(NumSeed)? {
             match (out.get_mut(n), value.as_int()) {
                 (Some(slot), Some(v)) => *slot = v,
                 _ => ok = false,
@@ -367,23 +396,29 @@ impl<'de> Visitor<'de> for Dim3Visitor {
 }
 
 /// Marks `bit` in `seen`; on a second sighting records the duplicate and says to skip the value.
-fn first_sighting(seen: &mut u64, bit: u32, key: &str, problem: &mut Option<Problem>) -> bool {
+fn first_sighting(seen: &mut u64, bit: u32, key: &str, problem: &mut Option<Box<Problem>>) -> bool {
     let mask = 1_u64 << bit;
     if *seen & mask != 0 {
-        problem.get_or_insert_with(|| Problem::DuplicateKey(key.to_owned()));
+        problem.get_or_insert_with(|| Box::new(Problem::DuplicateKey(key.to_owned())));
         return false;
     }
     *seen |= mask;
     true
 }
 
-fn timestamp(raw: &RawValue, field: &'static str, problem: &mut Option<Problem>) -> Option<i64> {
+fn timestamp(
+    raw: &RawValue,
+    field: &'static str,
+    problem: &mut Option<Box<Problem>>,
+) -> Option<i64> {
     let text = raw.get();
     let ns = micros_to_ns(text);
     if ns.is_none() {
-        problem.get_or_insert_with(|| Problem::BadTimestamp {
-            field,
-            text: text.chars().take(40).collect(),
+        problem.get_or_insert_with(|| {
+            Box::new(Problem::BadTimestamp {
+                field,
+                text: text.chars().take(40).collect(),
+            })
         });
     }
     ns
@@ -411,8 +446,7 @@ impl<'de> Visitor<'de> for EventVisitor {
                 "ts" => 5,
                 "dur" => 6,
                 "id" => 7,
-                "bp" => 8,
-                "args" => 9,
+                "args" => 8,
                 other => {
                     match UNUSED_FIELDS.iter().position(|k| *k == other) {
                         Some(i) => ev.unused_fields |= 1 << i,
@@ -441,10 +475,9 @@ impl<'de> Visitor<'de> for EventVisitor {
                     ev.dur = timestamp(raw, "dur", &mut ev.problem);
                 }
                 7 => ev.id = Some(map.next_value_seed(IdentSeed)?),
-                8 => ev.bp = Some(map.next_value_seed(LooseSeed)?),
                 _ => {
-                    let args = map.next_value_seed(ArgsSeed)?;
-                    if let Some(problem) = args.problem.clone() {
+                    let mut args = map.next_value_seed(ArgsSeed)?;
+                    if let Some(problem) = args.problem.take() {
                         ev.problem.get_or_insert(problem);
                     }
                     ev.args = args;
@@ -511,7 +544,7 @@ impl<'de> Visitor<'de> for ArgsVisitor {
                 map.next_value::<IgnoredAny>()?;
                 continue;
             }
-            let slot = match bit {
+            let num = match bit {
                 0 => &mut args.external_id,
                 1 => &mut args.correlation,
                 2 => &mut args.stream,
@@ -528,16 +561,28 @@ impl<'de> Visitor<'de> for ArgsVisitor {
                 7 => &mut args.registers,
                 8 => &mut args.shared_memory,
                 9 => &mut args.occupancy,
-                10 => &mut args.collective,
-                11 => &mut args.in_nelems,
-                12 => &mut args.out_nelems,
-                13 => &mut args.group_size,
-                14 => &mut args.dtype,
-                15 => &mut args.group_name,
-                16 => &mut args.meta_name,
-                _ => &mut args.labels,
+                16 => {
+                    args.meta_name = map.next_value_seed(MaybeStrSeed)?;
+                    continue;
+                }
+                17 => {
+                    args.labels = map.next_value_seed(MaybeStrSeed)?;
+                    continue;
+                }
+                _ => {
+                    let comm = args.comm.get_or_insert_with(Box::default);
+                    match bit {
+                        10 => comm.collective = map.next_value_seed(MaybeStrSeed)?,
+                        11 => comm.in_nelems = Some(map.next_value_seed(NumSeed)?),
+                        12 => comm.out_nelems = Some(map.next_value_seed(NumSeed)?),
+                        13 => comm.group_size = Some(map.next_value_seed(NumSeed)?),
+                        14 => comm.dtype = map.next_value_seed(MaybeStrSeed)?,
+                        _ => comm.group_name = map.next_value_seed(MaybeStrSeed)?,
+                    }
+                    continue;
+                }
             };
-            *slot = Some(map.next_value_seed(LooseSeed)?);
+            *num = Some(map.next_value_seed(NumSeed)?);
         }
         Ok(args)
     }
@@ -558,10 +603,7 @@ mod tests {
         assert_eq!(ev.ts, Some(5_352_965_321_564_706));
         assert_eq!(ev.dur, Some(21_664));
         assert_eq!(ev.pid, Some(Ident::Int(0)));
-        assert_eq!(
-            ev.args.correlation.as_ref().and_then(Loose::as_int),
-            Some(44)
-        );
+        assert_eq!(ev.args.correlation.and_then(Num::as_int), Some(44));
         assert_eq!(ev.args.grid, Some(Dim3(Some([8192, 1, 1]))));
         assert_eq!(ev.args.unknown, vec![Cow::Borrowed("brand new")]);
         assert_ne!(ev.args.unused, 0);
@@ -577,12 +619,15 @@ mod tests {
     #[test]
     fn duplicate_keys_are_a_problem_not_a_silent_overwrite() {
         let ev = parse_event(br#"{"ts": 1, "ts": 2}"#).unwrap();
-        assert_eq!(ev.problem, Some(Problem::DuplicateKey("ts".into())));
+        assert_eq!(
+            ev.problem.as_deref(),
+            Some(&Problem::DuplicateKey("ts".into()))
+        );
         assert_eq!(ev.ts, Some(1000));
         let ev = parse_event(br#"{"args": {"correlation": 1, "correlation": 2}}"#).unwrap();
         assert_eq!(
-            ev.problem,
-            Some(Problem::DuplicateKey("correlation".into()))
+            ev.problem.as_deref(),
+            Some(&Problem::DuplicateKey("correlation".into()))
         );
     }
 
@@ -591,7 +636,7 @@ mod tests {
         assert!(parse_event(br#"{"ts": NaN}"#).is_err());
         let ev = parse_event(br#"{"ts": "12"}"#).unwrap();
         assert!(matches!(
-            ev.problem,
+            ev.problem.as_deref(),
             Some(Problem::BadTimestamp { field: "ts", .. })
         ));
     }

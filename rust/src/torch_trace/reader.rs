@@ -78,81 +78,105 @@ fn read_up_to(reader: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> 
     Ok(filled)
 }
 
+/// A run of framed events: the bytes holding them and each event's range in those bytes.
+struct Batch {
+    bytes: Vec<u8>,
+    ranges: Vec<(usize, usize)>,
+    /// Index (in the file) of the first event.
+    first: u64,
+    /// Offset in the (decompressed) stream of `bytes[0]`.
+    base: u64,
+}
+
 /// Reads a whole trace from any byte stream.
-pub fn read_stream<R: Read>(reader: R, shown: &str) -> Result<(BTreeMap<String, Value>, Events)> {
-    let mut framer = Framer {
-        reader,
-        buf: Vec::with_capacity(CHUNK),
-        pos: 0,
-        eof: false,
-        base: 0,
-        shown: shown.to_owned(),
-    };
-    framer.skip_bom()?;
-    let mut header = BTreeMap::new();
-    let mut events = Events::default();
-    let mut saw_events = false;
-    match framer.peek()? {
-        Some(b'{') => framer.pos += 1,
-        Some(b'[') => {
-            return Err(Error::input(
-                generic::FORMAT_INVALID,
-                "the file is a JSON array; a Kineto trace is a JSON object with `traceEvents`",
+///
+/// Two stages overlap: a framing thread reads and frames batches of events while this thread parses
+/// the previous batch in parallel (rayon) and adds it, in file order, to the compact event store.
+/// At most a few batches are in flight, so memory stays bounded whatever the file size.
+pub fn read_stream<R: Read + Send>(
+    reader: R,
+    shown: &str,
+) -> Result<(BTreeMap<String, Value>, Events)> {
+    let (sender, receiver) = std::sync::mpsc::sync_channel::<Batch>(2);
+    // Parsed batches' buffers go back to the framer for reuse (no fresh pages per batch).
+    let (recycle, reuse) = std::sync::mpsc::channel::<Vec<u8>>();
+    std::thread::scope(|scope| {
+        let framing = scope.spawn(move || {
+            let mut framer = Framer {
+                reader,
+                buf: Vec::with_capacity(CHUNK),
+                pos: 0,
+                eof: false,
+                base: 0,
+                shown: shown.to_owned(),
+                sender,
+                reuse,
+            };
+            framer.document()
+        });
+        let mut events = Events::default();
+        let mut failure = None;
+        while let Ok(batch) = receiver.recv() {
+            if let Err(e) = ingest(&batch, shown, &mut events) {
+                failure = Some(e);
+                break;
+            }
+            // The framer may have finished already; then the buffer is simply dropped.
+            let _ = recycle.send(batch.bytes);
+        }
+        // Dropping the receiver stops a framer that is still sending.
+        drop(receiver);
+        let framed = framing.join().map_err(|_| {
+            Error::internal(
+                crate::error::codes::INTERNAL_PANIC,
+                "the trace framing thread panicked",
             )
-            .with_expected("{\"schemaVersion\": 1, \"traceEvents\": [...], ...}")
-            .with_observed("a top-level JSON array"))
+        })?;
+        // An event that failed to parse precedes anything the framer met after it.
+        if let Some(e) = failure {
+            return Err(e);
         }
-        Some(other) => {
-            return Err(framer.syntax(format!("expected `{{`, found {}", shown_byte(other))))
-        }
-        None => return Err(framer.truncated("the file is empty")),
-    }
-    if framer.peek()? == Some(b'}') {
-        framer.pos += 1;
-    } else {
-        loop {
-            let key = framer.key()?;
-            if key == "traceEvents" {
-                if saw_events {
-                    return Err(duplicate_header_key(&key));
-                }
-                saw_events = true;
-                framer.events(&mut events)?;
-            } else {
-                let value = framer.header_value()?;
-                if header.insert(key.clone(), value).is_some() {
-                    return Err(duplicate_header_key(&key));
-                }
-            }
-            match framer.peek()? {
-                Some(b',') => framer.pos += 1,
-                Some(b'}') => {
-                    framer.pos += 1;
-                    break;
-                }
-                Some(other) => {
-                    return Err(framer.syntax(format!(
-                        "expected `,` or `}}` after a key's value, found {}",
-                        shown_byte(other)
-                    )))
-                }
-                None => return Err(framer.truncated("the top-level object is not closed")),
-            }
+        framed.map(|header| (header, events))
+    })
+}
+
+/// Parses a batch of events in parallel, then adds them in file order; the error names the event.
+fn ingest(batch: &Batch, shown: &str, events: &mut Events) -> Result<()> {
+    let bytes = &batch.bytes;
+    let parsed: Vec<_> = batch
+        .ranges
+        .par_iter()
+        .with_min_len(256)
+        .map(|&(s, e)| parse_event(bytes.get(s..e).unwrap_or_default()))
+        .collect();
+    for (k, (result, &(s, _))) in parsed.iter().zip(&batch.ranges).enumerate() {
+        let index = batch.first + k as u64;
+        match result {
+            Ok(event) => events.push(index, event)?,
+            Err(e) => return Err(event_json_error(shown, index, batch.base + s as u64, e)),
         }
     }
-    if let Some(other) = framer.peek()? {
-        return Err(framer.syntax(format!(
-            "content after the end of the JSON object: {}",
-            shown_byte(other)
-        )));
+    Ok(())
+}
+
+fn event_json_error(shown: &str, index: u64, at: u64, e: &serde_json::Error) -> Error {
+    use serde_json::error::Category;
+    match e.classify() {
+        Category::Data => Error::input(
+            codes::EVENT_INVALID,
+            format!("{shown}: event {index} (byte {at}): {e}"),
+        )
+        .with_expected("a trace event object with string `ph`/`cat`/`name`, numeric `ts`/`dur`"),
+        Category::Eof => Error::input(
+            generic::FILE_TRUNCATED,
+            format!("{shown}: event {index} (byte {at}) ends early: {e}"),
+        ),
+        Category::Syntax | Category::Io => Error::input(
+            generic::FORMAT_INVALID,
+            format!("{shown}: event {index} (byte {at}) is not valid JSON: {e}"),
+        )
+        .with_expected("strict JSON (no NaN or Infinity)"),
     }
-    if !saw_events {
-        return Err(
-            Error::input(codes::EVENTS_MISSING, "the trace has no `traceEvents` key")
-                .with_expected("a top-level `traceEvents` array"),
-        );
-    }
-    Ok((header, events))
 }
 
 fn duplicate_header_key(key: &str) -> Error {
@@ -181,9 +205,79 @@ struct Framer<R> {
     /// Offset in the (decompressed) stream of `buf[0]`.
     base: u64,
     shown: String,
+    sender: std::sync::mpsc::SyncSender<Batch>,
+    reuse: std::sync::mpsc::Receiver<Vec<u8>>,
 }
 
 impl<R: Read> Framer<R> {
+    /// Frames the whole document: header values are parsed here, event batches are sent on.
+    fn document(&mut self) -> Result<BTreeMap<String, Value>> {
+        self.skip_bom()?;
+        let mut header = BTreeMap::new();
+        let mut saw_events = false;
+        match self.peek()? {
+            Some(b'{') => self.pos += 1,
+            Some(b'[') => {
+                return Err(Error::input(
+                    generic::FORMAT_INVALID,
+                    "the file is a JSON array; a Kineto trace is a JSON object with `traceEvents`",
+                )
+                .with_expected("{\"schemaVersion\": 1, \"traceEvents\": [...], ...}")
+                .with_observed("a top-level JSON array"))
+            }
+            Some(other) => {
+                return Err(self.syntax(format!("expected `{{`, found {}", shown_byte(other))))
+            }
+            None => return Err(self.truncated("the file is empty")),
+        }
+        if self.peek()? == Some(b'}') {
+            self.pos += 1;
+        } else {
+            loop {
+                let key = self.key()?;
+                if key == "traceEvents" {
+                    if saw_events {
+                        return Err(duplicate_header_key(&key));
+                    }
+                    saw_events = true;
+                    self.events()?;
+                } else {
+                    let value = self.header_value()?;
+                    if header.insert(key.clone(), value).is_some() {
+                        return Err(duplicate_header_key(&key));
+                    }
+                }
+                match self.peek()? {
+                    Some(b',') => self.pos += 1,
+                    Some(b'}') => {
+                        self.pos += 1;
+                        break;
+                    }
+                    Some(other) => {
+                        return Err(self.syntax(format!(
+                            "expected `,` or `}}` after a key's value, found {}",
+                            shown_byte(other)
+                        )))
+                    }
+                    None => return Err(self.truncated("the top-level object is not closed")),
+                }
+            }
+        }
+        if let Some(other) = self.peek()? {
+            return Err(self.syntax(format!(
+                "content after the end of the JSON object: {}",
+                shown_byte(other)
+            )));
+        }
+        if !saw_events {
+            return Err(
+                Error::input(codes::EVENTS_MISSING, "the trace has no `traceEvents` key")
+                    .with_expected("a top-level `traceEvents` array"),
+            );
+        }
+        Ok(header)
+    }
+
     /// Appends up to one chunk; false at the end of the stream.
     fn fill(&mut self) -> Result<bool> {
         if self.eof {
@@ -410,8 +504,8 @@ impl<R: Read> Framer<R> {
         Ok(value)
     }
 
-    /// Reads the `traceEvents` array, batch by batch, into `events`.
-    fn events(&mut self, events: &mut Events) -> Result<()> {
+    /// Frames the `traceEvents` array and sends it on, batch by batch.
+    fn events(&mut self) -> Result<()> {
         match self.peek()? {
             Some(b'[') => self.pos += 1,
             Some(other) => {
@@ -436,9 +530,9 @@ impl<R: Read> Framer<R> {
             return Ok(());
         }
         let mut index: u64 = 0;
-        let mut ranges: Vec<(usize, usize)> = Vec::new();
         loop {
-            ranges.clear();
+            self.compact();
+            let mut ranges: Vec<(usize, usize)> = Vec::new();
             let batch_start = self.pos;
             let mut done = false;
             while self.pos - batch_start < BATCH {
@@ -470,62 +564,40 @@ impl<R: Read> Framer<R> {
                     None => return Err(self.truncated("`traceEvents` is not closed")),
                 }
             }
-            self.ingest(&ranges, index, events)?;
-            index += ranges.len() as u64;
-            self.compact_events(&mut ranges);
+            let count = ranges.len() as u64;
+            self.send(ranges, index)?;
+            index += count;
             if done {
                 return Ok(());
             }
         }
     }
 
-    fn compact_events(&mut self, ranges: &mut Vec<(usize, usize)>) {
-        ranges.clear();
-        self.compact();
-    }
-
-    /// Parses a batch of event byte ranges in parallel, then adds them in file order.
-    fn ingest(&self, ranges: &[(usize, usize)], first: u64, events: &mut Events) -> Result<()> {
-        let buf = &self.buf;
-        let parsed: Vec<_> = ranges
-            .par_iter()
-            .with_min_len(256)
-            .map(|&(s, e)| parse_event(buf.get(s..e).unwrap_or_default()))
-            .collect();
-        for (k, (result, &(s, _))) in parsed.into_iter().zip(ranges).enumerate() {
-            let index = first + k as u64;
-            match result {
-                Ok(event) => events.push(index, event)?,
-                Err(e) => return Err(self.event_json_error(index, s, &e)),
-            }
-        }
-        Ok(())
-    }
-
-    fn event_json_error(&self, index: u64, start: usize, e: &serde_json::Error) -> Error {
-        use serde_json::error::Category;
-        let at = self.offset(start);
-        match e.classify() {
-            Category::Data => Error::input(
-                codes::EVENT_INVALID,
-                format!("{}: event {index} (byte {at}): {e}", self.shown),
+    /// Hands the framed bytes (everything before `pos`) to the parsing stage.
+    fn send(&mut self, ranges: Vec<(usize, usize)>, first: u64) -> Result<()> {
+        let mut rest = self
+            .reuse
+            .try_recv()
+            .unwrap_or_else(|_| Vec::with_capacity(BATCH + 2 * CHUNK));
+        rest.clear();
+        rest.extend_from_slice(self.buf.get(self.pos..).unwrap_or_default());
+        self.buf.truncate(self.pos);
+        let bytes = std::mem::replace(&mut self.buf, rest);
+        let batch = Batch {
+            bytes,
+            ranges,
+            first,
+            base: self.base,
+        };
+        self.base += self.pos as u64;
+        self.pos = 0;
+        // A closed channel means the parsing stage stopped on an error of its own, reported there.
+        self.sender.send(batch).map_err(|_| {
+            Error::internal(
+                crate::error::codes::INTERNAL_PANIC,
+                "the parsing stage stopped",
             )
-            .with_expected(
-                "a trace event object with string `ph`/`cat`/`name`, numeric `ts`/`dur`",
-            ),
-            Category::Eof => Error::input(
-                generic::FILE_TRUNCATED,
-                format!("{}: event {index} (byte {at}) ends early: {e}", self.shown),
-            ),
-            Category::Syntax | Category::Io => Error::input(
-                generic::FORMAT_INVALID,
-                format!(
-                    "{}: event {index} (byte {at}) is not valid JSON: {e}",
-                    self.shown
-                ),
-            )
-            .with_expected("strict JSON (no NaN or Infinity)"),
-        }
+        })
     }
 }
 
