@@ -189,13 +189,14 @@ def run_child(python: str, code: str, arg: str, rss_limit_gb: float, timeout_s: 
         proc = subprocess.Popen([python, "-c", code, arg], stdout=out, stderr=err, env=env, preexec_fn=_pin)
         peak = [0]
         reason: list[str] = []
+        done = threading.Event()
 
         def guard() -> None:
             start = time.monotonic()
-            while proc.poll() is None:
+            while not done.is_set():
                 try:
-                    status = Path(f"/proc/{proc.pid}/status").read_text()
-                    rss = int(next(line for line in status.splitlines() if line.startswith("VmRSS")).split()[1])
+                    status = Path(f"/proc/{proc.pid}/status").read_text().splitlines()
+                    rss = int(next(line for line in status if line.startswith("VmRSS")).split()[1])
                     peak[0] = max(peak[0], rss)
                 except (OSError, StopIteration, ValueError):
                     pass
@@ -209,7 +210,9 @@ def run_child(python: str, code: str, arg: str, rss_limit_gb: float, timeout_s: 
 
         watcher = threading.Thread(target=guard, daemon=True)
         watcher.start()
-        proc.wait()
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        done.set()
         watcher.join()
         out.seek(0)
         err.seek(0)
@@ -219,6 +222,7 @@ def run_child(python: str, code: str, arg: str, rss_limit_gb: float, timeout_s: 
             return {"failed": reason[0] if reason else f"exit {proc.returncode}: {' | '.join(tail)}"}
         result: dict[str, Any] = json.loads(lines[-1])
         result["rss_kib"] = max(result["rss_kib"], peak[0])
+        result["cpu_seconds"] = usage.ru_utime + usage.ru_stime
         return result
 
 
@@ -234,8 +238,10 @@ def _line(label: str, r: dict[str, Any]) -> str:
     if "failed" in r:
         return f"  {label:<8} did not finish ({r['failed']})"
     return (
-        f"  {label:<8} {r['seconds']:7.2f} s (load {r['load_seconds']:.2f} s, tables {r['tables_seconds']:.2f} s),"
-        f" peak RSS {r['rss_kib'] / 2**20:.2f} GB, {r['ops']} op names, {r['kernels']} kernel names"
+        f"  {label:<8} {r['seconds']:7.2f} s (load {r['load_seconds']:.2f} s,"
+        f" tables {r['tables_seconds']:.2f} s), CPU {r['cpu_seconds']:.2f} s,"
+        f" peak RSS {r['rss_kib'] / 2**20:.2f} GB,"
+        f" {r['ops']} op names, {r['kernels']} kernel names"
     )
 
 
@@ -243,10 +249,13 @@ def measure(path: Path, peer_python: str | None, peer_code: str, args: argparse.
     mine = run_child(sys.executable, GPUOPT_CHILD, str(path), rss_limit_gb=args.rss_limit_gb, timeout_s=600)
     print(_line("gpuopt", mine))
     if "failed" not in mine:
-        ok = mine["seconds"] <= 10 and mine["rss_kib"] <= 1.5 * 2**20
-        print(f"  goal (≤ 10 s, ≤ 1.5 GB at 1 GB): {'met' if ok else 'NOT met'} at this size")
+        if path.stat().st_size >= 2**30:
+            ok = mine["seconds"] <= 10 and mine["rss_kib"] <= 1.5 * 2**20
+            print(f"  goal at 1 GB (<= 10 s, <= 1.5 GB): {'met' if ok else 'NOT met'}")
         if mine["profile"] != "release":
-            print(f"  note: the native module is a {mine['profile']} build; run `maturin develop --release` first")
+            print(
+                f"  note: a {mine['profile']} build of the native module; `maturin develop --release` first"
+            )
     if peer_python is None:
         return
     with tempfile.TemporaryDirectory() as folder:
@@ -260,15 +269,18 @@ def measure(path: Path, peer_python: str | None, peer_code: str, args: argparse.
     if "failed" not in peer and "failed" not in mine:
         print(
             f"  ratio    {label} / gpuopt: time {peer['seconds'] / mine['seconds']:.1f}x,"
+            f" CPU {peer['cpu_seconds'] / mine['cpu_seconds']:.1f}x,"
             f" peak RSS {peer['rss_kib'] / mine['rss_kib']:.1f}x"
         )
     return
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--size-mb", type=int, default=1024)
-    parser.add_argument("--peer-size-mb", type=int, default=128, help="equal-input size if HTA fails at full size")
+    parser.add_argument("--peer-size-mb", type=int, default=128, help="second, smaller equal-input size")
     parser.add_argument("--out-dir", type=Path, default=Path(tempfile.gettempdir()) / "gpuopt-torch-bench")
     parser.add_argument("--hta-python", help="a Python with HolisticTraceAnalysis installed")
     parser.add_argument("--rss-limit-gb", type=float, default=8.0)
@@ -284,8 +296,10 @@ def main() -> None:
     hta = _hta_python(args.hta_python)
     peer_python, peer_code = (hta, HTA_CHILD) if hta else (sys.executable, JSON_CHILD)
     if hta is None:
-        print("HTA (HolisticTraceAnalysis) is not installed: comparing against a plain json.load implementation")
-    print(f"machine: {os.cpu_count()} CPUs, children pinned to {CPUS}")
+        print("HTA (HolisticTraceAnalysis) is not installed: comparing with a plain json.load implementation")
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"machine: {os.cpu_count()} CPUs (load average {load}), children pinned to {CPUS}")
+    print("  wall times grow with other load on the machine; CPU time (all threads) does much less")
     try:
         path = args.out_dir / f"trace_{args.size_mb}mb.json"
         t0 = time.perf_counter()
