@@ -126,6 +126,12 @@ def test_h200_ops_self_and_launched_gpu_time(h200: torch_trace.TorchTrace) -> No
     assert (linear["count"], linear["self_cpu_ns"], linear["gpu_events"]) == (24, 51632, 0)
     assert (linear["gpu_events_total"], linear["gpu_time_total_ns"]) == (36, 1667194)
     assert h200.ops()["gpu_events"].sum() == 93
+    assert (h200.ops().height, h200.launches().height, h200.transfers().height, h200.gaps().height) == (
+        28,
+        93,
+        27,
+        92,
+    )
 
 
 def test_h200_steps_own_the_gpu_work_they_launched(h200: torch_trace.TorchTrace) -> None:

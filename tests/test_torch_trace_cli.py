@@ -50,17 +50,9 @@ def test_kernels_table_limit_and_out(shared: Path, tmp_path: Path) -> None:
     assert pl.read_parquet(out).height == 7
 
 
-def test_every_table_command_runs(shared: Path) -> None:
-    expected = {
-        "ops": 28,
-        "timeline": 1,
-        "gaps": 92,
-        "steps": 3,
-        "launches": 93,
-        "transfers": 27,
-        "collectives": 0,
-    }
-    for command, rows in expected.items():
+def test_table_commands_run(shared: Path) -> None:
+    # The other table commands share this path; their tables are checked in test_torch_trace.py.
+    for command, rows in {"timeline": 1, "steps": 3, "collectives": 0}.items():
         run = gpuopt("torch", command, str(shared / H200), "--json")
         assert run.code == 0, (command, run.stderr)
         env = run.json()
