@@ -426,25 +426,37 @@ impl<R: Read> Framer<R> {
         match first {
             b'"' => self.string_end(start + 1),
             b'{' | b'[' => {
+                // Only the opening kind of bracket needs counting: the other kind is balanced
+                // inside any valid value and cannot close this one. memchr3 skips the rest.
+                let (open, close) = if first == b'{' {
+                    (b'{', b'}')
+                } else {
+                    (b'[', b']')
+                };
                 let mut depth = 0_usize;
                 let mut i = start;
                 loop {
-                    let Some(b) = self.byte_at(i)? else {
-                        return Err(self.truncated("an object or array is not closed"));
+                    let hay = self.buf.get(i..).unwrap_or_default();
+                    let Some(k) = memchr::memchr3(b'"', open, close, hay) else {
+                        i = self.buf.len();
+                        if !self.fill()? {
+                            return Err(self.truncated("an object or array is not closed"));
+                        }
+                        continue;
                     };
-                    match b {
-                        b'"' => {
+                    i += k;
+                    match self.buf.get(i) {
+                        Some(b'"') => {
                             i = self.string_end(i + 1)?;
                             continue;
                         }
-                        b'{' | b'[' => depth += 1,
-                        b'}' | b']' => {
+                        Some(&b) if b == open => depth += 1,
+                        _ => {
                             depth -= 1;
                             if depth == 0 {
                                 return Ok(i + 1);
                             }
                         }
-                        _ => {}
                     }
                     i += 1;
                 }
