@@ -1,9 +1,10 @@
 //! Streaming reader for Kineto Chrome-trace JSON (plain or gzip).
 //!
-//! The file is read in chunks; a small framing scanner finds the top-level keys and each element of
-//! `traceEvents` without building any JSON tree. Header values (small) are parsed into JSON values;
-//! events are parsed in parallel batches straight from the chunk bytes into compact structs
-//! (`raw` → `events`), so memory follows the events kept, never the JSON text.
+//! A framing thread reads the file in chunks and finds the top-level keys and each element of
+//! `traceEvents` without building any JSON tree (header values, small, are parsed into JSON values).
+//! Batches of framed events go to the calling thread, which parses them in parallel straight from
+//! the batch bytes (`raw`) and adds them in file order to compact structs (`events`). A bounded
+//! channel keeps a few batches in flight, so memory follows the events kept, never the JSON text.
 
 use super::codes;
 use super::codes as generic;
@@ -19,7 +20,7 @@ use std::path::Path;
 
 /// Bytes read from the source per refill.
 const CHUNK: usize = 4 << 20;
-/// Event bytes gathered before a batch is parsed (in parallel) and dropped.
+/// Event bytes framed into one batch before it is handed to the parsing stage.
 const BATCH: usize = 8 << 20;
 
 /// The header keys (everything but `traceEvents`) and the events of one trace file.
