@@ -5,11 +5,13 @@ from typing import Any, final
 __all__ = [
     "BUILD_ID",
     "ArrowTable",
+    "TorchTrace",
     "__version__",
     "build_info_json",
     "debug_panic",
     "file_identities_table",
     "file_identity_json",
+    "torch_trace_open",
 ]
 
 __version__: str
@@ -37,3 +39,30 @@ def build_info_json() -> bytes:
 
 def debug_panic() -> None:
     """Panics inside the engine on purpose; surfaces as ``gpuopt.errors.InternalError``."""
+
+@final
+class TorchTrace:
+    """A Kineto trace file or folder of rank traces, read and linked once (``torch_trace_open``)."""
+
+    @property
+    def num_traces(self) -> int: ...
+    def overview_json(self) -> bytes:
+        """JSON list of ``{path, global_rank, platform, format, gpu_absent}``."""
+
+    def unmodeled_json(self) -> bytes:
+        """JSON list of ``{kind, name, count}`` over all traces."""
+
+    def summary_json(self, kernel_wait_threshold_ns: int) -> bytes:
+        """JSON ``{traces: [...]}`` (``gpuopt.models.torch_trace.TorchSummary``)."""
+
+    def kernels(self) -> ArrowTable: ...
+    def ops(self) -> ArrowTable: ...
+    def steps(self) -> ArrowTable: ...
+    def launches(self) -> ArrowTable: ...
+    def transfers(self) -> ArrowTable: ...
+    def collectives(self) -> ArrowTable: ...
+    def streams(self, kernel_wait_threshold_ns: int) -> ArrowTable: ...
+    def gaps(self, kernel_wait_threshold_ns: int) -> ArrowTable: ...
+
+def torch_trace_open(path: str) -> TorchTrace:
+    """Reads a Kineto trace (``.json``/``.json.gz``) or a folder of them; raises ``InputError``."""

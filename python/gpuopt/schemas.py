@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field, create_model
 from gpuopt.models.doctor import DoctorReport
 from gpuopt.models.envelope import Envelope
 from gpuopt.models.schema import SchemaDocument
+from gpuopt.models.torch_trace import TorchSummary, TorchTable
 
 
 def envelope_for(name: str, data_model: type[BaseModel] | None) -> type[Envelope[Any]]:
@@ -26,6 +27,15 @@ DATA_MODELS: dict[str, type[BaseModel] | None] = {
     "gpuopt.doctor/v1": DoctorReport,
     "gpuopt.schema/v1": SchemaDocument,
     "gpuopt.error/v1": None,
+    "gpuopt.torch.summary/v1": TorchSummary,
+    "gpuopt.torch.kernels/v1": TorchTable,
+    "gpuopt.torch.ops/v1": TorchTable,
+    "gpuopt.torch.timeline/v1": TorchTable,
+    "gpuopt.torch.gaps/v1": TorchTable,
+    "gpuopt.torch.steps/v1": TorchTable,
+    "gpuopt.torch.launches/v1": TorchTable,
+    "gpuopt.torch.transfers/v1": TorchTable,
+    "gpuopt.torch.collectives/v1": TorchTable,
 }
 
 ENVELOPES: dict[str, type[Envelope[Any]]] = {name: envelope_for(name, m) for name, m in DATA_MODELS.items()}

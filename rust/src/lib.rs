@@ -3,7 +3,9 @@
 pub mod build_info;
 pub mod error;
 pub mod identity;
+pub mod intervals;
 pub mod table;
+pub mod torch_trace;
 
 #[cfg(feature = "python")]
 mod py;

@@ -1,0 +1,111 @@
+"""PyTorch profiler (Kineto) traces as DataFrames.
+
+``open(path)`` reads a Chrome-trace JSON file (``.json`` or ``.json.gz``) or a folder of per-rank
+traces once, natively and streaming (no Python object per event), links CPU ops to runtime calls to
+GPU activity, and returns a :class:`TorchTrace` whose methods build polars DataFrames::
+
+    from gpuopt import torch_trace
+    trace = torch_trace.open("trace.json.gz")
+    trace.kernels()        # per kernel name: count, total, mean, median, min, max, share of GPU time
+    trace.summary()        # identity, counts, links, temporal / idle-by-cause / kernel-type breakdowns
+
+Times are integer nanoseconds, converted exactly from the trace's decimal microseconds and counted
+from the trace's first complete event. Tables carry a ``rank`` column (the distributed rank; 0 for a
+single trace without ``distributedInfo``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gpuopt import _native
+from gpuopt.models.envelope import UnmodeledItem
+from gpuopt.models.torch_trace import TorchSummary, TraceOverview
+
+if TYPE_CHECKING:
+    import polars as pl
+
+__all__ = ["DEFAULT_KERNEL_WAIT_NS", "TorchTrace", "open"]
+
+#: HTA's ``consecutive_kernel_delay`` default as it acts on µs timestamps (30 µs), in nanoseconds.
+DEFAULT_KERNEL_WAIT_NS = 30_000
+
+
+class TorchTrace:
+    """One trace file or folder of rank traces, parsed and linked; each method builds one table."""
+
+    def __init__(self, path: Path, native: _native.TorchTrace) -> None:
+        self.path = path
+        self._native = native
+
+    def __repr__(self) -> str:
+        return f"TorchTrace({str(self.path)!r}, traces={self._native.num_traces})"
+
+    def overview(self) -> list[TraceOverview]:
+        """Per trace file: path, rank, platform, format and why GPU facts are absent (if they are)."""
+        return [TraceOverview.model_validate(item) for item in json.loads(self._native.overview_json())]
+
+    def files(self) -> list[Path]:
+        """The trace files read (one per rank)."""
+        return [Path(item.path) for item in self.overview()]
+
+    def not_present(self) -> list[str]:
+        """``rank N: not present: ...`` for each trace without GPU activity."""
+        return [f"rank {o.global_rank}: {o.gpu_absent}" for o in self.overview() if o.gpu_absent]
+
+    def unmodeled(self) -> list[UnmodeledItem]:
+        """Content recognised but not turned into facts (categories, phases, fields, args, header keys)."""
+        return [UnmodeledItem.model_validate(item) for item in json.loads(self._native.unmodeled_json())]
+
+    def summary(self, *, kernel_wait_threshold_ns: int = DEFAULT_KERNEL_WAIT_NS) -> TorchSummary:
+        """Identity, counts, links and GPU timeline breakdowns of every trace."""
+        return TorchSummary.model_validate_json(self._native.summary_json(kernel_wait_threshold_ns))
+
+    def kernels(self) -> pl.DataFrame:
+        """Per kernel name and rank: count, total/mean/median/min/max/stddev ns, share of kernel time."""
+        return _frame(self._native.kernels())
+
+    def ops(self) -> pl.DataFrame:
+        """Per ``cpu_op`` name and rank: CPU total/self time, runtime calls, GPU time it launched."""
+        return _frame(self._native.ops())
+
+    def streams(self, *, kernel_wait_threshold_ns: int = DEFAULT_KERNEL_WAIT_NS) -> pl.DataFrame:
+        """Per GPU stream: busy, idle (by cause) and gaps within its first-start..last-end window."""
+        return _frame(self._native.streams(kernel_wait_threshold_ns))
+
+    def gaps(self, *, kernel_wait_threshold_ns: int = DEFAULT_KERNEL_WAIT_NS) -> pl.DataFrame:
+        """Every idle gap on every stream, its cause and the event that ended it."""
+        return _frame(self._native.gaps(kernel_wait_threshold_ns))
+
+    def steps(self) -> pl.DataFrame:
+        """Per ``record_function`` / ``ProfilerStep#N`` range: CPU time and the GPU work launched in it."""
+        return _frame(self._native.steps())
+
+    def launches(self) -> pl.DataFrame:
+        """Per GPU event: its runtime call, launch latency, launching op and launch configuration."""
+        return _frame(self._native.launches())
+
+    def transfers(self) -> pl.DataFrame:
+        """Per memcpy/memset: bytes, duration and bandwidth."""
+        return _frame(self._native.transfers())
+
+    def collectives(self) -> pl.DataFrame:
+        """Per NCCL kernel: collective, dtype, element counts, bytes and overlap with compute."""
+        return _frame(self._native.collectives())
+
+
+def _frame(table: _native.ArrowTable) -> pl.DataFrame:
+    from gpuopt._tables import to_polars
+
+    return to_polars(table)
+
+
+def open(path: str | Path) -> TorchTrace:
+    """Reads a Kineto trace file (``.json``/``.json.gz``) or a folder of them (one per rank).
+
+    Raises ``gpuopt.errors.InputError`` subclasses (exit 2) for unreadable, truncated or malformed traces.
+    """
+    path = Path(path)
+    return TorchTrace(path, _native.torch_trace_open(str(path)))

@@ -1,0 +1,103 @@
+//! Bindings for the PyTorch trace engine: one parsed trace set held natively, queried for tables.
+
+use super::arrow::ArrowTable;
+use super::{json, run};
+use crate::table::Table;
+use crate::torch_trace::{self, TraceSet};
+use pyo3::prelude::*;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// A trace file or folder of rank traces, read and linked once; each method builds one table.
+#[pyclass(frozen, module = "gpuopt._native")]
+pub struct TorchTrace {
+    set: Arc<TraceSet>,
+}
+
+impl TorchTrace {
+    fn table(
+        &self,
+        py: Python<'_>,
+        build: fn(&TraceSet) -> crate::error::Result<Table>,
+    ) -> PyResult<ArrowTable> {
+        let set = Arc::clone(&self.set);
+        Ok(run(py, move || build(&set))?.into())
+    }
+}
+
+#[pymethods]
+impl TorchTrace {
+    /// Number of trace files (ranks) in the set.
+    #[getter]
+    fn num_traces(&self) -> usize {
+        self.set.traces.len()
+    }
+
+    fn kernels(&self, py: Python<'_>) -> PyResult<ArrowTable> {
+        self.table(py, torch_trace::kernels::table)
+    }
+
+    fn ops(&self, py: Python<'_>) -> PyResult<ArrowTable> {
+        self.table(py, torch_trace::ops::table)
+    }
+
+    fn steps(&self, py: Python<'_>) -> PyResult<ArrowTable> {
+        self.table(py, torch_trace::steps::table)
+    }
+
+    fn launches(&self, py: Python<'_>) -> PyResult<ArrowTable> {
+        self.table(py, torch_trace::launches::table)
+    }
+
+    fn transfers(&self, py: Python<'_>) -> PyResult<ArrowTable> {
+        self.table(py, torch_trace::transfers::table)
+    }
+
+    fn collectives(&self, py: Python<'_>) -> PyResult<ArrowTable> {
+        self.table(py, torch_trace::collectives::table)
+    }
+
+    fn streams(&self, py: Python<'_>, kernel_wait_threshold_ns: i64) -> PyResult<ArrowTable> {
+        let set = Arc::clone(&self.set);
+        Ok(run(py, move || {
+            torch_trace::timeline::streams_table(&set, kernel_wait_threshold_ns)
+        })?
+        .into())
+    }
+
+    fn gaps(&self, py: Python<'_>, kernel_wait_threshold_ns: i64) -> PyResult<ArrowTable> {
+        let set = Arc::clone(&self.set);
+        Ok(run(py, move || {
+            torch_trace::timeline::gaps_table(&set, kernel_wait_threshold_ns)
+        })?
+        .into())
+    }
+
+    /// JSON list of `{path, global_rank, platform, format, gpu_absent}`, one per trace.
+    fn overview_json(&self) -> PyResult<Vec<u8>> {
+        json(&torch_trace::summary::overview(&self.set))
+    }
+
+    /// JSON list of `{kind, name, count}`: content recognised but not modeled, over all traces.
+    fn unmodeled_json(&self) -> PyResult<Vec<u8>> {
+        json(&torch_trace::summary::unmodeled(&self.set))
+    }
+
+    fn summary_json(&self, py: Python<'_>, kernel_wait_threshold_ns: i64) -> PyResult<Vec<u8>> {
+        let set = Arc::clone(&self.set);
+        let summary = run(py, move || {
+            Ok(torch_trace::summary::summary(
+                &set,
+                kernel_wait_threshold_ns,
+            ))
+        })?;
+        json(&summary)
+    }
+}
+
+/// `torch_trace_open(path) -> TorchTrace`: reads a Kineto trace (`.json`/`.json.gz`) or a folder of them.
+#[pyfunction]
+pub fn torch_trace_open(py: Python<'_>, path: PathBuf) -> PyResult<TorchTrace> {
+    let set = run(py, move || torch_trace::open(&path))?;
+    Ok(TorchTrace { set: Arc::new(set) })
+}

@@ -1,0 +1,760 @@
+//! The compact event model: one small struct per kept event, names interned once, times in integer
+//! nanoseconds. Memory grows with the events kept, not with the JSON text.
+
+use super::codes;
+use super::raw::{Ident, Num, Problem, RawEvent, UNUSED_ARGS, UNUSED_FIELDS};
+use crate::error::{Error, Result};
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// "No link" / "absent" in index and id columns.
+pub const NONE: u32 = u32::MAX;
+
+/// FxHash's multiply-rotate hasher, for the maps keyed by names and ids that ingest and linking
+/// probe once per event (SipHash dominated their cost). Trace content is not an adversary here: a
+/// crafted trace could only make loading slower.
+#[derive(Default, Clone, Copy)]
+pub struct FastHasher(u64);
+
+impl FastHasher {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl Hasher for FastHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut words = bytes.chunks_exact(8);
+        for word in &mut words {
+            self.add(u64::from_le_bytes(
+                <[u8; 8]>::try_from(word).unwrap_or_default(),
+            ));
+        }
+        let mut last = [0_u8; 8];
+        for (slot, b) in last.iter_mut().zip(words.remainder()) {
+            *slot = *b;
+        }
+        self.add(u64::from_le_bytes(last));
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.add(n);
+    }
+
+    fn write_i64(&mut self, n: i64) {
+        self.add(n as u64);
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.add(u64::from(n));
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// A `HashMap` with [`FastHasher`].
+pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum CpuKind {
+    /// `user_annotation`: a `record_function` range, including `ProfilerStep#N`.
+    Annotation,
+    /// `cpu_op` (2021 format: `Operator`).
+    Op,
+    /// `python_function` (with_stack traces).
+    Python,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum GpuKind {
+    Kernel,
+    Memcpy,
+    Memset,
+}
+
+impl GpuKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GpuKind::Kernel => "kernel",
+            GpuKind::Memcpy => "memcpy",
+            GpuKind::Memset => "memset",
+        }
+    }
+}
+
+/// A host-side range: op, annotation or Python function.
+#[derive(Debug, Clone, Copy)]
+pub struct CpuEvent {
+    pub name: u32,
+    pub thread: u32,
+    pub kind: CpuKind,
+    pub start: i64,
+    pub end: i64,
+    /// `External id`, or -1.
+    pub external_id: i64,
+    /// Index into `Trace::comms` (`record_param_comms` arguments), or `NONE`.
+    pub comm: u32,
+}
+
+/// A CUDA runtime or driver call (`cuda_runtime`, `cuda_driver`; 2021: `Runtime`).
+#[derive(Debug, Clone, Copy)]
+pub struct RuntimeEvent {
+    pub name: u32,
+    pub thread: u32,
+    pub driver: bool,
+    pub start: i64,
+    pub end: i64,
+    /// CUPTI correlation id, or -1.
+    pub correlation: i64,
+    pub external_id: i64,
+}
+
+/// Launch configuration of a kernel, as CUPTI recorded it (absent values are -1).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LaunchConfig {
+    pub grid: [i64; 3],
+    pub block: [i64; 3],
+    pub registers_per_thread: i64,
+    pub shared_memory_bytes: i64,
+    /// `est. achieved occupancy %`, or NaN.
+    pub occupancy_pct: f64,
+}
+
+/// Work on a GPU stream: a kernel, memcpy or memset.
+#[derive(Debug, Clone, Copy)]
+pub struct GpuEvent {
+    pub name: u32,
+    pub kind: GpuKind,
+    pub device: i64,
+    /// Stream id, or -1 when the event names none.
+    pub stream: i64,
+    pub start: i64,
+    pub end: i64,
+    pub correlation: i64,
+    pub external_id: i64,
+    /// Bytes moved or set (memcpy/memset), or -1.
+    pub bytes: i64,
+    /// Index into `Trace::launch_configs`, or `NONE`.
+    pub config: u32,
+    /// Index into `Trace::comms`, or `NONE`.
+    pub comm: u32,
+}
+
+/// A `gpu_user_annotation` range: a `record_function` as seen on a GPU stream.
+#[derive(Debug, Clone, Copy)]
+pub struct GpuAnnotation {
+    pub name: u32,
+    pub device: i64,
+    pub stream: i64,
+    pub start: i64,
+    pub end: i64,
+    pub external_id: i64,
+}
+
+/// Collective arguments (`record_param_comms` ops and NCCL kernels carry them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CommArgs {
+    pub collective: u32,
+    pub in_nelems: i64,
+    pub out_nelems: i64,
+    pub group_size: i64,
+    pub dtype: u32,
+    pub group_name: u32,
+}
+
+/// A `cuda_sync` event (synchronization recorded by CUPTI).
+#[derive(Debug, Clone, Copy)]
+pub struct SyncEvent {
+    pub name: u32,
+    pub start: i64,
+    pub end: i64,
+}
+
+/// An `ac2g`-style flow end point (`s` at the launch, `f` at the GPU activity).
+#[derive(Debug, Clone, Copy)]
+pub struct FlowPoint {
+    pub id: i64,
+    pub ts: i64,
+    pub start: bool,
+}
+
+/// A host thread or GPU track key, as the trace spells it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum OwnedIdent {
+    Int(i64),
+    Str(Box<str>),
+}
+
+impl OwnedIdent {
+    fn from_ident(ident: &Ident<'_>) -> Self {
+        match ident {
+            Ident::Int(v) => OwnedIdent::Int(*v),
+            Ident::Str(s) => OwnedIdent::Str(s.as_ref().into()),
+        }
+    }
+
+    pub fn as_int(&self) -> Option<i64> {
+        match self {
+            OwnedIdent::Int(v) => Some(*v),
+            OwnedIdent::Str(_) => None,
+        }
+    }
+}
+
+impl std::fmt::Display for OwnedIdent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OwnedIdent::Int(v) => write!(f, "{v}"),
+            OwnedIdent::Str(s) => f.write_str(s),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Thread {
+    pub pid: OwnedIdent,
+    pub tid: OwnedIdent,
+}
+
+/// Interned strings: names of events and a few argument values.
+#[derive(Debug, Default)]
+pub struct Strings {
+    pub values: Vec<Box<str>>,
+    index: FastMap<Box<str>, u32>,
+}
+
+impl Strings {
+    pub fn intern(&mut self, s: &str) -> u32 {
+        if let Some(&id) = self.index.get(s) {
+            return id;
+        }
+        let id = u32::try_from(self.values.len()).unwrap_or(NONE);
+        self.values.push(s.into());
+        self.index.insert(s.into(), id);
+        id
+    }
+
+    pub fn get(&self, id: u32) -> &str {
+        self.values.get(id as usize).map_or("", |s| s.as_ref())
+    }
+
+    pub fn lookup(&self, s: &str) -> Option<u32> {
+        self.index.get(s).copied()
+    }
+}
+
+/// Counts of what the trace held, by phase and category.
+#[derive(Debug, Default, Clone, serde::Serialize)]
+pub struct Counts {
+    pub events: u64,
+    pub complete: u64,
+    pub metadata: u64,
+    pub flows: u64,
+    pub instant: u64,
+    pub cpu_ops: u64,
+    pub annotations: u64,
+    pub python_functions: u64,
+    pub runtime_calls: u64,
+    pub driver_calls: u64,
+    pub kernels: u64,
+    pub memcpys: u64,
+    pub memsets: u64,
+    pub gpu_annotations: u64,
+    pub syncs: u64,
+    pub gpu_without_stream: u64,
+    /// Events in the 2021 categories (`Operator`, `Runtime`, `Kernel`, `Memcpy`, `Memset`).
+    pub legacy: u64,
+    /// Runtime calls whose names start with `hip` (ROCm).
+    pub hip_calls: u64,
+}
+
+/// Everything read from one trace file, before linking.
+#[derive(Debug, Default)]
+pub struct Events {
+    pub strings: Strings,
+    pub threads: Vec<Thread>,
+    pub thread_names: HashMap<u32, String>,
+    pub process_labels: HashMap<OwnedIdent, String>,
+    pub cpu: Vec<CpuEvent>,
+    pub runtime: Vec<RuntimeEvent>,
+    pub gpu: Vec<GpuEvent>,
+    pub launch_configs: Vec<LaunchConfig>,
+    pub gpu_annotations: Vec<GpuAnnotation>,
+    pub comms: Vec<CommArgs>,
+    pub syncs: Vec<SyncEvent>,
+    pub flows: Vec<FlowPoint>,
+    pub counts: Counts,
+    pub unmodeled: Unmodeled,
+    /// Earliest start and latest end over all complete events gpuopt keeps.
+    pub first_start: Option<i64>,
+    pub last_end: Option<i64>,
+    thread_index: FastMap<(OwnedIdent, OwnedIdent), u32>,
+    int_threads: FastMap<(i64, i64), u32>,
+}
+
+/// Content recognised but not turned into facts, counted by kind and name.
+#[derive(Debug, Default)]
+pub struct Unmodeled {
+    /// Counts per bit of `RawEvent::unused_fields` / `Args::unused` (grown on first use).
+    pub unused_fields: Vec<u64>,
+    pub unused_args: Vec<u64>,
+    pub by_kind: HashMap<&'static str, HashMap<String, u64>>,
+}
+
+impl Unmodeled {
+    pub fn count(&mut self, kind: &'static str, name: &str) {
+        let names = self.by_kind.entry(kind).or_default();
+        match names.get_mut(name) {
+            Some(count) => *count += 1,
+            None => {
+                names.insert(name.to_owned(), 1);
+            }
+        }
+    }
+
+    /// Every item as (kind, name, count), sorted by kind then name.
+    pub fn items(&self) -> Vec<(String, String, u64)> {
+        let mut out: Vec<(String, String, u64)> = Vec::new();
+        let fixed = UNUSED_FIELDS
+            .iter()
+            .zip(self.unused_fields.iter())
+            .map(|(n, c)| ("event_field", *n, *c))
+            .chain(
+                UNUSED_ARGS
+                    .iter()
+                    .zip(self.unused_args.iter())
+                    .map(|(n, c)| ("event_arg", *n, *c)),
+            );
+        let mut merged: HashMap<(&str, &str), u64> = HashMap::new();
+        for (kind, name, count) in fixed.filter(|(_, _, c)| *c > 0) {
+            *merged.entry((kind, name)).or_default() += count;
+        }
+        for (kind, names) in &self.by_kind {
+            for (name, count) in names {
+                *merged.entry((kind, name.as_str())).or_default() += count;
+            }
+        }
+        out.extend(
+            merged
+                .into_iter()
+                .map(|((k, n), c)| (k.to_owned(), n.to_owned(), c)),
+        );
+        out.sort();
+        out
+    }
+}
+
+fn count_bits(mut bits: u64, counts: &mut Vec<u64>) {
+    if bits != 0 && counts.len() < 64 {
+        counts.resize(64, 0);
+    }
+    while bits != 0 {
+        let i = bits.trailing_zeros() as usize;
+        if let Some(count) = counts.get_mut(i) {
+            *count += 1;
+        }
+        bits &= bits - 1;
+    }
+}
+
+const FLOW_CATEGORIES: [&str; 3] = ["ac2g", "async", "async_cpu_to_gpu"];
+
+impl Events {
+    /// Adds one event (number `index` in the file); the error names the event.
+    pub fn push(&mut self, index: u64, ev: &RawEvent<'_>) -> Result<()> {
+        self.counts.events += 1;
+        if let Some(problem) = &ev.problem {
+            return Err(problem_error(index, problem));
+        }
+        self.note_unmodeled_fields(ev);
+        match ev.ph.as_deref() {
+            Some("X") => self.push_complete(index, ev),
+            Some("M") => {
+                self.counts.metadata += 1;
+                self.push_metadata(ev);
+                Ok(())
+            }
+            Some(phase @ ("s" | "f" | "t")) => {
+                self.counts.flows += 1;
+                let cat = ev.cat.as_deref().unwrap_or("");
+                let (Some(Ident::Int(id)), Some(ts)) = (&ev.id, ev.ts) else {
+                    self.count_unmodeled("flow", cat);
+                    return Ok(());
+                };
+                if FLOW_CATEGORIES.contains(&cat) {
+                    self.flows.push(FlowPoint {
+                        id: *id,
+                        ts,
+                        start: phase == "s",
+                    });
+                } else {
+                    self.count_unmodeled("flow", cat);
+                }
+                Ok(())
+            }
+            Some(phase @ ("i" | "I")) => {
+                self.counts.instant += 1;
+                let cat = ev.cat.as_deref().unwrap_or(phase);
+                self.count_unmodeled("instant_event", cat);
+                Ok(())
+            }
+            Some(phase) => {
+                self.count_unmodeled("event_phase", phase);
+                Ok(())
+            }
+            None => Err(event_error(index, "an event has no `ph` (phase)")
+                .with_expected("a string `ph` on every event")),
+        }
+    }
+
+    fn note_unmodeled_fields(&mut self, ev: &RawEvent<'_>) {
+        let unmodeled = &mut self.unmodeled;
+        count_bits(ev.unused_fields.into(), &mut unmodeled.unused_fields);
+        count_bits(ev.args.unused, &mut unmodeled.unused_args);
+        for name in &ev.unknown_fields {
+            unmodeled.count("event_field", name);
+        }
+        for name in &ev.args.unknown {
+            unmodeled.count("event_arg", name);
+        }
+    }
+
+    pub fn count_unmodeled(&mut self, kind: &'static str, name: &str) {
+        self.unmodeled.count(kind, name);
+    }
+
+    fn push_metadata(&mut self, ev: &RawEvent<'_>) {
+        let name = ev.name.as_deref().unwrap_or("");
+        let value = ev.args.meta_name.as_deref();
+        match (name, &ev.pid) {
+            ("thread_name", Some(pid)) => {
+                if let (Some(tid), Some(value)) = (&ev.tid, value) {
+                    let thread = self.thread(pid, tid);
+                    self.thread_names.insert(thread, value.trim().to_owned());
+                }
+            }
+            ("process_labels", Some(pid)) => {
+                if let Some(labels) = ev.args.labels.as_deref() {
+                    self.process_labels
+                        .insert(OwnedIdent::from_ident(pid), labels.to_owned());
+                }
+            }
+            ("process_name", _) => {}
+            (other, _) => self.count_unmodeled("metadata", other),
+        }
+    }
+
+    fn push_complete(&mut self, index: u64, ev: &RawEvent<'_>) -> Result<()> {
+        self.counts.complete += 1;
+        let (Some(start), Some(dur)) = (ev.ts, ev.dur) else {
+            return Err(
+                event_error(index, "a complete (`X`) event lacks `ts` or `dur`")
+                    .with_expected("numeric `ts` and `dur` in microseconds on every `X` event"),
+            );
+        };
+        if dur < 0 {
+            return Err(Error::input(
+                codes::NEGATIVE_DURATION,
+                format!("event {index} has a negative duration ({dur} ns)"),
+            )
+            .with_expected("dur >= 0")
+            .with_observed(format!("dur = {dur} ns")));
+        }
+        let end = start.checked_add(dur).ok_or_else(|| {
+            Error::input(
+                codes::TIMESTAMP_INVALID,
+                format!("event {index}: ts + dur overflows the nanosecond range"),
+            )
+        })?;
+        let cat = ev.cat.as_deref().unwrap_or("");
+        let kept = match cat {
+            "cpu_op" | "Operator" | "user_annotation" | "python_function" => {
+                self.push_cpu(index, ev, cat, start, end)?;
+                true
+            }
+            "cuda_runtime" | "cuda_driver" | "Runtime" => {
+                self.push_runtime(index, ev, cat, start, end)?;
+                true
+            }
+            "kernel" | "Kernel" | "gpu_memcpy" | "Memcpy" | "gpu_memset" | "Memset" => {
+                self.push_gpu(index, ev, cat, start, end)?;
+                true
+            }
+            "gpu_user_annotation" => {
+                self.counts.gpu_annotations += 1;
+                let name = self.name_of(index, ev)?;
+                self.gpu_annotations.push(GpuAnnotation {
+                    name,
+                    device: ident_int(ev.pid.as_ref()).unwrap_or(-1),
+                    stream: ident_int(ev.tid.as_ref()).unwrap_or(-1),
+                    start,
+                    end,
+                    external_id: int_arg(ev.args.external_id),
+                });
+                false
+            }
+            "cuda_sync" => {
+                self.counts.syncs += 1;
+                let name = self.name_of(index, ev)?;
+                self.syncs.push(SyncEvent { name, start, end });
+                false
+            }
+            other => {
+                self.count_unmodeled(
+                    "event_category",
+                    if other.is_empty() { "(none)" } else { other },
+                );
+                false
+            }
+        };
+        if kept {
+            self.first_start = Some(self.first_start.map_or(start, |t| t.min(start)));
+            self.last_end = Some(self.last_end.map_or(end, |t| t.max(end)));
+        }
+        Ok(())
+    }
+
+    fn name_of(&mut self, index: u64, ev: &RawEvent<'_>) -> Result<u32> {
+        match ev.name.as_deref() {
+            Some(name) => Ok(self.strings.intern(name)),
+            None => Err(event_error(index, "a complete (`X`) event has no `name`")
+                .with_expected("a string `name`")),
+        }
+    }
+
+    fn host_thread(&mut self, index: u64, ev: &RawEvent<'_>) -> Result<u32> {
+        match (&ev.pid, &ev.tid) {
+            (Some(pid), Some(tid)) => Ok(self.thread(pid, tid)),
+            _ => Err(event_error(index, "a host event has no `pid`/`tid`")
+                .with_expected("`pid` and `tid` on cpu_op, user_annotation and runtime events")),
+        }
+    }
+
+    fn thread(&mut self, pid: &Ident<'_>, tid: &Ident<'_>) -> u32 {
+        if let (Ident::Int(p), Ident::Int(t)) = (pid, tid) {
+            if let Some(&id) = self.int_threads.get(&(*p, *t)) {
+                return id;
+            }
+        }
+        let key = (OwnedIdent::from_ident(pid), OwnedIdent::from_ident(tid));
+        if let Some(&id) = self.thread_index.get(&key) {
+            return id;
+        }
+        let id = u32::try_from(self.threads.len()).unwrap_or(NONE);
+        self.threads.push(Thread {
+            pid: key.0.clone(),
+            tid: key.1.clone(),
+        });
+        if let (Ident::Int(p), Ident::Int(t)) = (pid, tid) {
+            self.int_threads.insert((*p, *t), id);
+        }
+        self.thread_index.insert(key, id);
+        id
+    }
+
+    fn push_cpu(
+        &mut self,
+        index: u64,
+        ev: &RawEvent<'_>,
+        cat: &str,
+        start: i64,
+        end: i64,
+    ) -> Result<()> {
+        let kind = match cat {
+            "user_annotation" => {
+                self.counts.annotations += 1;
+                CpuKind::Annotation
+            }
+            "python_function" => {
+                self.counts.python_functions += 1;
+                CpuKind::Python
+            }
+            other => {
+                self.counts.cpu_ops += 1;
+                if other == "Operator" {
+                    self.counts.legacy += 1;
+                }
+                CpuKind::Op
+            }
+        };
+        let name = self.name_of(index, ev)?;
+        let thread = self.host_thread(index, ev)?;
+        let comm = self.comm_args(ev);
+        self.cpu.push(CpuEvent {
+            name,
+            thread,
+            kind,
+            start,
+            end,
+            external_id: int_arg(ev.args.external_id),
+            comm,
+        });
+        Ok(())
+    }
+
+    fn push_runtime(
+        &mut self,
+        index: u64,
+        ev: &RawEvent<'_>,
+        cat: &str,
+        start: i64,
+        end: i64,
+    ) -> Result<()> {
+        let driver = cat == "cuda_driver";
+        if driver {
+            self.counts.driver_calls += 1;
+        } else {
+            self.counts.runtime_calls += 1;
+        }
+        if cat == "Runtime" {
+            self.counts.legacy += 1;
+        }
+        if ev.name.as_deref().is_some_and(|n| n.starts_with("hip")) {
+            self.counts.hip_calls += 1;
+        }
+        let name = self.name_of(index, ev)?;
+        let thread = self.host_thread(index, ev)?;
+        self.runtime.push(RuntimeEvent {
+            name,
+            thread,
+            driver,
+            start,
+            end,
+            correlation: int_arg(ev.args.correlation),
+            external_id: int_arg(ev.args.external_id),
+        });
+        Ok(())
+    }
+
+    fn push_gpu(
+        &mut self,
+        index: u64,
+        ev: &RawEvent<'_>,
+        cat: &str,
+        start: i64,
+        end: i64,
+    ) -> Result<()> {
+        let kind = match cat {
+            "kernel" | "Kernel" => {
+                self.counts.kernels += 1;
+                GpuKind::Kernel
+            }
+            "gpu_memcpy" | "Memcpy" => {
+                self.counts.memcpys += 1;
+                GpuKind::Memcpy
+            }
+            _ => {
+                self.counts.memsets += 1;
+                GpuKind::Memset
+            }
+        };
+        if matches!(cat, "Kernel" | "Memcpy" | "Memset") {
+            self.counts.legacy += 1;
+        }
+        let name = self.name_of(index, ev)?;
+        let args = &ev.args;
+        let device = args
+            .device
+            .and_then(Num::as_int)
+            .or_else(|| ident_int(ev.pid.as_ref()))
+            .unwrap_or(-1);
+        let stream = match args.stream.map(Num::as_int) {
+            Some(Some(stream)) => stream,
+            Some(None) => {
+                return Err(
+                    event_error(index, "a GPU event's `args.stream` is not an integer")
+                        .with_expected("an integer stream id"),
+                )
+            }
+            None => ident_int(ev.tid.as_ref()).unwrap_or_else(|| {
+                self.counts.gpu_without_stream += 1;
+                -1
+            }),
+        };
+        let config = if kind == GpuKind::Kernel && (args.grid.is_some() || args.registers.is_some())
+        {
+            let dims = |d: Option<super::raw::Dim3>| d.and_then(|d| d.0).unwrap_or([-1; 3]);
+            self.launch_configs.push(LaunchConfig {
+                grid: dims(args.grid),
+                block: dims(args.block),
+                registers_per_thread: int_arg(args.registers),
+                shared_memory_bytes: int_arg(args.shared_memory),
+                occupancy_pct: args.occupancy.and_then(Num::as_f64).unwrap_or(f64::NAN),
+            });
+            u32::try_from(self.launch_configs.len() - 1).unwrap_or(NONE)
+        } else {
+            NONE
+        };
+        let comm = self.comm_args(ev);
+        self.gpu.push(GpuEvent {
+            name,
+            kind,
+            device,
+            stream,
+            start,
+            end,
+            correlation: int_arg(args.correlation),
+            external_id: int_arg(args.external_id),
+            bytes: int_arg(args.bytes),
+            config,
+            comm,
+        });
+        Ok(())
+    }
+
+    fn comm_args(&mut self, ev: &RawEvent<'_>) -> u32 {
+        let Some(comm) = ev.args.comm.as_deref() else {
+            return NONE;
+        };
+        let Some(collective) = comm.collective.as_deref() else {
+            return NONE;
+        };
+        let collective = self.strings.intern(collective);
+        let mut interned = |v: Option<&str>| v.map_or(NONE, |s| self.strings.intern(s));
+        let dtype = interned(comm.dtype.as_deref());
+        let group_name = interned(comm.group_name.as_deref());
+        self.comms.push(CommArgs {
+            collective,
+            in_nelems: int_arg(comm.in_nelems),
+            out_nelems: int_arg(comm.out_nelems),
+            group_size: int_arg(comm.group_size),
+            dtype,
+            group_name,
+        });
+        u32::try_from(self.comms.len() - 1).unwrap_or(NONE)
+    }
+}
+
+fn ident_int(ident: Option<&Ident<'_>>) -> Option<i64> {
+    match ident {
+        Some(Ident::Int(v)) => Some(*v),
+        _ => None,
+    }
+}
+
+fn int_arg(value: Option<Num>) -> i64 {
+    value.and_then(Num::as_int).unwrap_or(-1)
+}
+
+fn event_error(index: u64, message: &str) -> Error {
+    Error::input(codes::EVENT_INVALID, format!("event {index}: {message}"))
+}
+
+fn problem_error(index: u64, problem: &Problem) -> Error {
+    match problem {
+        Problem::DuplicateKey(key) => Error::input(
+            codes::DUPLICATE_KEY,
+            format!("event {index} has the key `{key}` twice"),
+        )
+        .with_expected("each key once per JSON object")
+        .with_observed(format!("`{key}` repeated")),
+        Problem::BadTimestamp { field, text } => Error::input(
+            codes::TIMESTAMP_INVALID,
+            format!("event {index}: `{field}` is not a number of microseconds in range"),
+        )
+        .with_expected("a JSON number of microseconds")
+        .with_observed(text.clone()),
+    }
+}

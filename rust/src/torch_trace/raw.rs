@@ -1,0 +1,649 @@
+//! One trace event read from its JSON bytes: strings are borrowed where the text has no escapes, no
+//! generic JSON value is built, and only the fields gpuopt models are kept. Known fields nobody reads
+//! are counted (so they can be reported as unmodeled); unknown ones are named.
+
+use super::time::micros_to_ns;
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
+use std::borrow::Cow;
+use std::fmt;
+
+/// A process, thread or flow id: Kineto writes integers, legacy and span events write strings.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Ident<'a> {
+    Int(i64),
+    Str(Cow<'a, str>),
+}
+
+/// A numeric argument whose type is checked where it is used, not while reading (strings, arrays
+/// and objects become `Other`, so a trace with an unexpected type elsewhere still loads).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Num {
+    Int(i64),
+    Float(f64),
+    Other,
+}
+
+impl Num {
+    /// The value as an integer: an integer, or a float with no fractional part.
+    pub fn as_int(self) -> Option<i64> {
+        match self {
+            Num::Int(v) => Some(v),
+            // Integral floats inside the i64 range only; the cast is then exact.
+            #[allow(clippy::cast_possible_truncation)]
+            Num::Float(v) if v.fract() == 0.0 && v.abs() < 9.0e18 => Some(v as i64),
+            _ => None,
+        }
+    }
+
+    pub fn as_f64(self) -> Option<f64> {
+        match self {
+            #[allow(clippy::cast_precision_loss)]
+            Num::Int(v) => Some(v as f64),
+            Num::Float(v) => Some(v),
+            Num::Other => None,
+        }
+    }
+}
+
+/// A value read as "a string, or anything else" (`None`).
+type MaybeStr<'a> = Option<Cow<'a, str>>;
+
+/// A problem inside an event that is not a JSON syntax error, reported with its own error code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Problem {
+    DuplicateKey(String),
+    BadTimestamp { field: &'static str, text: String },
+}
+
+/// Event fields gpuopt knows and does not read (bit i of `RawEvent::unused_fields`).
+pub const UNUSED_FIELDS: [&str; 9] = [
+    "bp", "s", "cname", "tts", "tdur", "sf", "stack", "scope", "id2",
+];
+
+/// Argument keys gpuopt knows and does not read (bit i of `Args::unused`).
+pub const UNUSED_ARGS: [&str; 40] = [
+    "Record function id",
+    "Ev Idx",
+    "Sequence number",
+    "Fwd thread id",
+    "Input Dims",
+    "Input dims",
+    "Input type",
+    "Input Strides",
+    "Concrete Inputs",
+    "Input names",
+    "Output dims",
+    "Output type",
+    "Output names",
+    "Extra arguments",
+    "Trace name",
+    "Trace iteration",
+    "Profiler Event Index",
+    "Module Hierarchy",
+    "Call stack",
+    "context",
+    "queued",
+    "blocks per SM",
+    "warps per SM",
+    "memory bandwidth (GB/s)",
+    "cbid",
+    "external ts",
+    "Device",
+    "Op count",
+    "sort_index",
+    "Process Group Description",
+    "Process Group Ranks",
+    "In split size",
+    "Out split size",
+    "Global rank start",
+    "Global rank stride",
+    "Python id",
+    "Python parent id",
+    "Python thread",
+    "kind",
+    "cuda_sync_kind",
+];
+
+/// The `args` of an event, as far as gpuopt models them. Kept small: a batch holds thousands.
+#[derive(Debug, Default)]
+pub struct Args<'a> {
+    pub external_id: Option<Num>,
+    pub correlation: Option<Num>,
+    pub stream: Option<Num>,
+    pub device: Option<Num>,
+    pub bytes: Option<Num>,
+    pub grid: Option<Dim3>,
+    pub block: Option<Dim3>,
+    pub registers: Option<Num>,
+    pub shared_memory: Option<Num>,
+    pub occupancy: Option<Num>,
+    /// Collective arguments (rare: allocated only when present).
+    pub comm: Option<Box<CommRaw<'a>>>,
+    /// `name` / `labels` of metadata (`M`) events.
+    pub meta_name: MaybeStr<'a>,
+    pub labels: MaybeStr<'a>,
+    pub unused: u64,
+    pub unknown: Vec<Cow<'a, str>>,
+    pub problem: Option<Box<Problem>>,
+}
+
+/// Arguments of a collective (`record_param_comms` ops, NCCL kernels).
+#[derive(Debug, Default)]
+pub struct CommRaw<'a> {
+    pub collective: MaybeStr<'a>,
+    pub in_nelems: Option<Num>,
+    pub out_nelems: Option<Num>,
+    pub group_size: Option<Num>,
+    pub dtype: MaybeStr<'a>,
+    pub group_name: MaybeStr<'a>,
+}
+
+/// A `grid`/`block` triple; `None` inside when the value was not three integers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dim3(pub Option<[i64; 3]>);
+
+/// One event as read.
+#[derive(Debug, Default)]
+pub struct RawEvent<'a> {
+    pub ph: Option<Cow<'a, str>>,
+    pub cat: Option<Cow<'a, str>>,
+    pub name: Option<Cow<'a, str>>,
+    pub pid: Option<Ident<'a>>,
+    pub tid: Option<Ident<'a>>,
+    /// `ts` in nanoseconds (exact, see `time`).
+    pub ts: Option<i64>,
+    /// `dur` in nanoseconds.
+    pub dur: Option<i64>,
+    pub id: Option<Ident<'a>>,
+    pub args: Args<'a>,
+    pub unused_fields: u32,
+    pub unknown_fields: Vec<Cow<'a, str>>,
+    pub problem: Option<Box<Problem>>,
+}
+
+/// Reads one event from the bytes of one JSON value.
+pub fn parse_event(bytes: &[u8]) -> Result<RawEvent<'_>, serde_json::Error> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let event = de.deserialize_map(EventVisitor)?;
+    de.end()?;
+    Ok(event)
+}
+
+struct CowStr;
+
+impl<'de> DeserializeSeed<'de> for CowStr {
+    type Value = Cow<'de, str>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_str(CowStrVisitor)
+    }
+}
+
+struct CowStrVisitor;
+
+impl<'de> Visitor<'de> for CowStrVisitor {
+    type Value = Cow<'de, str>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string")
+    }
+
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Cow::Borrowed(v))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(v.to_owned()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(v))
+    }
+}
+
+struct IdentSeed;
+
+impl<'de> DeserializeSeed<'de> for IdentSeed {
+    type Value = Ident<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(IdentVisitor)
+    }
+}
+
+struct IdentVisitor;
+
+impl<'de> Visitor<'de> for IdentVisitor {
+    type Value = Ident<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an integer or a string")
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
+        Ok(Ident::Int(v))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        i64::try_from(v)
+            .map(Ident::Int)
+            .map_err(|_| E::custom(format!("id {v} is out of range")))
+    }
+
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Ident::Str(Cow::Borrowed(v)))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Ident::Str(Cow::Owned(v.to_owned())))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Ident::Str(Cow::Owned(v)))
+    }
+}
+
+struct NumSeed;
+
+impl<'de> DeserializeSeed<'de> for NumSeed {
+    type Value = Num;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(AnyVisitor).map(|v| match v {
+            Any::Int(i) => Num::Int(i),
+            Any::Float(f) => Num::Float(f),
+            Any::Str(_) | Any::Other => Num::Other,
+        })
+    }
+}
+
+struct MaybeStrSeed;
+
+impl<'de> DeserializeSeed<'de> for MaybeStrSeed {
+    type Value = MaybeStr<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(AnyVisitor).map(|v| match v {
+            Any::Str(s) => Some(s),
+            _ => None,
+        })
+    }
+}
+
+/// Any JSON value, keeping only numbers and strings.
+enum Any<'a> {
+    Int(i64),
+    Float(f64),
+    Str(Cow<'a, str>),
+    Other,
+}
+
+struct AnyVisitor;
+
+impl<'de> Visitor<'de> for AnyVisitor {
+    type Value = Any<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(Any::Other)
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
+        Ok(Any::Int(v))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
+        #[allow(clippy::cast_precision_loss)]
+        Ok(i64::try_from(v).map_or(Any::Float(v as f64), Any::Int))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
+        Ok(Any::Float(v))
+    }
+
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Any::Str(Cow::Borrowed(v)))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Any::Str(Cow::Owned(v.to_owned())))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Any::Str(Cow::Owned(v)))
+    }
+
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(Any::Other)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Any::Other)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(Any::Other)
+    }
+}
+
+struct Dim3Seed;
+
+impl<'de> DeserializeSeed<'de> for Dim3Seed {
+    type Value = Dim3;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(Dim3Visitor)
+    }
+}
+
+struct Dim3Visitor;
+
+impl<'de> Visitor<'de> for Dim3Visitor {
+    type Value = Dim3;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("three integers")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut out = [0_i64; 3];
+        let mut n = 0;
+        let mut ok = true;
+        while let Some(value) = seq.next_element_seed(NumSeed)? {
+            match (out.get_mut(n), value.as_int()) {
+                (Some(slot), Some(v)) => *slot = v,
+                _ => ok = false,
+            }
+            n += 1;
+        }
+        Ok(Dim3((ok && n == 3).then_some(out)))
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(Dim3(None))
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(Dim3(None))
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(Dim3(None))
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(Dim3(None))
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(Dim3(None))
+    }
+
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(Dim3(None))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(Dim3(None))
+    }
+}
+
+/// Marks `bit` in `seen`; on a second sighting records the duplicate and says to skip the value.
+fn first_sighting(seen: &mut u64, bit: u32, key: &str, problem: &mut Option<Box<Problem>>) -> bool {
+    let mask = 1_u64 << bit;
+    if *seen & mask != 0 {
+        problem.get_or_insert_with(|| Box::new(Problem::DuplicateKey(key.to_owned())));
+        return false;
+    }
+    *seen |= mask;
+    true
+}
+
+fn timestamp(
+    raw: &RawValue,
+    field: &'static str,
+    problem: &mut Option<Box<Problem>>,
+) -> Option<i64> {
+    let text = raw.get();
+    let ns = micros_to_ns(text);
+    if ns.is_none() {
+        problem.get_or_insert_with(|| {
+            Box::new(Problem::BadTimestamp {
+                field,
+                text: text.chars().take(40).collect(),
+            })
+        });
+    }
+    ns
+}
+
+struct EventVisitor;
+
+impl<'de> Visitor<'de> for EventVisitor {
+    type Value = RawEvent<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a trace event object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut ev = RawEvent::default();
+        let mut seen = 0_u64;
+        while let Some(key) = map.next_key_seed(CowStr)? {
+            let bit = match key.as_ref() {
+                "ph" => 0,
+                "cat" => 1,
+                "name" => 2,
+                "pid" => 3,
+                "tid" => 4,
+                "ts" => 5,
+                "dur" => 6,
+                "id" => 7,
+                "args" => 8,
+                other => {
+                    match UNUSED_FIELDS.iter().position(|k| *k == other) {
+                        Some(i) => ev.unused_fields |= 1 << i,
+                        None => ev.unknown_fields.push(key),
+                    }
+                    map.next_value::<IgnoredAny>()?;
+                    continue;
+                }
+            };
+            if !first_sighting(&mut seen, bit, &key, &mut ev.problem) {
+                map.next_value::<IgnoredAny>()?;
+                continue;
+            }
+            match bit {
+                0 => ev.ph = Some(map.next_value_seed(CowStr)?),
+                1 => ev.cat = Some(map.next_value_seed(CowStr)?),
+                2 => ev.name = Some(map.next_value_seed(CowStr)?),
+                3 => ev.pid = Some(map.next_value_seed(IdentSeed)?),
+                4 => ev.tid = Some(map.next_value_seed(IdentSeed)?),
+                5 => {
+                    let raw: &'de RawValue = map.next_value()?;
+                    ev.ts = timestamp(raw, "ts", &mut ev.problem);
+                }
+                6 => {
+                    let raw: &'de RawValue = map.next_value()?;
+                    ev.dur = timestamp(raw, "dur", &mut ev.problem);
+                }
+                7 => ev.id = Some(map.next_value_seed(IdentSeed)?),
+                _ => {
+                    let mut args = map.next_value_seed(ArgsSeed)?;
+                    if let Some(problem) = args.problem.take() {
+                        ev.problem.get_or_insert(problem);
+                    }
+                    ev.args = args;
+                }
+            }
+        }
+        Ok(ev)
+    }
+}
+
+struct ArgsSeed;
+
+impl<'de> DeserializeSeed<'de> for ArgsSeed {
+    type Value = Args<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_map(ArgsVisitor)
+    }
+}
+
+struct ArgsVisitor;
+
+impl<'de> Visitor<'de> for ArgsVisitor {
+    type Value = Args<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an args object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut args = Args::default();
+        let mut seen = 0_u64;
+        while let Some(key) = map.next_key_seed(CowStr)? {
+            let bit = match key.as_ref() {
+                // Modern traces write "External id", the 2021 format "external id".
+                "External id" | "external id" => 0,
+                "correlation" => 1,
+                "stream" => 2,
+                "device" => 3,
+                "bytes" => 4,
+                "grid" => 5,
+                "block" => 6,
+                "registers per thread" => 7,
+                "shared memory" => 8,
+                "est. achieved occupancy %" => 9,
+                "Collective name" => 10,
+                "In msg nelems" => 11,
+                "Out msg nelems" => 12,
+                "Group size" => 13,
+                "dtype" => 14,
+                "Process Group Name" => 15,
+                "name" => 16,
+                "labels" => 17,
+                other => {
+                    match UNUSED_ARGS.iter().position(|k| *k == other) {
+                        Some(i) => args.unused |= 1 << i,
+                        None => args.unknown.push(key),
+                    }
+                    map.next_value::<IgnoredAny>()?;
+                    continue;
+                }
+            };
+            if !first_sighting(&mut seen, bit, &key, &mut args.problem) {
+                map.next_value::<IgnoredAny>()?;
+                continue;
+            }
+            let num = match bit {
+                0 => &mut args.external_id,
+                1 => &mut args.correlation,
+                2 => &mut args.stream,
+                3 => &mut args.device,
+                4 => &mut args.bytes,
+                5 => {
+                    args.grid = Some(map.next_value_seed(Dim3Seed)?);
+                    continue;
+                }
+                6 => {
+                    args.block = Some(map.next_value_seed(Dim3Seed)?);
+                    continue;
+                }
+                7 => &mut args.registers,
+                8 => &mut args.shared_memory,
+                9 => &mut args.occupancy,
+                16 => {
+                    args.meta_name = map.next_value_seed(MaybeStrSeed)?;
+                    continue;
+                }
+                17 => {
+                    args.labels = map.next_value_seed(MaybeStrSeed)?;
+                    continue;
+                }
+                _ => {
+                    let comm = args.comm.get_or_insert_with(Box::default);
+                    match bit {
+                        10 => comm.collective = map.next_value_seed(MaybeStrSeed)?,
+                        11 => comm.in_nelems = Some(map.next_value_seed(NumSeed)?),
+                        12 => comm.out_nelems = Some(map.next_value_seed(NumSeed)?),
+                        13 => comm.group_size = Some(map.next_value_seed(NumSeed)?),
+                        14 => comm.dtype = map.next_value_seed(MaybeStrSeed)?,
+                        _ => comm.group_name = map.next_value_seed(MaybeStrSeed)?,
+                    }
+                    continue;
+                }
+            };
+            *num = Some(map.next_value_seed(NumSeed)?);
+        }
+        Ok(args)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_a_kernel_event_with_borrowed_strings() {
+        let text = br#"{"ph": "X", "cat": "kernel", "name": "k<1>", "pid": 0, "tid": 7,
+            "ts": 5352965321564.706, "dur": 21.664, "args": {"External id": 7, "queued": 0,
+            "device": 0, "stream": 7, "correlation": 44, "grid": [8192, 1, 1], "block": [32, 4, 1],
+            "registers per thread": 32, "est. achieved occupancy %": 100, "brand new": 1}}"#;
+        let ev = parse_event(text).unwrap();
+        assert!(matches!(ev.name, Some(Cow::Borrowed("k<1>"))));
+        assert_eq!(ev.ts, Some(5_352_965_321_564_706));
+        assert_eq!(ev.dur, Some(21_664));
+        assert_eq!(ev.pid, Some(Ident::Int(0)));
+        assert_eq!(ev.args.correlation.and_then(Num::as_int), Some(44));
+        assert_eq!(ev.args.grid, Some(Dim3(Some([8192, 1, 1]))));
+        assert_eq!(ev.args.unknown, vec![Cow::Borrowed("brand new")]);
+        assert_ne!(ev.args.unused, 0);
+        assert_eq!(ev.problem, None);
+    }
+
+    #[test]
+    fn escaped_names_are_owned_and_decoded() {
+        let ev = parse_event(br#"{"name": "a\"b\u00e9", "ph": "X"}"#).unwrap();
+        assert_eq!(ev.name.as_deref(), Some("a\"bé"));
+    }
+
+    #[test]
+    fn duplicate_keys_are_a_problem_not_a_silent_overwrite() {
+        let ev = parse_event(br#"{"ts": 1, "ts": 2}"#).unwrap();
+        assert_eq!(
+            ev.problem.as_deref(),
+            Some(&Problem::DuplicateKey("ts".into()))
+        );
+        assert_eq!(ev.ts, Some(1000));
+        let ev = parse_event(br#"{"args": {"correlation": 1, "correlation": 2}}"#).unwrap();
+        assert_eq!(
+            ev.problem.as_deref(),
+            Some(&Problem::DuplicateKey("correlation".into()))
+        );
+    }
+
+    #[test]
+    fn nan_is_a_json_syntax_error_and_strings_are_not_timestamps() {
+        assert!(parse_event(br#"{"ts": NaN}"#).is_err());
+        let ev = parse_event(br#"{"ts": "12"}"#).unwrap();
+        assert!(matches!(
+            ev.problem.as_deref(),
+            Some(Problem::BadTimestamp { field: "ts", .. })
+        ));
+    }
+
+    #[test]
+    fn wrong_types_for_names_are_errors() {
+        assert!(parse_event(br#"{"name": 3}"#).is_err());
+        assert!(parse_event(br#"[1, 2]"#).is_err());
+    }
+}

@@ -1,0 +1,689 @@
+//! Streaming reader for Kineto Chrome-trace JSON (plain or gzip).
+//!
+//! A framing thread reads the file in chunks and finds the top-level keys and each element of
+//! `traceEvents` without building any JSON tree (header values, small, are parsed into JSON values).
+//! Batches of framed events go to the calling thread, which parses them in parallel straight from
+//! the batch bytes (`raw`) and adds them in file order to compact structs (`events`). A bounded
+//! channel keeps a few batches in flight, so memory follows the events kept, never the JSON text.
+
+use super::codes;
+use super::codes as generic;
+use super::events::Events;
+use super::raw::parse_event;
+use crate::error::{Error, Result};
+use rayon::prelude::*;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::path::Path;
+
+/// Bytes read from the source per refill.
+const CHUNK: usize = 4 << 20;
+/// Event bytes framed into one batch before it is handed to the parsing stage.
+const BATCH: usize = 8 << 20;
+
+/// The header keys (everything but `traceEvents`) and the events of one trace file.
+pub struct ReadTrace {
+    pub header: BTreeMap<String, Value>,
+    pub events: Events,
+    pub compressed: bool,
+}
+
+/// Reads one trace file; `.gz` is recognised by its magic bytes, not its name.
+pub fn read_path(path: &Path) -> Result<ReadTrace> {
+    let shown = path.display().to_string();
+    let mut file = File::open(path).map_err(|e| Error::io(path, &e))?;
+    let mut magic = [0_u8; 2];
+    let got = read_up_to(&mut file, &mut magic).map_err(|e| Error::io(path, &e))?;
+    let head = magic.get(..got).unwrap_or(&[]);
+    let compressed = head == [0x1f, 0x8b];
+    let prefix = std::io::Cursor::new(head.to_vec());
+    let plain = prefix.chain(file);
+    let result = if compressed {
+        read_stream(
+            flate2::read::MultiGzDecoder::new(BufReader::new(plain)),
+            &shown,
+        )
+    } else {
+        read_stream(plain, &shown)
+    };
+    result
+        .map(|(header, events)| ReadTrace {
+            header,
+            events,
+            compressed,
+        })
+        .map_err(|e| {
+            if e.path.is_none() {
+                e.with_path(shown)
+            } else {
+                e
+            }
+        })
+}
+
+fn read_up_to(reader: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while let Some(rest) = buf.get_mut(filled..) {
+        if rest.is_empty() {
+            break;
+        }
+        match reader.read(rest) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
+/// A run of framed events: the bytes holding them and each event's range in those bytes.
+struct Batch {
+    bytes: Vec<u8>,
+    ranges: Vec<(usize, usize)>,
+    /// Index (in the file) of the first event.
+    first: u64,
+    /// Offset in the (decompressed) stream of `bytes[0]`.
+    base: u64,
+}
+
+/// Reads a whole trace from any byte stream.
+///
+/// Two stages overlap: a framing thread reads and frames batches of events while this thread parses
+/// the previous batch in parallel (rayon) and adds it, in file order, to the compact event store.
+/// At most a few batches are in flight, so memory stays bounded whatever the file size.
+pub fn read_stream<R: Read + Send>(
+    reader: R,
+    shown: &str,
+) -> Result<(BTreeMap<String, Value>, Events)> {
+    let (sender, receiver) = std::sync::mpsc::sync_channel::<Batch>(2);
+    // Parsed batches' buffers go back to the framer for reuse (no fresh pages per batch).
+    let (recycle, reuse) = std::sync::mpsc::channel::<Vec<u8>>();
+    std::thread::scope(|scope| {
+        let framing = scope.spawn(move || {
+            let mut framer = Framer {
+                reader,
+                buf: Vec::with_capacity(CHUNK),
+                pos: 0,
+                eof: false,
+                base: 0,
+                shown: shown.to_owned(),
+                sender,
+                reuse,
+            };
+            framer.document()
+        });
+        let mut events = Events::default();
+        let mut failure = None;
+        while let Ok(batch) = receiver.recv() {
+            if let Err(e) = ingest(&batch, shown, &mut events) {
+                failure = Some(e);
+                break;
+            }
+            // The framer may have finished already; then the buffer is simply dropped.
+            let _ = recycle.send(batch.bytes);
+        }
+        // Dropping the receiver stops a framer that is still sending.
+        drop(receiver);
+        let framed = framing.join().map_err(|_| {
+            Error::internal(
+                crate::error::codes::INTERNAL_PANIC,
+                "the trace framing thread panicked",
+            )
+        })?;
+        // An event that failed to parse precedes anything the framer met after it.
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        framed.map(|header| (header, events))
+    })
+}
+
+/// Parses a batch of events in parallel, then adds them in file order; the error names the event.
+fn ingest(batch: &Batch, shown: &str, events: &mut Events) -> Result<()> {
+    let bytes = &batch.bytes;
+    let parsed: Vec<_> = batch
+        .ranges
+        .par_iter()
+        .with_min_len(256)
+        .map(|&(s, e)| parse_event(bytes.get(s..e).unwrap_or_default()))
+        .collect();
+    for (k, (result, &(s, _))) in parsed.iter().zip(&batch.ranges).enumerate() {
+        let index = batch.first + k as u64;
+        match result {
+            Ok(event) => events.push(index, event)?,
+            Err(e) => return Err(event_json_error(shown, index, batch.base + s as u64, e)),
+        }
+    }
+    Ok(())
+}
+
+fn event_json_error(shown: &str, index: u64, at: u64, e: &serde_json::Error) -> Error {
+    use serde_json::error::Category;
+    match e.classify() {
+        Category::Data => Error::input(
+            codes::EVENT_INVALID,
+            format!("{shown}: event {index} (byte {at}): {e}"),
+        )
+        .with_expected("a trace event object with string `ph`/`cat`/`name`, numeric `ts`/`dur`"),
+        Category::Eof => Error::input(
+            generic::FILE_TRUNCATED,
+            format!("{shown}: event {index} (byte {at}) ends early: {e}"),
+        ),
+        Category::Syntax | Category::Io => Error::input(
+            generic::FORMAT_INVALID,
+            format!("{shown}: event {index} (byte {at}) is not valid JSON: {e}"),
+        )
+        .with_expected("strict JSON (no NaN or Infinity)"),
+    }
+}
+
+fn duplicate_header_key(key: &str) -> Error {
+    Error::input(
+        codes::DUPLICATE_KEY,
+        format!("the top-level key `{key}` appears twice"),
+    )
+    .with_expected("each key once per JSON object")
+    .with_observed(format!("`{key}` repeated"))
+}
+
+fn shown_byte(b: u8) -> String {
+    if b.is_ascii_graphic() {
+        format!("`{}`", char::from(b))
+    } else {
+        format!("byte 0x{b:02x}")
+    }
+}
+
+struct Framer<R> {
+    reader: R,
+    buf: Vec<u8>,
+    /// Next unread byte in `buf`.
+    pos: usize,
+    eof: bool,
+    /// Offset in the (decompressed) stream of `buf[0]`.
+    base: u64,
+    shown: String,
+    sender: std::sync::mpsc::SyncSender<Batch>,
+    reuse: std::sync::mpsc::Receiver<Vec<u8>>,
+}
+
+impl<R: Read> Framer<R> {
+    /// Frames the whole document: header values are parsed here, event batches are sent on.
+    fn document(&mut self) -> Result<BTreeMap<String, Value>> {
+        self.skip_bom()?;
+        let mut header = BTreeMap::new();
+        let mut saw_events = false;
+        match self.peek()? {
+            Some(b'{') => self.pos += 1,
+            Some(b'[') => {
+                return Err(Error::input(
+                    generic::FORMAT_INVALID,
+                    "the file is a JSON array; a Kineto trace is a JSON object with `traceEvents`",
+                )
+                .with_expected("{\"schemaVersion\": 1, \"traceEvents\": [...], ...}")
+                .with_observed("a top-level JSON array"))
+            }
+            Some(other) => {
+                return Err(self.syntax(format!("expected `{{`, found {}", shown_byte(other))))
+            }
+            None => return Err(self.truncated("the file is empty")),
+        }
+        if self.peek()? == Some(b'}') {
+            self.pos += 1;
+        } else {
+            loop {
+                let key = self.key()?;
+                if key == "traceEvents" {
+                    if saw_events {
+                        return Err(duplicate_header_key(&key));
+                    }
+                    saw_events = true;
+                    self.events()?;
+                } else {
+                    let value = self.header_value()?;
+                    if header.insert(key.clone(), value).is_some() {
+                        return Err(duplicate_header_key(&key));
+                    }
+                }
+                match self.peek()? {
+                    Some(b',') => self.pos += 1,
+                    Some(b'}') => {
+                        self.pos += 1;
+                        break;
+                    }
+                    Some(other) => {
+                        return Err(self.syntax(format!(
+                            "expected `,` or `}}` after a key's value, found {}",
+                            shown_byte(other)
+                        )))
+                    }
+                    None => return Err(self.truncated("the top-level object is not closed")),
+                }
+            }
+        }
+        if let Some(other) = self.peek()? {
+            return Err(self.syntax(format!(
+                "content after the end of the JSON object: {}",
+                shown_byte(other)
+            )));
+        }
+        if !saw_events {
+            return Err(
+                Error::input(codes::EVENTS_MISSING, "the trace has no `traceEvents` key")
+                    .with_expected("a top-level `traceEvents` array"),
+            );
+        }
+        Ok(header)
+    }
+
+    /// Appends up to one chunk; false at the end of the stream.
+    fn fill(&mut self) -> Result<bool> {
+        if self.eof {
+            return Ok(false);
+        }
+        let old = self.buf.len();
+        self.buf.resize(old + CHUNK, 0);
+        loop {
+            let target = self.buf.get_mut(old..).unwrap_or_default();
+            match self.reader.read(target) {
+                Ok(0) => {
+                    self.buf.truncate(old);
+                    self.eof = true;
+                    return Ok(false);
+                }
+                Ok(n) => {
+                    self.buf.truncate(old + n);
+                    return Ok(true);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.buf.truncate(old);
+                    return Err(self.read_error(&e));
+                }
+            }
+        }
+    }
+
+    fn read_error(&self, e: &std::io::Error) -> Error {
+        use std::io::ErrorKind;
+        match e.kind() {
+            ErrorKind::UnexpectedEof => Error::input(
+                generic::FILE_TRUNCATED,
+                format!("{}: the compressed stream ends early ({e})", self.shown),
+            ),
+            ErrorKind::InvalidData | ErrorKind::InvalidInput => Error::input(
+                generic::FORMAT_INVALID,
+                format!("{}: the compressed stream is damaged ({e})", self.shown),
+            ),
+            _ => Error::input(
+                crate::error::codes::FILE_UNREADABLE,
+                format!("{}: {e}", self.shown),
+            ),
+        }
+    }
+
+    /// Drops consumed bytes so the buffer holds only what is still needed.
+    fn compact(&mut self) {
+        if self.pos > 0 {
+            self.buf.drain(..self.pos);
+            self.base += self.pos as u64;
+            self.pos = 0;
+        }
+    }
+
+    fn byte_at(&mut self, i: usize) -> Result<Option<u8>> {
+        loop {
+            if let Some(&b) = self.buf.get(i) {
+                return Ok(Some(b));
+            }
+            if !self.fill()? {
+                return Ok(None);
+            }
+        }
+    }
+
+    fn skip_bom(&mut self) -> Result<()> {
+        if self.byte_at(0)? == Some(0xef)
+            && self.byte_at(1)? == Some(0xbb)
+            && self.byte_at(2)? == Some(0xbf)
+        {
+            self.pos = 3;
+        }
+        Ok(())
+    }
+
+    /// Skips whitespace; the next byte, not consumed (None at the end of the stream).
+    fn peek(&mut self) -> Result<Option<u8>> {
+        loop {
+            match self.byte_at(self.pos)? {
+                Some(b' ' | b'\n' | b'\r' | b'\t') => self.pos += 1,
+                other => return Ok(other),
+            }
+        }
+    }
+
+    fn offset(&self, i: usize) -> u64 {
+        self.base + i as u64
+    }
+
+    fn syntax(&self, message: String) -> Error {
+        Error::input(
+            generic::FORMAT_INVALID,
+            format!(
+                "{}: invalid JSON at byte {}: {message}",
+                self.shown,
+                self.offset(self.pos)
+            ),
+        )
+        .with_expected("a Kineto Chrome-trace JSON object")
+    }
+
+    fn truncated(&self, message: &str) -> Error {
+        Error::input(
+            generic::FILE_TRUNCATED,
+            format!(
+                "{}: the JSON ends early at byte {}: {message}",
+                self.shown,
+                self.offset(self.buf.len())
+            ),
+        )
+        .with_expected("a complete JSON document")
+    }
+
+    /// Index just past the closing quote of the string whose body starts at `i`.
+    fn string_end(&mut self, mut i: usize) -> Result<usize> {
+        loop {
+            let hay = self.buf.get(i..).unwrap_or_default();
+            match memchr::memchr2(b'"', b'\\', hay) {
+                Some(k) => {
+                    i += k;
+                    if self.buf.get(i) == Some(&b'"') {
+                        return Ok(i + 1);
+                    }
+                    // A backslash: skip it and the escaped byte.
+                    if self.byte_at(i + 1)?.is_none() {
+                        return Err(self.truncated("inside a string"));
+                    }
+                    i += 2;
+                }
+                None => {
+                    i = self.buf.len();
+                    if !self.fill()? {
+                        return Err(self.truncated("inside a string"));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Index just past the JSON value starting at `start` (framing only; parsing validates it).
+    fn value_end(&mut self, start: usize) -> Result<usize> {
+        let Some(first) = self.byte_at(start)? else {
+            return Err(self.truncated("a value is missing"));
+        };
+        match first {
+            b'"' => self.string_end(start + 1),
+            b'{' | b'[' => {
+                // Only the opening kind of bracket needs counting: the other kind is balanced
+                // inside any valid value and cannot close this one. memchr3 skips the rest.
+                let (open, close) = if first == b'{' {
+                    (b'{', b'}')
+                } else {
+                    (b'[', b']')
+                };
+                let mut depth = 0_usize;
+                let mut i = start;
+                loop {
+                    let hay = self.buf.get(i..).unwrap_or_default();
+                    let Some(k) = memchr::memchr3(b'"', open, close, hay) else {
+                        i = self.buf.len();
+                        if !self.fill()? {
+                            return Err(self.truncated("an object or array is not closed"));
+                        }
+                        continue;
+                    };
+                    i += k;
+                    match self.buf.get(i) {
+                        Some(b'"') => {
+                            i = self.string_end(i + 1)?;
+                            continue;
+                        }
+                        Some(&b) if b == open => depth += 1,
+                        _ => {
+                            depth -= 1;
+                            if depth == 0 {
+                                return Ok(i + 1);
+                            }
+                        }
+                    }
+                    i += 1;
+                }
+            }
+            _ => {
+                let mut i = start;
+                while let Some(b) = self.byte_at(i)? {
+                    if matches!(b, b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t') {
+                        break;
+                    }
+                    i += 1;
+                }
+                Ok(i)
+            }
+        }
+    }
+
+    fn key(&mut self) -> Result<String> {
+        match self.peek()? {
+            Some(b'"') => {}
+            Some(other) => {
+                return Err(self.syntax(format!(
+                    "expected a key string, found {}",
+                    shown_byte(other)
+                )))
+            }
+            None => return Err(self.truncated("a key is missing")),
+        }
+        let end = self.string_end(self.pos + 1)?;
+        let bytes = self.buf.get(self.pos..end).unwrap_or_default();
+        let key: String = serde_json::from_slice(bytes)
+            .map_err(|e| self.syntax(format!("bad key string: {e}")))?;
+        self.pos = end;
+        match self.peek()? {
+            Some(b':') => self.pos += 1,
+            Some(other) => {
+                return Err(self.syntax(format!(
+                    "expected `:` after key `{key}`, found {}",
+                    shown_byte(other)
+                )))
+            }
+            None => return Err(self.truncated("a value is missing")),
+        }
+        Ok(key)
+    }
+
+    fn header_value(&mut self) -> Result<Value> {
+        if self.peek()?.is_none() {
+            return Err(self.truncated("a value is missing"));
+        }
+        let end = self.value_end(self.pos)?;
+        let bytes = self.buf.get(self.pos..end).unwrap_or_default();
+        let value: Value =
+            serde_json::from_slice(bytes).map_err(|e| self.syntax(format!("{e}")))?;
+        self.pos = end;
+        self.compact();
+        Ok(value)
+    }
+
+    /// Frames the `traceEvents` array and sends it on, batch by batch.
+    fn events(&mut self) -> Result<()> {
+        match self.peek()? {
+            Some(b'[') => self.pos += 1,
+            Some(other) => {
+                let observed = match other {
+                    b'{' => "an object",
+                    b'"' => "a string",
+                    b'n' => "null",
+                    b't' | b'f' => "a boolean",
+                    _ => "a number or other value",
+                };
+                return Err(Error::input(
+                    codes::EVENTS_NOT_ARRAY,
+                    format!("`traceEvents` is {observed}, not an array"),
+                )
+                .with_expected("`traceEvents` as a JSON array of event objects")
+                .with_observed(observed));
+            }
+            None => return Err(self.truncated("the `traceEvents` value is missing")),
+        }
+        if self.peek()? == Some(b']') {
+            self.pos += 1;
+            return Ok(());
+        }
+        let mut index: u64 = 0;
+        loop {
+            self.compact();
+            let mut ranges: Vec<(usize, usize)> = Vec::new();
+            let batch_start = self.pos;
+            let mut done = false;
+            while self.pos - batch_start < BATCH {
+                if self.peek()?.is_none() {
+                    return Err(self.truncated("`traceEvents` is not closed"));
+                }
+                let start = self.pos;
+                let end = self.value_end(start)?;
+                ranges.push((start, end));
+                self.pos = end;
+                match self.peek()? {
+                    Some(b',') => {
+                        self.pos += 1;
+                        if self.peek()? == Some(b']') {
+                            return Err(self.syntax("a trailing comma before `]`".into()));
+                        }
+                    }
+                    Some(b']') => {
+                        self.pos += 1;
+                        done = true;
+                        break;
+                    }
+                    Some(other) => {
+                        return Err(self.syntax(format!(
+                            "expected `,` or `]` between events, found {}",
+                            shown_byte(other)
+                        )))
+                    }
+                    None => return Err(self.truncated("`traceEvents` is not closed")),
+                }
+            }
+            let count = ranges.len() as u64;
+            self.send(ranges, index)?;
+            index += count;
+            if done {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Hands the framed bytes (everything before `pos`) to the parsing stage.
+    fn send(&mut self, ranges: Vec<(usize, usize)>, first: u64) -> Result<()> {
+        let mut rest = self
+            .reuse
+            .try_recv()
+            .unwrap_or_else(|_| Vec::with_capacity(BATCH + 2 * CHUNK));
+        rest.clear();
+        rest.extend_from_slice(self.buf.get(self.pos..).unwrap_or_default());
+        self.buf.truncate(self.pos);
+        let bytes = std::mem::replace(&mut self.buf, rest);
+        let batch = Batch {
+            bytes,
+            ranges,
+            first,
+            base: self.base,
+        };
+        self.base += self.pos as u64;
+        self.pos = 0;
+        // A closed channel means the parsing stage stopped on an error of its own, reported there.
+        self.sender.send(batch).map_err(|_| {
+            Error::internal(
+                crate::error::codes::INTERNAL_PANIC,
+                "the parsing stage stopped",
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str) -> Result<(BTreeMap<String, Value>, Events)> {
+        read_stream(text.as_bytes(), "t.json")
+    }
+
+    #[test]
+    fn frames_header_and_events_in_any_order() {
+        let (header, events) = read(
+            r#" { "schemaVersion": 1, "traceEvents": [
+                {"ph": "X", "cat": "cpu_op", "name": "a{]\"", "pid": 1, "tid": 1, "ts": 1.5, "dur": 2},
+                {"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "main"}}
+              ], "traceName": "x" } "#,
+        )
+        .unwrap();
+        assert_eq!(header.get("traceName"), Some(&Value::from("x")));
+        assert_eq!(events.cpu.len(), 1);
+        assert_eq!(events.strings.get(events.cpu[0].name), "a{]\"");
+        assert_eq!((events.cpu[0].start, events.cpu[0].end), (1500, 3500));
+        assert_eq!(events.counts.metadata, 1);
+    }
+
+    #[test]
+    fn bad_documents_get_their_codes() {
+        let cases = [
+            ("", generic::FILE_TRUNCATED),
+            (r#"{"traceEvents": [{"ph": "X""#, generic::FILE_TRUNCATED),
+            (r#"{"traceEvents": [{"ph": "X"}"#, generic::FILE_TRUNCATED),
+            (r#"{"traceEvents": {}}"#, codes::EVENTS_NOT_ARRAY),
+            (r#"{"schemaVersion": 1}"#, codes::EVENTS_MISSING),
+            (
+                r#"{"traceEvents": [], "traceEvents": []}"#,
+                codes::DUPLICATE_KEY,
+            ),
+            (
+                r#"{"a": 1, "a": 2, "traceEvents": []}"#,
+                codes::DUPLICATE_KEY,
+            ),
+            (
+                r#"{"traceEvents": [{"ph": "X", "ts": NaN, "dur": 1}]}"#,
+                generic::FORMAT_INVALID,
+            ),
+            (r#"{"traceEvents": [1,]}"#, generic::FORMAT_INVALID),
+            (r#"{"traceEvents": []} x"#, generic::FORMAT_INVALID),
+            (r#"[{"ph": "X"}]"#, generic::FORMAT_INVALID),
+            (
+                r#"{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": -1}]}"#,
+                codes::NEGATIVE_DURATION,
+            ),
+            (
+                r#"{"traceEvents": [{"ph": "X", "name": 5, "ts": 1, "dur": 1}]}"#,
+                codes::EVENT_INVALID,
+            ),
+        ];
+        for (text, code) in cases {
+            let err = read(text).err().map(|e| e.code);
+            assert_eq!(err, Some(code), "{text}");
+        }
+    }
+
+    #[test]
+    fn batches_larger_than_a_chunk_are_framed_across_refills() {
+        let name = "n".repeat(3 << 20);
+        let event = format!(
+            r#"{{"ph": "X", "cat": "cpu_op", "name": "{name}", "pid": 1, "tid": 1, "ts": 1, "dur": 1}}"#
+        );
+        let text = format!(r#"{{"traceEvents": [{event}, {event}, {event}]}}"#);
+        let (_, events) = read(&text).unwrap();
+        assert_eq!(events.cpu.len(), 3);
+    }
+}

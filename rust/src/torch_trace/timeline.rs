@@ -1,0 +1,376 @@
+//! GPU timeline facts: busy/idle per stream and device, idle gaps and their causes, and the
+//! HTA-equivalent breakdowns (temporal, idle by cause, kernel type), all exact integer ns.
+//!
+//! Classes of GPU work (HTA's rules): communication = kernels named `nccl*` or containing `gloo:`;
+//! memory = memcpy and memset events; compute = every other kernel.
+//!
+//! Idle causes (HTA's rules, applied to each gap between busy spans): *host wait* when the runtime call
+//! of the event that ends the gap started after the gap began (the host had not yet asked); else
+//! *kernel wait* when the gap is shorter than the threshold (30 µs by default, HTA's effective default);
+//! else *other*. A gap whose next event has no runtime call cannot be host wait.
+
+use super::columns::{count, float, int, pct, text};
+use super::events::{GpuKind, NONE};
+use super::kernels::is_communication;
+use super::{Trace, TraceSet};
+use crate::error::Result;
+use crate::intervals::{self, Span};
+use crate::table::Table;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// HTA's `consecutive_kernel_delay` default (30, applied to µs timestamps) in nanoseconds.
+pub const DEFAULT_KERNEL_WAIT_NS: i64 = 30_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cause {
+    HostWait,
+    KernelWait,
+    Other,
+}
+
+impl Cause {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Cause::HostWait => "host_wait",
+            Cause::KernelWait => "kernel_wait",
+            Cause::Other => "other",
+        }
+    }
+}
+
+/// The work class of GPU event `g` (0 compute, 1 communication, 2 memory).
+fn class(trace: &Trace, g: usize) -> usize {
+    match trace.events.gpu.get(g) {
+        Some(e) if e.kind != GpuKind::Kernel => 2,
+        Some(e) if is_communication(trace.name(e.name)) => 1,
+        _ => 0,
+    }
+}
+
+const CLASS_NAMES: [&str; 3] = ["compute", "communication", "memory"];
+
+/// GPU events of one track (a stream, or all streams of a device), sorted by start.
+struct Track {
+    events: Vec<u32>,
+    union: Vec<Span>,
+}
+
+impl Track {
+    fn new(trace: &Trace, mut events: Vec<u32>) -> Self {
+        let gpu = &trace.events.gpu;
+        let span = |g: &u32| gpu.get(*g as usize).map_or((0, 0), |e| (e.start, e.end));
+        events.sort_unstable_by_key(|g| (span(g), *g));
+        let union = intervals::union(events.iter().map(span).collect());
+        Track { events, union }
+    }
+
+    fn window(&self) -> Option<Span> {
+        Some((self.union.first()?.0, self.union.last()?.1))
+    }
+
+    /// Each gap of the busy union with the event that ends it and its cause.
+    fn gaps(&self, trace: &Trace, threshold: i64) -> Vec<(Span, u32, Cause)> {
+        let gpu = &trace.events.gpu;
+        intervals::gaps(&self.union)
+            .into_iter()
+            .map(|(a, b)| {
+                let k = self
+                    .events
+                    .partition_point(|&g| gpu.get(g as usize).is_some_and(|e| e.start < b));
+                let next = self.events.get(k).copied().unwrap_or(NONE);
+                let call_start = trace
+                    .links
+                    .gpu_runtime
+                    .get(next as usize)
+                    .and_then(|&r| trace.events.runtime.get(r as usize))
+                    .map(|r| r.start);
+                let cause = match call_start {
+                    Some(t) if t > a => Cause::HostWait,
+                    _ if b - a < threshold => Cause::KernelWait,
+                    _ => Cause::Other,
+                };
+                ((a, b), next, cause)
+            })
+            .collect()
+    }
+}
+
+fn tracks(trace: &Trace, by_stream: bool) -> BTreeMap<(i64, i64), Vec<u32>> {
+    let mut out: BTreeMap<(i64, i64), Vec<u32>> = BTreeMap::new();
+    for (g, e) in trace.events.gpu.iter().enumerate() {
+        let key = (e.device, if by_stream { e.stream } else { -1 });
+        out.entry(key)
+            .or_default()
+            .push(u32::try_from(g).unwrap_or(NONE));
+    }
+    out
+}
+
+/// Idle time of a track split by cause; the three parts sum to the track's idle time.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct IdleByCause {
+    pub kernel_wait_threshold_ns: i64,
+    pub host_wait_ns: i64,
+    pub kernel_wait_ns: i64,
+    pub other_ns: i64,
+}
+
+fn idle_by_cause(gaps: &[(Span, u32, Cause)], threshold: i64) -> IdleByCause {
+    let mut out = IdleByCause {
+        kernel_wait_threshold_ns: threshold,
+        ..IdleByCause::default()
+    };
+    for ((a, b), _, cause) in gaps {
+        match cause {
+            Cause::HostWait => out.host_wait_ns += b - a,
+            Cause::KernelWait => out.kernel_wait_ns += b - a,
+            Cause::Other => out.other_ns += b - a,
+        }
+    }
+    out
+}
+
+/// HTA's temporal breakdown: the window from the first GPU event's start to the last one's end,
+/// split into compute, communication not hidden by compute, memory not hidden by either, and idle.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Temporal {
+    pub window_ns: i64,
+    pub compute_ns: i64,
+    pub communication_ns: i64,
+    pub memory_ns: i64,
+    pub idle_ns: i64,
+}
+
+/// Time during which exactly the named classes were running (HTA's kernel-type overlap states).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct KernelTypeTime {
+    /// `compute`, `communication`, `memory`, or a `+`-joined combination running at once.
+    pub kind: String,
+    pub time_ns: i64,
+    /// Share of the device's busy time.
+    pub busy_pct: f64,
+}
+
+/// Facts of one device's GPU timeline.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct DeviceTimeline {
+    pub device: i64,
+    pub streams: usize,
+    /// Relative to the trace origin.
+    pub first_start_ns: i64,
+    pub last_end_ns: i64,
+    pub busy_ns: i64,
+    pub temporal: Temporal,
+    pub idle_by_cause: IdleByCause,
+    pub kernel_types: Vec<KernelTypeTime>,
+}
+
+/// The per-device facts of one trace (empty when it has no GPU activity).
+pub fn devices(trace: &Trace, threshold: i64) -> Vec<DeviceTimeline> {
+    let streams = tracks(trace, true);
+    tracks(trace, false)
+        .into_iter()
+        .filter_map(|((device, _), events)| {
+            let track = Track::new(trace, events);
+            let (start, end) = track.window()?;
+            let busy = intervals::total(&track.union);
+            let class_union = |c: usize| {
+                intervals::union(
+                    track
+                        .events
+                        .iter()
+                        .filter(|&&g| class(trace, g as usize) == c)
+                        .filter_map(|&g| trace.events.gpu.get(g as usize).map(|e| (e.start, e.end)))
+                        .collect(),
+                )
+            };
+            let unions = [class_union(0), class_union(1), class_union(2)];
+            let [compute, comm, memory] = &unions;
+            let comm_only = intervals::subtract(comm, compute);
+            let compute_or_comm = intervals::union([compute.clone(), comm.clone()].concat());
+            let memory_only = intervals::subtract(memory, &compute_or_comm);
+            let gaps = track.gaps(trace, threshold);
+            Some(DeviceTimeline {
+                device,
+                streams: streams.keys().filter(|(d, _)| *d == device).count(),
+                first_start_ns: start - trace.origin(),
+                last_end_ns: end - trace.origin(),
+                busy_ns: busy,
+                temporal: Temporal {
+                    window_ns: end - start,
+                    compute_ns: intervals::total(compute),
+                    communication_ns: intervals::total(&comm_only),
+                    memory_ns: intervals::total(&memory_only),
+                    idle_ns: end - start - busy,
+                },
+                idle_by_cause: idle_by_cause(&gaps, threshold),
+                kernel_types: kernel_types(&unions, busy),
+            })
+        })
+        .collect()
+}
+
+/// Sweeps the three class unions and sums the time spent in each combination of running classes.
+fn kernel_types(unions: &[Vec<Span>; 3], busy: i64) -> Vec<KernelTypeTime> {
+    let mut edges: Vec<(i64, i8, usize)> = Vec::new();
+    for (c, union) in unions.iter().enumerate() {
+        for &(s, e) in union {
+            edges.push((s, 1, c));
+            edges.push((e, -1, c));
+        }
+    }
+    edges.sort_unstable();
+    let mut running = [0_i32; 3];
+    let mut time_by_mask = [0_i64; 8];
+    let mut last = None;
+    for (t, delta, c) in edges {
+        if let Some(prev) = last {
+            let mask =
+                running
+                    .iter()
+                    .enumerate()
+                    .fold(0_usize, |m, (i, &n)| if n > 0 { m | (1 << i) } else { m });
+            if let Some(slot) = time_by_mask.get_mut(mask) {
+                *slot += t - prev;
+            }
+        }
+        if let Some(n) = running.get_mut(c) {
+            *n += i32::from(delta);
+        }
+        last = Some(t);
+    }
+    (1..8_usize)
+        .filter_map(|mask| {
+            let time = time_by_mask.get(mask).copied().unwrap_or(0);
+            (time > 0).then(|| KernelTypeTime {
+                kind: CLASS_NAMES
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| mask & (1 << i) != 0)
+                    .map(|(_, n)| *n)
+                    .collect::<Vec<_>>()
+                    .join("+"),
+                time_ns: time,
+                busy_pct: pct(time, busy),
+            })
+        })
+        .collect()
+}
+
+/// `rank, device, stream, kernels, memcpys, memsets, first_start_ns, last_end_ns, window_ns, busy_ns,
+/// idle_ns, busy_pct, gaps, largest_gap_ns, host_wait_ns, kernel_wait_ns, other_idle_ns`: one row per
+/// stream. `idle_ns` = `window_ns` − `busy_ns` = the three idle causes summed.
+pub fn streams_table(set: &TraceSet, threshold: i64) -> Result<Table> {
+    let mut c: [Vec<i64>; 16] = Default::default();
+    let mut busy_pct = Vec::new();
+    for trace in &set.traces {
+        for ((device, stream), events) in tracks(trace, true) {
+            let track = Track::new(trace, events);
+            let Some((start, end)) = track.window() else {
+                continue;
+            };
+            let kinds = |k: GpuKind| {
+                count(
+                    track
+                        .events
+                        .iter()
+                        .filter(|&&g| {
+                            trace
+                                .events
+                                .gpu
+                                .get(g as usize)
+                                .is_some_and(|e| e.kind == k)
+                        })
+                        .count(),
+                )
+            };
+            let gaps = track.gaps(trace, threshold);
+            let idle = idle_by_cause(&gaps, threshold);
+            let busy = intervals::total(&track.union);
+            let values = [
+                trace.rank,
+                device,
+                stream,
+                kinds(GpuKind::Kernel),
+                kinds(GpuKind::Memcpy),
+                kinds(GpuKind::Memset),
+                start - trace.origin(),
+                end - trace.origin(),
+                end - start,
+                busy,
+                end - start - busy,
+                count(gaps.len()),
+                gaps.iter().map(|((a, b), _, _)| b - a).max().unwrap_or(0),
+                idle.host_wait_ns,
+                idle.kernel_wait_ns,
+                idle.other_ns,
+            ];
+            for (col, v) in c.iter_mut().zip(values) {
+                col.push(v);
+            }
+            busy_pct.push(pct(busy, end - start));
+        }
+    }
+    let [rank, device, stream, kernels, memcpys, memsets, first, last, window, busy, idle, gaps, largest, host, kernel, other] =
+        c;
+    Table::from_columns(vec![
+        ("rank", int(rank)),
+        ("device", int(device)),
+        ("stream", int(stream)),
+        ("kernels", int(kernels)),
+        ("memcpys", int(memcpys)),
+        ("memsets", int(memsets)),
+        ("first_start_ns", int(first)),
+        ("last_end_ns", int(last)),
+        ("window_ns", int(window)),
+        ("busy_ns", int(busy)),
+        ("idle_ns", int(idle)),
+        ("busy_pct", float(busy_pct)),
+        ("gaps", int(gaps)),
+        ("largest_gap_ns", int(largest)),
+        ("host_wait_ns", int(host)),
+        ("kernel_wait_ns", int(kernel)),
+        ("other_idle_ns", int(other)),
+    ])
+}
+
+/// `rank, device, stream, start_ns, end_ns, duration_ns, cause, next_kind, next_name`: every idle gap
+/// between busy spans of every stream, with the event that ends it.
+pub fn gaps_table(set: &TraceSet, threshold: i64) -> Result<Table> {
+    let mut c: [Vec<i64>; 6] = Default::default();
+    let (mut cause, mut next_kind, mut next_name) = (Vec::new(), Vec::new(), Vec::new());
+    for trace in &set.traces {
+        for ((device, stream), events) in tracks(trace, true) {
+            let track = Track::new(trace, events);
+            for ((a, b), next, why) in track.gaps(trace, threshold) {
+                for (col, v) in c.iter_mut().zip([
+                    trace.rank,
+                    device,
+                    stream,
+                    a - trace.origin(),
+                    b - trace.origin(),
+                    b - a,
+                ]) {
+                    col.push(v);
+                }
+                cause.push(why.as_str());
+                let next = trace.events.gpu.get(next as usize);
+                next_kind.push(next.map_or("", |e| e.kind.as_str()));
+                next_name.push(next.map_or("", |e| trace.name(e.name)).to_owned());
+            }
+        }
+    }
+    let [rank, device, stream, start, end, duration] = c;
+    Table::from_columns(vec![
+        ("rank", int(rank)),
+        ("device", int(device)),
+        ("stream", int(stream)),
+        ("start_ns", int(start)),
+        ("end_ns", int(end)),
+        ("duration_ns", int(duration)),
+        ("cause", text(&cause)),
+        ("next_kind", text(&next_kind)),
+        ("next_name", text(&next_name)),
+    ])
+}
