@@ -3,6 +3,7 @@
 mod arrow;
 mod boundary;
 mod identity;
+mod stats;
 
 use pyo3::prelude::*;
 
@@ -13,6 +14,11 @@ mod _native {
     #[pymodule_export]
     use super::identity::{
         build_info_json, debug_panic, file_identities_table, file_identity_json,
+    };
+    #[pymodule_export]
+    use super::stats::{
+        stats_compare, stats_compare_files, stats_compare_unpaired, stats_noise, stats_noise_file,
+        stats_rng_draws, stats_schedule, stats_simulate,
     };
 
     use pyo3::prelude::*;

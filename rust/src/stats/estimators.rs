@@ -44,7 +44,10 @@ pub struct Sample {
     /// Positions sorted by (value, position).
     sorted: Vec<usize>,
     sorted_values: Vec<f64>,
-    rank: Vec<usize>,
+    rank: Vec<u32>,
+    /// Per-stratum factor of the mean (`w_c/n_c`, or 1) and its denominator (`Σ w_c`, or n).
+    mean_factors: Vec<f64>,
+    mean_denominator: f64,
 }
 
 /// Per-thread working memory for resampling.
@@ -116,12 +119,23 @@ impl Sample {
             .iter()
             .map(|&p| values.get(p).copied().unwrap_or(0.0))
             .collect();
-        let mut rank = vec![0; values.len()];
+        let mut rank = vec![0u32; values.len()];
         for (r, &p) in sorted.iter().enumerate() {
             if let Some(slot) = rank.get_mut(p) {
-                *slot = r;
+                *slot = u32::try_from(r).unwrap_or(u32::MAX);
             }
         }
+        let (mean_factors, mean_denominator) = match &weights {
+            None => (vec![1.0; strata.len()], values.len() as f64),
+            Some(w) => (
+                strata
+                    .iter()
+                    .zip(w)
+                    .map(|(m, &wc)| wc / m.len().max(1) as f64)
+                    .collect(),
+                w.iter().sum(),
+            ),
+        };
         Self {
             values,
             strata,
@@ -130,6 +144,8 @@ impl Sample {
             sorted,
             sorted_values,
             rank,
+            mean_factors,
+            mean_denominator,
         }
     }
 
@@ -156,21 +172,6 @@ impl Sample {
         }
     }
 
-    /// Factor per stratum (`w_c/n_c`, or 1) and the denominator of the mean (`Σ w_c`, or n).
-    fn mean_factors(&self) -> (Vec<f64>, f64) {
-        match &self.weights {
-            None => (vec![1.0; self.strata.len()], self.len() as f64),
-            Some(w) => (
-                self.strata
-                    .iter()
-                    .zip(w)
-                    .map(|(m, &wc)| wc / m.len().max(1) as f64)
-                    .collect(),
-                w.iter().sum(),
-            ),
-        }
-    }
-
     /// The estimate over all pairs; `None` without pairs.
     pub fn estimate(&self, estimator: Estimator) -> Option<f64> {
         if self.is_empty() {
@@ -178,14 +179,13 @@ impl Sample {
         }
         Some(match estimator {
             Estimator::Mean => {
-                let (factors, denominator) = self.mean_factors();
                 let total: f64 = self
                     .strata
                     .iter()
-                    .zip(&factors)
+                    .zip(&self.mean_factors)
                     .map(|(members, f)| f * self.sum_of(members))
                     .sum();
-                total / denominator
+                total / self.mean_denominator
             }
             Estimator::Median => match &self.weights {
                 None => self.unit_median_without(None),
@@ -226,7 +226,7 @@ impl Sample {
     fn unit_median_without(&self, left_out: Option<usize>) -> f64 {
         let n = self.len();
         let (m, skip) = match left_out {
-            Some(pos) => (n - 1, self.rank.get(pos).copied().unwrap_or(n)),
+            Some(pos) => (n - 1, self.rank.get(pos).map_or(n, |&r| r as usize)),
             None => (n, n),
         };
         let at = |k: usize| {
@@ -286,9 +286,8 @@ impl Sample {
     }
 
     fn replicate_mean(&self, stream: &mut Stream) -> f64 {
-        let (factors, denominator) = self.mean_factors();
         let mut total = 0.0;
-        for (members, f) in self.strata.iter().zip(&factors) {
+        for (members, f) in self.strata.iter().zip(&self.mean_factors) {
             let n_c = members.len() as u64;
             let mut sum = 0.0;
             for _ in 0..n_c {
@@ -298,7 +297,7 @@ impl Sample {
             }
             total += f * sum;
         }
-        total / denominator
+        total / self.mean_denominator
     }
 
     fn replicate_median(&self, stream: &mut Stream, scratch: &mut Scratch) -> f64 {
@@ -310,7 +309,7 @@ impl Sample {
             let n = self.len() as u64;
             for _ in 0..n {
                 let pos = stream.below(n) as usize;
-                if let Some(c) = self.rank.get(pos).and_then(|&r| counts.get_mut(r)) {
+                if let Some(c) = self.rank.get(pos).and_then(|&r| counts.get_mut(r as usize)) {
                     *c += 1;
                 }
             }
@@ -320,7 +319,7 @@ impl Sample {
                 for _ in 0..n_c {
                     let j = stream.below(n_c) as usize;
                     let pos = members.get(j).copied().unwrap_or(0);
-                    if let Some(c) = self.rank.get(pos).and_then(|&r| counts.get_mut(r)) {
+                    if let Some(c) = self.rank.get(pos).and_then(|&r| counts.get_mut(r as usize)) {
                         *c += 1;
                     }
                 }
@@ -340,11 +339,22 @@ impl Sample {
         }
     }
 
-    /// The median of the multiset given by `counts` (per sorted rank) with unit weights, exactly.
+    /// The median of the multiset given by `counts` (per sorted rank) with unit weights, exactly. The
+    /// counts sum to n; the scan skips whole blocks whose running total stays below half.
     fn unit_median_of_counts(&self, counts: &[u32]) -> f64 {
-        let total: u64 = counts.iter().map(|&c| u64::from(c)).sum();
+        const BLOCK: usize = 64;
+        let total = self.len() as u64;
         let mut cum: u64 = 0;
-        let mut ranked = counts.iter().zip(&self.sorted_values);
+        let mut start = 0;
+        for block in counts.chunks(BLOCK) {
+            let sum: u64 = block.iter().map(|&c| u64::from(c)).sum();
+            if 2 * (cum + sum) >= total {
+                break;
+            }
+            cum += sum;
+            start += block.len();
+        }
+        let mut ranked = counts.iter().zip(&self.sorted_values).skip(start);
         while let Some((&c, &v)) = ranked.next() {
             if c == 0 {
                 continue;

@@ -32,7 +32,7 @@ pub use compare::{
     compare, compare_unpaired, Cases, Comparison, PairedInput, PairedOutcome, UnpairedInput,
     UnpairedOutcome,
 };
-pub use noise::{noise, NoiseReport};
+pub use noise::{noise, NoiseOutcome, NoiseReport};
 pub use options::CompareOptions;
 
 /// Error and warning codes of the statistics area.

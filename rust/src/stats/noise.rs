@@ -5,7 +5,7 @@
 //! for a minimum effect τ are ⌈((z_c + z_p)·k·s/τ)²⌉.
 
 use super::codes;
-use super::compare::{self, Comparison, PairedInput, Warning};
+use super::compare::{self, Comparison, PairRow, PairedInput, Warning};
 use super::estimators::{self, Estimator};
 use super::normal;
 use super::options::CompareOptions;
@@ -101,8 +101,15 @@ pub struct NoiseReport {
     pub warnings: Vec<Warning>,
 }
 
+/// A noise report and the A/A pairs' rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NoiseOutcome {
+    pub report: NoiseReport,
+    pub rows: Vec<PairRow>,
+}
+
 /// Noise facts from A/A pairs. `at` lists pair counts to report (default: n, the minimum, 2n).
-pub fn noise(input: &PairedInput, options: &CompareOptions, at: &[usize]) -> Result<NoiseReport> {
+pub fn noise(input: &PairedInput, options: &CompareOptions, at: &[usize]) -> Result<NoiseOutcome> {
     let aa_options = CompareOptions {
         minimum_effect_pct: 0.0,
         noise_sd_log: None,
@@ -173,7 +180,7 @@ pub fn noise(input: &PairedInput, options: &CompareOptions, at: &[usize]) -> Res
             ),
         });
     }
-    Ok(NoiseReport {
+    let report = NoiseReport {
         metric: options.metric.clone(),
         n,
         estimator: options.estimator,
@@ -193,6 +200,10 @@ pub fn noise(input: &PairedInput, options: &CompareOptions, at: &[usize]) -> Res
         pairs_for_minimum_effect: resolving.pairs_for(options.threshold()),
         aa,
         warnings,
+    };
+    Ok(NoiseOutcome {
+        report,
+        rows: outcome.rows,
     })
 }
 
@@ -225,7 +236,9 @@ mod tests {
             minimum_effect_pct: 1.0,
             ..CompareOptions::default()
         };
-        let report = noise(&PairedInput::from_values(a, b), &opts, &[]).unwrap();
+        let report = noise(&PairedInput::from_values(a, b), &opts, &[])
+            .unwrap()
+            .report;
         assert_eq!(report.n, 30);
         assert_eq!(
             report.at.iter().map(|x| x.n_pairs).collect::<Vec<_>>(),
