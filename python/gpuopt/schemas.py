@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field, create_model
 from gpuopt.models.doctor import DoctorReport
 from gpuopt.models.envelope import Envelope
 from gpuopt.models.schema import SchemaDocument
+from gpuopt.models.stats import CompareData, NoiseData
 
 
 def envelope_for(name: str, data_model: type[BaseModel] | None) -> type[Envelope[Any]]:
@@ -26,6 +27,8 @@ DATA_MODELS: dict[str, type[BaseModel] | None] = {
     "gpuopt.doctor/v1": DoctorReport,
     "gpuopt.schema/v1": SchemaDocument,
     "gpuopt.error/v1": None,
+    "gpuopt.stats.compare/v1": CompareData,
+    "gpuopt.stats.noise/v1": NoiseData,
 }
 
 ENVELOPES: dict[str, type[Envelope[Any]]] = {name: envelope_for(name, m) for name, m in DATA_MODELS.items()}

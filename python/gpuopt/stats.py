@@ -25,8 +25,8 @@ from gpuopt import _native
 from gpuopt.errors import InputError
 from gpuopt.models.stats import (
     CiMethod,
-    Comparison,
     CompareOptions,
+    Comparison,
     Direction,
     EffectScale,
     Estimator,
@@ -94,7 +94,7 @@ def _value_error(name: str, detail: str) -> InputError:
 def _numbers(name: str, data: Any) -> np.ndarray:
     import numpy as np
 
-    if isinstance(data, (str, bytes)) or (isinstance(data, bool)):
+    if isinstance(data, (str, bytes, bool)):
         raise _value_error(name, f"{type(data).__name__} is not a number")
     try:
         array = np.asarray(data)
@@ -206,7 +206,7 @@ def compare(
 
     Each element is a number or a sequence of samples from one call (summarized by ``within_call``).
     ``min_effect`` is the minimum effect m in percent; verdicts: ``improved`` (CI low ≥ m; > 0 when
-    m = 0), ``regressed`` (CI high ≤ −m), ``equivalent`` (CI inside (−m, m), m > 0), else
+    m = 0), ``regressed`` (CI high ≤ -m), ``equivalent`` (CI inside (-m, m), m > 0), else
     ``inconclusive`` with ``pairs_needed_estimate``. Fewer than ``minimum_pairs`` valid pairs give
     ``inconclusive``, never a rejection. ``cases`` stratifies the bootstrap (``case_weights`` by case
     name), ``orders`` ("AB"/"BA") gives the order effect, ``valid`` excludes pairs, ``noise`` (a
@@ -282,7 +282,7 @@ def compare_unpaired(
 ) -> ComparisonResult:
     """Compares two independent samples (for example kernel durations from two profiles).
 
-    The effect is ``est(ln cand) − est(ln ref)`` (sign flipped for lower-is-better); each side is
+    The effect is ``est(ln cand) - est(ln ref)`` (sign flipped for lower-is-better); each side is
     resampled independently; BCa takes its acceleration from both sides' jackknifes. ``minimum_pairs``
     applies to each side. The table has one row per call of each side.
     """

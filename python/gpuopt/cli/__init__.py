@@ -54,9 +54,11 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 def _register() -> None:
     from gpuopt.cli import doctor, schema
+    from gpuopt.cli import stats as stats_cli
 
     cli.add_command(doctor.doctor)
     cli.add_command(schema.schema)
+    cli.add_command(stats_cli.stats)
 
 
 _register()

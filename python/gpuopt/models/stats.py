@@ -1,9 +1,9 @@
 """Models of the paired statistics engine: options, comparisons, noise, schedules, simulations.
 
 Every model mirrors a JSON document the Rust engine (``rust/src/stats``) produces. Effects are on the
-log-ratio scale ``ℓ = ln(ref/cand)`` (lower is better) or ``ln(cand/ref)`` (higher is better), so ``ℓ > 0``
-always means "candidate better"; ``*_pct`` fields give ``100·(e^ℓ − 1)``, ``change*_pct`` the raw change
-``100·(cand/ref − 1)``. Random draws come from ``gpuopt.rng/v1`` (named in ``rng``).
+log-ratio scale ``l = ln(ref/cand)`` (lower is better) or ``ln(cand/ref)`` (higher is better), so ``l > 0``
+always means "candidate better"; ``*_pct`` fields give ``100·(e^l - 1)``, ``change*_pct`` the raw change
+``100·(cand/ref - 1)``. Random draws come from ``gpuopt.rng/v1`` (named in ``rng``).
 """
 
 from __future__ import annotations
@@ -66,13 +66,13 @@ class EffectEstimate(Model):
     """An estimate and its confidence interval, on the effect scale and as percentages."""
 
     n: int = Field(description="Valid pairs (paired) or the smaller side (unpaired)")
-    estimate_log: float | None = Field(description="Estimate of ℓ (log-ratio scale only)")
+    estimate_log: float | None = Field(description="Estimate of l (log-ratio scale only)")
     ci_low_log: float | None
     ci_high_log: float | None
     estimate_pct: float | None = Field(description="Percent improvement; > 0 means candidate better")
     ci_low_pct: float | None
     ci_high_pct: float | None
-    change_pct: float | None = Field(description="Raw change of the candidate, 100·(cand/ref − 1)")
+    change_pct: float | None = Field(description="Raw change of the candidate, 100·(cand/ref - 1)")
     change_ci_low_pct: float | None
     change_ci_high_pct: float | None
     ci_method_run: CiMethod | None = Field(description="The interval that ran (percentile if BCa degenerate)")
@@ -93,6 +93,9 @@ class Spread(Model):
     mde_pct: float = Field(description="Minimum detectable effect at n for the power")
     power: float
     pairs_for_minimum_effect: int | None
+    robust_half_width_pct: float = Field(description="Half-width from the robust SD (1.4826·MAD)")
+    robust_mde_pct: float = Field(description="MDE from the robust SD: the better basis for a median")
+    robust_pairs_for_minimum_effect: int | None
     method: Literal["normal_approx"]
 
 
@@ -129,7 +132,7 @@ class TailUnavailable(Model):
 class OrderFacts(Model):
     ab_pairs: int
     ba_pairs: int
-    order_effect_pct: float | None = Field(description="(mean ℓ over AB − mean ℓ over BA)/2, as %")
+    order_effect_pct: float | None = Field(description="(mean l over AB - mean l over BA)/2, as %")
 
 
 class Comparison(EffectEstimate):
@@ -173,6 +176,8 @@ class NoiseAt(Model):
     half_width_pct: float
     mde_log: float
     mde_pct: float
+    robust_half_width_pct: float
+    robust_mde_pct: float
 
 
 class NoiseReport(Model):
@@ -195,6 +200,7 @@ class NoiseReport(Model):
     at: list[NoiseAt]
     minimum_effect_pct: float
     pairs_for_minimum_effect: int | None
+    robust_pairs_for_minimum_effect: int | None
     aa: Comparison = Field(description="The A/A comparison itself at m = 0")
     warnings: list[StatsWarning]
 
@@ -247,6 +253,8 @@ class SimulationReport(Model):
     mean_ci_half_width_log: float | None
     pooled_sd_log: float
     mde_pct: float = Field(description="MDE at `pairs` from pooled_sd_log (normal approximation)")
+    pooled_robust_sd_log: float
+    robust_mde_pct: float = Field(description="MDE at `pairs` from pooled_robust_sd_log")
 
 
 class SampleFileFacts(Model):

@@ -70,7 +70,7 @@ pub fn acceleration(jackknife: &[f64]) -> f64 {
         s3 += d * d * d;
     }
     if s2 > 0.0 {
-        s3 / (6.0 * s2.powf(1.5))
+        s3 / (6.0 * libm::pow(s2, 1.5))
     } else {
         0.0
     }
@@ -97,7 +97,7 @@ pub fn acceleration_multi(jackknifes: &[&[f64]]) -> f64 {
         den += s2 / (n * n);
     }
     if den > 0.0 {
-        num / (6.0 * den.powf(1.5))
+        num / (6.0 * libm::pow(den, 1.5))
     } else {
         0.0
     }
@@ -210,7 +210,7 @@ mod tests {
         assert_eq!(acceleration(&[1.0, 1.0, 1.0]), 0.0);
         let jk = [0.0, 0.0, 0.0, 3.0];
         // mean 0.75; d = 0.75 ×3, −2.25: Σd² = 6.75, Σd³ = 3·0.421875 − 11.390625 = −10.125.
-        let want = -10.125 / (6.0 * 6.75_f64.powf(1.5));
+        let want = -10.125 / (6.0 * libm::pow(6.75, 1.5));
         assert!((acceleration(&jk) - want).abs() < 1e-15);
         assert!((acceleration_multi(&[&jk]) - want).abs() < 1e-12);
     }

@@ -227,6 +227,11 @@ pub struct Spread {
     pub power: f64,
     /// Pairs needed to detect the minimum effect (m > 0) with `power`.
     pub pairs_for_minimum_effect: Option<u64>,
+    /// The same three figures from the robust SD (1.4826·MAD): the better basis for a median when a
+    /// few outlying pairs inflate the SD.
+    pub robust_half_width_pct: f64,
+    pub robust_mde_pct: f64,
+    pub robust_pairs_for_minimum_effect: Option<u64>,
     pub method: &'static str,
 }
 
@@ -584,13 +589,21 @@ fn spread(effects: &[f64], options: &CompareOptions) -> Option<Spread> {
     let robust = estimators::robust_sd(effects)?;
     let n = effects.len();
     let facts = noise::Resolving::new(sd, options.estimator, options.confidence, options.power);
+    let robust_facts = noise::Resolving {
+        sd: robust,
+        ..facts
+    };
+    let tau = options.threshold();
     Some(Spread {
         sd_log: sd,
         robust_sd_log: robust,
-        half_width_pct: 100.0 * facts.half_width(n).exp_m1(),
-        mde_pct: 100.0 * facts.mde(n).exp_m1(),
+        half_width_pct: 100.0 * libm::expm1(facts.half_width(n)),
+        mde_pct: 100.0 * libm::expm1(facts.mde(n)),
         power: options.power,
-        pairs_for_minimum_effect: facts.pairs_for(options.threshold()),
+        pairs_for_minimum_effect: facts.pairs_for(tau),
+        robust_half_width_pct: 100.0 * libm::expm1(robust_facts.half_width(n)),
+        robust_mde_pct: 100.0 * libm::expm1(robust_facts.mde(n)),
+        robust_pairs_for_minimum_effect: robust_facts.pairs_for(tau),
         method: noise::METHOD,
     })
 }
@@ -605,7 +618,7 @@ fn resolution(
         return None;
     }
     let facts = noise::Resolving::new(sd, options.estimator, options.confidence, options.power);
-    let mde_pct = 100.0 * facts.mde(n).exp_m1();
+    let mde_pct = 100.0 * libm::expm1(facts.mde(n));
     let resolvable = options.minimum_effect_pct >= mde_pct;
     if !resolvable {
         warnings.push(Warning {
@@ -801,8 +814,8 @@ pub fn compare_unpaired(
     }
     let candidate_values = sides.pop().unwrap_or_default();
     let baseline_values = sides.pop().unwrap_or_default();
-    let base = Sample::new(baseline_values.iter().map(|v| v.ln()).collect());
-    let cand = Sample::new(candidate_values.iter().map(|v| v.ln()).collect());
+    let base = Sample::new(baseline_values.iter().map(|&v| libm::log(v)).collect());
+    let cand = Sample::new(candidate_values.iter().map(|&v| libm::log(v)).collect());
     let sign = match options.direction {
         Direction::Lower => -1.0,
         Direction::Higher => 1.0,

@@ -31,8 +31,8 @@ impl EffectScale {
     /// One pair's effect (positive = candidate better). Both values must be finite and > 0.
     pub fn pair_effect(self, direction: Direction, reference: f64, candidate: f64) -> f64 {
         match (self, direction) {
-            (Self::LogRatio, Direction::Lower) => (reference / candidate).ln(),
-            (Self::LogRatio, Direction::Higher) => (candidate / reference).ln(),
+            (Self::LogRatio, Direction::Lower) => libm::log(reference / candidate),
+            (Self::LogRatio, Direction::Higher) => libm::log(candidate / reference),
             (Self::ArithmeticPct, Direction::Lower) => 100.0 * (reference - candidate) / reference,
             (Self::ArithmeticPct, Direction::Higher) => 100.0 * (candidate - reference) / reference,
         }
@@ -41,7 +41,7 @@ impl EffectScale {
     /// An effect on this scale as a percent improvement.
     pub fn to_pct(self, effect: f64) -> f64 {
         match self {
-            Self::LogRatio => 100.0 * effect.exp_m1(),
+            Self::LogRatio => 100.0 * libm::expm1(effect),
             Self::ArithmeticPct => effect,
         }
     }
@@ -49,8 +49,8 @@ impl EffectScale {
     /// An effect on this scale as the raw change of the candidate, 100·(cand/ref − 1).
     pub fn to_change_pct(self, direction: Direction, effect: f64) -> f64 {
         match (self, direction) {
-            (Self::LogRatio, Direction::Lower) => 100.0 * (-effect).exp_m1(),
-            (Self::LogRatio, Direction::Higher) => 100.0 * effect.exp_m1(),
+            (Self::LogRatio, Direction::Lower) => 100.0 * libm::expm1(-effect),
+            (Self::LogRatio, Direction::Higher) => 100.0 * libm::expm1(effect),
             (Self::ArithmeticPct, Direction::Lower) => -effect,
             (Self::ArithmeticPct, Direction::Higher) => effect,
         }
@@ -59,7 +59,7 @@ impl EffectScale {
     /// The threshold on this scale for a minimum effect of `m_pct` percent (τ = ln(1 + m/100)).
     pub fn threshold(self, m_pct: f64) -> f64 {
         match self {
-            Self::LogRatio => (m_pct / 100.0).ln_1p(),
+            Self::LogRatio => libm::log1p(m_pct / 100.0),
             Self::ArithmeticPct => m_pct,
         }
     }

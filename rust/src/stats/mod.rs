@@ -2,7 +2,8 @@
 //! percentile as an option), verdicts against a minimum effect, guardrails, A/A noise and the minimum
 //! detectable effect, seeded balanced AB/BA schedules, and a simulation harness that measures how
 //! honest the verdicts are. Every random draw comes from [`rng`] (`gpuopt.rng/v1`), so one seed gives
-//! bit-identical results on any machine and any number of threads.
+//! bit-identical results on any machine and any number of threads; logarithms and exponentials come from
+//! the pure-Rust `libm`, so no result depends on the platform's C library.
 //!
 //! The entry points:
 //! - [`compare()`] / [`compare::compare_with`]: paired comparison → [`Comparison`] and per-pair rows;

@@ -2,7 +2,9 @@
 //! half-width it predicts at n pairs and the minimum detectable effect at a given power. Normal
 //! approximations (`method: normal_approx`): with z_c = Φ⁻¹(1 − α/2), z_p = Φ⁻¹(power), and k = 1 for the
 //! mean or √(π/2) for the median, half-width h(n) = z_c·k·s/√n, MDE(n) = (z_c + z_p)·k·s/√n, and the pairs
-//! for a minimum effect τ are ⌈((z_c + z_p)·k·s/τ)²⌉.
+//! for a minimum effect τ are ⌈((z_c + z_p)·k·s/τ)²⌉. Each figure is given twice: from the SD s (the
+//! specification's basis) and from the robust SD 1.4826·MAD. With a few outlying pairs the SD
+//! overstates what a median can resolve; the simulation harness shows which basis is calibrated.
 
 use super::codes;
 use super::compare::{self, Comparison, PairRow, PairedInput, Warning};
@@ -69,6 +71,9 @@ pub struct NoiseAt {
     pub half_width_pct: f64,
     pub mde_log: f64,
     pub mde_pct: f64,
+    /// The same from the robust SD.
+    pub robust_half_width_pct: f64,
+    pub robust_mde_pct: f64,
 }
 
 /// What A/A pairs say about the measurement's noise.
@@ -96,6 +101,8 @@ pub struct NoiseReport {
     pub minimum_effect_pct: f64,
     /// Pairs needed to detect the minimum effect (m > 0) with the power.
     pub pairs_for_minimum_effect: Option<u64>,
+    /// The same from the robust SD (the better basis for a median when outliers inflate the SD).
+    pub robust_pairs_for_minimum_effect: Option<u64>,
     /// The A/A comparison itself (m = 0): a CI excluding 0 means the two copies differ.
     pub aa: Comparison,
     pub warnings: Vec<Warning>,
@@ -145,6 +152,10 @@ pub fn noise(input: &PairedInput, options: &CompareOptions, at: &[usize]) -> Res
     };
     let sample = estimators::Sample::new(effects.clone());
     let resolving = Resolving::new(sd, options.estimator, options.confidence, options.power);
+    let robust_resolving = Resolving {
+        sd: robust,
+        ..resolving
+    };
     let mut counts: Vec<usize> = if at.is_empty() {
         vec![n, options.minimum_pairs, 2 * n]
     } else {
@@ -161,9 +172,11 @@ pub fn noise(input: &PairedInput, options: &CompareOptions, at: &[usize]) -> Res
             NoiseAt {
                 n_pairs: k,
                 half_width_log: h,
-                half_width_pct: 100.0 * h.exp_m1(),
+                half_width_pct: 100.0 * libm::expm1(h),
                 mde_log: mde,
-                mde_pct: 100.0 * mde.exp_m1(),
+                mde_pct: 100.0 * libm::expm1(mde),
+                robust_half_width_pct: 100.0 * libm::expm1(robust_resolving.half_width(k)),
+                robust_mde_pct: 100.0 * libm::expm1(robust_resolving.mde(k)),
             }
         })
         .collect();
@@ -188,7 +201,7 @@ pub fn noise(input: &PairedInput, options: &CompareOptions, at: &[usize]) -> Res
         median_log: sample.estimate(Estimator::Median).unwrap_or(f64::NAN),
         sd_log: sd,
         robust_sd_log: robust,
-        sd_pct: 100.0 * sd.exp_m1(),
+        sd_pct: 100.0 * libm::expm1(sd),
         confidence: options.confidence,
         power: options.power,
         k_factor: resolving.k,
@@ -198,6 +211,7 @@ pub fn noise(input: &PairedInput, options: &CompareOptions, at: &[usize]) -> Res
         at,
         minimum_effect_pct: options.minimum_effect_pct,
         pairs_for_minimum_effect: resolving.pairs_for(options.threshold()),
+        robust_pairs_for_minimum_effect: robust_resolving.pairs_for(options.threshold()),
         aa,
         warnings,
     };

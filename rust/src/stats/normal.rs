@@ -23,7 +23,7 @@ pub fn inverse_cdf(p: f64) -> f64 {
         return q * poly(&A, r) / poly(&B, r);
     }
     let tail = if q < 0.0 { p } else { 1.0 - p };
-    let mut r = (-tail.ln()).sqrt();
+    let mut r = (-libm::log(tail)).sqrt();
     let value = if r <= 5.0 {
         r -= 1.6;
         poly(&C, r) / poly(&D, r)

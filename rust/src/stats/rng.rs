@@ -194,7 +194,7 @@ impl Stream {
 
     /// A standard exponential deviate.
     pub fn exponential(&mut self) -> f64 {
-        -self.unit_open().ln()
+        -libm::log(self.unit_open())
     }
 }
 

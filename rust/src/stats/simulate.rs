@@ -113,6 +113,10 @@ pub struct SimulationReport {
     pub pooled_sd_log: f64,
     /// MDE at `pairs` predicted from `pooled_sd_log` (normal approximation), as a percentage.
     pub mde_pct: f64,
+    /// √(mean within-simulation squared robust SD (1.4826·MAD) of the pair log ratios).
+    pub pooled_robust_sd_log: f64,
+    /// MDE at `pairs` predicted from `pooled_robust_sd_log`, as a percentage.
+    pub robust_mde_pct: f64,
 }
 
 struct One {
@@ -121,6 +125,7 @@ struct One {
     covered: bool,
     half_width: f64,
     variance: f64,
+    robust_variance: f64,
 }
 
 fn invalid(field: &str, expected: &str) -> Error {
@@ -185,7 +190,7 @@ impl SimulationOptions {
 pub fn run(options: &SimulationOptions) -> Result<SimulationReport> {
     options.validate()?;
     let prefix = KeyPrefix::new("simulate", &[Part::Int(options.seed)]);
-    let true_log = (options.true_effect_pct / 100.0).ln_1p();
+    let true_log = libm::log1p(options.true_effect_pct / 100.0);
     let results: Vec<Result<One>> = (0..options.simulations)
         .into_par_iter()
         .map(|i| simulate_one(options, &prefix, i, true_log))
@@ -215,7 +220,7 @@ fn simulate_one(
     let mut baseline = Vec::with_capacity(options.pairs);
     let mut candidate = Vec::with_capacity(options.pairs);
     for (p, order) in orders.iter().enumerate() {
-        let block = (options.block_sigma * stream.normal()).exp();
+        let block = libm::exp(options.block_sigma * stream.normal());
         let roles = match order {
             Order::Ab => [(true, 0), (false, 1)],
             Order::Ba => [(false, 0), (true, 1)],
@@ -256,6 +261,7 @@ fn simulate_one(
     let c = outcome.comparison;
     let effects: Vec<f64> = outcome.rows.iter().filter_map(|r| r.effect).collect();
     let variance = super::estimators::std_dev(&effects).map_or(0.0, |s| s * s);
+    let robust_variance = super::estimators::robust_sd(&effects).map_or(0.0, |s| s * s);
     let (low, high) = (c.effect.ci_low_log, c.effect.ci_high_log);
     Ok(One {
         verdict: c.verdict,
@@ -266,16 +272,17 @@ fn simulate_one(
             _ => f64::NAN,
         },
         variance,
+        robust_variance,
     })
 }
 
 fn call_factor(options: &SimulationOptions, stream: &mut Stream) -> f64 {
-    let noise = (options.call_sigma * stream.normal()).exp();
+    let noise = libm::exp(options.call_sigma * stream.normal());
     noise * outlier(options.call_outlier_prob, options.outlier_scale, stream)
 }
 
 fn sample_factor(options: &SimulationOptions, stream: &mut Stream) -> f64 {
-    let noise = (options.sample_sigma * stream.normal()).exp();
+    let noise = libm::exp(options.sample_sigma * stream.normal());
     noise * outlier(options.sample_outlier_prob, options.outlier_scale, stream)
 }
 
@@ -300,6 +307,11 @@ fn summarize(options: &SimulationOptions, ones: &[One], true_log: f64) -> Simula
     let pooled_sd = mean(&|o| o.variance).sqrt();
     let stats = &options.statistics;
     let resolving = Resolving::new(pooled_sd, stats.estimator, stats.confidence, stats.power);
+    let pooled_robust = mean(&|o| o.robust_variance).sqrt();
+    let robust = Resolving {
+        sd: pooled_robust,
+        ..resolving
+    };
     SimulationReport {
         rng: RNG_NAME,
         options: options.clone(),
@@ -312,11 +324,13 @@ fn summarize(options: &SimulationOptions, ones: &[One], true_log: f64) -> Simula
         improved_rate: improved as f64 / n,
         true_effect_log: true_log,
         coverage: ones.iter().filter(|o| o.covered).count() as f64 / n,
-        mean_estimate_pct: 100.0 * mean_estimate.exp_m1(),
+        mean_estimate_pct: 100.0 * libm::expm1(mean_estimate),
         sd_estimate_log: sd_estimate,
         mean_ci_half_width_log: mean(&|o| o.half_width),
         pooled_sd_log: pooled_sd,
-        mde_pct: 100.0 * resolving.mde(options.pairs).exp_m1(),
+        mde_pct: 100.0 * libm::expm1(resolving.mde(options.pairs)),
+        pooled_robust_sd_log: pooled_robust,
+        robust_mde_pct: 100.0 * libm::expm1(robust.mde(options.pairs)),
     }
 }
 

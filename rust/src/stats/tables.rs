@@ -121,7 +121,7 @@ pub fn unpaired_table(input: &UnpairedInput, outcome: &UnpairedOutcome) -> Resul
             samples.push(k as u64);
         }
     }
-    let log: Vec<f64> = value.iter().map(|v| v.ln()).collect();
+    let log: Vec<f64> = value.iter().map(|&v| libm::log(v)).collect();
     let columns: Vec<(&str, ArrayRef)> = vec![
         ("role", Arc::new(StringArray::from(role))),
         ("index", Arc::new(UInt64Array::from(index))),
