@@ -13,6 +13,8 @@ __all__ = [
     "stats_compare",
     "stats_compare_files",
     "stats_compare_unpaired",
+    "stats_constraint",
+    "stats_guardrail",
     "stats_noise",
     "stats_noise_file",
     "stats_rng_draws",
@@ -105,3 +107,27 @@ def stats_schedule(pairs: int, seed: int) -> bytes:
 
 def stats_rng_draws(tag: str, parts_json: bytes, count: int) -> bytes:
     """JSON ``{rng, key, draws}``: the key and first outputs of the gpuopt.rng/v1 stream (tag, parts)."""
+
+def stats_constraint(
+    baseline: bytes,
+    candidate: bytes,
+    options_json: bytes,
+    limit_json: bytes,
+    *,
+    baseline_offsets: bytes | None = None,
+    candidate_offsets: bytes | None = None,
+    valid: bytes | None = None,
+) -> bytes:
+    """A relative or absolute non-inferiority constraint: JSON ``ConstraintResult``."""
+
+def stats_guardrail(
+    candidate: bytes,
+    options_json: bytes,
+    op: str,
+    limit: float,
+    mode: str,
+    *,
+    candidate_offsets: bytes | None = None,
+    valid: bytes | None = None,
+) -> bytes:
+    """An absolute guardrail on the candidate's values: JSON ``GuardrailResult``."""

@@ -16,6 +16,7 @@ bit-identical for one seed on any machine and any number of threads (``gpuopt.rn
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,11 +28,13 @@ from gpuopt.models.stats import (
     CiMethod,
     CompareOptions,
     Comparison,
+    ConstraintResult,
     Direction,
     EffectScale,
     Estimator,
     FileComparison,
     FileNoise,
+    GuardrailResult,
     NoiseReport,
     SampleFileFacts,
     Schedule,
@@ -51,6 +54,8 @@ __all__ = [
     "compare",
     "compare_files",
     "compare_unpaired",
+    "constraint",
+    "guardrail",
     "noise",
     "noise_file",
     "schedule",
@@ -311,11 +316,117 @@ def compare_unpaired(
     return _result(doc, table)
 
 
+def constraint(
+    baseline: Any,
+    candidate: Any,
+    *,
+    max_regression_pct: float | None = None,
+    max_regression: float | None = None,
+    direction: Direction = "lower",
+    estimator: Estimator = "median",
+    ci_method: CiMethod = "bca",
+    confidence: float = 0.95,
+    resamples: int = 10_000,
+    seed: int = 0,
+    minimum_pairs: int = 10,
+    within_call: WithinCall = "median",
+    metric: str = "value",
+    scope: str = "",
+    valid: Sequence[bool] | None = None,
+) -> ConstraintResult:
+    """Non-inferiority of a guardrail metric: the candidate may be worse by at most a limit.
+
+    Give ``max_regression_pct`` (relative, on the log scale: regression = -l) or ``max_regression``
+    (absolute, in the metric's units: cand - ref for lower-is-better). ``passed`` if the regression's
+    CI high <= limit, ``failed`` if its CI low > limit, else ``inconclusive`` (always below
+    ``minimum_pairs``).
+    """
+    if (max_regression_pct is None) == (max_regression is None):
+        raise InputError(
+            "statistics_invalid",
+            "give exactly one of max_regression_pct and max_regression",
+            path="limit",
+        )
+    limit: dict[str, Any] = (
+        {"kind": "relative", "max_regression_pct": max_regression_pct}
+        if max_regression_pct is not None
+        else {"kind": "absolute", "max_regression": max_regression}
+    )
+    options = CompareOptions(
+        direction=direction,
+        estimator=estimator,
+        ci_method=ci_method,
+        confidence=confidence,
+        resamples=resamples,
+        seed=seed,
+        minimum_pairs=minimum_pairs,
+        within_call=within_call,
+        metric=metric,
+        scope=scope,
+    )
+    b_values, b_offsets, _ = _calls("baseline", baseline)
+    c_values, c_offsets, _ = _calls("candidate", candidate)
+    doc = _native.stats_constraint(
+        b_values,
+        c_values,
+        options.model_dump_json().encode(),
+        json.dumps(limit).encode(),
+        baseline_offsets=b_offsets,
+        candidate_offsets=c_offsets,
+        valid=None if valid is None else _flags("valid", valid, {True: 1, False: 0}),
+    )
+    return ConstraintResult.model_validate_json(doc)
+
+
+def guardrail(
+    candidate: Any,
+    *,
+    limit: float,
+    op: str = "le",
+    mode: str = "ci",
+    estimator: Estimator = "median",
+    ci_method: CiMethod = "bca",
+    confidence: float = 0.95,
+    resamples: int = 10_000,
+    seed: int = 0,
+    minimum_pairs: int = 10,
+    within_call: WithinCall = "median",
+    metric: str = "value",
+    scope: str = "",
+    valid: Sequence[bool] | None = None,
+) -> GuardrailResult:
+    """An absolute limit on the candidate's values (``op`` "le" or "ge"; values may be 0).
+
+    ``mode="every_call"``: any violating sample of a valid call fails, at any pair count.
+    ``mode="ci"``: the CI of the estimator over the candidate's per-call values must clear the limit.
+    """
+    options = CompareOptions(
+        estimator=estimator,
+        ci_method=ci_method,
+        confidence=confidence,
+        resamples=resamples,
+        seed=seed,
+        minimum_pairs=minimum_pairs,
+        within_call=within_call,
+        metric=metric,
+        scope=scope,
+    )
+    c_values, c_offsets, _ = _calls("candidate", candidate)
+    doc = _native.stats_guardrail(
+        c_values,
+        options.model_dump_json().encode(),
+        op,
+        float(limit),
+        mode,
+        candidate_offsets=c_offsets,
+        valid=None if valid is None else _flags("valid", valid, {True: 1, False: 0}),
+    )
+    return GuardrailResult.model_validate_json(doc)
+
+
 def _read_options(
     column: str | None, key_column: str | None, case_column: str | None, order_column: str | None
 ) -> bytes:
-    import json
-
     fields = {"column": column, "key_column": key_column, "case_column": case_column}
     fields["order_column"] = order_column
     return json.dumps({k: v for k, v in fields.items() if v is not None}).encode()

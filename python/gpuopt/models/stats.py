@@ -205,6 +205,56 @@ class NoiseReport(Model):
     warnings: list[StatsWarning]
 
 
+class RelativeLimit(Model):
+    kind: Literal["relative"] = "relative"
+    max_regression_pct: float = Field(ge=0, description="The candidate may be worse by at most this %")
+
+
+class AbsoluteLimit(Model):
+    kind: Literal["absolute"] = "absolute"
+    max_regression: float = Field(ge=0, description="At most this much worse, in the metric's units")
+
+
+ConstraintStatus = Literal["passed", "failed", "inconclusive"]
+
+
+class ConstraintResult(Model):
+    """Non-inferiority: passed if the regression's CI high <= limit, failed if its CI low > limit."""
+
+    metric: str
+    direction: Direction
+    limit: RelativeLimit | AbsoluteLimit = Field(discriminator="kind")
+    n: int
+    n_invalid: int
+    minimum_pairs: int
+    estimator: Estimator
+    confidence: float
+    resamples: int
+    seed: int
+    rng: str
+    regression_estimate: float | None = Field(description="Relative: % worse; absolute: metric units")
+    regression_ci_low: float | None
+    regression_ci_high: float | None
+    status: ConstraintStatus
+
+
+class GuardrailResult(Model):
+    """An absolute limit on the candidate's values: every call, or the CI of the estimator."""
+
+    metric: str
+    op: Literal["le", "ge"]
+    limit: float
+    mode: Literal["every_call", "ci"]
+    n: int
+    minimum_pairs: int
+    estimate: float | None
+    ci_low: float | None
+    ci_high: float | None
+    violations: list[tuple[int, int]] = Field(description="every_call: (pair index, sample index)")
+    status: ConstraintStatus
+    rng: str
+
+
 class Schedule(Model):
     """A seeded balanced AB/BA plan (AB = reference first)."""
 

@@ -17,8 +17,9 @@ mod _native {
     };
     #[pymodule_export]
     use super::stats::{
-        stats_compare, stats_compare_files, stats_compare_unpaired, stats_noise, stats_noise_file,
-        stats_rng_draws, stats_schedule, stats_simulate,
+        stats_compare, stats_compare_files, stats_compare_unpaired, stats_constraint,
+        stats_guardrail, stats_noise, stats_noise_file, stats_rng_draws, stats_schedule,
+        stats_simulate,
     };
 
     use pyo3::prelude::*;

@@ -9,12 +9,14 @@
 //! - [`compare()`] / [`compare::compare_with`]: paired comparison → [`Comparison`] and per-pair rows;
 //! - [`compare_unpaired`]: two independent samples, same CI machinery;
 //! - [`noise()`]: A/A noise facts (SD, half-width, MDE, pairs for a minimum effect);
+//! - [`constraint::constraint`] / [`constraint::guardrail`]: non-inferiority and absolute limits;
 //! - [`verdict`]: the verdict, constraint and guardrail rules on their own;
 //! - [`schedule::balanced`]: the seeded AB/BA plan;
 //! - [`simulate::run`]: the honesty harness (A/A false-positive rate, power, drift under each design).
 
 pub mod bootstrap;
 pub mod compare;
+pub mod constraint;
 pub mod effect;
 pub mod estimators;
 pub mod noise;

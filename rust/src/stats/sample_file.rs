@@ -270,11 +270,20 @@ fn read_csv(path: &str, text: &str, options: &ReadOptions, delimiter: u8) -> Res
     let order = need(&options.order_column)?;
     let value = match &options.column {
         Some(name) => index_of(name).ok_or_else(|| column_missing(path, name, &header))?,
-        None if header.len() == 1 => 0,
-        None => index_of("value").ok_or_else(|| {
-            column_missing(path, "value", &header)
-                .with_expected("--column NAME, a single column, or a column named \"value\"")
-        })?,
+        None => {
+            let named = [key, case, order];
+            let free: Vec<usize> = (0..header.len())
+                .filter(|i| !named.contains(&Some(*i)))
+                .collect();
+            match free.as_slice() {
+                [only] => *only,
+                _ => index_of("value").ok_or_else(|| {
+                    column_missing(path, "value", &header).with_expected(
+                        "--column NAME, a single value column, or a column named \"value\"",
+                    )
+                })?,
+            }
+        }
     };
     let used = [Some(value), key, case, order];
     let unmodeled = header
