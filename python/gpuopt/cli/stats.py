@@ -117,8 +117,8 @@ def _render_comparison(c: Comparison) -> str:
         rows.append(
             (
                 "spread",
-                f"SD {c.spread.sd_log:.5f} (robust {c.spread.robust_sd_log:.5f}); "
-                f"MDE at {c.n} pairs {c.spread.mde_pct:.3f} % (power {c.spread.power})",
+                f"SD {c.spread.sd_log:.5f} (robust {c.spread.robust_sd_log:.5f}); MDE at {c.n} pairs "
+                f"{c.spread.mde_pct:.3f} % (robust {c.spread.robust_mde_pct:.3f} %, power {c.spread.power})",
             )
         )
     if c.orders is not None:
@@ -285,7 +285,14 @@ def _render_noise(r: NoiseReport) -> str:
         rows.append(("warning", f"{w.code}: {w.message}"))
     at = section(
         "Resolution",
-        [(f"{a.n_pairs} pairs", f"half-width {a.half_width_pct:.3f} %, MDE {a.mde_pct:.3f} %") for a in r.at],
+        [
+            (
+                f"{a.n_pairs} pairs",
+                f"half-width {a.half_width_pct:.3f} %, MDE {a.mde_pct:.3f} % "
+                f"(from the robust SD: {a.robust_half_width_pct:.3f} %, {a.robust_mde_pct:.3f} %)",
+            )
+            for a in r.at
+        ],
     )
     return f"{section(f'Noise (metric {r.metric})', rows)}\n\n{at}"
 

@@ -46,9 +46,9 @@ impl EffectScale {
         }
     }
 
-    /// An effect on this scale as the raw change of the candidate, 100·(cand/ref − 1).
+    /// An effect on this scale as the raw change of the candidate, 100·(cand/ref − 1) (never −0).
     pub fn to_change_pct(self, direction: Direction, effect: f64) -> f64 {
-        match (self, direction) {
+        0.0 + match (self, direction) {
             (Self::LogRatio, Direction::Lower) => 100.0 * libm::expm1(-effect),
             (Self::LogRatio, Direction::Higher) => 100.0 * libm::expm1(effect),
             (Self::ArithmeticPct, Direction::Lower) => -effect,
