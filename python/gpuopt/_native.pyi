@@ -11,6 +11,16 @@ __all__ = [
     "debug_panic",
     "file_identities_table",
     "file_identity_json",
+    "stats_compare",
+    "stats_compare_files",
+    "stats_compare_unpaired",
+    "stats_constraint",
+    "stats_guardrail",
+    "stats_noise",
+    "stats_noise_file",
+    "stats_rng_draws",
+    "stats_schedule",
+    "stats_simulate",
     "torch_trace_open",
 ]
 
@@ -66,3 +76,87 @@ class TorchTrace:
 
 def torch_trace_open(path: str) -> TorchTrace:
     """Reads a Kineto trace (``.json``/``.json.gz``) or a folder of them; raises ``InputError``."""
+
+# Statistics (rust/src/py/stats.rs). Values are little-endian float64 buffers, call offsets uint64,
+# case codes uint32, orders and validity uint8; options are CompareOptions JSON; documents come back as JSON.
+
+def stats_compare(
+    baseline: bytes,
+    candidate: bytes,
+    options_json: bytes,
+    *,
+    baseline_offsets: bytes | None = None,
+    candidate_offsets: bytes | None = None,
+    cases: bytes | None = None,
+    case_names: list[str] | None = None,
+    case_weights: list[float] | None = None,
+    orders: bytes | None = None,
+    valid: bytes | None = None,
+) -> tuple[bytes, ArrowTable]:
+    """A paired comparison (JSON ``Comparison``) and its pairs table."""
+
+def stats_compare_unpaired(
+    baseline: bytes,
+    candidate: bytes,
+    options_json: bytes,
+    *,
+    baseline_offsets: bytes | None = None,
+    candidate_offsets: bytes | None = None,
+) -> tuple[bytes, ArrowTable]:
+    """An unpaired comparison (JSON ``Comparison``) and the table of both sides' values."""
+
+def stats_compare_files(
+    baseline: str, candidate: str, read_json: bytes, options_json: bytes, unpaired: bool
+) -> tuple[bytes, ArrowTable]:
+    """Reads two sample files and compares them: JSON ``{files, comparison}`` and the table."""
+
+def stats_noise(
+    first: bytes,
+    second: bytes,
+    options_json: bytes,
+    at: list[int],
+    *,
+    first_offsets: bytes | None = None,
+    second_offsets: bytes | None = None,
+    orders: bytes | None = None,
+    valid: bytes | None = None,
+) -> tuple[bytes, ArrowTable]:
+    """Noise from A/A pairs: JSON ``NoiseReport`` and the A/A pairs table."""
+
+def stats_noise_file(
+    path: str, first_column: str, second_column: str, read_json: bytes, options_json: bytes, at: list[int]
+) -> tuple[bytes, ArrowTable]:
+    """Noise from one file with both A/A values per row: JSON ``{files, noise}`` and the pairs table."""
+
+def stats_simulate(options_json: bytes) -> bytes:
+    """The honesty harness: JSON ``SimulationReport``."""
+
+def stats_schedule(pairs: int, seed: int) -> bytes:
+    """A seeded balanced AB/BA schedule: JSON ``{rng, seed, pairs, orders}``."""
+
+def stats_rng_draws(tag: str, parts_json: bytes, count: int) -> bytes:
+    """JSON ``{rng, key, draws}``: the key and first outputs of the gpuopt.rng/v1 stream (tag, parts)."""
+
+def stats_constraint(
+    baseline: bytes,
+    candidate: bytes,
+    options_json: bytes,
+    limit_json: bytes,
+    *,
+    baseline_offsets: bytes | None = None,
+    candidate_offsets: bytes | None = None,
+    valid: bytes | None = None,
+) -> bytes:
+    """A relative or absolute non-inferiority constraint: JSON ``ConstraintResult``."""
+
+def stats_guardrail(
+    candidate: bytes,
+    options_json: bytes,
+    op: str,
+    limit: float,
+    mode: str,
+    *,
+    candidate_offsets: bytes | None = None,
+    valid: bytes | None = None,
+) -> bytes:
+    """An absolute guardrail on the candidate's values: JSON ``GuardrailResult``."""

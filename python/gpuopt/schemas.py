@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field, create_model
 from gpuopt.models.doctor import DoctorReport
 from gpuopt.models.envelope import Envelope
 from gpuopt.models.schema import SchemaDocument
+from gpuopt.models.stats import CompareData, NoiseData
 from gpuopt.models.torch_trace import TorchSummary, TorchTable
 
 
@@ -36,6 +37,8 @@ DATA_MODELS: dict[str, type[BaseModel] | None] = {
     "gpuopt.torch.launches/v1": TorchTable,
     "gpuopt.torch.transfers/v1": TorchTable,
     "gpuopt.torch.collectives/v1": TorchTable,
+    "gpuopt.stats.compare/v1": CompareData,
+    "gpuopt.stats.noise/v1": NoiseData,
 }
 
 ENVELOPES: dict[str, type[Envelope[Any]]] = {name: envelope_for(name, m) for name, m in DATA_MODELS.items()}

@@ -52,13 +52,20 @@ def cli(ctx: click.Context, debug: bool) -> None:
     ctx.obj["debug"] = debug
 
 
-def _register() -> None:
-    from gpuopt.cli import doctor, schema
-    from gpuopt.cli import torch_trace as torch_cli
+# (module under gpuopt.cli, its click command or group), one line per area.
+_COMMANDS = (
+    ("doctor", "doctor"),
+    ("schema", "schema"),
+    ("torch_trace", "torch"),
+    ("stats", "stats"),
+)
 
-    cli.add_command(doctor.doctor)
-    cli.add_command(schema.schema)
-    cli.add_command(torch_cli.torch)
+
+def _register() -> None:
+    import importlib
+
+    for module, attribute in _COMMANDS:
+        cli.add_command(getattr(importlib.import_module(f"gpuopt.cli.{module}"), attribute))
 
 
 _register()

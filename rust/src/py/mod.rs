@@ -3,6 +3,7 @@
 mod arrow;
 mod boundary;
 mod identity;
+mod stats;
 mod torch_trace;
 
 use pyo3::prelude::*;
@@ -14,6 +15,12 @@ mod _native {
     #[pymodule_export]
     use super::identity::{
         build_info_json, debug_panic, file_identities_table, file_identity_json,
+    };
+    #[pymodule_export]
+    use super::stats::{
+        stats_compare, stats_compare_files, stats_compare_unpaired, stats_constraint,
+        stats_guardrail, stats_noise, stats_noise_file, stats_rng_draws, stats_schedule,
+        stats_simulate,
     };
     #[pymodule_export]
     use super::torch_trace::{torch_trace_open, TorchTrace};

@@ -1,0 +1,348 @@
+"""Models of the paired statistics engine: options, comparisons, noise, schedules, simulations.
+
+Every model mirrors a JSON document the Rust engine (``rust/src/stats``) produces. Effects are on the
+log-ratio scale ``l = ln(ref/cand)`` (lower is better) or ``ln(cand/ref)`` (higher is better), so ``l > 0``
+always means "candidate better"; ``*_pct`` fields give ``100·(e^l - 1)``, ``change*_pct`` the raw change
+``100·(cand/ref - 1)``. Random draws come from ``gpuopt.rng/v1`` (named in ``rng``).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from gpuopt.models._base import Model
+from gpuopt.models.table import TableData
+
+Direction = Literal["lower", "higher"]
+EffectScale = Literal["log_ratio", "arithmetic_pct"]
+Estimator = Literal["median", "mean"]
+CiMethod = Literal["bca", "percentile"]
+WithinCall = Literal["median", "mean", "min", "max", "p50", "p90", "p95", "p99"]
+Verdict = Literal["improved", "regressed", "equivalent", "inconclusive"]
+VerdictReason = Literal[
+    "too_few_pairs",
+    "ci_clears_minimum_effect",
+    "ci_clears_minimum_regression",
+    "ci_inside_equivalence_band",
+    "ci_spans_threshold",
+]
+Order = Literal["AB", "BA"]
+
+
+class CompareOptions(Model):
+    """What a comparison computes. The defaults are the engine's (and the specification's)."""
+
+    metric: str = Field(default="value", description="The metric's name; part of every bootstrap stream key")
+    direction: Direction = "lower"
+    minimum_effect_pct: float = Field(default=0.0, ge=0, description="Minimum effect m (%) for verdicts")
+    within_call: WithinCall = Field(default="median", description="How a call's samples become one value")
+    tails: bool = Field(default=False, description="Also report p50/p95/p99 effects where calls allow")
+    confidence: float = Field(default=0.95, gt=0, lt=1)
+    resamples: int = Field(default=10_000, ge=1, le=10_000_000)
+    minimum_pairs: int = Field(default=10, ge=2, description="Fewer valid pairs give inconclusive")
+    seed: int = Field(default=0, ge=0, le=2**53 - 1)
+    estimator: Estimator = "median"
+    ci_method: CiMethod = "bca"
+    effect_scale: EffectScale = Field(
+        default="log_ratio", description="arithmetic_pct (parity mode) needs median + percentile"
+    )
+    power: float = Field(default=0.8, gt=0, lt=1, description="Power for the minimum detectable effect")
+    scope: str = Field(default="", description="What the comparison belongs to (a request digest)")
+    noise_sd_log: float | None = Field(
+        default=None, ge=0, description="SD of A/A log ratios, to judge the minimum effect's resolution"
+    )
+
+
+class BcaFacts(Model):
+    """BCa diagnostics: bias correction z0 and acceleration a."""
+
+    z0: float | None
+    acceleration: float | None
+
+
+class EffectEstimate(Model):
+    """An estimate and its confidence interval, on the effect scale and as percentages."""
+
+    n: int = Field(description="Valid pairs (paired) or the smaller side (unpaired)")
+    estimate_log: float | None = Field(description="Estimate of l (log-ratio scale only)")
+    ci_low_log: float | None
+    ci_high_log: float | None
+    estimate_pct: float | None = Field(description="Percent improvement; > 0 means candidate better")
+    ci_low_pct: float | None
+    ci_high_pct: float | None
+    change_pct: float | None = Field(description="Raw change of the candidate, 100·(cand/ref - 1)")
+    change_ci_low_pct: float | None
+    change_ci_high_pct: float | None
+    ci_method_run: CiMethod | None = Field(description="The interval that ran (percentile if BCa degenerate)")
+    bca: BcaFacts | None
+
+
+class StatsWarning(Model):
+    code: str
+    message: str
+
+
+class Spread(Model):
+    """The observed spread of the pair log ratios and what it resolves (normal approximations)."""
+
+    sd_log: float
+    robust_sd_log: float = Field(description="1.4826·MAD")
+    half_width_pct: float = Field(description="CI half-width the spread predicts at n")
+    mde_pct: float = Field(description="Minimum detectable effect at n for the power")
+    power: float
+    pairs_for_minimum_effect: int | None
+    robust_half_width_pct: float = Field(description="Half-width from the robust SD (1.4826·MAD)")
+    robust_mde_pct: float = Field(description="MDE from the robust SD: the better basis for a median")
+    robust_pairs_for_minimum_effect: int | None
+    method: Literal["normal_approx"]
+
+
+class Resolution(Model):
+    """Whether the minimum effect is above the MDE an A/A noise SD predicts at n."""
+
+    noise_sd_log: float
+    mde_pct: float
+    minimum_effect_pct: float
+    status: Literal["resolvable", "below_mde"]
+
+
+class CaseEffect(EffectEstimate):
+    """The effect within one case: reported, never used for the verdict."""
+
+    case_id: str
+
+
+class TailEffect(EffectEstimate):
+    """The effect on a within-call quantile (latency tails), judged like the primary."""
+
+    quantile: WithinCall
+    verdict: Verdict
+    verdict_reason: VerdictReason
+    pairs_needed_estimate: int | None
+
+
+class TailUnavailable(Model):
+    quantile: WithinCall
+    samples_needed_per_call: int
+    samples_min_per_call: int
+
+
+class OrderFacts(Model):
+    ab_pairs: int
+    ba_pairs: int
+    order_effect_pct: float | None = Field(description="(mean l over AB - mean l over BA)/2, as %")
+
+
+class Comparison(EffectEstimate):
+    """The result of one comparison: estimate, CI, verdict and the settings that produced them."""
+
+    pairing: Literal["paired", "unpaired"]
+    metric: str
+    direction: Direction
+    effect_scale: EffectScale
+    estimator: Estimator
+    within_call: WithinCall
+    ci_method: CiMethod = Field(description="The interval method asked for")
+    confidence: float
+    resamples: int
+    seed: int
+    rng: str = Field(description="The random-number generator, e.g. gpuopt.rng/v1")
+    scope: str
+    n_invalid: int
+    n_baseline: int | None = Field(description="Unpaired: size of the baseline side")
+    n_candidate: int | None
+    minimum_pairs: int
+    minimum_effect_pct: float
+    threshold_log: float | None = Field(description="τ = ln(1 + m/100)")
+    verdict: Verdict
+    verdict_reason: VerdictReason
+    pairs_needed_estimate: int | None = Field(
+        description="Inconclusive: ⌈n·(h/d)²⌉ pairs projected from the observed spread (per side if unpaired)"
+    )
+    spread: Spread | None
+    resolution: Resolution | None
+    per_case: list[CaseEffect]
+    orders: OrderFacts | None
+    tails: list[TailEffect]
+    tails_unavailable: list[TailUnavailable]
+    warnings: list[StatsWarning]
+
+
+class NoiseAt(Model):
+    n_pairs: int
+    half_width_log: float
+    half_width_pct: float
+    mde_log: float
+    mde_pct: float
+    robust_half_width_pct: float
+    robust_mde_pct: float
+
+
+class NoiseReport(Model):
+    """What A/A pairs say about a measurement's noise (normal approximations)."""
+
+    metric: str
+    n: int
+    estimator: Estimator
+    mean_log: float
+    median_log: float
+    sd_log: float
+    robust_sd_log: float
+    sd_pct: float
+    confidence: float
+    power: float
+    k_factor: float = Field(description="1 for the mean, √(π/2) for the median")
+    z_confidence: float
+    z_power: float
+    method: Literal["normal_approx"]
+    at: list[NoiseAt]
+    minimum_effect_pct: float
+    pairs_for_minimum_effect: int | None
+    robust_pairs_for_minimum_effect: int | None
+    aa: Comparison = Field(description="The A/A comparison itself at m = 0")
+    warnings: list[StatsWarning]
+
+
+class RelativeLimit(Model):
+    kind: Literal["relative"] = "relative"
+    max_regression_pct: float = Field(ge=0, description="The candidate may be worse by at most this %")
+
+
+class AbsoluteLimit(Model):
+    kind: Literal["absolute"] = "absolute"
+    max_regression: float = Field(ge=0, description="At most this much worse, in the metric's units")
+
+
+ConstraintStatus = Literal["passed", "failed", "inconclusive"]
+
+
+class ConstraintResult(Model):
+    """Non-inferiority: passed if the regression's CI high <= limit, failed if its CI low > limit."""
+
+    metric: str
+    direction: Direction
+    limit: RelativeLimit | AbsoluteLimit = Field(discriminator="kind")
+    n: int
+    n_invalid: int
+    minimum_pairs: int
+    estimator: Estimator
+    confidence: float
+    resamples: int
+    seed: int
+    rng: str
+    regression_estimate: float | None = Field(description="Relative: % worse; absolute: metric units")
+    regression_ci_low: float | None
+    regression_ci_high: float | None
+    status: ConstraintStatus
+
+
+class GuardrailResult(Model):
+    """An absolute limit on the candidate's values: every call, or the CI of the estimator."""
+
+    metric: str
+    op: Literal["le", "ge"]
+    limit: float
+    mode: Literal["every_call", "ci"]
+    n: int
+    minimum_pairs: int
+    estimate: float | None
+    ci_low: float | None
+    ci_high: float | None
+    violations: list[tuple[int, int]] = Field(description="every_call: (pair index, sample index)")
+    status: ConstraintStatus
+    rng: str
+
+
+class Schedule(Model):
+    """A seeded balanced AB/BA plan (AB = reference first)."""
+
+    rng: str
+    seed: int
+    pairs: int
+    orders: list[Order]
+
+
+class SimulationOptions(Model):
+    """The honesty harness: simulated durations measured in pairs of calls (see ``rust/src/stats``)."""
+
+    simulations: int = Field(default=1000, ge=1, le=1_000_000)
+    pairs: int = Field(default=30, ge=1)
+    samples_per_call: int = Field(default=5, ge=1)
+    design: Literal["interleaved", "fixed_ab", "fixed_ba"] = "interleaved"
+    true_effect_pct: float = Field(default=0.0, description="The candidate's true improvement (0 = A/A)")
+    base_value: float = 10.0
+    drift_pct_per_call: float = Field(default=0.0, description="Linear drift per call, % of the start")
+    block_sigma: float = 0.02
+    call_sigma: float = 0.01
+    sample_sigma: float = 0.02
+    call_outlier_prob: float = 0.02
+    sample_outlier_prob: float = 0.05
+    outlier_scale: float = 0.5
+    seed: int = Field(default=0, ge=0, le=2**53 - 1)
+    statistics: CompareOptions = Field(default_factory=lambda: CompareOptions(resamples=1000))
+
+
+class SimulationReport(Model):
+    """Verdict counts and accuracy over all simulations."""
+
+    rng: str
+    options: SimulationOptions
+    simulations: int
+    improved: int
+    regressed: int
+    equivalent: int
+    inconclusive: int
+    decisive_rate: float = Field(description="(improved + regressed)/simulations")
+    improved_rate: float
+    true_effect_log: float
+    coverage: float = Field(description="Share of CIs containing the true effect")
+    mean_estimate_pct: float | None
+    sd_estimate_log: float | None
+    mean_ci_half_width_log: float | None
+    pooled_sd_log: float
+    mde_pct: float = Field(description="MDE at `pairs` from pooled_sd_log (normal approximation)")
+    pooled_robust_sd_log: float
+    robust_mde_pct: float = Field(description="MDE at `pairs` from pooled_robust_sd_log")
+
+
+class SampleFileFacts(Model):
+    """What was read from one sample file."""
+
+    path: str
+    format: Literal["jsonl", "csv", "tsv"]
+    value_column: str | None
+    rows: int
+    calls: int
+    unmodeled_columns: list[str]
+
+
+class FileComparison(Model):
+    """A comparison of two sample files and what was read from each."""
+
+    files: list[SampleFileFacts]
+    comparison: Comparison
+
+
+class FileNoise(Model):
+    """A noise report from one sample file and what was read from it."""
+
+    files: list[SampleFileFacts]
+    noise: NoiseReport
+
+
+class CompareData(Model):
+    """``gpuopt stats compare``: the files read, the comparison, and the pairs (or values) table."""
+
+    files: list[SampleFileFacts]
+    comparison: Comparison
+    pairs: TableData
+
+
+class NoiseData(Model):
+    """``gpuopt stats noise``: the file read, the noise report, and the A/A pairs table."""
+
+    files: list[SampleFileFacts]
+    noise: NoiseReport
+    pairs: TableData

@@ -1,0 +1,549 @@
+"""Paired statistics: is the candidate faster, slower, equivalent, or is there not enough evidence?
+
+The engine is Rust (``rust/src/stats``); this module converts inputs to buffers and returns pydantic
+models and polars DataFrames::
+
+    from gpuopt import stats
+    out = stats.compare(baseline_ms, candidate_ms, direction="lower", min_effect=2.0, seed=7)
+    out.result.verdict            # "improved" | "regressed" | "equivalent" | "inconclusive"
+    out.result.estimate_pct, out.result.ci_low_pct, out.result.ci_high_pct
+    out.pairs                     # one row per pair: values, effect_log, effect_pct, change_pct
+
+A pair is (baseline call i, candidate call i). A call is one number or a list of samples (the pair value
+is then the ``within_call`` summary, median by default). Values must be finite and > 0. Results are
+bit-identical for one seed on any machine and any number of threads (``gpuopt.rng/v1``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gpuopt import _native
+from gpuopt.errors import InputError
+from gpuopt.models.stats import (
+    CiMethod,
+    CompareOptions,
+    Comparison,
+    ConstraintResult,
+    Direction,
+    EffectScale,
+    Estimator,
+    FileComparison,
+    FileNoise,
+    GuardrailResult,
+    NoiseReport,
+    SampleFileFacts,
+    Schedule,
+    SimulationOptions,
+    SimulationReport,
+    WithinCall,
+)
+
+if TYPE_CHECKING:
+    import numpy as np
+    import polars as pl
+
+__all__ = [
+    "ComparisonResult",
+    "FileComparisonResult",
+    "NoiseResult",
+    "compare",
+    "compare_files",
+    "compare_unpaired",
+    "constraint",
+    "guardrail",
+    "noise",
+    "noise_file",
+    "schedule",
+    "simulate",
+]
+
+
+@dataclass(frozen=True)
+class ComparisonResult:
+    """A comparison and its table: one row per pair (paired) or per call of each side (unpaired)."""
+
+    result: Comparison
+    pairs: pl.DataFrame
+
+
+@dataclass(frozen=True)
+class FileComparisonResult(ComparisonResult):
+    """A comparison of two sample files, with what was read from each."""
+
+    files: list[SampleFileFacts]
+
+
+@dataclass(frozen=True)
+class NoiseResult:
+    """A/A noise facts and the A/A pairs."""
+
+    report: NoiseReport
+    pairs: pl.DataFrame
+    files: list[SampleFileFacts]
+
+
+def _value_error(name: str, detail: str) -> InputError:
+    return InputError(
+        "value_invalid",
+        f"{name}: {detail}",
+        path=name,
+        expected="numbers, or one sequence of numbers (samples) per call",
+    )
+
+
+def _numbers(name: str, data: Any) -> np.ndarray:
+    import numpy as np
+
+    if isinstance(data, (str, bytes, bool)):
+        raise _value_error(name, f"{type(data).__name__} is not a number")
+    try:
+        array = np.asarray(data)
+    except (TypeError, ValueError) as exc:
+        raise _value_error(name, str(exc)) from exc
+    if array.dtype == np.bool_ or array.dtype.kind not in "iuf":
+        raise _value_error(name, f"values of dtype {array.dtype} are not numbers")
+    return array.astype("<f8", copy=False).ravel()
+
+
+def _calls(name: str, data: Any) -> tuple[bytes, bytes | None, int]:
+    """Values (float64) and, when calls carry several samples, call offsets (uint64)."""
+    import numpy as np
+
+    if hasattr(data, "to_numpy") and not isinstance(data, np.ndarray):
+        data = data.to_numpy()
+    if isinstance(data, np.ndarray) and data.ndim == 1 and data.dtype != object:
+        values = _numbers(name, data)
+        return values.tobytes(), None, len(values)
+    items = list(data)
+    if all(np.ndim(item) == 0 for item in items):
+        values = _numbers(name, items) if items else np.zeros(0, dtype="<f8")
+        return values.tobytes(), None, len(values)
+    parts = [_numbers(f"{name}[{i}]", item) for i, item in enumerate(items)]
+    lengths = np.array([len(p) for p in parts], dtype="<u8")
+    if (lengths == 0).any():
+        raise _value_error(name, f"call {int(np.argmin(lengths))} has no samples")
+    offsets = np.concatenate([np.zeros(1, dtype="<u8"), np.cumsum(lengths, dtype="<u8")])
+    return np.concatenate(parts).astype("<f8").tobytes(), offsets.tobytes(), len(parts)
+
+
+def _cases(cases: Sequence[str], n: int) -> tuple[bytes, list[str]]:
+    import numpy as np
+
+    labels = [str(c) for c in cases]
+    if len(labels) != n:
+        raise InputError(
+            "pair_count_mismatch",
+            f"cases has {len(labels)} entries for {n} pairs",
+            path="cases",
+            expected=f"{n} entries",
+            observed=f"{len(labels)} entries",
+        )
+    names: list[str] = []
+    index: dict[str, int] = {}
+    codes = np.empty(n, dtype="<u4")
+    for i, label in enumerate(labels):
+        if label not in index:
+            index[label] = len(names)
+            names.append(label)
+        codes[i] = index[label]
+    return codes.tobytes(), names
+
+
+def _flags(name: str, values: Iterable[Any], mapping: dict[Any, int]) -> bytes:
+    out = bytearray()
+    for i, v in enumerate(values):
+        if v not in mapping:
+            raise InputError(
+                "value_invalid",
+                f"{name}[{i}] is {v!r}",
+                path=f"{name}[{i}]",
+                expected=" or ".join(repr(k) for k in mapping),
+            )
+        out.append(mapping[v])
+    return bytes(out)
+
+
+def _options(**fields: Any) -> CompareOptions:
+    noise = fields.pop("noise", None)
+    if isinstance(noise, NoiseReport):
+        fields["noise_sd_log"] = noise.sd_log
+    elif noise is not None:
+        fields["noise_sd_log"] = float(noise)
+    return CompareOptions(**fields)
+
+
+def _result(doc: bytes, table: _native.ArrowTable) -> ComparisonResult:
+    from gpuopt._tables import to_polars
+
+    return ComparisonResult(result=Comparison.model_validate_json(doc), pairs=to_polars(table))
+
+
+def compare(
+    baseline: Any,
+    candidate: Any,
+    *,
+    direction: Direction = "lower",
+    min_effect: float = 0.0,
+    estimator: Estimator = "median",
+    ci_method: CiMethod = "bca",
+    confidence: float = 0.95,
+    resamples: int = 10_000,
+    seed: int = 0,
+    minimum_pairs: int = 10,
+    within_call: WithinCall = "median",
+    tails: bool = False,
+    effect_scale: EffectScale = "log_ratio",
+    power: float = 0.8,
+    metric: str = "value",
+    scope: str = "",
+    cases: Sequence[str] | None = None,
+    case_weights: dict[str, float] | None = None,
+    orders: Sequence[str] | None = None,
+    valid: Sequence[bool] | None = None,
+    noise: NoiseReport | float | None = None,
+) -> ComparisonResult:
+    """Compares paired measurements: ``baseline[i]`` and ``candidate[i]`` form pair i.
+
+    Each element is a number or a sequence of samples from one call (summarized by ``within_call``).
+    ``min_effect`` is the minimum effect m in percent; verdicts: ``improved`` (CI low ≥ m; > 0 when
+    m = 0), ``regressed`` (CI high ≤ -m), ``equivalent`` (CI inside (-m, m), m > 0), else
+    ``inconclusive`` with ``pairs_needed_estimate``. Fewer than ``minimum_pairs`` valid pairs give
+    ``inconclusive``, never a rejection. ``cases`` stratifies the bootstrap (``case_weights`` by case
+    name), ``orders`` ("AB"/"BA") gives the order effect, ``valid`` excludes pairs, ``noise`` (a
+    :class:`NoiseReport` or an SD of A/A log ratios) adds the minimum effect's resolution.
+
+    Raises :class:`gpuopt.errors.InputError` (``nonpositive_metric_value``, ``nonfinite_metric_value``
+    naming the pair, ``pair_count_mismatch``, ``samples_too_few``, ``statistics_invalid``).
+    """
+    options = _options(
+        direction=direction,
+        minimum_effect_pct=min_effect,
+        estimator=estimator,
+        ci_method=ci_method,
+        confidence=confidence,
+        resamples=resamples,
+        seed=seed,
+        minimum_pairs=minimum_pairs,
+        within_call=within_call,
+        tails=tails,
+        effect_scale=effect_scale,
+        power=power,
+        metric=metric,
+        scope=scope,
+        noise=noise,
+    )
+    b_values, b_offsets, n = _calls("baseline", baseline)
+    c_values, c_offsets, _ = _calls("candidate", candidate)
+    case_codes, case_names, weights = None, None, None
+    if cases is not None:
+        case_codes, case_names = _cases(cases, n)
+        if case_weights is not None:
+            unknown = sorted(set(case_weights) - set(case_names))
+            missing = [c for c in case_names if c not in case_weights]
+            if unknown or missing:
+                raise InputError(
+                    "statistics_invalid",
+                    f"case_weights must name every case exactly: missing {missing}, unknown {unknown}",
+                    path="case_weights",
+                )
+            weights = [float(case_weights[c]) for c in case_names]
+    elif case_weights is not None:
+        raise InputError("statistics_invalid", "case_weights need cases", path="case_weights")
+    doc, table = _native.stats_compare(
+        b_values,
+        c_values,
+        options.model_dump_json().encode(),
+        baseline_offsets=b_offsets,
+        candidate_offsets=c_offsets,
+        cases=case_codes,
+        case_names=case_names,
+        case_weights=weights,
+        orders=None if orders is None else _flags("orders", orders, {"AB": 0, "BA": 1}),
+        valid=None if valid is None else _flags("valid", valid, {True: 1, False: 0}),
+    )
+    return _result(doc, table)
+
+
+def compare_unpaired(
+    baseline: Any,
+    candidate: Any,
+    *,
+    direction: Direction = "lower",
+    min_effect: float = 0.0,
+    estimator: Estimator = "median",
+    ci_method: CiMethod = "bca",
+    confidence: float = 0.95,
+    resamples: int = 10_000,
+    seed: int = 0,
+    minimum_pairs: int = 10,
+    within_call: WithinCall = "median",
+    metric: str = "value",
+    scope: str = "",
+) -> ComparisonResult:
+    """Compares two independent samples (for example kernel durations from two profiles).
+
+    The effect is ``est(ln cand) - est(ln ref)`` (sign flipped for lower-is-better); each side is
+    resampled independently; BCa takes its acceleration from both sides' jackknifes. ``minimum_pairs``
+    applies to each side. The table has one row per call of each side.
+    """
+    options = CompareOptions(
+        direction=direction,
+        minimum_effect_pct=min_effect,
+        estimator=estimator,
+        ci_method=ci_method,
+        confidence=confidence,
+        resamples=resamples,
+        seed=seed,
+        minimum_pairs=minimum_pairs,
+        within_call=within_call,
+        metric=metric,
+        scope=scope,
+    )
+    b_values, b_offsets, _ = _calls("baseline", baseline)
+    c_values, c_offsets, _ = _calls("candidate", candidate)
+    doc, table = _native.stats_compare_unpaired(
+        b_values,
+        c_values,
+        options.model_dump_json().encode(),
+        baseline_offsets=b_offsets,
+        candidate_offsets=c_offsets,
+    )
+    return _result(doc, table)
+
+
+def constraint(
+    baseline: Any,
+    candidate: Any,
+    *,
+    max_regression_pct: float | None = None,
+    max_regression: float | None = None,
+    direction: Direction = "lower",
+    estimator: Estimator = "median",
+    ci_method: CiMethod = "bca",
+    confidence: float = 0.95,
+    resamples: int = 10_000,
+    seed: int = 0,
+    minimum_pairs: int = 10,
+    within_call: WithinCall = "median",
+    metric: str = "value",
+    scope: str = "",
+    valid: Sequence[bool] | None = None,
+) -> ConstraintResult:
+    """Non-inferiority of a guardrail metric: the candidate may be worse by at most a limit.
+
+    Give ``max_regression_pct`` (relative, on the log scale: regression = -l) or ``max_regression``
+    (absolute, in the metric's units: cand - ref for lower-is-better). ``passed`` if the regression's
+    CI high <= limit, ``failed`` if its CI low > limit, else ``inconclusive`` (always below
+    ``minimum_pairs``).
+    """
+    if (max_regression_pct is None) == (max_regression is None):
+        raise InputError(
+            "statistics_invalid",
+            "give exactly one of max_regression_pct and max_regression",
+            path="limit",
+        )
+    limit: dict[str, Any] = (
+        {"kind": "relative", "max_regression_pct": max_regression_pct}
+        if max_regression_pct is not None
+        else {"kind": "absolute", "max_regression": max_regression}
+    )
+    options = CompareOptions(
+        direction=direction,
+        estimator=estimator,
+        ci_method=ci_method,
+        confidence=confidence,
+        resamples=resamples,
+        seed=seed,
+        minimum_pairs=minimum_pairs,
+        within_call=within_call,
+        metric=metric,
+        scope=scope,
+    )
+    b_values, b_offsets, _ = _calls("baseline", baseline)
+    c_values, c_offsets, _ = _calls("candidate", candidate)
+    doc = _native.stats_constraint(
+        b_values,
+        c_values,
+        options.model_dump_json().encode(),
+        json.dumps(limit).encode(),
+        baseline_offsets=b_offsets,
+        candidate_offsets=c_offsets,
+        valid=None if valid is None else _flags("valid", valid, {True: 1, False: 0}),
+    )
+    return ConstraintResult.model_validate_json(doc)
+
+
+def guardrail(
+    candidate: Any,
+    *,
+    limit: float,
+    op: str = "le",
+    mode: str = "ci",
+    estimator: Estimator = "median",
+    ci_method: CiMethod = "bca",
+    confidence: float = 0.95,
+    resamples: int = 10_000,
+    seed: int = 0,
+    minimum_pairs: int = 10,
+    within_call: WithinCall = "median",
+    metric: str = "value",
+    scope: str = "",
+    valid: Sequence[bool] | None = None,
+) -> GuardrailResult:
+    """An absolute limit on the candidate's values (``op`` "le" or "ge"; values may be 0).
+
+    ``mode="every_call"``: any violating sample of a valid call fails, at any pair count.
+    ``mode="ci"``: the CI of the estimator over the candidate's per-call values must clear the limit.
+    """
+    options = CompareOptions(
+        estimator=estimator,
+        ci_method=ci_method,
+        confidence=confidence,
+        resamples=resamples,
+        seed=seed,
+        minimum_pairs=minimum_pairs,
+        within_call=within_call,
+        metric=metric,
+        scope=scope,
+    )
+    c_values, c_offsets, _ = _calls("candidate", candidate)
+    doc = _native.stats_guardrail(
+        c_values,
+        options.model_dump_json().encode(),
+        op,
+        float(limit),
+        mode,
+        candidate_offsets=c_offsets,
+        valid=None if valid is None else _flags("valid", valid, {True: 1, False: 0}),
+    )
+    return GuardrailResult.model_validate_json(doc)
+
+
+def _read_options(
+    column: str | None, key_column: str | None, case_column: str | None, order_column: str | None
+) -> bytes:
+    fields = {"column": column, "key_column": key_column, "case_column": case_column}
+    fields["order_column"] = order_column
+    return json.dumps({k: v for k, v in fields.items() if v is not None}).encode()
+
+
+def compare_files(
+    baseline: str | Path,
+    candidate: str | Path,
+    *,
+    column: str | None = None,
+    key_column: str | None = None,
+    case_column: str | None = None,
+    order_column: str | None = None,
+    unpaired: bool = False,
+    options: CompareOptions | None = None,
+) -> FileComparisonResult:
+    """Reads two JSON Lines or CSV sample files and compares them (see ``gpuopt stats compare --help``).
+
+    Pairs match by ``key_column`` when given (rows sharing a key are one call's samples), else row i
+    with row i. ``unpaired=True`` treats the files as independent samples.
+    """
+    from gpuopt._tables import to_polars
+
+    opts = options or CompareOptions()
+    doc, table = _native.stats_compare_files(
+        str(baseline),
+        str(candidate),
+        _read_options(column, key_column, case_column, order_column),
+        opts.model_dump_json().encode(),
+        unpaired,
+    )
+    parsed = FileComparison.model_validate_json(doc)
+    return FileComparisonResult(result=parsed.comparison, pairs=to_polars(table), files=parsed.files)
+
+
+def noise(
+    first: Any,
+    second: Any,
+    *,
+    at: Sequence[int] = (),
+    min_effect: float = 0.0,
+    estimator: Estimator = "median",
+    confidence: float = 0.95,
+    power: float = 0.8,
+    resamples: int = 10_000,
+    seed: int = 0,
+    minimum_pairs: int = 10,
+    within_call: WithinCall = "median",
+    metric: str = "value",
+    orders: Sequence[str] | None = None,
+) -> NoiseResult:
+    """Noise from A/A pairs (the same subject measured twice per pair).
+
+    Reports the SD (and 1.4826·MAD) of the pair log ratios, the CI half-width and the minimum detectable
+    effect at each pair count in ``at`` (default: n, ``minimum_pairs``, 2n), the pairs needed to detect
+    ``min_effect`` with ``power``, and the A/A comparison itself (warning ``aa_effect_detected`` when its
+    CI excludes 0).
+    """
+    from gpuopt._tables import to_polars
+
+    options = CompareOptions(
+        minimum_effect_pct=min_effect,
+        estimator=estimator,
+        confidence=confidence,
+        power=power,
+        resamples=resamples,
+        seed=seed,
+        minimum_pairs=minimum_pairs,
+        within_call=within_call,
+        metric=metric,
+    )
+    a_values, a_offsets, _ = _calls("first", first)
+    b_values, b_offsets, _ = _calls("second", second)
+    doc, table = _native.stats_noise(
+        a_values,
+        b_values,
+        options.model_dump_json().encode(),
+        [int(k) for k in at],
+        first_offsets=a_offsets,
+        second_offsets=b_offsets,
+        orders=None if orders is None else _flags("orders", orders, {"AB": 0, "BA": 1}),
+    )
+    return NoiseResult(report=NoiseReport.model_validate_json(doc), pairs=to_polars(table), files=[])
+
+
+def noise_file(
+    path: str | Path,
+    *,
+    first_column: str = "a",
+    second_column: str = "b",
+    key_column: str | None = None,
+    order_column: str | None = None,
+    at: Sequence[int] = (),
+    options: CompareOptions | None = None,
+) -> NoiseResult:
+    """Noise from one sample file holding both A/A values of each pair in two columns."""
+    from gpuopt._tables import to_polars
+
+    opts = options or CompareOptions()
+    doc, table = _native.stats_noise_file(
+        str(path),
+        first_column,
+        second_column,
+        _read_options(None, key_column, None, order_column),
+        opts.model_dump_json().encode(),
+        [int(k) for k in at],
+    )
+    parsed = FileNoise.model_validate_json(doc)
+    return NoiseResult(report=parsed.noise, pairs=to_polars(table), files=parsed.files)
+
+
+def schedule(pairs: int, seed: int) -> Schedule:
+    """The seeded balanced AB/BA schedule of ``pairs`` pairs (AB = reference first)."""
+    return Schedule.model_validate_json(_native.stats_schedule(pairs, seed))
+
+
+def simulate(options: SimulationOptions | None = None, **fields: Any) -> SimulationReport:
+    """Runs the honesty harness: simulated A/A or A/B experiments through the real comparison."""
+    opts = options or SimulationOptions(**fields)
+    return SimulationReport.model_validate_json(_native.stats_simulate(opts.model_dump_json().encode()))
