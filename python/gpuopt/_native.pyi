@@ -10,6 +10,9 @@ __all__ = [
     "debug_panic",
     "file_identities_table",
     "file_identity_json",
+    "sass_builtin_catalog",
+    "sass_scan_path",
+    "sass_scan_text",
 ]
 
 __version__: str
@@ -37,3 +40,16 @@ def build_info_json() -> bytes:
 
 def debug_panic() -> None:
     """Panics inside the engine on purpose; surfaces as ``gpuopt.errors.InternalError``."""
+
+def sass_scan_path(
+    path: str, catalog_json: bytes | None = None, evidence_limit: int = 3
+) -> tuple[bytes, ArrowTable, ArrowTable, ArrowTable]:
+    """One pass over a SASS listing file: ``(summary_json, functions, opcodes, signatures)``."""
+
+def sass_scan_text(
+    text: bytes, catalog_json: bytes | None = None, evidence_limit: int = 3
+) -> tuple[bytes, ArrowTable, ArrowTable, ArrowTable]:
+    """The same as :func:`sass_scan_path` for a listing held in memory."""
+
+def sass_builtin_catalog() -> bytes:
+    """The SASS signature catalog compiled into this build."""

@@ -1,0 +1,192 @@
+//! Lines out of a byte stream, in bounded memory, and the few byte-level helpers the grammars share.
+
+use super::codes;
+use crate::error::{Error, Result};
+use std::io::Read;
+
+const CHUNK_BYTES: usize = 8 << 20;
+/// Longest accepted line. Listing lines are a few hundred bytes; demangled template names can reach
+/// tens of kilobytes, so the limit is generous but keeps a file without newlines from filling memory.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// Blanks (space, tab, CR) off both ends. Spaces are skipped eight at a time: cuobjdump indents every
+/// encoding line by ~90 spaces.
+#[inline]
+pub fn trim(line: &[u8]) -> &[u8] {
+    trim_end(trim_start(line))
+}
+
+#[inline]
+pub fn trim_start(mut line: &[u8]) -> &[u8] {
+    const SPACES: u64 = u64::from_le_bytes([b' '; 8]);
+    while let Some((word, rest)) = line.split_first_chunk::<8>() {
+        if u64::from_le_bytes(*word) != SPACES {
+            break;
+        }
+        line = rest;
+    }
+    while let [b' ' | b'\t' | b'\r', rest @ ..] = line {
+        line = rest;
+    }
+    line
+}
+
+#[inline]
+pub fn trim_end(mut line: &[u8]) -> &[u8] {
+    while let [rest @ .., b' ' | b'\t' | b'\r'] = line {
+        line = rest;
+    }
+    line
+}
+
+/// True when every byte is printable ASCII, a tab or a CR. Written as a fold without early exit so the
+/// compiler vectorises it; a listing line is checked in a few nanoseconds.
+#[inline]
+pub fn is_plain_text(line: &[u8]) -> bool {
+    line.iter().fold(true, |ok, &b| {
+        ok & ((b >= 0x20 && b < 0x7f) | (b == b'\t') | (b == b'\r'))
+    })
+}
+
+/// Feeds `sink` every line of `reader` (without its `\n`), numbered from 1; a final line without a
+/// newline is passed too.
+pub fn for_each_line<R: Read>(
+    mut reader: R,
+    mut sink: impl FnMut(&[u8], u64) -> Result<()>,
+) -> Result<LineStats> {
+    let mut buf: Vec<u8> = vec![0; CHUNK_BYTES];
+    let mut filled = 0usize;
+    let mut line_no = 0u64;
+    let mut bytes = 0u64;
+    loop {
+        if filled == buf.len() {
+            // A line longer than the buffer: grow up to the limit, then refuse.
+            if buf.len() >= MAX_LINE_BYTES.max(CHUNK_BYTES) * 2 {
+                return Err(Error::input(
+                    codes::LINE_TOO_LONG,
+                    format!(
+                        "line {} is longer than {MAX_LINE_BYTES} bytes",
+                        line_no + 1
+                    ),
+                )
+                .with_expected("a SASS listing with lines of at most 1 MiB"));
+            }
+            buf.resize(buf.len() * 2, 0);
+        }
+        let n = read_some(&mut reader, buf.get_mut(filled..).unwrap_or_default())?;
+        bytes += n as u64;
+        let end = filled + n;
+        let window = buf.get(..end).unwrap_or_default();
+        if n == 0 {
+            // End of input: the remainder (if any) is the last line, without a newline.
+            if !window.is_empty() {
+                line_no += 1;
+                check_line(window, line_no)?;
+                sink(window, line_no)?;
+            }
+            return Ok(LineStats {
+                lines: line_no,
+                bytes,
+            });
+        }
+        let mut start = 0usize;
+        for nl in memchr::memchr_iter(b'\n', window.get(filled..).unwrap_or_default()) {
+            let stop = filled + nl;
+            let line = window.get(start..stop).unwrap_or_default();
+            line_no += 1;
+            check_line(line, line_no)?;
+            sink(line, line_no)?;
+            start = stop + 1;
+        }
+        let rest = end - start;
+        if rest > MAX_LINE_BYTES {
+            return Err(Error::input(
+                codes::LINE_TOO_LONG,
+                format!("line {} is longer than {MAX_LINE_BYTES} bytes", line_no + 1),
+            )
+            .with_expected("a SASS listing with lines of at most 1 MiB"));
+        }
+        buf.copy_within(start..end, 0);
+        filled = rest;
+    }
+}
+
+/// What the reader saw, for the summary and for the truncation check.
+#[derive(Debug, Clone, Copy)]
+pub struct LineStats {
+    pub lines: u64,
+    pub bytes: u64,
+}
+
+fn read_some<R: Read>(reader: &mut R, buf: &mut [u8]) -> Result<usize> {
+    loop {
+        match reader.read(buf) {
+            Ok(n) => return Ok(n),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                return Err(Error::input(
+                    crate::error::codes::FILE_UNREADABLE,
+                    format!("reading the listing failed: {e}"),
+                ))
+            }
+        }
+    }
+}
+
+fn check_line(line: &[u8], line_no: u64) -> Result<()> {
+    if is_plain_text(line) {
+        return Ok(());
+    }
+    // Non-ASCII UTF-8 (a demangled name, a path in line info) is text; anything else is binary.
+    let utf8 = std::str::from_utf8(line).ok();
+    let control = utf8.is_some_and(|s| {
+        s.chars()
+            .any(|c| c.is_control() && c != '\t' && c != '\r')
+    });
+    if utf8.is_none() || control {
+        let offset = line
+            .iter()
+            .position(|&b| !(b >= 0x20 || b == b'\t' || b == b'\r') || b >= 0x7f)
+            .unwrap_or(0);
+        return Err(Error::input(
+            codes::FORMAT_INVALID,
+            format!("line {line_no} holds binary data (byte {offset} of the line is not text)"),
+        )
+        .with_expected("SASS text from cuobjdump -sass or nvdisasm (give a binary as a file path so that the tool is run on it)")
+        .with_observed(format!("line {line_no}")));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trims_blanks() {
+        assert_eq!(trim(b"                  /* 0x1 */   "), b"/* 0x1 */");
+        assert_eq!(trim(b"\t\tcode for sm_90\r"), b"code for sm_90");
+        assert_eq!(trim(b"   "), b"");
+    }
+
+    #[test]
+    fn yields_lines_with_and_without_final_newline() {
+        let mut seen = Vec::new();
+        let stats = for_each_line(&b"a\nbb\n\nc"[..], |l, n| {
+            seen.push((String::from_utf8_lossy(l).to_string(), n));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(seen.len(), 4);
+        assert_eq!(seen[3], ("c".to_string(), 4));
+        assert_eq!((stats.lines, stats.bytes), (4, 7));
+    }
+
+    #[test]
+    fn binary_bytes_are_a_format_error() {
+        let err = for_each_line(&b"code for sm_90\n\x7fELF\x02\x01\x00\n"[..], |_, _| Ok(())).unwrap_err();
+        assert_eq!(err.code, codes::FORMAT_INVALID);
+        let ok = for_each_line("Function : caf\u{e9}\n".as_bytes(), |_, _| Ok(()));
+        assert!(ok.is_ok());
+    }
+}
