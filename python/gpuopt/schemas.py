@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field, create_model
 
 from gpuopt.models.doctor import DoctorReport
 from gpuopt.models.envelope import Envelope
+from gpuopt.models.sass import SassScanReport, SassTableData
 from gpuopt.models.schema import SchemaDocument
 
 
@@ -26,6 +27,10 @@ DATA_MODELS: dict[str, type[BaseModel] | None] = {
     "gpuopt.doctor/v1": DoctorReport,
     "gpuopt.schema/v1": SchemaDocument,
     "gpuopt.error/v1": None,
+    "gpuopt.sass.scan/v1": SassScanReport,
+    "gpuopt.sass.functions/v1": SassTableData,
+    "gpuopt.sass.opcodes/v1": SassTableData,
+    "gpuopt.sass.signatures/v1": SassTableData,
 }
 
 ENVELOPES: dict[str, type[Envelope[Any]]] = {name: envelope_for(name, m) for name, m in DATA_MODELS.items()}

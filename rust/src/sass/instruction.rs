@@ -361,11 +361,12 @@ pub fn parse_hex(hex: &[u8]) -> Option<u64> {
     })
 }
 
+/// An upper-case base mnemonic; modifiers may hold lower case (`HGMMA.64x128x16.F32`).
 fn is_mnemonic(op: &[u8]) -> bool {
     matches!(op.first(), Some(b'A'..=b'Z'))
         && op
             .iter()
-            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || matches!(b, b'_' | b'.'))
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.'))
 }
 
 /// The target of a branch when the operands name one: `0xd50` (cuobjdump) or `` `(.L_x_2) `` (nvdisasm).
@@ -457,6 +458,8 @@ mod tests {
         assert_eq!(OpcodeInfo::new("STG.E.U16").width_bits, Some(16));
         assert_eq!(OpcodeInfo::new("LDSM.16.M88.4").width_bits, None);
         assert_eq!(OpcodeInfo::new("HMMA.16816.F32").class_names(), ["tensor_core"]);
+        let hgmma = instr("/*0d70*/ HGMMA.64x128x16.F32.BF16 R24, gdesc[UR8].tnspB, R24 ;");
+        assert_eq!(hgmma.opcode, b"HGMMA.64x128x16.F32.BF16");
         // LDSM is a shared load, not a substring match of LDS; USETMAXREG is not SETMAXREG.
         assert_eq!(OpcodeInfo::new("LDSM.16.M88.4").base(), "LDSM");
         assert_eq!(OpcodeInfo::new("IMAD.WIDE").classes, 0);
