@@ -7,6 +7,7 @@ only (``references/sass_signatures.json``), never function names or comments.
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import tempfile
@@ -16,12 +17,12 @@ from typing import TYPE_CHECKING, Literal
 
 from gpuopt import _native
 from gpuopt.errors import InputError
+from gpuopt.models.doctor import ToolIdentity
 from gpuopt.models.sass import SassScanReport, SassSource, SassSummary, SignatureTotal
 
 if TYPE_CHECKING:
     import polars as pl
 
-    from gpuopt.models.doctor import ToolIdentity
 
 Tool = Literal["cuobjdump", "nvdisasm"]
 
@@ -85,9 +86,15 @@ def _is_cubin(path: Path) -> bool:
     return len(head) >= 20 and int.from_bytes(head[18:20], "little") == _EM_CUDA
 
 
-def _disassemble(path: Path, tool: Tool, kind: str, out: Path) -> tuple[ToolIdentity, list[str]]:
+@functools.lru_cache(maxsize=4)
+def _tool(name: Tool) -> ToolIdentity:
+    """The tool's identity, found and hashed once per process (a scan of many cubins asks often)."""
     from gpuopt.tools import require_tool
 
+    return require_tool(name)
+
+
+def _disassemble(path: Path, tool: Tool, kind: str, out: Path) -> tuple[ToolIdentity, list[str]]:
     if tool == "nvdisasm" and not (kind == "elf" and _is_cubin(path)):
         raise InputError(
             "sass_tool_unsuited",
@@ -95,7 +102,7 @@ def _disassemble(path: Path, tool: Tool, kind: str, out: Path) -> tuple[ToolIden
             path=str(path),
             expected="tool cuobjdump for fatbins, objects, libraries and executables",
         )
-    identity = require_tool(tool)
+    identity = _tool(tool)
     command = [identity.path, "-sass", str(path)] if tool == "cuobjdump" else [identity.path, str(path)]
     with out.open("wb") as sink:
         try:

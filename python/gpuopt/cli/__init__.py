@@ -54,11 +54,13 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 def _register() -> None:
     from gpuopt.cli import doctor, schema
+    from gpuopt.cli import compiler as compiler_cli
     from gpuopt.cli import sass as sass_cli
 
     cli.add_command(doctor.doctor)
     cli.add_command(schema.schema)
     cli.add_command(sass_cli.sass)
+    cli.add_command(compiler_cli.compiler)
 
 
 _register()
