@@ -8,7 +8,10 @@ use std::path::PathBuf;
 
 type ScanResult = (Vec<u8>, ArrowTable, ArrowTable, ArrowTable);
 
-fn options(catalog_json: Option<&[u8]>, evidence_limit: usize) -> crate::error::Result<ScanOptions> {
+fn options(
+    catalog_json: Option<&[u8]>,
+    evidence_limit: usize,
+) -> crate::error::Result<ScanOptions> {
     let catalog = match catalog_json {
         Some(bytes) => Catalog::parse(bytes)?,
         None => Catalog::builtin()?,
@@ -16,6 +19,7 @@ fn options(catalog_json: Option<&[u8]>, evidence_limit: usize) -> crate::error::
     Ok(ScanOptions {
         catalog: Some(catalog),
         evidence_limit,
+        ..ScanOptions::default()
     })
 }
 
@@ -29,10 +33,14 @@ fn tables(listing: Listing) -> crate::error::Result<(sass::Summary, [crate::tabl
     Ok((listing.summary(), [functions, opcodes, signatures]))
 }
 
-fn finish(py: Python<'_>, result: (sass::Summary, [crate::table::Table; 3])) -> PyResult<ScanResult> {
+fn finish(result: (sass::Summary, [crate::table::Table; 3])) -> PyResult<ScanResult> {
     let (summary, [functions, opcodes, signatures]) = result;
-    let _ = py;
-    Ok((json(&summary)?, functions.into(), opcodes.into(), signatures.into()))
+    Ok((
+        json(&summary)?,
+        functions.into(),
+        opcodes.into(),
+        signatures.into(),
+    ))
 }
 
 /// `sass_scan_path(path, catalog_json, evidence_limit) -> (summary_json, functions, opcodes, signatures)`.
@@ -48,7 +56,7 @@ pub fn sass_scan_path(
         let opts = options(catalog_json.as_deref(), evidence_limit)?;
         tables(sass::scan_path(&path, opts)?)
     })?;
-    finish(py, result)
+    finish(result)
 }
 
 /// `sass_scan_text(text, catalog_json, evidence_limit)`: the same for a listing held in memory.
@@ -64,7 +72,7 @@ pub fn sass_scan_text(
         let opts = options(catalog_json.as_deref(), evidence_limit)?;
         tables(sass::scan_bytes(&text, opts)?)
     })?;
-    finish(py, result)
+    finish(result)
 }
 
 /// `sass_builtin_catalog() -> bytes`: the signature catalog compiled into this build.

@@ -89,7 +89,10 @@ mod tests {
     #[test]
     fn header_flags_name_the_architecture() {
         assert_eq!(
-            Arch::from_header_flag("EF_CUDA_SM80").unwrap().unwrap().name(),
+            Arch::from_header_flag("EF_CUDA_SM80")
+                .unwrap()
+                .unwrap()
+                .name(),
             "sm_80"
         );
         assert!(Arch::from_header_flag("EF_CUDA_64BIT_ADDRESS").is_none());

@@ -38,10 +38,12 @@ pub fn line(s: &mut Scanner, line: &[u8]) -> Result<()> {
         }
         return match s.addressed(line)? {
             Addressed::Instruction(ins) => {
-                s.instruction(&ins);
+                s.instruction(&ins)?;
                 Ok(())
             }
-            Addressed::Data { .. } => Err(s.invalid("a data directive inside a cuobjdump function")),
+            Addressed::Data { .. } => {
+                Err(s.invalid("a data directive inside a cuobjdump function"))
+            }
         };
     }
     if let Some(name) = line.strip_prefix(b"Function :") {
@@ -72,23 +74,29 @@ pub fn line(s: &mut Scanner, line: &[u8]) -> Result<()> {
     if let Some(arch) = line.strip_prefix(b"arch = ") {
         if s.cuobjdump.in_ptx {
             let text = String::from_utf8_lossy(arch);
-            let parsed = Arch::parse(text.trim())
-                .map_err(|e| Error { message: format!("line {}: {}", s.line_no, e.message), ..e })?;
+            let parsed = Arch::parse(text.trim()).map_err(|e| Error {
+                message: format!("line {}: {}", s.line_no, e.message),
+                ..e
+            })?;
             if !s.ptx_architectures.contains(&parsed) {
                 s.ptx_architectures.push(parsed);
             }
         } else {
             // The ELF entry's architecture; `code for` follows and is what functions are bound to.
             let text = String::from_utf8_lossy(arch);
-            Arch::parse(text.trim())
-                .map_err(|e| Error { message: format!("line {}: {}", s.line_no, e.message), ..e })?;
+            Arch::parse(text.trim()).map_err(|e| Error {
+                message: format!("line {}: {}", s.line_no, e.message),
+                ..e
+            })?;
         }
         return Ok(());
     }
     if let Some(target) = line.strip_prefix(b".target") {
         let text = String::from_utf8_lossy(target);
-        Arch::parse(text.trim())
-            .map_err(|e| Error { message: format!("line {}: {}", s.line_no, e.message), ..e })?;
+        Arch::parse(text.trim()).map_err(|e| Error {
+            message: format!("line {}: {}", s.line_no, e.message),
+            ..e
+        })?;
         return Ok(());
     }
     if METADATA.iter().any(|m| line.starts_with(m)) {
@@ -113,7 +121,9 @@ pub fn finish(s: &mut Scanner, _stats: LineStats) -> Result<()> {
                     open.facts.name
                 ),
             )
-            .with_expected("every `Function :` block closed by a line of ten dots, as cuobjdump prints it"));
+            .with_expected(
+                "every `Function :` block closed by a line of ten dots, as cuobjdump prints it",
+            ));
         }
     }
     Ok(())

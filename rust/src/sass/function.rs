@@ -3,7 +3,9 @@
 
 use super::arch::Arch;
 use super::hash::FxHashMap;
-use super::instruction::{branch_target, BranchTarget, Class, Instruction, OpcodeInfo, CLASS_COUNT};
+use super::instruction::{
+    branch_target, BranchTarget, Class, Instruction, OpcodeInfo, CLASS_COUNT,
+};
 use serde::Serialize;
 
 /// One evidence line: where the instruction is and how the listing printed it.

@@ -201,7 +201,9 @@ impl OpcodeInfo {
             .filter(|(name, _)| *name == base)
             .fold(0, |acc, (_, class)| acc | class.bit());
         let width_bits = if classes & MEMORY != 0 && base != "LDSM" && base != "STSM" {
-            Some(width_from_modifiers(text.get(base_len..).unwrap_or_default()))
+            Some(width_from_modifiers(
+                text.get(base_len..).unwrap_or_default(),
+            ))
         } else {
             None
         };
@@ -291,10 +293,12 @@ pub enum LineError {
 /// Parses a trimmed line that starts with `/*` and is not an encoding-only comment (`/* 0x... */`).
 pub fn parse_addressed(line: &[u8]) -> Result<Addressed<'_>, LineError> {
     let body = line.get(2..).ok_or(LineError::BadAddress)?;
-    let close = find2(body, b'*', b'/').ok_or(LineError::BadAddress)?;
-    let hex = body.get(..close).ok_or(LineError::BadAddress)?;
-    let address = parse_hex(hex).ok_or(LineError::BadAddress)?;
-    let mut rest = trim(body.get(close + 2..).unwrap_or_default());
+    let digits = body.iter().take_while(|b| b.is_ascii_hexdigit()).count();
+    if body.get(digits..digits + 2) != Some(b"*/") {
+        return Err(LineError::BadAddress);
+    }
+    let address = parse_hex(body.get(..digits).unwrap_or_default()).ok_or(LineError::BadAddress)?;
+    let mut rest = trim(body.get(digits + 2..).unwrap_or_default());
     if let Some(directive) = rest.strip_prefix(b".") {
         let end = directive
             .iter()
@@ -326,9 +330,10 @@ pub fn parse_addressed(line: &[u8]) -> Result<Addressed<'_>, LineError> {
         .position(|b| *b == b' ' || *b == b'\t')
         .unwrap_or(after_guard.len());
     let opcode = after_guard.get(..op_end).unwrap_or_default();
-    if !is_mnemonic(opcode) {
+    if opcode.is_empty() {
         return Err(LineError::BadOpcode);
     }
+    // The mnemonic's spelling is checked once per distinct opcode, when it is interned.
     Ok(Addressed::Instruction(Instruction {
         address,
         guard,
@@ -336,18 +341,6 @@ pub fn parse_addressed(line: &[u8]) -> Result<Addressed<'_>, LineError> {
         operands: trim(after_guard.get(op_end..).unwrap_or_default()),
         text,
     }))
-}
-
-fn find2(hay: &[u8], a: u8, b: u8) -> Option<usize> {
-    let mut from = 0;
-    while let Some(i) = hay.get(from..).and_then(|h| memchr::memchr(a, h)) {
-        let at = from + i;
-        if hay.get(at + 1) == Some(&b) {
-            return Some(at);
-        }
-        from = at + 1;
-    }
-    None
 }
 
 pub fn parse_hex(hex: &[u8]) -> Option<u64> {
@@ -362,7 +355,7 @@ pub fn parse_hex(hex: &[u8]) -> Option<u64> {
 }
 
 /// An upper-case base mnemonic; modifiers may hold lower case (`HGMMA.64x128x16.F32`).
-fn is_mnemonic(op: &[u8]) -> bool {
+pub fn is_mnemonic(op: &[u8]) -> bool {
     matches!(op.first(), Some(b'A'..=b'Z'))
         && op
             .iter()
@@ -413,10 +406,13 @@ mod tests {
     fn splits_nvdisasm_forms() {
         let i = instr("/*0170*/                   BRA `(.L_x_10);");
         assert_eq!(i.opcode, b"BRA");
-        assert!(matches!(branch_target(i.operands), Some(BranchTarget::Label(l)) if l == b".L_x_10"));
+        assert!(
+            matches!(branch_target(i.operands), Some(BranchTarget::Label(l)) if l == b".L_x_10")
+        );
         let nop = instr("/*0180*/                   NOP;");
         assert_eq!((nop.opcode, nop.operands), (&b"NOP"[..], &b""[..]));
-        let ann = instr("/*0120*/ LDG.E R2, desc[UR6][R2.64]   &req={1} &wr=0x2  ?trans4;   /* 0x00 */");
+        let ann =
+            instr("/*0120*/ LDG.E R2, desc[UR6][R2.64]   &req={1} &wr=0x2  ?trans4;   /* 0x00 */");
         assert_eq!(ann.opcode, b"LDG.E");
     }
 
@@ -438,26 +434,28 @@ mod tests {
             parse_addressed(b"/*0150*/ LDG.E R2, desc[UR4][R2.64]"),
             Err(LineError::Unterminated)
         );
-        assert_eq!(
-            parse_addressed(b"/*zz*/ NOP ;"),
-            Err(LineError::BadAddress)
-        );
-        assert_eq!(
-            parse_addressed(b"/*0000*/ hello world ;"),
-            Err(LineError::BadOpcode)
-        );
+        assert_eq!(parse_addressed(b"/*zz*/ NOP ;"), Err(LineError::BadAddress));
+        assert_eq!(parse_addressed(b"/*0000*/ ;"), Err(LineError::BadOpcode));
+        assert!(!is_mnemonic(b"hello"));
+        assert!(is_mnemonic(b"HGMMA.64x8x16.F32"));
     }
 
     #[test]
     fn opcode_info_has_base_modifiers_classes_and_width() {
         let ldg = OpcodeInfo::new("LDG.E.128.CONSTANT");
         assert_eq!(ldg.base(), "LDG");
-        assert_eq!(ldg.modifiers().collect::<Vec<_>>(), ["E", "128", "CONSTANT"]);
+        assert_eq!(
+            ldg.modifiers().collect::<Vec<_>>(),
+            ["E", "128", "CONSTANT"]
+        );
         assert_eq!(ldg.class_names(), ["global_load"]);
         assert_eq!(ldg.width_bits, Some(128));
         assert_eq!(OpcodeInfo::new("STG.E.U16").width_bits, Some(16));
         assert_eq!(OpcodeInfo::new("LDSM.16.M88.4").width_bits, None);
-        assert_eq!(OpcodeInfo::new("HMMA.16816.F32").class_names(), ["tensor_core"]);
+        assert_eq!(
+            OpcodeInfo::new("HMMA.16816.F32").class_names(),
+            ["tensor_core"]
+        );
         let hgmma = instr("/*0d70*/ HGMMA.64x128x16.F32.BF16 R24, gdesc[UR8].tnspB, R24 ;");
         assert_eq!(hgmma.opcode, b"HGMMA.64x128x16.F32.BF16");
         // LDSM is a shared load, not a substring match of LDS; USETMAXREG is not SETMAXREG.

@@ -10,8 +10,9 @@ mod cuobjdump;
 mod function;
 mod hash;
 pub mod instruction;
-mod lexer;
+pub(crate) mod lexer;
 mod nvdisasm;
+pub(crate) mod parallel;
 mod scanner;
 pub mod signatures;
 mod tables;
@@ -20,7 +21,8 @@ pub use arch::Arch;
 pub use function::{Evidence, FunctionFacts, PatternHits};
 pub use instruction::{Class, OpcodeInfo, CLASSES};
 pub use scanner::{
-    scan_bytes, scan_path, scan_reader, CatalogSummary, Dialect, Listing, ScanOptions, Summary, Unmodeled,
+    scan_bytes, scan_path, scan_reader, CatalogSummary, Dialect, Listing, ScanOptions, Summary,
+    Unmodeled,
 };
 pub use signatures::Catalog;
 pub use tables::{functions_table, opcodes_table, signatures_table};

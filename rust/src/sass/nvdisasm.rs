@@ -44,9 +44,24 @@ pub struct State {
 
 /// Directives that carry nothing gpuopt turns into facts.
 const IGNORED: &[&[u8]] = &[
-    b"elftype", b"global", b"type", b"other", b"weak", b"align", b"sectionflags",
-    b"sectionentsize", b"zero", b"tkinfo", b"byte", b"short", b"word", b"dword", b"string",
-    b"section_name", b"nv.info", b"debug_frame",
+    b"elftype",
+    b"global",
+    b"type",
+    b"other",
+    b"weak",
+    b"align",
+    b"sectionflags",
+    b"sectionentsize",
+    b"zero",
+    b"tkinfo",
+    b"byte",
+    b"short",
+    b"word",
+    b"dword",
+    b"string",
+    b"section_name",
+    b"nv.info",
+    b"debug_frame",
 ];
 
 fn directive_name(line: &[u8]) -> &[u8] {
@@ -106,7 +121,10 @@ pub fn line(s: &mut Scanner, line: &[u8]) -> Result<()> {
     if line.first() == Some(&b'.') {
         return directive(s, line);
     }
-    let head = line.split(|b| b.is_ascii_whitespace()).next().unwrap_or(line);
+    let head = line
+        .split(|b| b.is_ascii_whitespace())
+        .next()
+        .unwrap_or(line);
     s.note_unmodeled("line", head);
     Ok(())
 }
@@ -163,16 +181,27 @@ fn directive(s: &mut Scanner, line: &[u8]) -> Result<()> {
                             message: format!("line {}: {}", s.line_no, e.message),
                             ..e
                         })?;
-                        let name = if accelerated { format!("{}a", arch.name()) } else { arch.name() };
+                        let name = if accelerated {
+                            format!("{}a", arch.name())
+                        } else {
+                            arch.name()
+                        };
                         s.set_arch(name.as_bytes())?;
                     }
                 }
             }
         }
         b"sectioninfo" => {
-            if let (Some(f), Some(regs)) = (s.current.as_mut(), find_after(rest, b"SHI_REGISTERS=")) {
-                let digits: Vec<u8> = regs.iter().copied().take_while(u8::is_ascii_digit).collect();
-                f.facts.registers = std::str::from_utf8(&digits).ok().and_then(|d| d.parse().ok());
+            if let (Some(f), Some(regs)) = (s.current.as_mut(), find_after(rest, b"SHI_REGISTERS="))
+            {
+                let digits: Vec<u8> = regs
+                    .iter()
+                    .copied()
+                    .take_while(u8::is_ascii_digit)
+                    .collect();
+                f.facts.registers = std::str::from_utf8(&digits)
+                    .ok()
+                    .and_then(|d| d.parse().ok());
             }
         }
         b"size" => {
@@ -183,7 +212,10 @@ fn directive(s: &mut Scanner, line: &[u8]) -> Result<()> {
                 let expr = parts.next().unwrap_or_default();
                 if symbol == f.facts.name.as_bytes() {
                     let inner = expr.strip_prefix(b"(").unwrap_or(expr);
-                    let label = inner.split(|b| b.is_ascii_whitespace()).next().unwrap_or_default();
+                    let label = inner
+                        .split(|b| b.is_ascii_whitespace())
+                        .next()
+                        .unwrap_or_default();
                     if label.starts_with(b".L") {
                         s.nvdisasm.end_label = Some(label.to_vec());
                     }
@@ -202,10 +234,16 @@ fn addressed(s: &mut Scanner, line: &[u8]) -> Result<()> {
             if s.nvdisasm.section != Section::Text || s.current.is_none() {
                 return Err(s.invalid("an instruction outside any `.text.` section"));
             }
-            s.instruction(&ins);
+            s.instruction(&ins)?;
         }
-        Addressed::Data { directive, operands } => {
-            if s.nvdisasm.section != Section::NvInfo || s.nvdisasm.attr.is_none() || directive != b"word" {
+        Addressed::Data {
+            directive,
+            operands,
+        } => {
+            if s.nvdisasm.section != Section::NvInfo
+                || s.nvdisasm.attr.is_none()
+                || directive != b"word"
+            {
                 return Ok(());
             }
             if let Some(inner) = operands.strip_prefix(b"index@(") {
@@ -238,7 +276,9 @@ pub fn finish(s: &mut Scanner, _stats: LineStats) -> Result<()> {
                     open.facts.name
                 ),
             )
-            .with_expected("each `.text.` section to run to the label named by its `.size` directive"));
+            .with_expected(
+                "each `.text.` section to run to the label named by its `.size` directive",
+            ));
         }
     }
     s.finish_function();

@@ -5,8 +5,10 @@ use super::arch::Arch;
 use super::codes;
 use super::function::{FunctionBuilder, FunctionFacts, Scratch};
 use super::hash::FxHashMap;
-use super::instruction::{parse_addressed, Addressed, Instruction, LineError, OpcodeInfo};
-use super::lexer::{for_each_line, trim, LineStats};
+use super::instruction::{
+    is_mnemonic, parse_addressed, Addressed, Instruction, LineError, OpcodeInfo,
+};
+use super::lexer::{for_each_line, for_each_line_in, trim, LineStats};
 use super::signatures::Catalog;
 use super::{cuobjdump, nvdisasm};
 use crate::error::{Error, Result};
@@ -33,10 +35,14 @@ pub struct Unmodeled {
     pub count: u64,
 }
 
+#[derive(Clone)]
 pub struct ScanOptions {
     pub catalog: Option<Catalog>,
     /// Evidence lines kept per pattern and function.
     pub evidence_limit: usize,
+    /// A cuobjdump listing file larger than this is cut at function boundaries into segments of about
+    /// this size, scanned on all cores and merged in order (the result is the same as one pass).
+    pub segment_bytes: usize,
 }
 
 impl Default for ScanOptions {
@@ -44,6 +50,7 @@ impl Default for ScanOptions {
         Self {
             catalog: None,
             evidence_limit: 3,
+            segment_bytes: 32 << 20,
         }
     }
 }
@@ -87,13 +94,16 @@ pub struct Scanner {
     evidence_limit: usize,
 }
 
-/// At most this many distinct unmodeled names are kept per kind; the rest are summed under `(other)`.
+/// At most this many distinct unmodeled names are reported per kind (the most frequent, then by name);
+/// the rest are summed under `(other)`. While scanning, up to `UNMODELED_DISTINCT_MAX` are counted.
 const UNMODELED_NAMES_PER_KIND: usize = 32;
+const UNMODELED_DISTINCT_MAX: usize = 10_000;
+const OTHER: &str = "(other)";
 
 impl Scanner {
-    fn new(options: ScanOptions) -> Self {
+    pub(crate) fn new(options: &ScanOptions, dialect: Option<Dialect>) -> Self {
         Self {
-            dialect: None,
+            dialect,
             arch: None,
             architectures: Vec::new(),
             ptx_architectures: Vec::new(),
@@ -108,7 +118,7 @@ impl Scanner {
             opcodes: Vec::new(),
             nop_id: None,
             scratch: Scratch::default(),
-            catalog: options.catalog,
+            catalog: options.catalog.clone(),
             evidence_limit: options.evidence_limit,
         }
     }
@@ -125,14 +135,14 @@ impl Scanner {
     pub fn note_unmodeled(&mut self, kind: &str, name: &[u8]) {
         let name = String::from_utf8_lossy(name.get(..name.len().min(60)).unwrap_or_default())
             .into_owned();
-        let names_of_kind = self.unmodeled.keys().filter(|(k, _)| k == kind).count();
-        let key = if names_of_kind >= UNMODELED_NAMES_PER_KIND
-            && !self.unmodeled.contains_key(&(kind.to_string(), name.clone()))
-        {
-            (kind.to_string(), "(other)".to_string())
-        } else {
-            (kind.to_string(), name)
-        };
+        let key = (kind.to_string(), name);
+        if !self.unmodeled.contains_key(&key) && self.unmodeled.len() >= UNMODELED_DISTINCT_MAX {
+            *self
+                .unmodeled
+                .entry((kind.to_string(), OTHER.to_string()))
+                .or_insert(0) += 1;
+            return;
+        }
         *self.unmodeled.entry(key).or_insert(0) += 1;
     }
 
@@ -153,11 +163,13 @@ impl Scanner {
     pub fn start_function(&mut self, name: &[u8]) {
         self.finish_function();
         let index = self.functions.len();
+        // While scanning, `cubin_index` holds the 1-based ordinal of the cubin (0: none seen yet in this
+        // part); merging turns it into the 0-based index of the whole listing.
         self.current = Some(FunctionBuilder::new(
             index,
             String::from_utf8_lossy(name).into_owned(),
             self.arch,
-            self.cubin_count.saturating_sub(1),
+            self.cubin_count,
         ));
     }
 
@@ -187,13 +199,26 @@ impl Scanner {
     }
 
     /// Adds an instruction to the current function (the caller has checked there is one).
-    pub fn instruction(&mut self, ins: &Instruction<'_>) {
-        let id = self.intern(ins.opcode);
+    pub fn instruction(&mut self, ins: &Instruction<'_>) -> Result<()> {
+        let id = match self.opcode_ids.get(ins.opcode) {
+            Some(id) => *id,
+            None if is_mnemonic(ins.opcode) => self.intern(ins.opcode),
+            None => {
+                return Err(self.invalid(format!(
+                    "not an instruction: {:?}",
+                    String::from_utf8_lossy(
+                        ins.text.get(..ins.text.len().min(80)).unwrap_or_default()
+                    )
+                )))
+            }
+        };
         let nop_id = self.nop_id;
         let limit = self.evidence_limit;
-        if let (Some(builder), Some(info)) = (self.current.as_mut(), self.opcodes.get(id as usize)) {
+        if let (Some(builder), Some(info)) = (self.current.as_mut(), self.opcodes.get(id as usize))
+        {
             builder.add(&mut self.scratch, ins, id, info, nop_id, limit);
         }
+        Ok(())
     }
 
     /// Parses an addressed line, turning a malformed one into a format error (or, at the very end of
@@ -202,7 +227,10 @@ impl Scanner {
         parse_addressed(line).map_err(|e| match e {
             LineError::Unterminated => Error::input(
                 codes::FILE_TRUNCATED,
-                format!("line {}: an instruction without its terminating `;`", self.line_no),
+                format!(
+                    "line {}: an instruction without its terminating `;`",
+                    self.line_no
+                ),
             )
             .with_observed(String::from_utf8_lossy(line).into_owned()),
             LineError::BadAddress => self.invalid("an address comment `/*hex*/` is malformed"),
@@ -243,16 +271,118 @@ impl Scanner {
         }
     }
 
-    fn finish(mut self, stats: LineStats) -> Result<Listing> {
+    /// Ends this scanner's part of the listing. `whole_end`: the part ends where the listing ends, so
+    /// an open function means the listing was cut off.
+    pub(crate) fn finish_part(mut self, stats: LineStats, whole_end: bool) -> Result<Part> {
         let dialect = self.dialect.ok_or_else(|| {
             Error::input(codes::FORMAT_INVALID, "the input is empty")
                 .with_expected("SASS text from cuobjdump -sass or nvdisasm")
         })?;
         match dialect {
-            Dialect::Cuobjdump => cuobjdump::finish(&mut self, stats)?,
+            Dialect::Cuobjdump if whole_end => cuobjdump::finish(&mut self, stats)?,
+            Dialect::Cuobjdump => {}
             Dialect::Nvdisasm => nvdisasm::finish(&mut self, stats)?,
         }
         self.finish_function();
+        Ok(Part {
+            dialect,
+            functions: self.functions,
+            opcodes: self.opcodes,
+            architectures: self.architectures,
+            ptx_architectures: self.ptx_architectures,
+            cubin_count: self.cubin_count,
+            last_arch: self.arch,
+            unmodeled: self.unmodeled,
+            lines: stats.lines,
+            bytes: stats.bytes,
+        })
+    }
+}
+
+/// What one scanner saw in its part of a listing. Function indices, opcode ids and cubin ordinals are
+/// local to the part until [`Accumulator::merge`] places them in the whole listing.
+pub(crate) struct Part {
+    dialect: Dialect,
+    functions: Vec<FunctionFacts>,
+    opcodes: Vec<OpcodeInfo>,
+    architectures: Vec<Arch>,
+    ptx_architectures: Vec<Arch>,
+    cubin_count: u32,
+    last_arch: Option<Arch>,
+    unmodeled: BTreeMap<(String, String), u64>,
+    lines: u64,
+    bytes: u64,
+}
+
+/// The whole listing, assembled from parts in listing order.
+#[derive(Default)]
+pub(crate) struct Accumulator {
+    dialect: Option<Dialect>,
+    ids: FxHashMap<String, u32>,
+    opcodes: Vec<OpcodeInfo>,
+    functions: Vec<FunctionFacts>,
+    architectures: Vec<Arch>,
+    ptx_architectures: Vec<Arch>,
+    cubin_count: u32,
+    arch: Option<Arch>,
+    unmodeled: BTreeMap<(String, String), u64>,
+    lines: u64,
+    bytes: u64,
+}
+
+impl Accumulator {
+    pub(crate) fn merge(&mut self, part: Part) {
+        self.dialect.get_or_insert(part.dialect);
+        let remap: Vec<u32> = part
+            .opcodes
+            .into_iter()
+            .map(|info| match self.ids.get(&info.text) {
+                Some(id) => *id,
+                None => {
+                    let id = u32::try_from(self.opcodes.len()).unwrap_or(u32::MAX);
+                    self.ids.insert(info.text.clone(), id);
+                    self.opcodes.push(info);
+                    id
+                }
+            })
+            .collect();
+        for mut f in part.functions {
+            f.index = self.functions.len();
+            if f.cubin_index == 0 {
+                // Before the part's first `code for`: the function continues the previous cubin.
+                f.cubin_index = self.cubin_count;
+                f.arch = f.arch.or(self.arch);
+            } else {
+                f.cubin_index += self.cubin_count;
+            }
+            for (id, _) in &mut f.opcode_counts {
+                *id = remap.get(*id as usize).copied().unwrap_or(*id);
+            }
+            f.opcode_counts.sort_unstable();
+            self.functions.push(f);
+        }
+        self.cubin_count += part.cubin_count;
+        if part.last_arch.is_some() {
+            self.arch = part.last_arch;
+        }
+        for a in part.architectures {
+            if !self.architectures.contains(&a) {
+                self.architectures.push(a);
+            }
+        }
+        self.ptx_architectures.extend(part.ptx_architectures);
+        for (key, count) in part.unmodeled {
+            *self.unmodeled.entry(key).or_insert(0) += count;
+        }
+        self.lines += part.lines;
+        self.bytes += part.bytes;
+    }
+
+    pub(crate) fn finish(mut self, catalog: Option<Catalog>) -> Result<Listing> {
+        let dialect = self.dialect.ok_or_else(|| {
+            Error::input(codes::FORMAT_INVALID, "the input is empty")
+                .with_expected("SASS text from cuobjdump -sass or nvdisasm")
+        })?;
         if self.functions.is_empty() {
             return Err(Error::input(
                 codes::NO_FUNCTIONS,
@@ -260,14 +390,12 @@ impl Scanner {
             )
             .with_expected("at least one `Function :` block (cuobjdump) or `.text.` section (nvdisasm); a fatbin with PTX only has no SASS"));
         }
+        for f in &mut self.functions {
+            f.cubin_index = f.cubin_index.saturating_sub(1);
+        }
         self.architectures.sort();
         self.ptx_architectures.sort();
         self.ptx_architectures.dedup();
-        let unmodeled = self
-            .unmodeled
-            .into_iter()
-            .map(|((kind, name), count)| Unmodeled { kind, name, count })
-            .collect();
         Ok(Listing {
             dialect,
             architectures: self.architectures,
@@ -275,12 +403,44 @@ impl Scanner {
             cubin_count: self.cubin_count,
             functions: self.functions,
             opcodes: self.opcodes,
-            unmodeled,
-            lines: stats.lines,
-            bytes: stats.bytes,
-            catalog: self.catalog,
+            unmodeled: cap_unmodeled(self.unmodeled),
+            lines: self.lines,
+            bytes: self.bytes,
+            catalog,
         })
     }
+}
+
+/// The most frequent names of each kind (ties by name), the rest summed under `(other)`.
+fn cap_unmodeled(counts: BTreeMap<(String, String), u64>) -> Vec<Unmodeled> {
+    let mut by_kind: BTreeMap<String, Vec<(String, u64)>> = BTreeMap::new();
+    for ((kind, name), count) in counts {
+        by_kind.entry(kind).or_default().push((name, count));
+    }
+    let mut out = Vec::new();
+    for (kind, mut names) in by_kind {
+        names.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let mut other = 0;
+        for (i, (name, count)) in names.into_iter().enumerate() {
+            if i < UNMODELED_NAMES_PER_KIND && name != OTHER {
+                out.push(Unmodeled {
+                    kind: kind.clone(),
+                    name,
+                    count,
+                });
+            } else {
+                other += count;
+            }
+        }
+        if other > 0 {
+            out.push(Unmodeled {
+                kind,
+                name: OTHER.to_string(),
+                count: other,
+            });
+        }
+    }
+    out
 }
 
 fn detect(line: &[u8]) -> Option<Dialect> {
@@ -290,7 +450,13 @@ fn detect(line: &[u8]) -> Option<Dialect> {
         b"code for sm_",
         b"Function :",
     ];
-    const NVDISASM: &[&[u8]] = &[b".headerflags", b".target", b".elftype", b".section", b"//-----"];
+    const NVDISASM: &[&[u8]] = &[
+        b".headerflags",
+        b".target",
+        b".elftype",
+        b".section",
+        b"//-----",
+    ];
     if CUOBJDUMP.iter().any(|p| line.starts_with(p)) {
         Some(Dialect::Cuobjdump)
     } else if NVDISASM.iter().any(|p| line.starts_with(p)) {
@@ -302,15 +468,31 @@ fn detect(line: &[u8]) -> Option<Dialect> {
 
 /// Scans a listing from any reader in one pass.
 pub fn scan_reader<R: Read>(reader: R, options: ScanOptions) -> Result<Listing> {
-    let mut scanner = Scanner::new(options);
+    let mut scanner = Scanner::new(&options, None);
     let stats = for_each_line(reader, |line, no| scanner.line(line, no))?;
-    scanner.finish(stats)
+    let mut whole = Accumulator::default();
+    whole.merge(scanner.finish_part(stats, true)?);
+    whole.finish(options.catalog)
 }
 
 pub fn scan_bytes(bytes: &[u8], options: ScanOptions) -> Result<Listing> {
-    scan_reader(bytes, options)
+    let mut scanner = Scanner::new(&options, None);
+    let stats = for_each_line_in(bytes, |line, no| scanner.line(line, no))?;
+    let mut whole = Accumulator::default();
+    whole.merge(scanner.finish_part(stats, true)?);
+    whole.finish(options.catalog)
 }
 
+/// Scans one segment that starts at a `Function :` line of a cuobjdump listing.
+pub(crate) fn scan_segment(bytes: &[u8], options: &ScanOptions, whole_end: bool) -> Result<Part> {
+    let mut scanner = Scanner::new(options, Some(Dialect::Cuobjdump));
+    let stats = for_each_line_in(bytes, |line, no| scanner.line(line, no))?;
+    scanner.finish_part(stats, whole_end)
+}
+
+/// Scans a listing file: large cuobjdump listings in parallel segments, everything else in one pass.
+/// Any error in the parallel path is reported by re-running the one-pass scan, so that errors (and
+/// their line numbers) do not depend on how the file was cut.
 pub fn scan_path(path: &Path, options: ScanOptions) -> Result<Listing> {
     let shown = path.display().to_string();
     let meta = std::fs::metadata(path).map_err(|e| Error::io(path, &e))?;
@@ -321,8 +503,20 @@ pub fn scan_path(path: &Path, options: ScanOptions) -> Result<Listing> {
         )
         .with_path(shown));
     }
+    let with_path = |e: Error| {
+        if e.path.is_none() {
+            e.with_path(shown.clone())
+        } else {
+            e
+        }
+    };
+    if meta.len() > options.segment_bytes as u64 {
+        if let Some(Ok(listing)) = super::parallel::scan_file(path, &options) {
+            return Ok(listing);
+        }
+    }
     let file = std::fs::File::open(path).map_err(|e| Error::io(path, &e))?;
-    scan_reader(file, options).map_err(|e| if e.path.is_none() { e.with_path(shown) } else { e })
+    scan_reader(file, options).map_err(with_path)
 }
 
 /// The listing-level document: what `gpuopt sass scan` prints.
@@ -360,7 +554,10 @@ impl Listing {
         let fs = &self.functions;
         let mut class_counts = BTreeMap::new();
         for (slot, (_, name)) in super::instruction::CLASSES.iter().enumerate() {
-            let total = fs.iter().map(|f| f.class_counts.get(slot).copied().unwrap_or(0)).sum();
+            let total = fs
+                .iter()
+                .map(|f| f.class_counts.get(slot).copied().unwrap_or(0))
+                .sum();
             class_counts.insert(*name, total);
         }
         Summary {

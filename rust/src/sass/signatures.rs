@@ -93,8 +93,9 @@ pub struct Catalog {
 }
 
 fn invalid(message: impl Into<String>) -> Error {
-    Error::input(codes::CATALOG_INVALID, message)
-        .with_expected(format!("a {FORMAT} catalog, version {VERSION} (references/sass_signatures.md)"))
+    Error::input(codes::CATALOG_INVALID, message).with_expected(format!(
+        "a {FORMAT} catalog, version {VERSION} (references/sass_signatures.md)"
+    ))
 }
 
 fn closed_keys(obj: &Map<String, Value>, allowed: &[&str], what: &str) -> Result<()> {
@@ -138,10 +139,10 @@ impl Catalog {
         }
         let version = obj.get("version").and_then(Value::as_u64).unwrap_or(0);
         if version != VERSION {
-            return Err(invalid(format!(
-                "catalog version {version} is not supported"
-            ))
-            .with_observed(format!("version {version}")));
+            return Err(
+                invalid(format!("catalog version {version} is not supported"))
+                    .with_observed(format!("version {version}")),
+            );
         }
         let list = obj
             .get("signatures")
@@ -152,7 +153,10 @@ impl Catalog {
         for (i, item) in list.iter().enumerate() {
             let sig = parse_signature(item, i, patterns.len())?;
             if signatures.iter().any(|s: &Signature| s.key == sig.key) {
-                return Err(invalid(format!("signature key {:?} appears twice", sig.key)));
+                return Err(invalid(format!(
+                    "signature key {:?} appears twice",
+                    sig.key
+                )));
             }
             for p in &sig.patterns {
                 patterns.push((signatures.len(), p.clone()));
@@ -188,24 +192,43 @@ fn parse_signature(item: &Value, i: usize, first_pattern: usize) -> Result<Signa
         .ok_or_else(|| invalid(format!("{what} must be an object")))?;
     closed_keys(
         obj,
-        &["key", "mechanism", "architectures", "require", "patterns", "evidence", "note"],
+        &[
+            "key",
+            "mechanism",
+            "architectures",
+            "require",
+            "patterns",
+            "evidence",
+            "note",
+        ],
         &what,
     )?;
     let key = string(obj, "key", &what)?.to_string();
-    if !key.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_') {
+    if !key
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+    {
         return Err(invalid(format!("{what}: key {key:?} must be snake_case")));
     }
     let mechanism = string(obj, "mechanism", &what)?.to_string();
     let require = match string(obj, "require", &what)? {
         "any" => Require::Any,
         "all" => Require::All,
-        other => return Err(invalid(format!("{what}: require {other:?} is not \"any\" or \"all\""))),
+        other => {
+            return Err(invalid(format!(
+                "{what}: require {other:?} is not \"any\" or \"all\""
+            )))
+        }
     };
     let arch_list = obj
         .get("architectures")
         .and_then(Value::as_array)
         .filter(|a| !a.is_empty())
-        .ok_or_else(|| invalid(format!("{what}: \"architectures\" must be a non-empty list")))?;
+        .ok_or_else(|| {
+            invalid(format!(
+                "{what}: \"architectures\" must be a non-empty list"
+            ))
+        })?;
     let mut architectures = Vec::new();
     let mut rules = Vec::new();
     for a in arch_list {
@@ -213,8 +236,14 @@ fn parse_signature(item: &Value, i: usize, first_pattern: usize) -> Result<Signa
             .as_str()
             .ok_or_else(|| invalid(format!("{what}: architectures must be strings")))?;
         let rule = match text.strip_suffix('+') {
-            Some(base) => ArchRule::AtLeast(Arch::parse(base).map_err(|e| invalid(format!("{what}: {}", e.message)))?.sm),
-            None => ArchRule::Exact(Arch::parse(text).map_err(|e| invalid(format!("{what}: {}", e.message)))?),
+            Some(base) => ArchRule::AtLeast(
+                Arch::parse(base)
+                    .map_err(|e| invalid(format!("{what}: {}", e.message)))?
+                    .sm,
+            ),
+            None => ArchRule::Exact(
+                Arch::parse(text).map_err(|e| invalid(format!("{what}: {}", e.message)))?,
+            ),
         };
         architectures.push(text.to_string());
         rules.push(rule);
@@ -245,7 +274,11 @@ fn parse_signature(item: &Value, i: usize, first_pattern: usize) -> Result<Signa
                     m.as_str()
                         .filter(|s| token(s))
                         .map(str::to_string)
-                        .ok_or_else(|| invalid(format!("{pwhat}: modifiers must be upper-case tokens without dots")))
+                        .ok_or_else(|| {
+                            invalid(format!(
+                                "{pwhat}: modifiers must be upper-case tokens without dots"
+                            ))
+                        })
                 })
                 .collect::<Result<Vec<_>>>()?,
             Some(_) => return Err(invalid(format!("{pwhat}: \"modifiers\" must be a list"))),
@@ -303,7 +336,14 @@ pub fn evaluate(
         Require::Any => counts.iter().any(|c| *c > 0),
         Require::All => counts.iter().all(|c| *c > 0),
     };
-    (if found { Status::Found } else { Status::Missing }, counts)
+    (
+        if found {
+            Status::Found
+        } else {
+            Status::Missing
+        },
+        counts,
+    )
 }
 
 #[cfg(test)]
@@ -314,15 +354,24 @@ mod tests {
     fn builtin_catalog_is_valid() {
         let cat = Catalog::builtin().unwrap();
         assert!(cat.signatures.len() >= 8);
-        assert!(cat.signatures.iter().any(|s| s.key == "hopper_warpgroup_mma"));
+        assert!(cat
+            .signatures
+            .iter()
+            .any(|s| s.key == "hopper_warpgroup_mma"));
     }
 
     #[test]
     fn patterns_match_base_and_modifier_sets_not_substrings() {
-        let p = Pattern { opcode: "LDS".into(), modifiers: vec![] };
+        let p = Pattern {
+            opcode: "LDS".into(),
+            modifiers: vec![],
+        };
         assert!(p.matches(&OpcodeInfo::new("LDS.U.128")));
         assert!(!p.matches(&OpcodeInfo::new("LDSM.16.M88.4")));
-        let wide = Pattern { opcode: "LDG".into(), modifiers: vec!["128".into()] };
+        let wide = Pattern {
+            opcode: "LDG".into(),
+            modifiers: vec!["128".into()],
+        };
         assert!(wide.matches(&OpcodeInfo::new("LDG.E.128.CONSTANT")));
         assert!(!wide.matches(&OpcodeInfo::new("LDG.E")));
         assert!(!wide.matches(&OpcodeInfo::new("LDG.E.LTC128B")));

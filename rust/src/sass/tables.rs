@@ -35,29 +35,50 @@ pub fn functions_table(listing: &Listing) -> Result<Table> {
         (
             "function_index".into(),
             Arc::new(UInt32Array::from_iter_values(
-                fs.iter().map(|f| u32::try_from(f.index).unwrap_or(u32::MAX)),
+                fs.iter()
+                    .map(|f| u32::try_from(f.index).unwrap_or(u32::MAX)),
             )),
         ),
         (
             "cubin_index".into(),
-            Arc::new(UInt32Array::from_iter_values(fs.iter().map(|f| f.cubin_index))),
+            Arc::new(UInt32Array::from_iter_values(
+                fs.iter().map(|f| f.cubin_index),
+            )),
         ),
-        ("arch".into(), opt_strings(fs.iter().map(|f| f.arch.map(|a| a.name())))),
-        ("function".into(), strings(fs.iter().map(|f| f.name.as_str()))),
-        ("instruction_count".into(), i64s(fs.iter().map(|f| f.instruction_count))),
-        ("padding_nop_count".into(), i64s(fs.iter().map(|f| f.padding_nop_count))),
-        ("predicated_count".into(), i64s(fs.iter().map(|f| f.predicated_count))),
+        ("arch".into(), opt_strings(arch_names(listing).into_iter())),
+        (
+            "function".into(),
+            strings(fs.iter().map(|f| f.name.as_str())),
+        ),
+        (
+            "instruction_count".into(),
+            i64s(fs.iter().map(|f| f.instruction_count)),
+        ),
+        (
+            "padding_nop_count".into(),
+            i64s(fs.iter().map(|f| f.padding_nop_count)),
+        ),
+        (
+            "predicated_count".into(),
+            i64s(fs.iter().map(|f| f.predicated_count)),
+        ),
         (
             "backward_branch_count".into(),
             i64s(fs.iter().map(|f| f.backward_branch_count)),
         ),
         ("registers".into(), opt_i64s(fs.iter().map(|f| f.registers))),
-        ("frame_size_bytes".into(), opt_i64s(fs.iter().map(|f| f.frame_size_bytes))),
+        (
+            "frame_size_bytes".into(),
+            opt_i64s(fs.iter().map(|f| f.frame_size_bytes)),
+        ),
         (
             "min_stack_size_bytes".into(),
             opt_i64s(fs.iter().map(|f| f.min_stack_size_bytes)),
         ),
-        ("line_info_count".into(), i64s(fs.iter().map(|f| f.line_info_count))),
+        (
+            "line_info_count".into(),
+            i64s(fs.iter().map(|f| f.line_info_count)),
+        ),
         (
             "distinct_opcode_count".into(),
             i64s(fs.iter().map(|f| f.opcode_counts.len() as u64)),
@@ -66,46 +87,92 @@ pub fn functions_table(listing: &Listing) -> Result<Table> {
     for (slot, (_, name)) in CLASSES.iter().enumerate() {
         columns.push((
             format!("{name}_count"),
-            i64s(fs.iter().map(|f| f.class_counts.get(slot).copied().unwrap_or(0))),
+            i64s(
+                fs.iter()
+                    .map(|f| f.class_counts.get(slot).copied().unwrap_or(0)),
+            ),
         ));
     }
-    Table::from_columns(columns.iter().map(|(n, a)| (n.as_str(), a.clone())).collect())
+    Table::from_columns(
+        columns
+            .iter()
+            .map(|(n, a)| (n.as_str(), a.clone()))
+            .collect(),
+    )
+}
+
+/// Architecture names per function, computed once (tables repeat them on many rows).
+fn arch_names(listing: &Listing) -> Vec<Option<String>> {
+    listing
+        .functions
+        .iter()
+        .map(|f| f.arch.map(|a| a.name()))
+        .collect()
 }
 
 /// One row per (function, full opcode): the histogram, padding excluded.
 pub fn opcodes_table(listing: &Listing) -> Result<Table> {
-    let rows: Vec<(&super::FunctionFacts, u32, u64)> = listing
+    let archs = arch_names(listing);
+    // Per distinct opcode, once: (text, base, class, width).
+    let per_opcode: Vec<(&str, &str, Option<&'static str>, Option<u32>)> = listing
+        .opcodes
+        .iter()
+        .map(|i| {
+            let class = i.class_names().first().copied();
+            (
+                i.text.as_str(),
+                i.base(),
+                class,
+                i.width_bits.map(u32::from),
+            )
+        })
+        .collect();
+    let rows: Vec<(usize, usize, u64)> = listing
         .functions
         .iter()
-        .flat_map(|f| f.opcode_counts.iter().map(move |(id, n)| (f, *id, *n)))
+        .enumerate()
+        .flat_map(|(k, f)| {
+            f.opcode_counts
+                .iter()
+                .map(move |(id, n)| (k, *id as usize, *n))
+        })
         .collect();
-    let info = |id: u32| listing.opcodes.get(id as usize);
+    let op = |id: usize| per_opcode.get(id).copied().unwrap_or(("", "", None, None));
+    let function = |k: usize| listing.functions.get(k);
     Table::from_columns(vec![
         (
             "function_index",
-            Arc::new(UInt32Array::from_iter_values(
-                rows.iter().map(|(f, _, _)| u32::try_from(f.index).unwrap_or(u32::MAX)),
-            )) as ArrayRef,
-        ),
-        ("arch", opt_strings(rows.iter().map(|(f, _, _)| f.arch.map(|a| a.name())))),
-        ("function", strings(rows.iter().map(|(f, _, _)| f.name.as_str()))),
-        (
-            "opcode",
-            strings(rows.iter().map(|(_, id, _)| info(*id).map_or("", |i| i.text.as_str()))),
+            Arc::new(UInt32Array::from_iter_values(rows.iter().map(
+                |(k, _, _)| {
+                    function(*k).map_or(u32::MAX, |f| u32::try_from(f.index).unwrap_or(u32::MAX))
+                },
+            ))) as ArrayRef,
         ),
         (
-            "base",
-            strings(rows.iter().map(|(_, id, _)| info(*id).map_or("", |i| i.base()))),
+            "arch",
+            Arc::new(StringArray::from_iter(
+                rows.iter()
+                    .map(|(k, _, _)| archs.get(*k).and_then(|a| a.as_deref())),
+            )),
         ),
+        (
+            "function",
+            strings(
+                rows.iter()
+                    .map(|(k, _, _)| function(*k).map_or("", |f| f.name.as_str())),
+            ),
+        ),
+        ("opcode", strings(rows.iter().map(|(_, id, _)| op(*id).0))),
+        ("base", strings(rows.iter().map(|(_, id, _)| op(*id).1))),
         (
             "class",
-            opt_strings(rows.iter().map(|(_, id, _)| {
-                info(*id).and_then(|i| i.class_names().first().map(|s| (*s).to_string()))
-            })),
+            Arc::new(StringArray::from_iter(
+                rows.iter().map(|(_, id, _)| op(*id).2),
+            )),
         ),
         (
             "width_bits",
-            opt_i64s(rows.iter().map(|(_, id, _)| info(*id).and_then(|i| i.width_bits.map(u32::from)))),
+            opt_i64s(rows.iter().map(|(_, id, _)| op(*id).3)),
         ),
         ("count", i64s(rows.iter().map(|(_, _, n)| *n))),
     ])
@@ -113,6 +180,17 @@ pub fn opcodes_table(listing: &Listing) -> Result<Table> {
 
 /// One row per (function, signature): status, which patterns matched or not, and evidence lines.
 pub fn signatures_table(listing: &Listing, catalog: &Catalog) -> Result<Table> {
+    let archs = arch_names(listing);
+    let displays: Vec<Vec<String>> = catalog
+        .signatures
+        .iter()
+        .map(|s| {
+            s.patterns
+                .iter()
+                .map(super::signatures::Pattern::display)
+                .collect()
+        })
+        .collect();
     let mut index = Vec::new();
     let mut arch = Vec::new();
     let mut function = Vec::new();
@@ -128,17 +206,17 @@ pub fn signatures_table(listing: &Listing, catalog: &Catalog) -> Result<Table> {
         Field::new("pattern", DataType::Utf8, false),
         Field::new("text", DataType::Utf8, false),
     ]);
-    let mut evidence = ListBuilder::new(StructBuilder::from_fields(evidence_fields.clone(), 0))
-        .with_field(Arc::new(Field::new(
-            "item",
-            DataType::Struct(evidence_fields),
-            true,
-        )));
-    for f in &listing.functions {
-        for sig in &catalog.signatures {
+    let mut evidence =
+        ListBuilder::new(StructBuilder::from_fields(evidence_fields.clone(), 0)).with_field(
+            Arc::new(Field::new("item", DataType::Struct(evidence_fields), true)),
+        );
+    for (k, f) in listing.functions.iter().enumerate() {
+        let arch_name = archs.get(k).and_then(|a| a.as_deref());
+        for (si, sig) in catalog.signatures.iter().enumerate() {
             let (st, counts) = evaluate(sig, f.arch, &f.hits);
+            let shown = displays.get(si);
             index.push(u32::try_from(f.index).unwrap_or(u32::MAX));
-            arch.push(f.arch.map(|a| a.name()));
+            arch.push(arch_name);
             function.push(f.name.as_str());
             key.push(sig.key.as_str());
             mechanism.push(sig.mechanism.as_str());
@@ -148,27 +226,29 @@ pub fn signatures_table(listing: &Listing, catalog: &Catalog) -> Result<Table> {
             });
             status.push(st.name());
             match_count.push(counts.iter().sum::<u64>());
-            for (pattern, count) in sig.patterns.iter().zip(&counts) {
+            for (j, count) in counts.iter().enumerate() {
+                let name = shown.and_then(|d| d.get(j)).map_or("", String::as_str);
                 if *count > 0 {
-                    matched.values().append_value(pattern.display());
+                    matched.values().append_value(name);
                 } else {
-                    missing.values().append_value(pattern.display());
+                    missing.values().append_value(name);
                 }
             }
             matched.append(true);
             missing.append(true);
-            for (k, pattern) in sig.patterns.iter().enumerate() {
-                let idx = sig.first_pattern + k;
+            for j in 0..sig.patterns.len() {
+                let idx = sig.first_pattern + j;
                 let Some(hit) = f.hits.iter().find(|h| usize::from(h.pattern) == idx) else {
                     continue;
                 };
+                let name = shown.and_then(|d| d.get(j)).map_or("", String::as_str);
                 for e in &hit.evidence {
                     let item = evidence.values();
                     if let Some(b) = item.field_builder::<UInt64Builder>(0) {
                         b.append_value(e.address);
                     }
                     if let Some(b) = item.field_builder::<StringBuilder>(1) {
-                        b.append_value(pattern.display());
+                        b.append_value(name);
                     }
                     if let Some(b) = item.field_builder::<StringBuilder>(2) {
                         b.append_value(&e.text);
@@ -180,7 +260,10 @@ pub fn signatures_table(listing: &Listing, catalog: &Catalog) -> Result<Table> {
         }
     }
     Table::from_columns(vec![
-        ("function_index", Arc::new(UInt32Array::from(index)) as ArrayRef),
+        (
+            "function_index",
+            Arc::new(UInt32Array::from(index)) as ArrayRef,
+        ),
         ("arch", Arc::new(StringArray::from(arch))),
         ("function", Arc::new(StringArray::from(function))),
         ("signature", Arc::new(StringArray::from(key))),

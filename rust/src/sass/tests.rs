@@ -12,7 +12,7 @@ fn fixture(rel: &str) -> PathBuf {
 fn scan(rel: &str) -> Listing {
     let options = ScanOptions {
         catalog: Some(Catalog::builtin().unwrap()),
-        evidence_limit: 3,
+        ..ScanOptions::default()
     };
     scan_path(&fixture(rel), options).unwrap()
 }
@@ -30,10 +30,170 @@ fn dump_for_exploration() {
         for f in &l.functions {
             println!(
                 "  {} {:?} n={} pad={} pred={} back={} regs={:?} frame={:?} stack={:?}",
-                f.name, f.arch.map(|a| a.name()), f.instruction_count, f.padding_nop_count,
-                f.predicated_count, f.backward_branch_count, f.registers, f.frame_size_bytes,
+                f.name,
+                f.arch.map(|a| a.name()),
+                f.instruction_count,
+                f.padding_nop_count,
+                f.predicated_count,
+                f.backward_branch_count,
+                f.registers,
+                f.frame_size_bytes,
                 f.min_stack_size_bytes
             );
         }
     }
+}
+
+/// Not a test: `cargo test --release --lib sass::tests::throughput -- --ignored --nocapture` with
+/// GPUOPT_SASS_BENCH=<file> prints where the time goes (line splitting alone vs the full scan).
+#[test]
+#[ignore]
+fn throughput() {
+    let Ok(path) = std::env::var("GPUOPT_SASS_BENCH") else {
+        return;
+    };
+    let path = PathBuf::from(path);
+    // CPU seconds of this process (user + system), from /proc: wall time lies on a shared machine.
+    fn cpu() -> f64 {
+        let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+        let fields: Vec<&str> = stat.rsplit(") ").next().unwrap().split(' ').collect();
+        (fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap()) / 100.0
+    }
+    let size = std::fs::metadata(&path).unwrap().len() as f64;
+    if std::env::var("GPUOPT_SASS_BENCH_MODE").as_deref() == Ok("onepass") {
+        let c = cpu();
+        let t = std::time::Instant::now();
+        let opts = ScanOptions {
+            catalog: Some(Catalog::builtin().unwrap()),
+            segment_bytes: usize::MAX,
+            ..ScanOptions::default()
+        };
+        let l = scan_path(&path, opts).unwrap();
+        println!(
+            "one pass only: cpu {:.2} s, wall {:.2} s, {} functions",
+            cpu() - c,
+            t.elapsed().as_secs_f64(),
+            l.functions.len()
+        );
+        let c = cpu();
+        let f = functions_table(&l).unwrap();
+        let c1 = cpu();
+        let o = opcodes_table(&l).unwrap();
+        let c2 = cpu();
+        let g = signatures_table(&l, l.catalog.as_ref().unwrap()).unwrap();
+        println!(
+            "tables cpu: functions {:.2}, opcodes {:.2}, signatures {:.2} ({} {} {} rows)",
+            c1 - c,
+            c2 - c1,
+            cpu() - c2,
+            f.num_rows(),
+            o.num_rows(),
+            g.num_rows()
+        );
+        return;
+    }
+    let c0 = cpu();
+    let t = std::time::Instant::now();
+    let mut n = 0u64;
+    lexer::for_each_line(std::fs::File::open(&path).unwrap(), |l, _| {
+        n += l.len() as u64;
+        Ok(())
+    })
+    .unwrap();
+    let split = t.elapsed().as_secs_f64();
+    let c1 = cpu();
+    let t = std::time::Instant::now();
+    let mut trimmed = 0u64;
+    lexer::for_each_line(std::fs::File::open(&path).unwrap(), |l, _| {
+        trimmed += lexer::trim(l).len() as u64;
+        Ok(())
+    })
+    .unwrap();
+    let trim = t.elapsed().as_secs_f64();
+    let c2 = cpu();
+    let t = std::time::Instant::now();
+    let one_pass = ScanOptions {
+        catalog: Some(Catalog::builtin().unwrap()),
+        segment_bytes: usize::MAX,
+        ..ScanOptions::default()
+    };
+    let l = scan_path(&path, one_pass).unwrap();
+    let full = t.elapsed().as_secs_f64();
+    let c3 = cpu();
+    println!(
+        "one pass: cpu {:.2} s, {:.2} GB/s wall",
+        c3 - c2,
+        size / full / 1e9
+    );
+    let c2 = cpu();
+    let t = std::time::Instant::now();
+    let l2 = scan_path(
+        &path,
+        ScanOptions {
+            catalog: Some(Catalog::builtin().unwrap()),
+            ..ScanOptions::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(l2.functions.len(), l.functions.len());
+    let full = t.elapsed().as_secs_f64();
+    let c3 = cpu();
+    println!(
+        "cpu seconds: split {:.2}, trim {:.2}, parallel {:.2}",
+        c1 - c0,
+        c2 - c1,
+        c3 - c2
+    );
+    println!(
+        "split+check {:.2} GB/s, +trim {:.2} GB/s, parallel {:.2} GB/s ({} functions, {n} {trimmed})",
+        size / split / 1e9,
+        size / trim / 1e9,
+        size / full / 1e9,
+        l.functions.len()
+    );
+}
+
+#[test]
+fn parallel_segments_give_the_one_pass_result() {
+    // 40 copies of the H200 listing and the probe fatbin: ~13 MB, cut into 64 KiB segments.
+    let a = std::fs::read(fixture("h200/sass/kernels_sm90.cuobjdump.sass")).unwrap();
+    let b = std::fs::read(fixture("h200/probe/sass_fatbin.txt")).unwrap();
+    let mut text = Vec::new();
+    for _ in 0..20 {
+        text.extend_from_slice(&b);
+        text.extend_from_slice(&a);
+    }
+    let dir = std::env::temp_dir().join(format!("gpuopt-par-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("big.sass");
+    std::fs::write(&path, &text).unwrap();
+    let small = ScanOptions {
+        catalog: Some(Catalog::builtin().unwrap()),
+        evidence_limit: 2,
+        segment_bytes: 64 << 10,
+    };
+    let parallel = parallel::scan_file(&path, &small).unwrap().unwrap();
+    let sequential = scan_bytes(&text, small.clone()).unwrap();
+    assert_eq!(parallel.functions, sequential.functions);
+    assert_eq!(parallel.opcodes, sequential.opcodes);
+    assert_eq!(
+        serde_json::to_string(&parallel.summary()).unwrap(),
+        serde_json::to_string(&sequential.summary()).unwrap()
+    );
+    assert_eq!(parallel.functions.len(), 100);
+    assert_eq!(parallel.cubin_count, 40);
+    assert_eq!(parallel.functions[99].cubin_index, 39);
+    assert_eq!(
+        parallel.functions[5].arch.map(|a| a.name()).as_deref(),
+        Some("sm_90")
+    );
+    // A cut-off copy: the parallel path gives up and the one-pass scan reports the truncation.
+    std::fs::write(&path, &text[..text.len() - 200]).unwrap();
+    assert!(matches!(
+        parallel::scan_file(&path, &small),
+        None | Some(Err(_))
+    ));
+    let err = scan_path(&path, small).unwrap_err();
+    assert_eq!(err.code, codes::FILE_TRUNCATED);
+    std::fs::remove_dir_all(&dir).ok();
 }
