@@ -81,7 +81,9 @@ def cpu_s() -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--gb", type=float, default=1.0, help="size of the generated listing (GB)")
     parser.add_argument("--peer-mb", type=int, default=256, help="MB the Python peer scans (0 = all)")
     args = parser.parse_args()

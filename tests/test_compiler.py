@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import gpuopt
 
+from conftest import gpuopt
 from gpuopt import compiler
 from gpuopt.errors import FormatError, InputError
 
@@ -47,10 +47,18 @@ ptxas warning : Registers are spilled to local memory in function '_Z4stepPfi', 
     r = compiler.ptxas(text).report
     step, helper = r.functions
     assert (step.kind, step.registers, step.shared_bytes, step.constant_bytes) == (
-        "entry", 255, 16384, {"0": 372, "2": 8}
+        "entry",
+        255,
+        16384,
+        {"0": 372, "2": 8},
     )
     assert (step.stack_frame_bytes, step.spill_store_bytes, step.spill_load_bytes) == (8, 4, 4)
-    assert (helper.kind, helper.function, helper.registers, helper.target) == ("function", "_Z6helperf", None, "sm_80")
+    assert (helper.kind, helper.function, helper.registers, helper.target) == (
+        "function",
+        "_Z6helperf",
+        None,
+        "sm_80",
+    )
     assert r.global_bytes == [0]
     assert [m.level for m in r.messages] == ["warning"]
 
@@ -60,7 +68,10 @@ def test_ptxas_bad_input() -> None:
         compiler.ptxas("just some\ntext\n")
     assert err.value.code == "format_invalid"
     with pytest.raises(FormatError) as err:
-        compiler.ptxas(b"ptxas info    : Compiling entry function 'k' for 'sm_90'\nptxas info    : Function properties for k\n")
+        compiler.ptxas(
+            b"ptxas info    : Compiling entry function 'k' for 'sm_90'\n"
+            b"ptxas info    : Function properties for k\n"
+        )
     assert err.value.code == "file_truncated"
     with pytest.raises(FormatError) as err:
         compiler.ptxas(b"ptxas info : \x00\x01\x02")
@@ -69,7 +80,10 @@ def test_ptxas_bad_input() -> None:
 
 def test_res_usage_fixture_and_cross_check_with_ptxas(shared: Path) -> None:
     r = compiler.res_usage(shared / "h200/sass/kernels_sm90.res-usage.txt").report
-    rows = [(f.function, f.registers, f.stack_bytes, f.shared_bytes, f.local_bytes, f.constant_bytes) for f in r.functions]
+    rows = [
+        (f.function, f.registers, f.stack_bytes, f.shared_bytes, f.local_bytes, f.constant_bytes)
+        for f in r.functions
+    ]
     assert rows == [
         ("_Z9wmma_gemmPK6__halfS1_Pfiii", 32, 0, 0, 0, {"0": 564}),
         ("_Z11local_spillPKfPfi", 32, 256, 0, 0, {"0": 548}),
@@ -78,7 +92,9 @@ def test_res_usage_fixture_and_cross_check_with_ptxas(shared: Path) -> None:
     ]
     assert [f.arch for f in r.functions] == [None] * 4  # a bare cubin's report names no architecture
     ptxas = compiler.ptxas(shared / "h200/sass/ptxas_v_sm90.txt").report
-    assert {f.function: f.registers for f in r.functions} == {f.function: f.registers for f in ptxas.functions}
+    assert {f.function: f.registers for f in r.functions} == {
+        f.function: f.registers for f in ptxas.functions
+    }
     assert {f.function: f.stack_bytes for f in r.functions} == {
         f.function: f.stack_frame_bytes for f in ptxas.functions
     }
@@ -107,14 +123,22 @@ def mm(shared: Path) -> compiler.Parsed[compiler.TritonReport]:
 
 def test_triton_cache_metadata_and_stages(shared: Path, mm: compiler.Parsed[compiler.TritonReport]) -> None:
     (k,) = mm.report.kernels
-    assert (k.name, k.backend, k.arch, k.num_warps, k.num_ctas, k.num_stages, k.shared_bytes, k.triton_version) == (
-        "mm", "cuda", "90", 8, 1, 3, 98304, "3.6.0"
-    )
+    assert (
+        k.name,
+        k.backend,
+        k.arch,
+        k.num_warps,
+        k.num_ctas,
+        k.num_stages,
+        k.shared_bytes,
+        k.triton_version,
+    ) == ("mm", "cuda", "90", 8, 1, 3, 98304, "3.6.0")
     assert k.hash == json.loads((shared / MM / "mm.json").read_text())["hash"]
     assert [s.stage for s in k.stages] == ["source", "ttir", "ttgir", "llvm_ir", "ptx", "cubin"]
     assert k.missing_stages == []
-    assert [s.size_bytes for s in k.stages] == [(shared / MM / f"mm.{x}").stat().st_size
-                                                 for x in ("source", "ttir", "ttgir", "llir", "ptx", "cubin")]
+    assert [s.size_bytes for s in k.stages] == [
+        (shared / MM / f"mm.{x}").stat().st_size for x in ("source", "ttir", "ttgir", "llir", "ptx", "cubin")
+    ]
     assert k.module_attributes == {
         "ttg.num-ctas": "1", "ttg.num-warps": "8", "ttg.target": "cuda:90", "ttg.threads-per-warp": "32",
     }  # fmt: skip
@@ -196,7 +220,12 @@ def test_inductor_kernels_and_compiled_links(ind: compiler.Parsed[compiler.Induc
     heur = sorted((k.heuristic or "") for k in kernels.values())
     assert heur == ["persistent_reduction"] * 5 + ["pointwise"] * 3
     gelu = kernels["triton_poi_fused__unsafe_view_gelu_2"]
-    assert (gelu.num_load, gelu.num_store, gelu.num_reduction, gelu.mutated_arg_names) == (1, 1, 0, ["in_out_ptr0"])
+    assert (gelu.num_load, gelu.num_store, gelu.num_reduction, gelu.mutated_arg_names) == (
+        1,
+        1,
+        0,
+        ["in_out_ptr0"],
+    )
     assert gelu.size_hints == {"x": 33554432} and gelu.device_cc == 90
     assert gelu.best_config == {"XBLOCK": 1024, "num_warps": 4, "num_stages": 1, "found_by_coordesc": False}
     assert gelu.triton_link == "best_config_hash" and gelu.triton_cache_entries_of_that_name == 2

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from conftest import gpuopt
 
+from conftest import gpuopt
 from gpuopt import sass
 from gpuopt.errors import FormatError, InputError
 
@@ -101,7 +101,9 @@ def test_nvdisasm_listing_of_the_same_cubin_gives_the_same_counts(
 ) -> None:
     key = ["function", "opcode"]
     assert nvdis.summary.dialect == "nvdisasm"
-    assert nvdis.opcodes.drop("function_index").sort(key).equals(cuobj.opcodes.drop("function_index").sort(key))
+    assert (
+        nvdis.opcodes.drop("function_index").sort(key).equals(cuobj.opcodes.drop("function_index").sort(key))
+    )
     same = ["function", "instruction_count", "padding_nop_count", "predicated_count", "backward_branch_count"]
     assert nvdis.functions.select(same).sort("function").equals(cuobj.functions.select(same).sort("function"))
 
@@ -125,7 +127,9 @@ def test_nvdisasm_states_registers_and_stack_like_res_usage(shared: Path, nvdis:
         ("librecuda_kernel_struct_param.asm", "read_from_struct", 8, 8),
     ],
 )
-def test_public_nvdisasm_sm80_listings(shared: Path, name: str, function: str, instructions: int, registers: int) -> None:
+def test_public_nvdisasm_sm80_listings(
+    shared: Path, name: str, function: str, instructions: int, registers: int
+) -> None:
     path = shared / "public/sass" / name
     scan = sass.scan(path)
     assert scan.summary.architectures == ["sm_80"]  # from .headerflags EF_CUDA_SM80 (no .target line)
@@ -160,9 +164,9 @@ def test_signatures_report_found_missing_with_evidence(cuobj: sass.SassScan) -> 
             ("_Z7vec_addPK6float4S1_PS_i", "global_store_128bit"),
         ]
     )
-    row = sig.filter(
-        (pl.col("function") == KERNELS[3]) & (pl.col("signature") == "global_load_128bit")
-    ).row(0, named=True)
+    row = sig.filter((pl.col("function") == KERNELS[3]) & (pl.col("signature") == "global_load_128bit")).row(
+        0, named=True
+    )
     assert row["evidence"] == [
         {"address": 0xD0, "pattern": "LDG.128", "text": "LDG.E.128.CONSTANT R12, desc[UR4][R2.64] ;"},
         {"address": 0xF0, "pattern": "LDG.128", "text": "LDG.E.128.CONSTANT R16, desc[UR4][R4.64] ;"},
@@ -170,7 +174,9 @@ def test_signatures_report_found_missing_with_evidence(cuobj: sass.SassScan) -> 
     # sm_90 is not sm_90a: the warpgroup-MMA signature does not apply, it is not "missing".
     hopper = sig.filter(pl.col("signature") == "hopper_warpgroup_mma")["status"].unique().to_list()
     assert hopper == ["not_applicable"]
-    mma = sig.filter((pl.col("signature") == "warp_mma") & (pl.col("function") == KERNELS[0])).row(0, named=True)
+    mma = sig.filter((pl.col("signature") == "warp_mma") & (pl.col("function") == KERNELS[0])).row(
+        0, named=True
+    )
     assert (mma["match_count"], mma["matched_patterns"]) == (10, ["HMMA"])
     assert mma["missing_patterns"] == ["IMMA", "BMMA", "DMMA", "QMMA", "OMMA"]
 
@@ -238,7 +244,9 @@ def test_truncated_listing_is_file_truncated(shared: Path, tmp_path: Path, fixtu
         ("public/sass/librecuda_kernel_struct_param.asm", "EF_CUDA_SM80 ", "EF_CUDA_SM81 "),
     ],
 )
-def test_unknown_architecture_line_fails_closed(shared: Path, tmp_path: Path, fixture: str, old: str, new: str) -> None:
+def test_unknown_architecture_line_fails_closed(
+    shared: Path, tmp_path: Path, fixture: str, old: str, new: str
+) -> None:
     text = (shared / fixture).read_text()
     assert old in text
     bad = tmp_path / "arch.sass"
@@ -271,7 +279,9 @@ def test_invalid_catalog_is_refused(shared: Path, tmp_path: Path) -> None:
     assert (run.code, run.json()["errors"][0]["code"]) == (2, "sass_catalog_invalid")
 
 
-def test_absent_disassembler_exits_3(shared: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_absent_disassembler_exits_3(
+    shared: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     import gpuopt.tools
     from gpuopt.cli import main
     from gpuopt.errors import ToolAbsentError
@@ -307,9 +317,10 @@ def test_cli_scan_of_a_binary_records_the_tool(shared: Path) -> None:
     assert data["summary"]["instruction_count"] == 1375
     totals = {t["signature"]: (t["found"], t["missing"], t["not_applicable"]) for t in data["signatures"]}
     assert totals["local_memory_traffic"] == (1, 3, 0)
-    assert run.json()["provenance"]["inputs"][0]["sha256"] == hashlib.sha256(
-        (shared / SASS_DIR / "kernels_sm90.cubin").read_bytes()
-    ).hexdigest()
+    assert (
+        run.json()["provenance"]["inputs"][0]["sha256"]
+        == hashlib.sha256((shared / SASS_DIR / "kernels_sm90.cubin").read_bytes()).hexdigest()
+    )
 
 
 def test_cli_tables_and_filters(shared: Path, tmp_path: Path) -> None:

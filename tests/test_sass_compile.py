@@ -59,7 +59,8 @@ __global__ void tma_kernel(float* out, const __grid_constant__ uint64_t tmap_sto
     asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" :: "r"(s_bar));
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], 4096;\n" :: "r"(s_bar));
     asm volatile(
-        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%2, %3}], [%4];\n"
         :: "r"(s_tile), "l"(tmap), "r"(0), "r"(0), "r"(s_bar) : "memory");
   }
   asm volatile("{\n .reg .pred p;\n W: mbarrier.try_wait.parity.shared::cta.b64 p, [%0], 0;\n @!p bra W;\n}\n"
@@ -143,7 +144,7 @@ def built(nvcc: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Buil
 @pytest.fixture(scope="module")
 def scans(built: dict[str, Built]) -> dict[tuple[str, str], sass.SassScan]:
     return {
-        (arch, tool): sass.scan(b.cubin, tool=tool)  # type: ignore[arg-type]
+        (arch, tool): sass.scan(b.cubin, tool=tool)
         for arch, b in built.items()
         for tool in ("cuobjdump", "nvdisasm")
     }
@@ -155,7 +156,9 @@ def found(scan: sass.SassScan) -> set[tuple[str, str]]:
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90", "sm_90a"])
-def test_cuobjdump_and_nvdisasm_agree_per_function(scans: dict[tuple[str, str], sass.SassScan], arch: str) -> None:
+def test_cuobjdump_and_nvdisasm_agree_per_function(
+    scans: dict[tuple[str, str], sass.SassScan], arch: str
+) -> None:
     a, b = scans[(arch, "cuobjdump")], scans[(arch, "nvdisasm")]
     assert (a.summary.dialect, b.summary.dialect) == ("cuobjdump", "nvdisasm")
     assert a.summary.architectures == b.summary.architectures == [arch]
@@ -171,7 +174,9 @@ def test_nvdisasm_registers_equal_ptxas_and_res_usage(
     built: dict[str, Built], scans: dict[tuple[str, str], sass.SassScan], arch: str
 ) -> None:
     listed = dict(scans[(arch, "nvdisasm")].functions.select("function", "registers").iter_rows())
-    by_ptxas = {f.function: f.registers for f in compiler.ptxas(built[arch].ptxas_stderr.encode()).report.functions}
+    by_ptxas = {
+        f.function: f.registers for f in compiler.ptxas(built[arch].ptxas_stderr.encode()).report.functions
+    }
     by_res_usage = {f.function: f.registers for f in compiler.res_usage(built[arch].cubin).report.functions}
     assert listed == by_ptxas == by_res_usage
     assert all(r for r in listed.values())
@@ -186,7 +191,9 @@ def test_ampere_signatures(scans: dict[tuple[str, str], sass.SassScan]) -> None:
     assert ("_Z15ldmatrix_kernelPj", "cta_barrier") in got
     # Hopper-only mechanisms cannot be "missing" on sm_80: they do not apply.
     sig = scans[("sm_80", "cuobjdump")].signatures
-    assert set(sig.filter(pl.col("signature").is_in(["tma_tensor_copy", "mbarrier"]))["status"]) == {"not_applicable"}
+    assert set(sig.filter(pl.col("signature").is_in(["tma_tensor_copy", "mbarrier"]))["status"]) == {
+        "not_applicable"
+    }
 
 
 def test_hopper_tma_bulk_copy_and_mbarrier(scans: dict[tuple[str, str], sass.SassScan]) -> None:
@@ -206,7 +213,11 @@ def test_hopper_a_wgmma_yields_hgmma(scans: dict[tuple[str, str], sass.SassScan]
     assert ("_Z12wgmma_kernelPfmm", "hopper_warpgroup_mma") in got
     assert ("_Z17setmaxnreg_kernelPi", "register_reallocation") in got
     assert ("_Z17setmaxnreg_kernelPi", "hopper_warpgroup_mma") not in got
-    ops = dict(scan.opcodes.filter(pl.col("function") == "_Z12wgmma_kernelPfmm").select("opcode", "count").iter_rows())
+    ops = dict(
+        scan.opcodes.filter(pl.col("function") == "_Z12wgmma_kernelPfmm")
+        .select("opcode", "count")
+        .iter_rows()
+    )
     assert ops["HGMMA.64x8x16.F32"] == 1
     assert ops["WARPGROUP.ARRIVE"] == 1
     row = scan.signatures.filter(

@@ -87,9 +87,7 @@ def _run_res_usage(path: Path) -> tuple[str, ToolIdentity]:
     from gpuopt.tools import require_tool
 
     tool = require_tool("cuobjdump")
-    done = subprocess.run(
-        [tool.path, "-res-usage", str(path)], capture_output=True, timeout=600, check=False
-    )
+    done = subprocess.run([tool.path, "-res-usage", str(path)], capture_output=True, timeout=600, check=False)
     if done.returncode != 0:
         raise InputError(
             "compiler_tool_failed",
@@ -105,7 +103,9 @@ def _require_dir_or_file(path: Path) -> None:
         raise InputError("file_not_found", f"{path}: no such file or folder", path=str(path))
 
 
-def triton(path: str | os.PathLike[str], *, sass: bool = True, tool: SassTool = "nvdisasm") -> Parsed[TritonReport]:
+def triton(
+    path: str | os.PathLike[str], *, sass: bool = True, tool: SassTool = "nvdisasm"
+) -> Parsed[TritonReport]:
     """Reads a Triton cache (its root, one kernel folder, or one metadata ``.json``).
 
     With ``sass`` the cubins are disassembled with ``tool`` (absent tool: ``ToolAbsentError``, exit 3).
@@ -134,7 +134,9 @@ def _triton_kernels(
     # Each kernel may run a disassembler (a subprocess): run them side by side, keep the input order.
     with ThreadPoolExecutor(max_workers=max(1, min(8, os.cpu_count() or 1))) as pool:
         results = list(
-            pool.map(lambda m: _triton.kernel(m, sass_tool=tool if sass else None, unmodeled=unmodeled), metas)
+            pool.map(
+                lambda m: _triton.kernel(m, sass_tool=tool if sass else None, unmodeled=unmodeled), metas
+            )
         )
     kernels = [k for k, _ in results]
     used_tool = next((t for _, t in results if t is not None), None)
@@ -147,14 +149,18 @@ def _identity_many(paths: list[Path]) -> list[FileIdentity]:
     return [file_identity(p) for p in paths]
 
 
-def inductor(path: str | os.PathLike[str], *, sass: bool = True, tool: SassTool = "nvdisasm") -> Parsed[InductorReport]:
+def inductor(
+    path: str | os.PathLike[str], *, sass: bool = True, tool: SassTool = "nvdisasm"
+) -> Parsed[InductorReport]:
     """Reads a TorchInductor cache folder (``TORCHINDUCTOR_CACHE_DIR``) or one generated ``.py`` file."""
     from gpuopt.provenance import file_identity
 
     root = Path(path)
     _require_dir_or_file(root)
     files = [root] if root.is_file() else sorted(p for p in root.rglob("*.py") if "triton" not in p.parts)
-    triton_metas = [] if root.is_file() else _triton.find_metadata(root / "triton") if (root / "triton").is_dir() else []
+    triton_metas = (
+        [] if root.is_file() else _triton.find_metadata(root / "triton") if (root / "triton").is_dir() else []
+    )
     triton_kernels, unmodeled, used_tool = _triton_kernels(triton_metas, sass, tool)
     by_hash = {Path(k.cache_dir).name: k for k in triton_kernels}
     by_name: dict[str, list[TritonKernel]] = {}
@@ -182,7 +188,7 @@ def inductor(path: str | os.PathLike[str], *, sass: bool = True, tool: SassTool 
             "inductor_nothing_found",
             f"no Inductor output code or generated kernel modules under {root}",
             path=str(root),
-            expected="a TORCHINDUCTOR_CACHE_DIR, a TORCH_COMPILE_DEBUG output_code.py, or a generated kernel .py",
+            expected="a TORCHINDUCTOR_CACHE_DIR, an output_code.py, or a generated kernel .py",
         )
     report = InductorReport(root=str(root), output_code=outputs, kernels=kernels, tool=used_tool)
     inputs = [c.file for c in outputs] + [k.file for k in kernels]
@@ -194,15 +200,7 @@ def table(report: BaseModel) -> pl.DataFrame:
     import polars as pl
 
     rows: list[dict[str, object]]
-    if isinstance(report, PtxasReport):
-        rows = [
-            {
-                **f.model_dump(exclude={"constant_bytes"}),
-                "constant_bytes": sum(f.constant_bytes.values()) if f.constant_bytes else None,
-            }
-            for f in report.functions
-        ]
-    elif isinstance(report, ResUsageReport):
+    if isinstance(report, (PtxasReport, ResUsageReport)):
         rows = [
             {
                 **f.model_dump(exclude={"constant_bytes"}),
@@ -244,7 +242,9 @@ def _inductor_row(k: InductorKernel) -> dict[str, object]:
         "num_load": k.num_load,
         "num_store": k.num_store,
         "num_reduction": k.num_reduction,
-        "best_config": None if k.best_config is None else ", ".join(f"{a}={b}" for a, b in k.best_config.items()),
+        "best_config": None
+        if k.best_config is None
+        else ", ".join(f"{a}={b}" for a, b in k.best_config.items()),
         "triton_cache_hash": k.triton_cache_hash,
         "compiled": t is not None,
         "sass_instructions": sum(f.instruction_count for f in t.sass) if t and t.sass else None,

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     import polars as pl
 
 
-Tool = Literal["cuobjdump", "nvdisasm"]
+TOOLS = ("cuobjdump", "nvdisasm")
 
 # Magic bytes of the binaries the NVIDIA tools read: ELF (cubin, .o, .so, executables), a fat binary
 # (``.fatbin``), an ``ar`` archive of objects (``.a``).
@@ -87,14 +87,16 @@ def _is_cubin(path: Path) -> bool:
 
 
 @functools.lru_cache(maxsize=4)
-def _tool(name: Tool) -> ToolIdentity:
+def _tool(name: str) -> ToolIdentity:
     """The tool's identity, found and hashed once per process (a scan of many cubins asks often)."""
     from gpuopt.tools import require_tool
 
     return require_tool(name)
 
 
-def _disassemble(path: Path, tool: Tool, kind: str, out: Path) -> tuple[ToolIdentity, list[str]]:
+def _disassemble(path: Path, tool: str, kind: str, out: Path) -> tuple[ToolIdentity, list[str]]:
+    if tool not in TOOLS:
+        raise InputError("sass_tool_unknown", f"no disassembler {tool!r}", expected=" or ".join(TOOLS))
     if tool == "nvdisasm" and not (kind == "elf" and _is_cubin(path)):
         raise InputError(
             "sass_tool_unsuited",
@@ -128,7 +130,7 @@ def _disassemble(path: Path, tool: Tool, kind: str, out: Path) -> tuple[ToolIden
 def scan(
     path_or_text: str | os.PathLike[str] | bytes,
     *,
-    tool: Tool = "cuobjdump",
+    tool: str = "cuobjdump",
     catalog: str | os.PathLike[str] | None = None,
     evidence_limit: int = 3,
 ) -> SassScan:

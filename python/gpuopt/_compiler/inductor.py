@@ -12,14 +12,23 @@ import ast
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from gpuopt.errors import FormatError
 from gpuopt.models.compiler import InductorKernel, InductorLaunch, InductorOutputCode, TritonKernel
 from gpuopt.models.envelope import FileIdentity, UnmodeledItem
 
 _NODES = re.compile(r"#\s*Topologically Sorted Source Nodes:\s*\[(.*?)\](?:,\s*Original ATen:\s*\[(.*?)\])?")
-_BEST_CONFIG_KEYS = ("XBLOCK", "YBLOCK", "ZBLOCK", "R0_BLOCK", "R1_BLOCK", "RBLOCK", "num_warps", "num_stages")
+_BEST_CONFIG_KEYS = (
+    "XBLOCK",
+    "YBLOCK",
+    "ZBLOCK",
+    "R0_BLOCK",
+    "R1_BLOCK",
+    "RBLOCK",
+    "num_warps",
+    "num_stages",
+)
 
 
 def _split(items: str | None) -> list[str]:
@@ -126,11 +135,7 @@ def output_code(tree: ast.Module, text: str, ident: FileIdentity) -> InductorOut
         ):
             defined += [t.id for t in node.targets if isinstance(t, ast.Name)]
     call = next(
-        (
-            n
-            for n in ast.walk(tree)
-            if isinstance(n, ast.FunctionDef) and n.name == "call"
-        ),
+        (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "call"),
         None,
     )
     if call is None or not defined:
@@ -141,9 +146,9 @@ def output_code(tree: ast.Module, text: str, ident: FileIdentity) -> InductorOut
         (n for n in ast.walk(call) if isinstance(n, ast.Call)), key=lambda n: (n.lineno, n.col_offset)
     )
     previous_line = call.lineno
-    for node in calls:
-        dotted = _dotted(node.func) or ""
-        kind: str | None = None
+    for call_node in calls:
+        dotted = _dotted(call_node.func) or ""
+        kind: Literal["triton", "extern", "aten"] | None = None
         name = dotted
         if dotted.endswith(".run") and dotted.removesuffix(".run") in defined:
             kind, name = "triton", dotted.removesuffix(".run")
@@ -153,18 +158,18 @@ def output_code(tree: ast.Module, text: str, ident: FileIdentity) -> InductorOut
             kind = "aten"
         if kind is None:
             continue
-        nodes, aten = _comment_before(lines, previous_line, node.lineno)
+        nodes, aten = _comment_before(lines, previous_line, call_node.lineno)
         launches.append(
             InductorLaunch(
                 order=len(launches),
-                kind=kind,  # type: ignore[arg-type]
+                kind=kind,
                 name=name,
-                line=node.lineno,
+                line=call_node.lineno,
                 source_nodes=nodes,
                 original_aten=aten,
             )
         )
-        previous_line = node.lineno
+        previous_line = call_node.lineno
     return InductorOutputCode(file=ident, kernels_defined=defined, launches=launches)
 
 
@@ -180,7 +185,9 @@ def best_config(path: Path) -> dict[str, Any] | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise FormatError("format_invalid", f"{path} is not a JSON best_config: {exc}", path=str(path)) from exc
+        raise FormatError(
+            "format_invalid", f"{path} is not a JSON best_config: {exc}", path=str(path)
+        ) from exc
     return data if isinstance(data, dict) else None
 
 
@@ -217,4 +224,8 @@ def note_pickles(root: Path, unmodeled: list[UnmodeledItem]) -> None:
         if folder.is_dir():
             count = sum(1 for p in folder.rglob("*") if p.is_file())
             if count:
-                unmodeled.append(UnmodeledItem(kind="inductor_cache_entry", name=f"{kind} (pickled, not read)", count=count))
+                unmodeled.append(
+                    UnmodeledItem(
+                        kind="inductor_cache_entry", name=f"{kind} (pickled, not read)", count=count
+                    )
+                )

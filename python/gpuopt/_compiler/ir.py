@@ -73,4 +73,7 @@ def llvm_intrinsics(text: str) -> list[OpCount]:
 
 
 def _sorted(counts: Counter[str], stage: Stage) -> list[OpCount]:
-    return [OpCount(stage=stage, op=op, count=n) for op, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+    return [
+        OpCount(stage=stage, op=op, count=n)
+        for op, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]

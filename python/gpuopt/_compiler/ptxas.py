@@ -24,9 +24,7 @@ from gpuopt.models.envelope import UnmodeledItem
 _PREFIX = re.compile(r"^ptxas\s+(info|warning|error|fatal)\s*:\s?(.*)$")
 _COMPILING = re.compile(r"^Compiling (entry )?function '([^']+)' for '([^']+)'")
 _PROPERTIES = re.compile(r"^Function properties for (\S+)")
-_FRAME = re.compile(
-    r"^(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads$"
-)
+_FRAME = re.compile(r"^(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads$")
 _USED_ITEM = re.compile(
     r"^(?:[Uu]sed (\d+) registers|used (\d+) barriers|(\d+) bytes smem|(\d+) bytes cmem\[(\d+)\]"
     r"|(\d+) bytes cumulative stack size|(\d+) bytes lmem)$"
@@ -104,7 +102,7 @@ class _Parser:
         level, body = m.group(1), m.group(2).strip()
         if level == "info" and self._info(body):
             return
-        self.messages.append(CompilerMessage(level=level, text=body))  # type: ignore[arg-type]
+        self.messages.append(CompilerMessage(level=level, text=body))
 
     def _info(self, body: str) -> bool:
         if m := _COMPILING.match(body):

@@ -28,8 +28,16 @@ SUFFIXES: tuple[tuple[str, Stage], ...] = (
     ("cubin", "cubin"),
 )
 _MODELED_METADATA = {
-    "name", "hash", "target", "num_warps", "num_ctas", "num_stages", "shared", "triton_version",
-    "backend_name", "arch",
+    "name",
+    "hash",
+    "target",
+    "num_warps",
+    "num_ctas",
+    "num_stages",
+    "shared",
+    "triton_version",
+    "backend_name",
+    "arch",
 }
 
 
@@ -77,16 +85,19 @@ def kernel(
             missing.append(stage)
             continue
         ident = file_identity(path)
-        stages.append(StageFile(stage=stage, path=str(path), size_bytes=ident.size_bytes, sha256=ident.sha256))
+        stages.append(
+            StageFile(stage=stage, path=str(path), size_bytes=ident.size_bytes, sha256=ident.sha256)
+        )
         if stage != "cubin":
             texts[stage] = path.read_text(encoding="utf-8", errors="replace")
     for other in sorted(folder.glob(f"{name}.*")):
         if other.suffix.lstrip(".") not in {s for s, _ in SUFFIXES} | {"json"}:
             unmodeled.append(UnmodeledItem(kind="triton_stage_file", name=other.name, count=1))
     ops = []
-    for stage in ("source", "ttir", "ttgir"):
+    mlir_stages: tuple[Stage, ...] = ("source", "ttir", "ttgir")
+    for stage in mlir_stages:
         if stage in texts:
-            ops += ir.mlir_ops(texts[stage], stage)  # type: ignore[arg-type]
+            ops += ir.mlir_ops(texts[stage], stage)
     if "llvm_ir" in texts:
         ops += ir.llvm_intrinsics(texts["llvm_ir"])
     ptx_version = ptx_target = None
@@ -104,7 +115,9 @@ def kernel(
             name=name,
             cache_dir=str(folder),
             hash=str(meta["hash"]),
-            backend=str(target.get("backend")) if isinstance(target, dict) and target.get("backend") else None,
+            backend=str(target.get("backend"))
+            if isinstance(target, dict) and target.get("backend")
+            else None,
             arch=None if arch is None else str(arch),
             num_warps=_int(meta, "num_warps"),
             num_ctas=_int(meta, "num_ctas"),
@@ -130,7 +143,7 @@ def sass_facts(cubin: Path, tool: str) -> tuple[list[SassFunctionFacts], ToolIde
 
     from gpuopt import sass
 
-    scan = sass.scan(cubin, tool=tool)  # type: ignore[arg-type]
+    scan = sass.scan(cubin, tool=tool)
     found = (
         scan.signatures.filter(pl.col("status") == "found")
         .group_by("function_index", maintain_order=True)

@@ -53,8 +53,8 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 
 def _register() -> None:
-    from gpuopt.cli import doctor, schema
     from gpuopt.cli import compiler as compiler_cli
+    from gpuopt.cli import doctor, schema
     from gpuopt.cli import sass as sass_cli
 
     cli.add_command(doctor.doctor)

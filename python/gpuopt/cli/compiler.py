@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -11,8 +12,6 @@ from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._tables import render_frame
 
 if TYPE_CHECKING:
-    from pydantic import BaseModel
-
     from gpuopt.compiler import Parsed
 
 _SASS = click.option(
@@ -30,7 +29,7 @@ _TOOL = click.option(
 )
 
 
-def _outcome(parsed: Parsed[BaseModel], header: str) -> Outcome:
+def _outcome(parsed: Parsed[Any], header: str) -> Outcome:
     from gpuopt import compiler
 
     def render() -> str:
@@ -62,8 +61,8 @@ def ptxas(path: Path) -> Outcome:
     """
     from gpuopt import compiler as lib
 
-    source: Path | bytes = click.get_binary_stream("stdin").read() if str(path) == "-" else path
-    return _outcome(lib.ptxas(source), "stage: report (ptxas -v)")  # type: ignore[arg-type]
+    source: Path | bytes = sys.stdin.buffer.read() if str(path) == "-" else path
+    return _outcome(lib.ptxas(source), "stage: report (ptxas -v)")
 
 
 @compiler.command("res-usage")
@@ -79,11 +78,11 @@ def res_usage(path: Path) -> Outcome:
     """
     from gpuopt import compiler as lib
 
-    source: Path | bytes = click.get_binary_stream("stdin").read() if str(path) == "-" else path
+    source: Path | bytes = sys.stdin.buffer.read() if str(path) == "-" else path
     parsed = lib.res_usage(source)
     tool = parsed.report.tool
     via = f" via {tool.name} {tool.version}" if tool else ""
-    return _outcome(parsed, f"stage: report (cuobjdump -res-usage{via})")  # type: ignore[arg-type]
+    return _outcome(parsed, f"stage: report (cuobjdump -res-usage{via})")
 
 
 @compiler.command()
@@ -103,7 +102,7 @@ def triton(path: Path, sass: bool, tool: str) -> Outcome:
     """
     from gpuopt import compiler as lib
 
-    return _outcome(lib.triton(path, sass=sass, tool=tool), "stages: metadata, ttgir, ptx, sass (cubin)")  # type: ignore[arg-type]
+    return _outcome(lib.triton(path, sass=sass, tool=tool), "stages: metadata, ttgir, ptx, sass (cubin)")
 
 
 @compiler.command()
@@ -124,4 +123,6 @@ def inductor(path: Path, sass: bool, tool: str) -> Outcome:
     """
     from gpuopt import compiler as lib
 
-    return _outcome(lib.inductor(path, sass=sass, tool=tool), "stage: source (generated code); sass from cached cubins")  # type: ignore[arg-type]
+    return _outcome(
+        lib.inductor(path, sass=sass, tool=tool), "stage: source (generated code); sass from cached cubins"
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,14 +34,16 @@ _CATALOG = click.option(
 )
 
 
-def _scan(file: Path, tool: str, catalog: Path | None, evidence: int = 3) -> tuple[SassScan, list[FileIdentity]]:
+def _scan(
+    file: Path, tool: str, catalog: Path | None, evidence: int = 3
+) -> tuple[SassScan, list[FileIdentity]]:
     from gpuopt import sass
     from gpuopt.provenance import file_identity
 
     if str(file) == "-":
-        data = click.get_binary_stream("stdin").read()
+        data = sys.stdin.buffer.read()
         return sass.scan(data, catalog=catalog, evidence_limit=evidence), []
-    result = sass.scan(file, tool=tool, catalog=catalog, evidence_limit=evidence)  # type: ignore[arg-type]
+    result = sass.scan(file, tool=tool, catalog=catalog, evidence_limit=evidence)
     inputs = [file_identity(file)]
     if catalog is not None:
         inputs.append(file_identity(catalog))
@@ -55,7 +58,9 @@ def _source_line(result: SassScan) -> str:
     src = result.source
     where = src.path or "(text)"
     if src.tool is not None:
-        return f"stage: sass  source: {where} via {src.tool.name} {src.tool.version} ({result.summary.dialect})"
+        return (
+            f"stage: sass  source: {where} via {src.tool.name} {src.tool.version} ({result.summary.dialect})"
+        )
     return f"stage: sass  source: {where} ({result.summary.dialect} listing)"
 
 
@@ -120,7 +125,9 @@ def _render_scan(report: SassScanReport) -> str:
         ("dialect", s.dialect),
     ]
     if src.tool is not None:
-        rows.append(("tool", f"{src.tool.name} {src.tool.version} ({src.tool.path}, sha256 {src.tool.sha256[:12]})"))
+        rows.append(
+            ("tool", f"{src.tool.name} {src.tool.version} ({src.tool.path}, sha256 {src.tool.sha256[:12]})")
+        )
     rows += [
         ("architectures", ", ".join(s.architectures)),
         ("ptx architectures", ", ".join(s.ptx_architectures) or "none"),
@@ -157,7 +164,9 @@ def scan(file: Path, tool: str, catalog: Path | None) -> Outcome:
     """
     result, inputs = _scan(file, tool, catalog)
     report = result.report()
-    return Outcome(data=report, render=lambda: _render_scan(report), inputs=inputs, unmodeled=_unmodeled(result))
+    return Outcome(
+        data=report, render=lambda: _render_scan(report), inputs=inputs, unmodeled=_unmodeled(result)
+    )
 
 
 @sass.command()
@@ -214,8 +223,13 @@ def opcodes(file: Path, tool: str, function_name: str | None, limit: int, out: P
     help="Only rows with this status (repeatable).",
 )
 @click.option("--signature", "keys", multiple=True, help="Only this catalog key (repeatable).")
-@click.option("--evidence", type=click.IntRange(min=0), default=3, show_default=True,
-              help="Evidence lines kept per pattern and function.")
+@click.option(
+    "--evidence",
+    type=click.IntRange(min=0),
+    default=3,
+    show_default=True,
+    help="Evidence lines kept per pattern and function.",
+)
 @table_options
 @command("gpuopt.sass.signatures/v1")
 def signatures(

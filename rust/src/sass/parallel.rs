@@ -106,7 +106,7 @@ fn fill(file: &mut std::fs::File, buf: &mut Vec<u8>, target: usize) -> Option<bo
 
 fn starts_like_cuobjdump(buf: &[u8]) -> bool {
     buf.split(|b| *b == b'\n')
-        .map(|l| super::lexer::trim(l))
+        .map(super::lexer::trim)
         .find(|l| !l.is_empty())
         .is_some_and(|l| {
             [
