@@ -163,6 +163,11 @@ const CLASS_TABLE: &[(&str, Class)] = &[
     ("SHFL", Class::WarpShuffle),
 ];
 
+/// How many base mnemonics the table puts in `class` (for the documentation check).
+pub fn class_mnemonic_count(class: Class) -> usize {
+    CLASS_TABLE.iter().filter(|(_, c)| *c == class).count()
+}
+
 /// Classes whose instructions move data to or from memory, and so have an access width.
 const MEMORY: u32 = Class::AsyncCopy.bit()
     | Class::GlobalLoad.bit()

@@ -197,3 +197,33 @@ fn parallel_segments_give_the_one_pass_result() {
     assert_eq!(err.code, codes::FILE_TRUNCATED);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn class_table_matches_the_reference() {
+    // references/sass.md documents every mnemonic of every class; the two must not drift apart.
+    let doc = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("references/sass.md"),
+    )
+    .unwrap();
+    for (class, name) in CLASSES {
+        let row = doc
+            .lines()
+            .find(|l| l.starts_with(&format!("| `{name}` |")))
+            .unwrap_or_else(|| panic!("class {name} is not in references/sass.md"));
+        let documented: Vec<&str> = row
+            .split('|')
+            .nth(2)
+            .unwrap()
+            .split_whitespace()
+            .map(|m| m.trim_matches('`'))
+            .collect();
+        for m in &documented {
+            assert!(OpcodeInfo::new(m).has(*class), "{m} documented as {name}");
+        }
+        assert_eq!(
+            documented.len(),
+            instruction::class_mnemonic_count(*class),
+            "{name}"
+        );
+    }
+}
