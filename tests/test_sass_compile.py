@@ -121,8 +121,20 @@ def _build(nvcc: str, folder: Path, name: str, source: str, arch: str) -> Built:
     cu = folder / f"{name}.cu"
     cu.write_text(source)
     cubin = folder / f"{name}.cubin"
+    # -lineinfo keeps the code the same and lets `nvdisasm -g` annotate source lines.
     done = subprocess.run(
-        [nvcc, f"-arch={arch}", "-cubin", "-maxrregcount=128", "-Xptxas", "-v", "-o", str(cubin), str(cu)],
+        [
+            nvcc,
+            f"-arch={arch}",
+            "-cubin",
+            "-lineinfo",
+            "-maxrregcount=128",
+            "-Xptxas",
+            "-v",
+            "-o",
+            str(cubin),
+            str(cu),
+        ],
         capture_output=True,
         text=True,
         check=False,
@@ -224,6 +236,24 @@ def test_hopper_a_wgmma_yields_hgmma(scans: dict[tuple[str, str], sass.SassScan]
         (pl.col("function") == "_Z12wgmma_kernelPfmm") & (pl.col("signature") == "hopper_warpgroup_mma")
     ).row(0, named=True)
     assert row["evidence"][0]["text"].startswith("HGMMA.64x8x16.F32 ")
+
+
+def test_nvdisasm_line_info_is_counted_and_changes_no_counts(
+    built: dict[str, Built], scans: dict[tuple[str, str], sass.SassScan]
+) -> None:
+    tool = find_tool("nvdisasm")
+    assert tool is not None
+    listing = subprocess.run(
+        [tool.path, "-g", str(built["sm_80"].cubin)], capture_output=True, check=True
+    ).stdout
+    annotated = sass.scan(listing)
+    plain = scans[("sm_80", "nvdisasm")]
+    key = ["function", "opcode"]
+    assert annotated.opcodes.sort(key).equals(plain.opcodes.sort(key))
+    lines = dict(annotated.functions.select("function", "line_info_count").iter_rows())
+    assert sum(lines.values()) == listing.count(b"\t//## File ")
+    assert all(n > 0 for n in lines.values())
+    assert plain.functions["line_info_count"].to_list() == [0] * plain.functions.height
 
 
 def test_fatbin_with_two_architectures_and_ptx(nvcc: str, tmp_path: Path) -> None:
