@@ -72,31 +72,16 @@ pub fn line(s: &mut Scanner, line: &[u8]) -> Result<()> {
         return Ok(());
     }
     if let Some(arch) = line.strip_prefix(b"arch = ") {
-        if s.cuobjdump.in_ptx {
-            let text = String::from_utf8_lossy(arch);
-            let parsed = Arch::parse(text.trim()).map_err(|e| Error {
-                message: format!("line {}: {}", s.line_no, e.message),
-                ..e
-            })?;
-            if !s.ptx_architectures.contains(&parsed) {
-                s.ptx_architectures.push(parsed);
-            }
-        } else {
-            // The ELF entry's architecture; `code for` follows and is what functions are bound to.
-            let text = String::from_utf8_lossy(arch);
-            Arch::parse(text.trim()).map_err(|e| Error {
-                message: format!("line {}: {}", s.line_no, e.message),
-                ..e
-            })?;
+        let parsed = checked_arch(s, arch)?;
+        // A PTX entry's architecture is recorded apart; an ELF entry's is checked only, since the
+        // `code for` line that follows is what functions are bound to.
+        if s.cuobjdump.in_ptx && !s.ptx_architectures.contains(&parsed) {
+            s.ptx_architectures.push(parsed);
         }
         return Ok(());
     }
     if let Some(target) = line.strip_prefix(b".target") {
-        let text = String::from_utf8_lossy(target);
-        Arch::parse(text.trim()).map_err(|e| Error {
-            message: format!("line {}: {}", s.line_no, e.message),
-            ..e
-        })?;
+        checked_arch(s, target)?;
         return Ok(());
     }
     if METADATA.iter().any(|m| line.starts_with(m)) {
@@ -109,6 +94,15 @@ pub fn line(s: &mut Scanner, line: &[u8]) -> Result<()> {
         s.note_unmodeled("line", head);
     }
     Ok(())
+}
+
+/// An architecture name from a header line, failing closed (with the line number) on an unknown one.
+fn checked_arch(s: &Scanner, text: &[u8]) -> Result<Arch> {
+    let text = String::from_utf8_lossy(text);
+    Arch::parse(text.trim()).map_err(|e| Error {
+        message: format!("line {}: {}", s.line_no, e.message),
+        ..e
+    })
 }
 
 pub fn finish(s: &mut Scanner, _stats: LineStats) -> Result<()> {

@@ -4,6 +4,8 @@ use super::codes;
 use crate::error::{Error, Result};
 use std::io::Read;
 
+/// Read and check the input in windows that fit in a core's L2 cache: the text check, the newline
+/// search and the parser then touch the same bytes while they are hot.
 const CHUNK_BYTES: usize = 1 << 20;
 /// Longest accepted line. Listing lines are a few hundred bytes; demangled template names can reach
 /// tens of kilobytes, so the limit is generous but keeps a file without newlines from filling memory.
@@ -111,14 +113,8 @@ pub fn for_each_line<R: Read>(
     let mut filled = 0usize;
     let mut line_no = 0u64;
     let mut bytes = 0u64;
+    // The carried remainder is at most MAX_LINE_BYTES, so a read always has room.
     loop {
-        if filled == buf.len() {
-            // A line longer than the buffer: grow up to the limit, then refuse.
-            if buf.len() >= MAX_LINE_BYTES.max(CHUNK_BYTES) * 2 {
-                return Err(too_long(line_no));
-            }
-            buf.resize(buf.len() * 2, 0);
-        }
         let n = read_some(&mut reader, buf.get_mut(filled..).unwrap_or_default())?;
         bytes += n as u64;
         let end = filled + n;
@@ -130,7 +126,7 @@ pub fn for_each_line<R: Read>(
                 bytes,
             });
         }
-        // Lines before `filled` were already cut; the remainder starts a line.
+        // The carried remainder holds no newline, so the first one found ends it.
         let start = complete_lines(window, &mut line_no, &mut sink)?;
         let rest = end - start;
         if rest > MAX_LINE_BYTES {

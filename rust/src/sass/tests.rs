@@ -18,30 +18,59 @@ fn scan(rel: &str) -> Listing {
 }
 
 #[test]
-fn dump_for_exploration() {
-    for rel in [
-        "h200/sass/kernels_sm90.cuobjdump.sass",
-        "h200/sass/kernels_sm90.nvdisasm.sass",
-        "public/sass/librecuda_async_kernels.asm",
-        "h200/probe/sass_fatbin.txt",
-    ] {
-        let l = scan(rel);
-        println!("{rel}: {}", serde_json::to_string(&l.summary()).unwrap());
-        for f in &l.functions {
-            println!(
-                "  {} {:?} n={} pad={} pred={} back={} regs={:?} frame={:?} stack={:?}",
-                f.name,
-                f.arch.map(|a| a.name()),
-                f.instruction_count,
-                f.padding_nop_count,
-                f.predicated_count,
-                f.backward_branch_count,
-                f.registers,
-                f.frame_size_bytes,
-                f.min_stack_size_bytes
-            );
-        }
+fn cuobjdump_and_nvdisasm_listings_of_one_cubin_agree() {
+    let a = scan("h200/sass/kernels_sm90.cuobjdump.sass");
+    let b = scan("h200/sass/kernels_sm90.nvdisasm.sass");
+    assert_eq!(
+        (a.dialect, b.dialect),
+        (Dialect::Cuobjdump, Dialect::Nvdisasm)
+    );
+    assert_eq!(a.functions.len(), 4);
+    let ops = |l: &Listing, f: &FunctionFacts| -> Vec<(String, u64)> {
+        let mut v: Vec<(String, u64)> = f
+            .opcode_counts
+            .iter()
+            .map(|(id, n)| (l.opcodes[*id as usize].text.clone(), *n))
+            .collect();
+        v.sort();
+        v
+    };
+    for (x, y) in a.functions.iter().zip(&b.functions) {
+        assert_eq!(x.name, y.name);
+        assert_eq!(
+            (
+                x.instruction_count,
+                x.padding_nop_count,
+                x.predicated_count,
+                x.class_counts
+            ),
+            (
+                y.instruction_count,
+                y.padding_nop_count,
+                y.predicated_count,
+                y.class_counts
+            )
+        );
+        assert_eq!(ops(&a, x), ops(&b, y), "{}", x.name);
+        assert_eq!(x.registers, None);
     }
+    let regs: Vec<_> = b.functions.iter().map(|f| f.registers).collect();
+    assert_eq!(regs, [Some(32), Some(32), Some(18), Some(22)]);
+    let summary = a.summary();
+    assert_eq!(
+        (summary.instruction_count, summary.padding_nop_count),
+        (1375, 49)
+    );
+}
+
+#[test]
+fn probe_axpy_matches_the_reference_study() {
+    // The study counted 32 instructions in this fatbin, 12 of them NOP padding.
+    let l = scan("h200/probe/sass_fatbin.txt");
+    let f = &l.functions[0];
+    assert_eq!((f.instruction_count, f.padding_nop_count), (20, 12));
+    assert_eq!(l.ptx_architectures.len(), 1);
+    assert_eq!(l.cubin_count, 1);
 }
 
 /// Not a test: `cargo test --release --lib sass::tests::throughput -- --ignored --nocapture` with
