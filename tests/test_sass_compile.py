@@ -102,6 +102,26 @@ __global__ void __launch_bounds__(128, 1) setmaxnreg_kernel(int* out) {
 }
 """
 
+BLACKWELL = r"""
+#include <cstdint>
+__global__ void tcgen05_kernel(uint32_t* out, uint64_t adesc, uint64_t bdesc, uint32_t idesc) {
+  __shared__ uint32_t taddr_slot;
+  uint32_t slot = static_cast<uint32_t>(__cvta_generic_to_shared(&taddr_slot));
+  if (threadIdx.x < 32) {
+    asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], 32;\n" :: "r"(slot));
+  }
+  __syncthreads();
+  uint32_t taddr = taddr_slot;
+  if (threadIdx.x == 0) {
+    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %4, 0;\n"
+                 " tcgen05.mma.cta_group::1.kind::f16 [%0], %1, %2, %3, p;\n}\n"
+                 :: "r"(taddr), "l"(adesc), "l"(bdesc), "r"(idesc), "r"(1));
+  }
+  __syncthreads();
+  out[threadIdx.x] = taddr;
+}
+"""
+
 
 @dataclass
 class Built:
@@ -150,6 +170,7 @@ def built(nvcc: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Buil
         "sm_80": _build(nvcc, folder, "ampere", AMPERE, "sm_80"),
         "sm_90": _build(nvcc, folder, "hopper", HOPPER, "sm_90"),
         "sm_90a": _build(nvcc, folder, "hopper_a", HOPPER_A, "sm_90a"),
+        "sm_100a": _build(nvcc, folder, "blackwell_a", BLACKWELL, "sm_100a"),
     }
 
 
@@ -167,7 +188,10 @@ def found(scan: sass.SassScan) -> set[tuple[str, str]]:
     return {(f, s) for f, s in rows}
 
 
-@pytest.mark.parametrize("arch", ["sm_80", "sm_90", "sm_90a"])
+ARCHS = ["sm_80", "sm_90", "sm_90a", "sm_100a"]
+
+
+@pytest.mark.parametrize("arch", ARCHS)
 def test_cuobjdump_and_nvdisasm_agree_per_function(
     scans: dict[tuple[str, str], sass.SassScan], arch: str
 ) -> None:
@@ -181,7 +205,7 @@ def test_cuobjdump_and_nvdisasm_agree_per_function(
     assert found(a) == found(b)
 
 
-@pytest.mark.parametrize("arch", ["sm_80", "sm_90", "sm_90a"])
+@pytest.mark.parametrize("arch", ARCHS)
 def test_nvdisasm_registers_equal_ptxas_and_res_usage(
     built: dict[str, Built], scans: dict[tuple[str, str], sass.SassScan], arch: str
 ) -> None:
@@ -236,6 +260,17 @@ def test_hopper_a_wgmma_yields_hgmma(scans: dict[tuple[str, str], sass.SassScan]
         (pl.col("function") == "_Z12wgmma_kernelPfmm") & (pl.col("signature") == "hopper_warpgroup_mma")
     ).row(0, named=True)
     assert row["evidence"][0]["text"].startswith("HGMMA.64x8x16.F32 ")
+
+
+def test_blackwell_tcgen05_yields_utchmma(scans: dict[tuple[str, str], sass.SassScan]) -> None:
+    scan = scans[("sm_100a", "nvdisasm")]
+    assert ("_Z14tcgen05_kernelPjmmj", "blackwell_tcgen05_mma") in found(scan)
+    ops = dict(scan.opcodes.select("opcode", "class").iter_rows())
+    assert ops["UTCHMMA"] == "tensor_core"
+    assert ops["UTCATOMSWS.FIND_AND_SET.ALIGN"] == "tensor_memory"
+    # Warpgroup MMA is sm_90a-only: on sm_100a it does not apply.
+    hopper = scan.signatures.filter(pl.col("signature") == "hopper_warpgroup_mma")["status"].to_list()
+    assert hopper == ["not_applicable"]
 
 
 def test_nvdisasm_line_info_is_counted_and_changes_no_counts(
