@@ -11,6 +11,9 @@ __all__ = [
     "debug_panic",
     "file_identities_table",
     "file_identity_json",
+    "sass_builtin_catalog",
+    "sass_scan_path",
+    "sass_scan_text",
     "stats_compare",
     "stats_compare_files",
     "stats_compare_unpaired",
@@ -160,3 +163,16 @@ def stats_guardrail(
     valid: bytes | None = None,
 ) -> bytes:
     """An absolute guardrail on the candidate's values: JSON ``GuardrailResult``."""
+
+def sass_scan_path(
+    path: str, catalog_json: bytes | None = None, evidence_limit: int = 3
+) -> tuple[bytes, ArrowTable, ArrowTable, ArrowTable]:
+    """One pass over a SASS listing file: ``(summary_json, functions, opcodes, signatures)``."""
+
+def sass_scan_text(
+    text: bytes, catalog_json: bytes | None = None, evidence_limit: int = 3
+) -> tuple[bytes, ArrowTable, ArrowTable, ArrowTable]:
+    """The same as :func:`sass_scan_path` for a listing held in memory."""
+
+def sass_builtin_catalog() -> bytes:
+    """The SASS signature catalog compiled into this build."""

@@ -7,8 +7,10 @@ from typing import Any, Literal, cast
 
 from pydantic import BaseModel, Field, create_model
 
+from gpuopt.models.compiler import InductorReport, PtxasReport, ResUsageReport, TritonReport
 from gpuopt.models.doctor import DoctorReport
 from gpuopt.models.envelope import Envelope
+from gpuopt.models.sass import SassScanReport, SassTableData
 from gpuopt.models.schema import SchemaDocument
 from gpuopt.models.stats import CompareData, NoiseData
 from gpuopt.models.torch_trace import TorchSummary, TorchTable
@@ -39,6 +41,14 @@ DATA_MODELS: dict[str, type[BaseModel] | None] = {
     "gpuopt.torch.collectives/v1": TorchTable,
     "gpuopt.stats.compare/v1": CompareData,
     "gpuopt.stats.noise/v1": NoiseData,
+    "gpuopt.sass.scan/v1": SassScanReport,
+    "gpuopt.sass.functions/v1": SassTableData,
+    "gpuopt.sass.opcodes/v1": SassTableData,
+    "gpuopt.sass.signatures/v1": SassTableData,
+    "gpuopt.compiler.ptxas/v1": PtxasReport,
+    "gpuopt.compiler.res_usage/v1": ResUsageReport,
+    "gpuopt.compiler.triton/v1": TritonReport,
+    "gpuopt.compiler.inductor/v1": InductorReport,
 }
 
 ENVELOPES: dict[str, type[Envelope[Any]]] = {name: envelope_for(name, m) for name, m in DATA_MODELS.items()}

@@ -58,6 +58,8 @@ _COMMANDS = (
     ("schema", "schema"),
     ("torch_trace", "torch"),
     ("stats", "stats"),
+    ("sass", "sass"),
+    ("compiler", "compiler"),
 )
 
 

@@ -3,6 +3,7 @@
 mod arrow;
 mod boundary;
 mod identity;
+mod sass;
 mod stats;
 mod torch_trace;
 
@@ -16,6 +17,8 @@ mod _native {
     use super::identity::{
         build_info_json, debug_panic, file_identities_table, file_identity_json,
     };
+    #[pymodule_export]
+    use super::sass::{sass_builtin_catalog, sass_scan_path, sass_scan_text};
     #[pymodule_export]
     use super::stats::{
         stats_compare, stats_compare_files, stats_compare_unpaired, stats_constraint,

@@ -1,0 +1,1 @@
+"""Parsers behind :mod:`gpuopt.compiler` (one module per report or artifact kind)."""

@@ -1,0 +1,42 @@
+"""Reading small compiler reports as text, with the errors the CLI contract asks for."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from gpuopt.errors import FormatError, InputError
+
+
+def read_text(path_or_text: str | os.PathLike[str] | bytes, what: str) -> tuple[str, Path | None]:
+    """The report's text and its path (None for text given directly). Binary bytes are a FormatError."""
+    if isinstance(path_or_text, bytes):
+        data, path = path_or_text, None
+    elif isinstance(path_or_text, str) and "\n" in path_or_text:
+        return path_or_text, None
+    else:
+        path = Path(path_or_text)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError as exc:
+            raise InputError("file_not_found", f"{path}: no such file", path=str(path)) from exc
+        except IsADirectoryError as exc:
+            raise InputError("not_a_file", f"{path} is a directory", path=str(path)) from exc
+        except OSError as exc:
+            raise InputError("file_unreadable", f"{path}: {exc}", path=str(path)) from exc
+    if b"\x00" in data:
+        raise FormatError(
+            "format_invalid",
+            f"the {what} holds binary data",
+            path=None if path is None else str(path),
+            expected=f"{what} text",
+        )
+    try:
+        return data.decode("utf-8"), path
+    except UnicodeDecodeError as exc:
+        raise FormatError(
+            "format_invalid",
+            f"the {what} is not UTF-8 text: {exc}",
+            path=None if path is None else str(path),
+            expected=f"{what} text",
+        ) from exc
