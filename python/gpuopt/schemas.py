@@ -9,7 +9,9 @@ from pydantic import BaseModel, Field, create_model
 
 from gpuopt.models.doctor import DoctorReport
 from gpuopt.models.envelope import Envelope
+from gpuopt.models.ncu import NcuCollection, NcuSummary
 from gpuopt.models.schema import SchemaDocument
+from gpuopt.models.table import TableData
 
 
 def envelope_for(name: str, data_model: type[BaseModel] | None) -> type[Envelope[Any]]:
@@ -26,6 +28,12 @@ DATA_MODELS: dict[str, type[BaseModel] | None] = {
     "gpuopt.doctor/v1": DoctorReport,
     "gpuopt.schema/v1": SchemaDocument,
     "gpuopt.error/v1": None,
+    "gpuopt.ncu.summary/v1": NcuSummary,
+    "gpuopt.ncu.launches/v1": TableData,
+    "gpuopt.ncu.table/v1": TableData,
+    "gpuopt.ncu.roofline/v1": TableData,
+    "gpuopt.ncu.compare/v1": TableData,
+    "gpuopt.ncu.collect/v1": NcuCollection,
 }
 
 ENVELOPES: dict[str, type[Envelope[Any]]] = {name: envelope_for(name, m) for name, m in DATA_MODELS.items()}

@@ -3,6 +3,7 @@
 pub mod build_info;
 pub mod error;
 pub mod identity;
+pub mod ncu;
 pub mod table;
 
 #[cfg(feature = "python")]

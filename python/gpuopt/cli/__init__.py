@@ -54,9 +54,11 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 def _register() -> None:
     from gpuopt.cli import doctor, schema
+    from gpuopt.cli import ncu as ncu_cli
 
     cli.add_command(doctor.doctor)
     cli.add_command(schema.schema)
+    cli.add_command(ncu_cli.ncu)
 
 
 _register()

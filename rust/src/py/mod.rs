@@ -3,6 +3,7 @@
 mod arrow;
 mod boundary;
 mod identity;
+mod ncu;
 
 use pyo3::prelude::*;
 
@@ -13,6 +14,10 @@ mod _native {
     #[pymodule_export]
     use super::identity::{
         build_info_json, debug_panic, file_identities_table, file_identity_json,
+    };
+    #[pymodule_export]
+    use super::ncu::{
+        ncu_compare, ncu_from_columns, ncu_open_csv, ncu_rep_framing_json, ncu_unit, NcuReport,
     };
 
     use pyo3::prelude::*;
