@@ -41,7 +41,12 @@ def test_raw_page_one_row_per_launch_with_identity(raw: ncu.NcuReport) -> None:
     launches = raw.launches
     assert launches.height == 12
     assert launches["launch_id"].to_list() == list(range(12))
-    assert launches["kernel_function"].to_list()[:4] == ["vec_add", "strided_copy", "local_spill", "wmma_gemm"]
+    assert launches["kernel_function"].to_list()[:4] == [
+        "vec_add",
+        "strided_copy",
+        "local_spill",
+        "wmma_gemm",
+    ]
     first = row(raw, 0)
     assert first["kernel_name"] == "vec_add(const float4 *, const float4 *, float4 *, int)"
     assert first["process_id"] == 562
@@ -80,7 +85,7 @@ def test_thousands_separators_and_exact_counts(base: ncu.NcuReport) -> None:
     assert vec_add["grid_size"] == 16384.0
     assert vec_add["threads"] == 4194304.0
     assert vec_add["instructions_executed"] == 3014656.0
-    assert vec_add["l2_bytes"] == 9533058 * 32.0  # lts__t_sectors.sum × 32-byte sectors
+    assert vec_add["l2_bytes"] == 9533058 * 32.0  # lts__t_sectors.sum x 32-byte sectors
 
 
 def test_local_spill_launch_shows_local_memory_traffic(base: ncu.NcuReport) -> None:

@@ -80,8 +80,8 @@ def details_cells(path: Path) -> dict[int, dict[tuple[str, str], tuple[str, str]
 
 
 def terms(source: str) -> tuple[float, list[str]]:
-    """`32 × (a + b)` -> (32, [a, b]) from a fact source expression."""
-    match = re.fullmatch(r"([0-9.]+) × \((.*)\)", source)
+    """`32 * (a + b)` -> (32, [a, b]) from a fact source expression."""
+    match = re.fullmatch(r"([0-9.]+) \* \((.*)\)", source)
     scale, body = (float(match.group(1)), match.group(2)) if match else (1.0, source)
     return scale, body.split(" + ")
 
@@ -105,7 +105,9 @@ def test_same_launch_same_facts_from_csv_and_rep(stem: Path, rep: ncu.NcuReport,
     else:
         raw = raw_cells(path)
     compared = 0
-    for mine, theirs in zip(report.launches.iter_rows(named=True), rep.launches.iter_rows(named=True), strict=True):
+    for mine, theirs in zip(
+        report.launches.iter_rows(named=True), rep.launches.iter_rows(named=True), strict=True
+    ):
         assert mine["launch_id"] == theirs["launch_id"]
         assert mine["kernel_demangled"] == theirs["kernel_demangled"]
         assert mine["kernel_function"] == theirs["kernel_function"]
@@ -145,7 +147,9 @@ def test_every_metric_of_the_rep_matches_ncus_own_csv(stem: Path, rep: ncu.NcuRe
     identity |= {"Block Size", "Grid Size", "Device", "CC"}
     mine = {
         (lid, m): (unit, value, text)
-        for lid, m, unit, value, text in rep.metrics.select("launch_id", "metric", "unit", "value", "text").iter_rows()
+        for lid, m, unit, value, text in rep.metrics.select(
+            "launch_id", "metric", "unit", "value", "text"
+        ).iter_rows()
     }
     checked = Counter[str]()
     for lid, cells in raw.items():
@@ -188,7 +192,9 @@ def test_rep_identity_and_tool(rep: ncu.NcuReport) -> None:
     assert info.tool.version == "2025.3.1.0"
     assert info.tool.version_source == "ncu-rep"
     assert info.tool.command_line is not None
-    assert info.tool.command_line.endswith("--clock-control none --set full --import-source yes -o ncu/kernels_full ./kernels_bin")
+    assert info.tool.command_line.endswith(
+        "--clock-control none --set full --import-source yes -o ncu/kernels_full ./kernels_bin"
+    )
     assert (info.launches, info.kernels, info.metrics) == (12, 4, 2243)
     assert info.devices == ["NVIDIA H200"]
     assert info.archs == ["sm_90"]
@@ -229,7 +235,9 @@ def test_rules_match_the_details_page(stem: Path, rep: ncu.NcuReport) -> None:
 
     def by_rule(frame: pl.DataFrame) -> dict[tuple[object, ...], list[float | None]]:
         out: dict[tuple[object, ...], list[float | None]] = {}
-        rows = frame.select("launch_id", "section", "rule", "rule_type", "speedup_type", "estimated_speedup_pct")
+        rows = frame.select(
+            "launch_id", "section", "rule", "rule_type", "speedup_type", "estimated_speedup_pct"
+        )
         for lid, sec, rule, kind, st, speedup in rows.iter_rows():
             out.setdefault((lid, sec, rule, kind, st), []).append(speedup)
         return {k: sorted(v, key=lambda x: -1.0 if x is None else x) for k, v in out.items()}
@@ -270,7 +278,10 @@ def test_roofline_from_sass_counters(rep: ncu.NcuReport) -> None:
     assert vec_add["region"] == "bandwidth"
     tensor = roof.filter(pl.col("launch_id") == 3).filter(pl.col("precision").str.starts_with("tensor_"))
     # ncu reports the op path and the fp16-source aggregate of the same HMMAs: two rows, one count.
-    assert sorted(tensor["precision"].to_list()) == ["tensor_op_hmma_src_fp16_dst_fp32_sparsity_off", "tensor_src_fp16"]
+    assert sorted(tensor["precision"].to_list()) == [
+        "tensor_op_hmma_src_fp16_dst_fp32_sparsity_off",
+        "tensor_src_fp16",
+    ]
     assert tensor["flop"].to_list() == [2.0 * 2048**3] * 2
     measured = rep.roofline({"fp32": 5.0e13}, 4.0e12)
     row = measured.filter((pl.col("launch_id") == 0) & (pl.col("precision") == "fp32")).row(0, named=True)
@@ -287,7 +298,11 @@ def test_roofline_from_sass_counters(rep: ncu.NcuReport) -> None:
 
 def test_a100_facts_from_the_older_generation(a100: ncu.NcuReport) -> None:
     info = a100.info
-    assert (info.tool.version, info.archs, info.devices) == ("2024.1.1.0", ["sm_80"], ["NVIDIA A100 80GB PCIe"])
+    assert (info.tool.version, info.archs, info.devices) == (
+        "2024.1.1.0",
+        ["sm_80"],
+        ["NVIDIA A100 80GB PCIe"],
+    )
     assert info.alias_table_verified is True
     first = launch(a100, 0)
     assert first["duration_ns"] == 11168.0
@@ -304,7 +319,9 @@ def test_a100_facts_from_the_older_generation(a100: ncu.NcuReport) -> None:
     assert "smsp__sass_thread_inst_executed_op_hadd_pred_on.sum.per_cycle_elapsed" in fp16.missing_metrics
 
 
-def test_alias_table_resolves_identically_on_both_generations(rep: ncu.NcuReport, a100: ncu.NcuReport) -> None:
+def test_alias_table_resolves_identically_on_both_generations(
+    rep: ncu.NcuReport, a100: ncu.NcuReport
+) -> None:
     h200 = {s.fact: s.source for s in rep.info.fact_sources}
     older = {s.fact: s.source for s in a100.info.fact_sources}
     assert None not in h200.values()
@@ -312,7 +329,7 @@ def test_alias_table_resolves_identically_on_both_generations(rep: ncu.NcuReport
     assert h200 == older
     assert h200["dram_bytes"] == "dram__bytes_read.sum + dram__bytes_write.sum"
     assert h200["dram_throughput_pct"] == "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"
-    assert h200["l2_bytes"] == "32 × (lts__t_sectors.sum)"
+    assert h200["l2_bytes"] == "32 * (lts__t_sectors.sum)"
     assert h200["local_store_inst"] == "smsp__sass_inst_executed_op_local_st.sum"
 
 

@@ -108,7 +108,12 @@ def _rules(action: Any, launch: int, skipped: list[int]) -> list[dict[str, Any]]
 
 
 def _action(
-    ncu_report: Any, action: Any, launch: int, cells: _Cells, extras: dict[str, Any], instanced: dict[str, int]
+    ncu_report: Any,
+    action: Any,
+    launch: int,
+    cells: _Cells,
+    extras: dict[str, Any],
+    instanced: dict[str, int],
 ) -> None:
     base = ncu_report.IAction
     extras["launches"].append(
@@ -151,7 +156,9 @@ def read_with_ncu_report(path: Path) -> _native.NcuReport:
     try:
         context = ncu_report.load_report(str(path))
     except (OSError, RuntimeError) as exc:
-        raise FormatError("format_invalid", f"ncu_report could not load {path}: {exc}", path=str(path)) from None
+        raise FormatError(
+            "format_invalid", f"ncu_report could not load {path}: {exc}", path=str(path)
+        ) from None
     if context.num_ranges() == 0:
         raise InputError(
             "ncu_report_empty",
@@ -172,10 +179,13 @@ def read_with_ncu_report(path: Path) -> _native.NcuReport:
             extras["rules"].extend(_rules(action, launch, skipped))
             launch += 1
     extras["unmodeled"] = [
-        {"kind": "metric_instances", "name": name, "count": count} for name, count in sorted(instanced.items())
+        {"kind": "metric_instances", "name": name, "count": count}
+        for name, count in sorted(instanced.items())
     ]
     if skipped[0]:
-        extras["unmodeled"].append({"kind": "rule_result", "name": "rule result without a message", "count": skipped[0]})
+        extras["unmodeled"].append(
+            {"kind": "rule_result", "name": "rule result without a message", "count": skipped[0]}
+        )
     return _native.ncu_from_columns(
         str(path),
         json.dumps(extras).encode(),
@@ -189,7 +199,7 @@ def read_with_ncu_report(path: Path) -> _native.NcuReport:
 
 
 def import_commands(ncu: str, path: Path, out_dir: Path) -> list[tuple[list[str], Path]]:
-    """The ``ncu --import`` commands (argv, output file) that export a report's raw, details and session pages."""
+    """The ``ncu --import`` commands (argv, output file) exporting a report's raw, details, session pages."""
     pages = (
         ("raw", ["--page", "raw", "--print-units", "base"]),
         ("details", ["--page", "details", "--print-units", "base"]),
@@ -208,7 +218,9 @@ def read_with_ncu_cli(path: Path, ncu: str) -> _native.NcuReport:
         outputs = []
         for argv, out in import_commands(ncu, path, Path(tmp)):
             with out.open("wb") as sink:
-                done = subprocess.run(argv, stdout=sink, stderr=subprocess.PIPE, timeout=_IMPORT_TIMEOUT_S, check=False)
+                done = subprocess.run(
+                    argv, stdout=sink, stderr=subprocess.PIPE, timeout=_IMPORT_TIMEOUT_S, check=False
+                )
             if done.returncode != 0:
                 detail = (done.stderr or b"").decode(errors="replace").strip()[:500]
                 raise InputError(
@@ -226,5 +238,5 @@ def absent_error(path: Path) -> ToolAbsentError:
         "tool_absent",
         f"reading {path} needs NVIDIA's ncu_report module or the ncu command, and neither was found",
         path=str(path),
-        expected="pip install 'gpuopt[ncu]' (NVIDIA's ncu-report package), or Nsight Compute with ncu on PATH",
+        expected="pip install 'gpuopt[ncu]' (NVIDIA's ncu-report package) or Nsight Compute with ncu on PATH",
     )

@@ -59,12 +59,12 @@ class NcuReport:
 
     @cached_property
     def warp_stalls(self) -> pl.DataFrame:
-        """One row per launch × stall reason: cycles per issued instruction and sampled warps."""
+        """One row per launch x stall reason: cycles per issued instruction and sampled warps."""
         return _frame(self._native.warp_stalls())
 
     @cached_property
     def instruction_mix(self) -> pl.DataFrame:
-        """One row per launch × SASS opcode (``.ncu-rep`` sources with the InstructionStats section)."""
+        """One row per launch x SASS opcode (``.ncu-rep`` sources with the InstructionStats section)."""
         return _frame(self._native.instruction_mix())
 
     @cached_property
@@ -78,7 +78,7 @@ class NcuReport:
 
     @cached_property
     def metrics(self) -> pl.DataFrame:
-        """Every metric of every launch (long form), values in base units; ``used_by_facts`` marks the rest."""
+        """Every metric of every launch (long form) in base units; ``used_by_facts`` marks what facts read."""
         return _frame(self._native.metrics())
 
     @cached_property
@@ -92,7 +92,7 @@ class NcuReport:
         peak_flop_per_s: Mapping[str, float] | None = None,
         peak_dram_bytes_per_s: float | None = None,
     ) -> pl.DataFrame:
-        """Achieved FLOP/s and arithmetic intensity per launch × precision, against the report's peaks
+        """Achieved FLOP/s and arithmetic intensity per launch x precision, against the report's peaks
         or the ceilings given (``{"fp32": 6.0e13}``, bytes/s)."""
         peaks = list((peak_flop_per_s or {}).items())
         return _frame(self._native.roofline(peaks, peak_dram_bytes_per_s))
@@ -124,7 +124,7 @@ def _is_rep(path: Path) -> bool:
     return head in (b"NVR\0", b"\x28\xb5\x2f\xfd") or path.suffix in (".ncu-rep", ".ncu-repz")
 
 
-def open(  # noqa: A001 - the natural name: gpuopt.ncu.open(path)
+def open(  # the natural name: gpuopt.ncu.open(path), shadowing the builtin here only
     path: str | Path,
     *,
     session: str | Path | None = None,
@@ -142,7 +142,9 @@ def open(  # noqa: A001 - the natural name: gpuopt.ncu.open(path)
     if _is_rep(p):
         if session is not None or details is not None:
             raise InputError(
-                "usage_invalid", "session= and details= apply to CSV exports, not to .ncu-rep files", path=str(p)
+                "usage_invalid",
+                "session= and details= apply to CSV exports, not to .ncu-rep files",
+                path=str(p),
             )
         return _open_rep(p, reader)
     native = _native.ncu_open_csv(
@@ -172,7 +174,7 @@ def _open_rep(path: Path, reader: Reader) -> NcuReport:
 
 
 def compare(a: NcuReport, b: NcuReport, metrics: Sequence[str] = ()) -> pl.DataFrame:
-    """Per-kernel deltas (B − A) of every fact, plus any raw ``metrics`` named, with counts per side."""
+    """Per-kernel deltas (B - A) of every fact, plus any raw ``metrics`` named, with counts per side."""
     return _frame(_native.ncu_compare(a.native, b.native, list(metrics)))
 
 

@@ -73,7 +73,9 @@ def ncu() -> None:
 @ncu.command()
 @click.argument("path", type=_PATH)
 @_source_options
-@click.option("--limit", type=click.IntRange(min=0), default=50, show_default=True, help="Kernel rows to show.")
+@click.option(
+    "--limit", type=click.IntRange(min=0), default=50, show_default=True, help="Kernel rows to show."
+)
 @command("gpuopt.ncu.summary/v1")
 def summary(path: Path, session: Path | None, details: Path | None, reader: str, limit: int) -> Outcome:
     """What a report is, how it was read, where each fact comes from, and per-kernel aggregates.
@@ -100,7 +102,10 @@ def summary(path: Path, session: Path | None, details: Path | None, reader: str,
                 ("archs", ", ".join(i.archs) or None),
                 ("launches", f"{i.launches} in {i.kernels} kernel configurations"),
                 ("metrics", i.metrics),
-                ("alias table", f"{i.alias_table} (verified for this version/arch: {i.alias_table_verified})"),
+                (
+                    "alias table",
+                    f"{i.alias_table} (verified for this version/arch: {i.alias_table_verified})",
+                ),
                 ("facts absent", ", ".join(absent) or "none"),
                 ("rules/sections", f"{i.rules} rule results, {i.sections} sections"),
             ],
@@ -150,7 +155,13 @@ def launches(
 @table_options
 @command("gpuopt.ncu.table/v1")
 def table_cmd(
-    path: Path, name: str, session: Path | None, details: Path | None, reader: str, limit: int, out: Path | None
+    path: Path,
+    name: str,
+    session: Path | None,
+    details: Path | None,
+    reader: str,
+    limit: int,
+    out: Path | None,
 ) -> Outcome:
     """Another table of a report: kernels, warp_stalls, instruction_mix, rules, sections or metrics.
 
@@ -201,7 +212,7 @@ def roofline(
     out: Path | None,
 ) -> Outcome:
     """Achieved FLOP/s (SASS thread-instruction counters), DRAM bytes/s and arithmetic intensity per
-    launch × precision, against the device's peaks from the report or the ceilings given.
+    launch x precision, against the device's peaks from the report or the ceilings given.
 
     A point states where a launch sits under these assumptions; it predicts nothing.
     """
@@ -224,7 +235,7 @@ def roofline(
 @table_options
 @command("gpuopt.ncu.compare/v1")
 def compare(a: Path, b: Path, metrics: tuple[str, ...], reader: str, limit: int, out: Path | None) -> Outcome:
-    """Per-kernel deltas (B − A) of the same facts between two reports, with each side's counts.
+    """Per-kernel deltas (B - A) of the same facts between two reports, with each side's counts.
 
     Kernels are matched by name; a kernel on one side only has the other side empty.
     """

@@ -87,8 +87,8 @@ fn invalid(message: impl Into<String>) -> Error {
 
 /// Builds a report from the columns and the file's framing.
 pub fn from_columns(framing: &Framing, extras_json: &[u8], cells: &MetricCells) -> Result<Report> {
-    let extras: Extras = serde_json::from_slice(extras_json)
-        .map_err(|e| invalid(format!("report columns: {e}")))?;
+    let extras: Extras =
+        serde_json::from_slice(extras_json).map_err(|e| invalid(format!("report columns: {e}")))?;
     let n = extras.launches.len();
     if n == 0 {
         return Err(Error::input(
@@ -119,7 +119,9 @@ pub fn from_columns(framing: &Framing, extras_json: &[u8], cells: &MetricCells) 
     for i in 0..len {
         let row = cells.launch.get(i).copied().unwrap_or(u32::MAX) as usize;
         if row >= n {
-            return Err(invalid(format!("metric cell {i} names launch {row} of {n}")));
+            return Err(invalid(format!(
+                "metric cell {i} names launch {row} of {n}"
+            )));
         }
         let value = match cells.kind.get(i) {
             Some(0) => Parsed::Missing,

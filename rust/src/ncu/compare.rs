@@ -94,7 +94,12 @@ pub fn compare_table(a: &Report, b: &Report, extra_metrics: &[String]) -> Result
     let sa = side(a, extra_metrics)?;
     let sb = side(b, extra_metrics)?;
     let mut kernels = sa.order.clone();
-    kernels.extend(sb.order.iter().filter(|k| !sa.launches.contains_key(*k)).cloned());
+    kernels.extend(
+        sb.order
+            .iter()
+            .filter(|k| !sa.launches.contains_key(*k))
+            .cloned(),
+    );
     let mut metrics: Vec<(String, Option<String>)> = FACTS
         .iter()
         .map(|f| (f.name.to_string(), Some(f.unit.to_string())))

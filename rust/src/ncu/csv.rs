@@ -69,7 +69,9 @@ pub fn read(data: &[u8]) -> Result<Report> {
                 codes::COLUMN_MISSING,
                 format!("the CSV header has no {required:?} column"),
             )
-            .with_expected(format!("an ncu --csv raw or details page with {required:?}")));
+            .with_expected(format!(
+                "an ncu --csv raw or details page with {required:?}"
+            )));
         }
     }
     let body = records.get(header_at + 1..).unwrap_or_default();
@@ -337,7 +339,7 @@ pub fn function_name(demangled: &str) -> Option<String> {
         }
     }
     let last = name
-        .rsplit(|c: char| c == ' ')
+        .rsplit(' ')
         .next()
         .unwrap_or_default()
         .rsplit("::")
@@ -347,6 +349,9 @@ pub fn function_name(demangled: &str) -> Option<String> {
         .to_string();
     (!last.is_empty()).then_some(last)
 }
+
+/// One launch row of a raw page: its identity and the text cells it held (column, text).
+type ParsedRow = (LaunchIdentity, Vec<(usize, String)>);
 
 fn read_raw(data: &[u8], header: &[String], body: &[(usize, usize)]) -> Result<Report> {
     let identity = IdentityColumns::new(header);
@@ -397,7 +402,7 @@ fn read_raw(data: &[u8], header: &[String], body: &[(usize, usize)]) -> Result<R
     let truncated_tail = !data.ends_with(b"\n");
     let width = metric_cols.len();
     let mut values = vec![f64::NAN; launches.len() * width];
-    let parsed: Vec<Result<(LaunchIdentity, Vec<(usize, String)>)>> = values
+    let parsed: Vec<Result<ParsedRow>> = values
         .par_chunks_mut(width.max(1))
         .zip(launches.par_iter().enumerate())
         .map(|(slots, (i, &(s, e)))| {
@@ -730,7 +735,10 @@ mod tests {
     #[test]
     fn truncated_last_row_is_truncation() {
         let cut = &RAW[..RAW.len() - 10];
-        assert_eq!(read(cut.as_bytes()).unwrap_err().code, codes::FILE_TRUNCATED);
+        assert_eq!(
+            read(cut.as_bytes()).unwrap_err().code,
+            codes::FILE_TRUNCATED
+        );
     }
 
     #[test]
@@ -761,8 +769,10 @@ mod tests {
             Some("vec_add")
         );
         assert_eq!(
-            function_name("void cutlass::Kernel<cutlass::gemm::kernel::Gemm<int, (bool)1>>(T1::Params)")
-                .as_deref(),
+            function_name(
+                "void cutlass::Kernel<cutlass::gemm::kernel::Gemm<int, (bool)1>>(T1::Params)"
+            )
+            .as_deref(),
             Some("Kernel")
         );
         assert_eq!(function_name("no_parens"), None);

@@ -131,7 +131,7 @@ pub fn fact_sources(resolved: &[Option<Resolved>]) -> Vec<FactSource> {
                 if r.candidate.scale == 1.0 {
                     sum
                 } else {
-                    format!("{} × ({sum})", r.candidate.scale)
+                    format!("{} * ({sum})", r.candidate.scale)
                 }
             }),
         })
@@ -171,7 +171,11 @@ pub fn device_name(report: &Report, row: usize) -> Option<String> {
             .devices
             .iter()
             .find(|(id, _)| *id == device)
-            .or_else(|| (report.devices.len() == 1).then(|| report.devices.first()).flatten())
+            .or_else(|| {
+                (report.devices.len() == 1)
+                    .then(|| report.devices.first())
+                    .flatten()
+            })
             .map(|(_, name)| name.clone())
     })
 }
@@ -202,7 +206,8 @@ fn dims(report: &Report, row: usize, launch: &LaunchIdentity, grid: bool) -> [Op
     } else {
         "launch__block_dim_"
     };
-    ["x", "y", "z"].map(|axis| num_metric(report, row, &format!("{prefix}{axis}")).map(|v| v as i64))
+    ["x", "y", "z"]
+        .map(|axis| num_metric(report, row, &format!("{prefix}{axis}")).map(|v| v as i64))
 }
 
 fn strings(values: Vec<Option<String>>) -> ArrayRef {
@@ -233,7 +238,10 @@ pub fn launches_table(report: &Report) -> Result<Table> {
     let n = report.launches.len();
     let mut cols: Vec<(String, ArrayRef)> = Vec::new();
     let l = &report.launches;
-    cols.push(("launch_id".into(), ints(l.iter().map(|x| Some(x.id)).collect())));
+    cols.push((
+        "launch_id".into(),
+        ints(l.iter().map(|x| Some(x.id)).collect()),
+    ));
     cols.push((
         "kernel_name".into(),
         strings(l.iter().map(|x| Some(x.kernel_name.clone())).collect()),
@@ -250,30 +258,33 @@ pub fn launches_table(report: &Report) -> Result<Table> {
         "kernel_mangled".into(),
         strings(l.iter().map(|x| x.kernel_mangled.clone()).collect()),
     ));
-    cols.push(("process_id".into(), ints(l.iter().map(|x| x.process_id).collect())));
+    cols.push((
+        "process_id".into(),
+        ints(l.iter().map(|x| x.process_id).collect()),
+    ));
     cols.push((
         "process_name".into(),
         strings(l.iter().map(|x| x.process_name.clone()).collect()),
     ));
     let context: Vec<Option<i64>> = (0..n)
         .map(|r| {
-            l.get(r).and_then(|x| x.context).or_else(|| {
-                num_metric(report, r, "launch__context_id").map(|v| v as i64)
-            })
+            l.get(r)
+                .and_then(|x| x.context)
+                .or_else(|| num_metric(report, r, "launch__context_id").map(|v| v as i64))
         })
         .collect();
     let stream: Vec<Option<i64>> = (0..n)
         .map(|r| {
-            l.get(r).and_then(|x| x.stream).or_else(|| {
-                num_metric(report, r, "launch__stream_id").map(|v| v as i64)
-            })
+            l.get(r)
+                .and_then(|x| x.stream)
+                .or_else(|| num_metric(report, r, "launch__stream_id").map(|v| v as i64))
         })
         .collect();
     let device: Vec<Option<i64>> = (0..n)
         .map(|r| {
-            l.get(r).and_then(|x| x.device).or_else(|| {
-                num_metric(report, r, "launch__device_id").map(|v| v as i64)
-            })
+            l.get(r)
+                .and_then(|x| x.device)
+                .or_else(|| num_metric(report, r, "launch__device_id").map(|v| v as i64))
         })
         .collect();
     cols.push(("context_id".into(), ints(context)));
@@ -457,7 +468,10 @@ pub fn kernels_table(report: &Report) -> Result<Table> {
                 .filter_map(|r| values.get(*r).and_then(|v| v.get(f)).copied().flatten()),
         )
     };
-    let durations: Vec<Stats> = groups.iter().map(|(_, r)| column_of("duration_ns", r)).collect();
+    let durations: Vec<Stats> = groups
+        .iter()
+        .map(|(_, r)| column_of("duration_ns", r))
+        .collect();
     cols.push((
         "duration_ns_sum".into(),
         floats(durations.iter().map(|s| s.opt(s.sum)).collect()),
@@ -485,7 +499,10 @@ pub fn kernels_table(report: &Report) -> Result<Table> {
 }
 
 /// Every fact of every launch: `values[row][fact]`.
-pub fn fact_matrix(report: &Report, resolved: &[Option<Resolved>]) -> Result<Vec<Vec<Option<f64>>>> {
+pub fn fact_matrix(
+    report: &Report,
+    resolved: &[Option<Resolved>],
+) -> Result<Vec<Vec<Option<f64>>>> {
     (0..report.launches.len())
         .map(|row| {
             resolved
@@ -640,11 +657,23 @@ pub fn instruction_mix_table(report: &Report) -> Result<Table> {
         ("kernel_function".into(), strings(names)),
         (
             "opcode".into(),
-            strings(report.instruction_mix.iter().map(|o| Some(o.opcode.clone())).collect()),
+            strings(
+                report
+                    .instruction_mix
+                    .iter()
+                    .map(|o| Some(o.opcode.clone()))
+                    .collect(),
+            ),
         ),
         (
             "executed_inst".into(),
-            floats(report.instruction_mix.iter().map(|o| Some(o.executed)).collect()),
+            floats(
+                report
+                    .instruction_mix
+                    .iter()
+                    .map(|o| Some(o.executed))
+                    .collect(),
+            ),
         ),
     ])
 }
@@ -656,12 +685,30 @@ pub fn rules_table(report: &Report) -> Result<Table> {
     table(vec![
         ("launch_id".into(), ints(ids)),
         ("kernel_function".into(), strings(names)),
-        ("section".into(), strings(r.iter().map(|x| Some(x.section.clone())).collect())),
-        ("rule".into(), strings(r.iter().map(|x| Some(x.rule.clone())).collect())),
-        ("rule_type".into(), strings(r.iter().map(|x| Some(x.rule_type.clone())).collect())),
-        ("title".into(), strings(r.iter().map(|x| x.title.clone()).collect())),
-        ("message".into(), strings(r.iter().map(|x| Some(x.message.clone())).collect())),
-        ("speedup_type".into(), strings(r.iter().map(|x| x.speedup_type.clone()).collect())),
+        (
+            "section".into(),
+            strings(r.iter().map(|x| Some(x.section.clone())).collect()),
+        ),
+        (
+            "rule".into(),
+            strings(r.iter().map(|x| Some(x.rule.clone())).collect()),
+        ),
+        (
+            "rule_type".into(),
+            strings(r.iter().map(|x| Some(x.rule_type.clone())).collect()),
+        ),
+        (
+            "title".into(),
+            strings(r.iter().map(|x| x.title.clone()).collect()),
+        ),
+        (
+            "message".into(),
+            strings(r.iter().map(|x| Some(x.message.clone())).collect()),
+        ),
+        (
+            "speedup_type".into(),
+            strings(r.iter().map(|x| x.speedup_type.clone()).collect()),
+        ),
         (
             "estimated_speedup_pct".into(),
             floats(r.iter().map(|x| x.estimated_speedup_pct).collect()),
@@ -676,9 +723,18 @@ pub fn sections_table(report: &Report) -> Result<Table> {
     table(vec![
         ("launch_id".into(), ints(ids)),
         ("kernel_function".into(), strings(names)),
-        ("section_id".into(), strings(s.iter().map(|x| x.identifier.clone()).collect())),
-        ("section".into(), strings(s.iter().map(|x| Some(x.name.clone())).collect())),
-        ("metrics".into(), ints(s.iter().map(|x| Some(x.metrics as i64)).collect())),
+        (
+            "section_id".into(),
+            strings(s.iter().map(|x| x.identifier.clone()).collect()),
+        ),
+        (
+            "section".into(),
+            strings(s.iter().map(|x| Some(x.name.clone())).collect()),
+        ),
+        (
+            "metrics".into(),
+            ints(s.iter().map(|x| Some(x.metrics as i64)).collect()),
+        ),
     ])
 }
 
@@ -693,7 +749,11 @@ pub fn used_metrics(report: &Report) -> Result<HashSet<String>> {
         used.insert(format!("launch__grid_dim_{axis}"));
         used.insert(format!("launch__block_dim_{axis}"));
     }
-    for m in ["launch__context_id", "launch__stream_id", "launch__device_id"] {
+    for m in [
+        "launch__context_id",
+        "launch__stream_id",
+        "launch__device_id",
+    ] {
         used.insert(m.to_string());
     }
     for reason in stall_reasons(report) {
@@ -749,7 +809,8 @@ pub fn metrics_table(report: &Report) -> Result<Table> {
     for (row, launch) in report.launches.iter().enumerate() {
         for (col, column) in store.columns.iter().enumerate() {
             let cell = store.cell(row, col);
-            if matches!(cell, Cell::Missing) && report.format != super::model::SourceFormat::RawCsv {
+            if matches!(cell, Cell::Missing) && report.format != super::model::SourceFormat::RawCsv
+            {
                 continue; // long sources list only what each launch carried
             }
             ids.push(Some(launch.id));
@@ -785,7 +846,13 @@ pub fn metrics_table(report: &Report) -> Result<Table> {
         ("unit".into(), strings(unit)),
         ("value".into(), floats(value)),
         ("text".into(), strings(text)),
-        ("unit_known".into(), Arc::new(BooleanArray::from(known)) as ArrayRef),
-        ("used_by_facts".into(), Arc::new(BooleanArray::from(used_col)) as ArrayRef),
+        (
+            "unit_known".into(),
+            Arc::new(BooleanArray::from(known)) as ArrayRef,
+        ),
+        (
+            "used_by_facts".into(),
+            Arc::new(BooleanArray::from(used_col)) as ArrayRef,
+        ),
     ])
 }

@@ -121,17 +121,26 @@ pub const FACTS: &[Fact] = &[
     Fact {
         name: "shared_mem_static_bytes_per_block",
         unit: "byte/block",
-        candidates: &[one(&["launch__shared_mem_per_block_static"], &["byte/block"])],
+        candidates: &[one(
+            &["launch__shared_mem_per_block_static"],
+            &["byte/block"],
+        )],
     },
     Fact {
         name: "shared_mem_dynamic_bytes_per_block",
         unit: "byte/block",
-        candidates: &[one(&["launch__shared_mem_per_block_dynamic"], &["byte/block"])],
+        candidates: &[one(
+            &["launch__shared_mem_per_block_dynamic"],
+            &["byte/block"],
+        )],
     },
     Fact {
         name: "shared_mem_driver_bytes_per_block",
         unit: "byte/block",
-        candidates: &[one(&["launch__shared_mem_per_block_driver"], &["byte/block"])],
+        candidates: &[one(
+            &["launch__shared_mem_per_block_driver"],
+            &["byte/block"],
+        )],
     },
     Fact {
         name: "shared_mem_config_bytes",
@@ -141,7 +150,10 @@ pub const FACTS: &[Fact] = &[
     Fact {
         name: "sm_throughput_pct",
         unit: "%",
-        candidates: &[one(&["sm__throughput.avg.pct_of_peak_sustained_elapsed"], PCT)],
+        candidates: &[one(
+            &["sm__throughput.avg.pct_of_peak_sustained_elapsed"],
+            PCT,
+        )],
     },
     Fact {
         name: "memory_throughput_pct",
@@ -155,24 +167,36 @@ pub const FACTS: &[Fact] = &[
         name: "dram_throughput_pct",
         unit: "%",
         candidates: &[
-            one(&["gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"], PCT),
+            one(
+                &["gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"],
+                PCT,
+            ),
             unseen(&["dram__throughput.avg.pct_of_peak_sustained_elapsed"], PCT),
         ],
     },
     Fact {
         name: "l1_throughput_pct",
         unit: "%",
-        candidates: &[one(&["l1tex__throughput.avg.pct_of_peak_sustained_active"], PCT)],
+        candidates: &[one(
+            &["l1tex__throughput.avg.pct_of_peak_sustained_active"],
+            PCT,
+        )],
     },
     Fact {
         name: "l2_throughput_pct",
         unit: "%",
-        candidates: &[one(&["lts__throughput.avg.pct_of_peak_sustained_elapsed"], PCT)],
+        candidates: &[one(
+            &["lts__throughput.avg.pct_of_peak_sustained_elapsed"],
+            PCT,
+        )],
     },
     Fact {
         name: "achieved_occupancy_pct",
         unit: "%",
-        candidates: &[one(&["sm__warps_active.avg.pct_of_peak_sustained_active"], PCT)],
+        candidates: &[one(
+            &["sm__warps_active.avg.pct_of_peak_sustained_active"],
+            PCT,
+        )],
     },
     Fact {
         name: "theoretical_occupancy_pct",
@@ -336,11 +360,31 @@ pub const OPCODE_MIX: &str = "sass__inst_executed_per_opcode";
 /// Verified against the raw page of the 2025.3.1 fixture (every launch's value equals within the
 /// details page's printed precision); a label not listed stays a `Section: Label` column.
 pub const LABELS: &[(&str, &str, &str)] = &[
-    ("GPU Speed Of Light Throughput", "Duration", "gpu__time_duration.sum"),
-    ("GPU Speed Of Light Throughput", "Elapsed Cycles", "gpc__cycles_elapsed.max"),
-    ("GPU Speed Of Light Throughput", "SM Frequency", "gpc__cycles_elapsed.avg.per_second"),
-    ("GPU Speed Of Light Throughput", "DRAM Frequency", "dram__cycles_elapsed.avg.per_second"),
-    ("GPU Speed Of Light Throughput", "SM Active Cycles", "sm__cycles_active.avg"),
+    (
+        "GPU Speed Of Light Throughput",
+        "Duration",
+        "gpu__time_duration.sum",
+    ),
+    (
+        "GPU Speed Of Light Throughput",
+        "Elapsed Cycles",
+        "gpc__cycles_elapsed.max",
+    ),
+    (
+        "GPU Speed Of Light Throughput",
+        "SM Frequency",
+        "gpc__cycles_elapsed.avg.per_second",
+    ),
+    (
+        "GPU Speed Of Light Throughput",
+        "DRAM Frequency",
+        "dram__cycles_elapsed.avg.per_second",
+    ),
+    (
+        "GPU Speed Of Light Throughput",
+        "SM Active Cycles",
+        "sm__cycles_active.avg",
+    ),
     (
         "GPU Speed Of Light Throughput",
         "Compute (SM) Throughput",
@@ -369,8 +413,16 @@ pub const LABELS: &[(&str, &str, &str)] = &[
     ("Launch Statistics", "Block Size", "launch__block_size"),
     ("Launch Statistics", "Grid Size", "launch__grid_size"),
     ("Launch Statistics", "Threads", "launch__thread_count"),
-    ("Launch Statistics", "Waves Per SM", "launch__waves_per_multiprocessor"),
-    ("Launch Statistics", "Registers Per Thread", "launch__registers_per_thread"),
+    (
+        "Launch Statistics",
+        "Waves Per SM",
+        "launch__waves_per_multiprocessor",
+    ),
+    (
+        "Launch Statistics",
+        "Registers Per Thread",
+        "launch__registers_per_thread",
+    ),
     ("Launch Statistics", "# SMs", "launch__sm_count"),
     (
         "Launch Statistics",
@@ -392,7 +444,11 @@ pub const LABELS: &[(&str, &str, &str)] = &[
         "Static Shared Memory Per Block",
         "launch__shared_mem_per_block_static",
     ),
-    ("Occupancy", "Theoretical Occupancy", "sm__maximum_warps_per_active_cycle_pct"),
+    (
+        "Occupancy",
+        "Theoretical Occupancy",
+        "sm__maximum_warps_per_active_cycle_pct",
+    ),
     (
         "Occupancy",
         "Achieved Occupancy",
@@ -408,11 +464,31 @@ pub const LABELS: &[(&str, &str, &str)] = &[
         "Theoretical Active Warps per SM",
         "sm__maximum_warps_avg_per_active_cycle",
     ),
-    ("Occupancy", "Block Limit Registers", "launch__occupancy_limit_registers"),
-    ("Occupancy", "Block Limit Warps", "launch__occupancy_limit_warps"),
-    ("Memory Workload Analysis", "Memory Throughput", "dram__bytes.sum.per_second"),
-    ("Memory Workload Analysis", "L1/TEX Hit Rate", "l1tex__t_sector_hit_rate.pct"),
-    ("Memory Workload Analysis", "L2 Hit Rate", "lts__t_sector_hit_rate.pct"),
+    (
+        "Occupancy",
+        "Block Limit Registers",
+        "launch__occupancy_limit_registers",
+    ),
+    (
+        "Occupancy",
+        "Block Limit Warps",
+        "launch__occupancy_limit_warps",
+    ),
+    (
+        "Memory Workload Analysis",
+        "Memory Throughput",
+        "dram__bytes.sum.per_second",
+    ),
+    (
+        "Memory Workload Analysis",
+        "L1/TEX Hit Rate",
+        "l1tex__t_sector_hit_rate.pct",
+    ),
+    (
+        "Memory Workload Analysis",
+        "L2 Hit Rate",
+        "lts__t_sector_hit_rate.pct",
+    ),
     (
         "Memory Workload Analysis",
         "Mem Busy",
@@ -438,8 +514,16 @@ pub const LABELS: &[(&str, &str, &str)] = &[
         "Warp Cycles Per Executed Instruction",
         "smsp__average_warps_active_per_inst_executed.ratio",
     ),
-    ("Instruction Statistics", "Executed Instructions", "smsp__inst_executed.sum"),
-    ("Instruction Statistics", "Issued Instructions", "smsp__inst_issued.sum"),
+    (
+        "Instruction Statistics",
+        "Executed Instructions",
+        "smsp__inst_executed.sum",
+    ),
+    (
+        "Instruction Statistics",
+        "Issued Instructions",
+        "smsp__inst_issued.sum",
+    ),
     (
         "Compute Workload Analysis",
         "Executed Ipc Elapsed",
@@ -465,7 +549,11 @@ pub const LABELS: &[(&str, &str, &str)] = &[
         "Issued Warp Per Scheduler",
         "smsp__issue_active.avg.per_cycle_active",
     ),
-    ("Source Counters", "Branch Instructions", "smsp__inst_executed_op_branch.sum"),
+    (
+        "Source Counters",
+        "Branch Instructions",
+        "smsp__inst_executed_op_branch.sum",
+    ),
 ];
 
 /// The metric a details-page label stands for, if the table knows it.

@@ -16,8 +16,8 @@ pub enum Parsed {
 const MISSING: &[&[u8]] = &[b"", b"n/a", b"N/A", b"nan", b"-nan", b"NaN", b"no data"];
 
 const POW10: [f64; 23] = [
-    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17,
-    1e18, 1e19, 1e20, 1e21, 1e22,
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
 ];
 
 /// Parses one cell (already unquoted). Never panics; allocation only on the slow path.
@@ -34,7 +34,10 @@ pub fn parse(cell: &[u8]) -> Parsed {
 
 fn trim(cell: &[u8]) -> &[u8] {
     let start = cell.iter().position(|b| *b != b' ').unwrap_or(cell.len());
-    let end = cell.iter().rposition(|b| *b != b' ').map_or(start, |e| e + 1);
+    let end = cell
+        .iter()
+        .rposition(|b| *b != b' ')
+        .map_or(start, |e| e + 1);
     cell.get(start..end).unwrap_or_default()
 }
 
@@ -150,17 +153,32 @@ mod tests {
     fn thousands_separators_and_decimals() {
         assert_eq!(n("14,648.51"), Parsed::Number(14648.51));
         assert_eq!(n("4,199,424"), Parsed::Number(4_199_424.0));
-        assert_eq!(n("16,712,501,505,981,702"), Parsed::Number(16_712_501_505_981_702.0));
+        assert_eq!(
+            n("16,712,501,505,981,702"),
+            Parsed::Number(16_712_501_505_981_702.0)
+        );
         assert_eq!(n("0.000000"), Parsed::Number(0.0));
         assert_eq!(n("83850.689394"), Parsed::Number(83850.689394));
         assert_eq!(n("-3.5"), Parsed::Number(-3.5));
         assert_eq!(n("1.5e3"), Parsed::Number(1500.0));
-        assert_eq!(n("0.08695652173913043"), Parsed::Number(0.086_956_521_739_130_43));
+        assert_eq!(
+            n("0.08695652173913043"),
+            Parsed::Number(0.086_956_521_739_130_43)
+        );
     }
 
     #[test]
     fn fast_path_matches_std() {
-        for s in ["0.1", "2.3", "45472", "61.38", "1,504", "0.30", "190.98", "123456789012345"] {
+        for s in [
+            "0.1",
+            "2.3",
+            "45472",
+            "61.38",
+            "1,504",
+            "0.30",
+            "190.98",
+            "123456789012345",
+        ] {
             let std: f64 = s.replace(',', "").parse().unwrap();
             assert_eq!(n(s), Parsed::Number(std), "{s}");
         }
@@ -175,7 +193,18 @@ mod tests {
 
     #[test]
     fn text_is_not_guessed_as_a_number() {
-        for s in ["NVIDIA H200", "1,2", "12,3456", ",123", "1.", ".5", "1e", "(256, 1, 1)", "inf", "1,234,5"] {
+        for s in [
+            "NVIDIA H200",
+            "1,2",
+            "12,3456",
+            ",123",
+            "1.",
+            ".5",
+            "1e",
+            "(256, 1, 1)",
+            "inf",
+            "1,234,5",
+        ] {
             assert_eq!(n(s), Parsed::Text, "{s:?}");
         }
     }

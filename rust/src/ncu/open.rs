@@ -70,11 +70,10 @@ pub fn apply_session(report: &mut Report, session: &Session) {
 /// Adds the rules and sections of a details page to a raw page of the same report (matched by ID).
 pub fn merge_details(report: &mut Report, details: Report, shown: &str) -> Result<()> {
     if details.format != SourceFormat::DetailsCsv {
-        return Err(Error::input(
-            codes::WRONG_PAGE,
-            format!("{shown} is not a details page"),
-        )
-        .with_path(shown.to_string()));
+        return Err(
+            Error::input(codes::WRONG_PAGE, format!("{shown} is not a details page"))
+                .with_path(shown.to_string()),
+        );
     }
     let row_of = |launch: usize| -> Result<usize> {
         let id = details.launches.get(launch).map_or(-1, |l| l.id);
@@ -137,7 +136,10 @@ fn distinct(values: impl IntoIterator<Item = Option<String>>) -> Vec<String> {
 pub fn info(report: &Report) -> Result<Info> {
     let resolved = launches::resolve(report)?;
     let rows = 0..report.launches.len();
-    let archs = distinct(rows.clone().map(|r| arch(compute_capability(report, r).as_deref())));
+    let archs = distinct(
+        rows.clone()
+            .map(|r| arch(compute_capability(report, r).as_deref())),
+    );
     let verified = !archs.is_empty()
         && archs
             .iter()

@@ -304,11 +304,9 @@ mod tests {
         assert_eq!(f.sources, 2);
         assert_eq!(f.tool_version.as_deref(), Some("2025.3.1.0"));
         assert_eq!(f.devices, vec![(0, "NVIDIA H200".to_string())]);
-        assert!(f
-            .command_line
-            .as_deref()
-            .unwrap()
-            .ends_with("--clock-control none --set full --import-source yes -o ncu/kernels_full ./kernels_bin"));
+        assert!(f.command_line.as_deref().unwrap().ends_with(
+            "--clock-control none --set full --import-source yes -o ncu/kernels_full ./kernels_bin"
+        ));
     }
 
     #[test]

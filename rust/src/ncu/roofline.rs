@@ -221,7 +221,15 @@ struct Memory {
 }
 
 impl Rows {
-    fn push(&mut self, id: i64, name: Option<String>, precision: &str, p: &Point, m: &Memory, peaks: &Peaks) {
+    fn push(
+        &mut self,
+        id: i64,
+        name: Option<String>,
+        precision: &str,
+        p: &Point,
+        m: &Memory,
+        peaks: &Peaks,
+    ) {
         let (peak, source) = match peaks.flop(precision) {
             Some(v) => (Some(v), "user"),
             None => (p.report_peak, "report"),
@@ -238,12 +246,15 @@ impl Rows {
         self.peak.push(peak);
         self.peak_source.push(peak.map(|_| source.to_string()));
         self.peak_dram.push(m.peak);
-        self.peak_dram_source.push(m.peak.map(|_| m.source.to_string()));
+        self.peak_dram_source
+            .push(m.peak.map(|_| m.source.to_string()));
         self.ridge.push(ridge);
         self.flop_pct.push(ratio(p.rate, peak).map(|r| 100.0 * r));
         self.dram_pct.push(ratio(m.rate, m.peak).map(|r| 100.0 * r));
         self.region.push(match (ai, ridge) {
-            (Some(ai), Some(ridge)) => Some(if ai < ridge { "bandwidth" } else { "compute" }.to_string()),
+            (Some(ai), Some(ridge)) => {
+                Some(if ai < ridge { "bandwidth" } else { "compute" }.to_string())
+            }
             _ => None,
         });
     }
@@ -252,13 +263,19 @@ impl Rows {
         let s = |v: Vec<Option<String>>| Arc::new(StringArray::from(v)) as ArrayRef;
         let f = |v: Vec<Option<f64>>| Arc::new(Float64Array::from(v)) as ArrayRef;
         table(vec![
-            ("launch_id".into(), Arc::new(Int64Array::from(self.ids)) as ArrayRef),
+            (
+                "launch_id".into(),
+                Arc::new(Int64Array::from(self.ids)) as ArrayRef,
+            ),
             ("kernel_function".into(), s(self.names)),
             ("precision".into(), s(self.precision)),
             ("flop".into(), f(self.flop)),
             ("achieved_flop_per_s".into(), f(self.rate)),
             ("dram_bytes_per_s".into(), f(self.bytes_rate)),
-            ("arithmetic_intensity_flop_per_byte".into(), f(self.intensity)),
+            (
+                "arithmetic_intensity_flop_per_byte".into(),
+                f(self.intensity),
+            ),
             ("peak_flop_per_s".into(), f(self.peak)),
             ("peak_flop_source".into(), s(self.peak_source)),
             ("peak_dram_bytes_per_s".into(), f(self.peak_dram)),
@@ -325,7 +342,14 @@ pub fn roofline_table(report: &Report, peaks: &Peaks) -> Result<Table> {
                 rate: product(&[per_cycle, clock]),
                 report_peak: product(&[peak_per_cycle, Some(s.peak_weight), sm_clock]),
             };
-            rows.push(launch.id, function_of(launch), s.name, &point, &memory, peaks);
+            rows.push(
+                launch.id,
+                function_of(launch),
+                s.name,
+                &point,
+                &memory,
+                peaks,
+            );
         }
         for path in &paths {
             let precision = format!("tensor_{path}");
@@ -342,7 +366,14 @@ pub fn roofline_table(report: &Report, peaks: &Peaks) -> Result<Table> {
                 rate,
                 report_peak: reader.get(row, &peak, &[""])?,
             };
-            rows.push(launch.id, function_of(launch), &precision, &point, &memory, peaks);
+            rows.push(
+                launch.id,
+                function_of(launch),
+                &precision,
+                &point,
+                &memory,
+                peaks,
+            );
         }
     }
     rows.into_table()

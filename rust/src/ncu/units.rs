@@ -131,7 +131,10 @@ mod tests {
         assert_eq!(resolve("Kbyte").map(|u| u.factor), Some(1e3));
         assert_eq!(resolve("Ghz").map(|u| u.base), Some("hz"));
         assert_eq!(resolve("Tbyte/s").map(|u| u.base), Some("byte/s"));
-        assert_eq!(resolve("%/Kbyte").map(|u| (u.base, u.factor)), Some(("%/byte", 1e-3)));
+        assert_eq!(
+            resolve("%/Kbyte").map(|u| (u.base, u.factor)),
+            Some(("%/byte", 1e-3))
+        );
     }
 
     #[test]
