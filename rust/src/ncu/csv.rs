@@ -81,25 +81,34 @@ pub fn read(data: &[u8]) -> Result<Report> {
     }
 }
 
-/// Byte ranges of the records (quote-aware; a trailing `\r` is dropped).
+/// Byte ranges of the records (quote-aware; a trailing `\r` is dropped). Lines are found first and a
+/// line ends a record only when the quotes seen so far pair up, so a newline inside quotes is kept.
 pub(crate) fn split_records(data: &[u8]) -> Result<Vec<(usize, usize)>> {
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(data.len() / 4096 + 16);
     let mut start = 0usize;
-    let mut in_quotes = false;
-    for (i, &b) in data.iter().enumerate() {
-        if b == b'"' {
-            in_quotes = !in_quotes;
-        } else if b == b'\n' && !in_quotes {
-            let end = if i > start && data.get(i - 1) == Some(&b'\r') {
-                i - 1
+    let mut pos = 0usize;
+    let mut quotes = 0usize;
+    while let Some(rest) = data.get(pos..) {
+        let Some(nl) = memchr::memchr(b'\n', rest) else {
+            quotes += count_quotes(rest);
+            break;
+        };
+        let line = rest.get(..nl).unwrap_or_default();
+        quotes += count_quotes(line);
+        let end = pos + nl;
+        if quotes % 2 == 0 {
+            let trimmed = if end > start && data.get(end - 1) == Some(&b'\r') {
+                end - 1
             } else {
-                i
+                end
             };
-            out.push((start, end));
-            start = i + 1;
+            out.push((start, trimmed));
+            start = end + 1;
+            quotes = 0;
         }
+        pos = end + 1;
     }
-    if in_quotes {
+    if quotes % 2 == 1 {
         return Err(Error::input(
             codes::FILE_TRUNCATED,
             "the CSV ends inside a quoted field",
@@ -109,6 +118,10 @@ pub(crate) fn split_records(data: &[u8]) -> Result<Vec<(usize, usize)>> {
         out.push((start, data.len()));
     }
     Ok(out)
+}
+
+fn count_quotes(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|b| **b == b'"').count()
 }
 
 pub(crate) fn record<'a>(data: &'a [u8], records: &[(usize, usize)], i: usize) -> &'a [u8] {
@@ -162,13 +175,25 @@ fn find_header(data: &[u8], records: &[(usize, usize)]) -> Result<usize> {
 /// Splits one record into fields, unquoting (`""` inside quotes is one `"`).
 pub(crate) fn fields(rec: &[u8]) -> Result<Vec<Cow<'_, [u8]>>> {
     let mut out = Vec::new();
+    for_each_field(rec, |_, field| out.push(field))?;
+    Ok(out)
+}
+
+/// Calls `each(index, field)` for every field of a record, in order, and returns how many there were;
+/// the streaming form of [`fields`] for the hot loop of the raw page.
+pub(crate) fn for_each_field<'a>(
+    rec: &'a [u8],
+    mut each: impl FnMut(usize, Cow<'a, [u8]>),
+) -> Result<usize> {
     let mut pos = 0usize;
+    let mut index = 0usize;
     loop {
         let (field, next) = field_at(rec, pos)?;
-        out.push(field);
+        each(index, field);
+        index += 1;
         match next {
             Some(n) => pos = n,
-            None => return Ok(out),
+            None => return Ok(index),
         }
     }
 }
@@ -184,6 +209,18 @@ fn field_at(rec: &[u8], pos: usize) -> Result<(Cow<'_, [u8]>, Option<usize>)> {
         }
         let next = (end < rest.len()).then_some(pos + end + 1);
         return Ok((Cow::Borrowed(field), next));
+    }
+    // Common case: a quoted field without doubled quotes, followed by a comma or the end.
+    if let Some(q) = rest.get(1..).and_then(|r| memchr::memchr(b'"', r)) {
+        let close = q + 1;
+        match rest.get(close + 1) {
+            None => return Ok((Cow::Borrowed(rest.get(1..close).unwrap_or_default()), None)),
+            Some(b',') => {
+                let field = Cow::Borrowed(rest.get(1..close).unwrap_or_default());
+                return Ok((field, Some(pos + close + 2)));
+            }
+            _ => {}
+        }
     }
     let mut i = 1usize;
     let mut owned: Option<Vec<u8>> = None;
@@ -350,6 +387,13 @@ pub fn function_name(demangled: &str) -> Option<String> {
     (!last.is_empty()).then_some(last)
 }
 
+/// What a raw-page column holds.
+#[derive(Debug, Clone, Copy)]
+enum Role {
+    Identity,
+    Metric(usize),
+}
+
 /// One launch row of a raw page: its identity and the text cells it held (column, text).
 type ParsedRow = (LaunchIdentity, Vec<(usize, String)>);
 
@@ -401,15 +445,41 @@ fn read_raw(data: &[u8], header: &[String], body: &[(usize, usize)]) -> Result<R
     }
     let truncated_tail = !data.ends_with(b"\n");
     let width = metric_cols.len();
+    let mut role = vec![Role::Identity; header.len()];
+    for (j, &c) in metric_cols.iter().enumerate() {
+        if let Some(r) = role.get_mut(c) {
+            *r = Role::Metric(j);
+        }
+    }
+    let identity_width = identity.at.values().max().map_or(0, |m| m + 1);
     let mut values = vec![f64::NAN; launches.len() * width];
     let parsed: Vec<Result<ParsedRow>> = values
         .par_chunks_mut(width.max(1))
         .zip(launches.par_iter().enumerate())
         .map(|(slots, (i, &(s, e)))| {
-            let row = fields(data.get(s..e).unwrap_or_default())?;
-            if row.len() != header.len() {
+            let rec = data.get(s..e).unwrap_or_default();
+            let mut ident: Vec<Cow<'_, [u8]>> = vec![Cow::Borrowed(&[][..]); identity_width];
+            let mut texts = Vec::new();
+            let count = for_each_field(rec, |c, cell| match role.get(c) {
+                Some(Role::Identity) => {
+                    if let Some(slot) = ident.get_mut(c) {
+                        *slot = cell;
+                    }
+                }
+                Some(Role::Metric(j)) => match number::parse(&cell) {
+                    Parsed::Number(v) => {
+                        if let Some(slot) = slots.get_mut(*j) {
+                            *slot = v * factors.get(*j).copied().unwrap_or(1.0);
+                        }
+                    }
+                    Parsed::Missing => {}
+                    Parsed::Text => texts.push((*j, text(&cell))),
+                },
+                None => {}
+            })?;
+            if count != header.len() {
                 let last = i + 1 == launches.len();
-                let code = if last && (truncated_tail || row.len() < header.len()) {
+                let code = if last && (truncated_tail || count < header.len()) {
                     codes::FILE_TRUNCATED
                 } else {
                     codes::FORMAT_INVALID
@@ -419,21 +489,12 @@ fn read_raw(data: &[u8], header: &[String], body: &[(usize, usize)]) -> Result<R
                     format!(
                         "launch row {} has {} cells, the header has {}",
                         i + 1,
-                        row.len(),
+                        count,
                         header.len()
                     ),
                 ));
             }
-            let launch = identity.launch(&row, i + 3)?;
-            let mut texts = Vec::new();
-            for (j, (&c, slot)) in metric_cols.iter().zip(slots.iter_mut()).enumerate() {
-                let cell = row.get(c).map(AsRef::as_ref).unwrap_or_default();
-                match number::parse(cell) {
-                    Parsed::Number(v) => *slot = v * factors.get(j).copied().unwrap_or(1.0),
-                    Parsed::Missing => {}
-                    Parsed::Text => texts.push((j, text(cell))),
-                }
-            }
+            let launch = identity.launch(&ident, i + 3)?;
             Ok((launch, texts))
         })
         .collect();

@@ -22,6 +22,12 @@ const POW10: [f64; 23] = [
 
 /// Parses one cell (already unquoted). Never panics; allocation only on the slow path.
 pub fn parse(cell: &[u8]) -> Parsed {
+    // Fast path: most cells are plain numbers and need neither trimming nor the marker list.
+    if cell.first().is_some_and(|b| b.is_ascii_digit()) {
+        if let Some(v) = scan(cell) {
+            return Parsed::Number(v);
+        }
+    }
     let cell = trim(cell);
     if MISSING.contains(&cell) {
         return Parsed::Missing;
