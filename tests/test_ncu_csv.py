@@ -298,3 +298,11 @@ def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(InputError) as err:
         ncu.open(tmp_path / "absent.csv")
     assert err.value.code == "file_not_found"
+
+
+def test_reference_documents_every_fact(raw: ncu.NcuReport) -> None:
+    from conftest import ROOT
+
+    doc = (ROOT / "references" / "ncu.md").read_text()
+    for source in raw.info.fact_sources:
+        assert f"| `{source.fact}` | " in doc, source.fact

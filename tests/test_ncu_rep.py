@@ -196,6 +196,9 @@ def test_rep_identity_and_tool(rep: ncu.NcuReport) -> None:
         "--clock-control none --set full --import-source yes -o ncu/kernels_full ./kernels_bin"
     )
     assert (info.launches, info.kernels, info.metrics) == (12, 4, 2243)
+    assert info.clock_control is not None and info.cache_control is not None
+    assert (info.clock_control.value, info.clock_control.source) == ("none", "command line")
+    assert (info.cache_control.value, info.cache_control.source) == ("all", "ncu default")
     assert info.devices == ["NVIDIA H200"]
     assert info.archs == ["sm_90"]
     assert info.alias_table_verified is True
@@ -304,6 +307,8 @@ def test_a100_facts_from_the_older_generation(a100: ncu.NcuReport) -> None:
         ["NVIDIA A100 80GB PCIe"],
     )
     assert info.alias_table_verified is True
+    assert info.clock_control is not None
+    assert (info.clock_control.value, info.clock_control.source) == ("base", "command line")
     first = launch(a100, 0)
     assert first["duration_ns"] == 11168.0
     assert first["registers_per_thread"] == 188.0

@@ -98,6 +98,13 @@ def summary(path: Path, session: Path | None, details: Path | None, reader: str,
                 ("format", f"{i.source_format} (read by {i.reader})"),
                 ("ncu", i.tool.version_text or i.tool.version or "not recorded in this export"),
                 ("command", i.tool.command_line),
+                (
+                    "clocks, caches",
+                    None
+                    if i.clock_control is None or i.cache_control is None
+                    else f"--clock-control {i.clock_control.value} ({i.clock_control.source}), "
+                    f"--cache-control {i.cache_control.value} ({i.cache_control.source})",
+                ),
                 ("devices", ", ".join(i.devices) or None),
                 ("archs", ", ".join(i.archs) or None),
                 ("launches", f"{i.launches} in {i.kernels} kernel configurations"),
@@ -110,7 +117,8 @@ def summary(path: Path, session: Path | None, details: Path | None, reader: str,
                 ("rules/sections", f"{i.rules} rule results, {i.sections} sections"),
             ],
         )
-        return head + "\n\nKernels (means over the launches counted)\n" + render_frame(kernels, limit)
+        shown = kernels.drop("kernel_name", "launch_ids")
+        return head + "\n\nKernels (means over the launches counted)\n" + render_frame(shown, limit)
 
     return Outcome(data=data, render=render, inputs=report.inputs(), unmodeled=report.unmodeled)
 

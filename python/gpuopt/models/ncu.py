@@ -29,6 +29,11 @@ class NcuRooflineCoverage(Model):
     missing_metrics: list[str]
 
 
+class NcuProfilerOption(Model):
+    value: str
+    source: str = Field(description="command line, or ncu default when the command line does not set it")
+
+
 class NcuReportInfo(Model):
     """What a report is, how it was read and where each fact comes from."""
 
@@ -48,6 +53,12 @@ class NcuReportInfo(Model):
     )
     alias_table_verified_on: list[str]
     fact_sources: list[NcuFactSource]
+    clock_control: NcuProfilerOption | None = Field(
+        description="--clock-control of the collection; base locks clocks: durations are not production ones"
+    )
+    cache_control: NcuProfilerOption | None = Field(
+        description="--cache-control of the collection; all flushes caches before every replay pass"
+    )
     roofline: list[NcuRooflineCoverage]
     rules: int
     sections: int

@@ -116,6 +116,10 @@ pub struct Info {
     pub alias_table_verified: bool,
     pub alias_table_verified_on: Vec<String>,
     pub fact_sources: Vec<FactSource>,
+    /// `--clock-control` of the collection (`base` locks clocks, so durations are not production ones).
+    pub clock_control: Option<ProfilerOption>,
+    /// `--cache-control` of the collection (`all` flushes caches before each replay pass).
+    pub cache_control: Option<ProfilerOption>,
     pub roofline: Vec<Coverage>,
     pub rules: usize,
     pub sections: usize,
@@ -130,6 +134,45 @@ fn distinct(values: impl IntoIterator<Item = Option<String>>) -> Vec<String> {
         }
     }
     out
+}
+
+/// A profiler option's value and where it was read from.
+#[derive(Debug, Serialize)]
+pub struct ProfilerOption {
+    pub value: String,
+    /// `command line`, or `ncu default` when the recorded command line does not set it.
+    pub source: &'static str,
+}
+
+/// The value of `--name VALUE` / `--name=VALUE` in a recorded command line, else ncu's documented default.
+pub fn profiler_option(
+    command_line: Option<&str>,
+    name: &str,
+    default: &str,
+) -> Option<ProfilerOption> {
+    let words: Vec<&str> = command_line?.split_whitespace().collect();
+    let flag = format!("--{name}");
+    let prefix = format!("--{name}=");
+    for (i, word) in words.iter().enumerate() {
+        if let Some(value) = word.strip_prefix(&prefix) {
+            return Some(ProfilerOption {
+                value: value.to_string(),
+                source: "command line",
+            });
+        }
+        if *word == flag {
+            if let Some(value) = words.get(i + 1) {
+                return Some(ProfilerOption {
+                    value: (*value).to_string(),
+                    source: "command line",
+                });
+            }
+        }
+    }
+    Some(ProfilerOption {
+        value: default.to_string(),
+        source: "ncu default",
+    })
 }
 
 /// Describes a report (resolving every fact, so unit errors surface here too).
@@ -160,9 +203,33 @@ pub fn info(report: &Report) -> Result<Info> {
             .map(|(v, a)| format!("ncu {v} on {a}"))
             .collect(),
         fact_sources: launches::fact_sources(&resolved),
+        clock_control: profiler_option(
+            report.tool.command_line.as_deref(),
+            "clock-control",
+            "base",
+        ),
+        cache_control: profiler_option(report.tool.command_line.as_deref(), "cache-control", "all"),
         roofline: roofline::coverage(report),
         rules: report.rules.len(),
         sections: report.sections.len(),
         instruction_mix_rows: report.instruction_mix.len(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn profiler_options_from_command_lines() {
+        let h200 = "ncu --clock-control none --set full --import-source yes -o r ./app";
+        let c = profiler_option(Some(h200), "clock-control", "base").unwrap();
+        assert_eq!((c.value.as_str(), c.source), ("none", "command line"));
+        let c = profiler_option(Some(h200), "cache-control", "all").unwrap();
+        assert_eq!((c.value.as_str(), c.source), ("all", "ncu default"));
+        let c =
+            profiler_option(Some("ncu --clock-control=base ./a"), "clock-control", "x").unwrap();
+        assert_eq!(c.value, "base");
+        assert!(profiler_option(None, "clock-control", "base").is_none());
+    }
 }
