@@ -449,3 +449,57 @@ def test_without_ncu_report_or_ncu_exit_3(tmp_path: Path, stem: Path) -> None:
     assert done.returncode == 3, done.stderr
     assert '"code": "tool_absent"' in done.stdout
     assert "gpuopt[ncu]" in done.stdout
+
+
+FAKE_IMPORT_NCU = """#!{python}
+# A stand-in for `ncu --import R --csv --page P`: prints ncu's own export of that page of the fixture.
+import sys
+args = sys.argv[1:]
+if args == ["--version"]:
+    sys.stdout.write(open({banner!r}).read())
+    sys.exit(0)
+page = args[args.index("--page") + 1]
+assert args[:4] == ["--import", {report!r}, "--csv", "--page"], args
+if page == "raw":
+    assert args[5:] == ["--print-units", "base"], args
+sys.stdout.write(open({stem!r} + {{"raw": ".raw_base.csv"}}.get(page, "." + page + ".csv")).read())
+"""
+
+
+def test_without_ncu_report_the_ncu_import_path_reads_the_report(tmp_path: Path, stem: Path) -> None:
+    """The fallback: ncu on PATH exports the raw (base units), details and session pages; same facts."""
+    blocker = tmp_path / "block"
+    blocker.mkdir()
+    (blocker / "ncu_report.py").write_text("raise ImportError('hidden for this test')\n")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "ncu"
+    fake.write_text(
+        FAKE_IMPORT_NCU.format(
+            python=sys.executable,
+            banner=str(stem.parent / "ncu_version.txt"),
+            report=str(stem.with_suffix(".ncu-rep")),
+            stem=str(stem),
+        )
+    )
+    fake.chmod(0o755)
+    env = {
+        "PYTHONPATH": str(blocker),
+        "PATH": f"{bin_dir}:{Path(sys.executable).parent}:/usr/bin:/bin",
+        "HOME": str(tmp_path),
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "gpuopt", "ncu", "summary", str(stem.with_suffix(".ncu-rep")), "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr + done.stdout
+    import json
+
+    report = json.loads(done.stdout)["data"]["report"]
+    assert report["reader"] == "ncu --import 2025.3.1.0"
+    assert report["tool"]["version"] == "2025.3.1.0"
+    assert report["launches"] == 12
+    assert report["rules"] == 129
