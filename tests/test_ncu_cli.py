@@ -132,6 +132,8 @@ def test_bad_inputs_exit_2(tmp_path: Path, stem: Path) -> None:
     assert doc["errors"][0]["code"] == "format_invalid"  # type: ignore[index]
     doc = envelope(["ncu", "launches", str(tmp_path / "missing.csv")], code=2)
     assert doc["errors"][0]["code"] == "file_not_found"  # type: ignore[index]
+    doc = envelope(["ncu", "launches", str(stem.with_suffix(".raw.csv")), "--kernel", "vec_add("], code=2)
+    assert doc["errors"][0]["code"] == "usage_invalid"  # type: ignore[index]
     cut = tmp_path / "cut.csv"
     cut.write_text(stem.with_suffix(".raw.csv").read_text()[:-3000])
     doc = envelope(["ncu", "launches", str(cut)], code=2)

@@ -143,6 +143,8 @@ def launches(
     """One row per profiled launch: identity, configuration and every fact, in base units."""
     import polars as pl
 
+    if kernel_regex is not None:
+        _check_regex(kernel_regex)
     report = _open(path, session, details, reader)
     frame = report.launches
     if kernel_regex is not None:
@@ -154,6 +156,17 @@ def launches(
         shown = frame.select([c for c in _LAUNCH_COLUMNS if c in frame.columns])
         outcome.render = lambda: render_frame(shown, limit)
     return outcome
+
+
+def _check_regex(pattern: str) -> None:
+    import re
+
+    from gpuopt.errors import InputError
+
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise InputError("usage_invalid", f"--kernel is not a valid regex: {exc}", observed=pattern) from None
 
 
 @ncu.command(name="table")

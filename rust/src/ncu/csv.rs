@@ -422,6 +422,13 @@ fn read_raw(data: &[u8], header: &[String], body: &[(usize, usize)]) -> Result<R
     let metric_cols: Vec<usize> = (0..header.len())
         .filter(|c| !identity.is_identity(*c))
         .collect();
+    let mut seen = std::collections::HashSet::with_capacity(header.len());
+    if let Some(dup) = header.iter().find(|h| !seen.insert(h.as_str())) {
+        return Err(Error::input(
+            codes::FORMAT_INVALID,
+            format!("the raw page names column {dup:?} twice"),
+        ));
+    }
     let mut columns = Vec::with_capacity(metric_cols.len());
     let mut factors = Vec::with_capacity(metric_cols.len());
     for &c in &metric_cols {
@@ -799,6 +806,15 @@ mod tests {
         assert_eq!(
             read(cut.as_bytes()).unwrap_err().code,
             codes::FILE_TRUNCATED
+        );
+    }
+
+    #[test]
+    fn duplicate_columns_are_rejected() {
+        let text = "\"ID\",\"Kernel Name\",\"m__x\",\"m__x\"\n\"\",\"\",\"\",\"\"\n\"0\",\"k\",\"1\",\"2\"\n";
+        assert_eq!(
+            read(text.as_bytes()).unwrap_err().code,
+            codes::FORMAT_INVALID
         );
     }
 
