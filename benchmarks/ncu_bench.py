@@ -3,8 +3,9 @@
 Builds the input under ``benchmarks/out/`` by repeating the rows of the H200 fixture (auto units, so the
 values keep their thousands separators and scaled units), then reads it twice, each in a fresh process:
 
-* gpuopt: ``gpuopt.ncu.open(path)`` (the whole launch x metric matrix parsed and unit-normalised natively)
-  and its ``launches`` facts table as a polars DataFrame;
+* gpuopt: ``gpuopt.ncu.open(path)`` (every row and field located and checked natively; the columns any
+  table reads are converted to base units as the rows are read, the other ~1,150 on first use) and its
+  ``launches`` facts table as a polars DataFrame;
 * the peer: a pure-Python reader on the standard ``csv`` module producing the same per-launch facts (the
   metrics the report's facts are read from, with the same unit normalisation and sums).
 
@@ -67,6 +68,7 @@ def run_gpuopt(path: Path) -> dict[str, object]:
 
     from gpuopt import ncu
 
+    cpu = time.process_time()
     start = time.perf_counter()
     report = ncu.open(path)
     parsed = time.perf_counter()
@@ -77,6 +79,7 @@ def run_gpuopt(path: Path) -> dict[str, object]:
         "parse_s": parsed - start,
         "facts_s": done - parsed,
         "total_s": done - start,
+        "cpu_s": time.process_time() - cpu,
         "launches": facts.height,
         "metrics": report.info.metrics,
         "checksum": {fact: _sum(facts[fact].to_list()) for fact in sources},
@@ -88,6 +91,7 @@ def run_python(path: Path, sources: dict[str, str]) -> dict[str, object]:
     """The peer: csv.reader, header and units row, then each fact from its metrics, in base units."""
     from gpuopt import ncu
 
+    cpu = time.process_time()
     start = time.perf_counter()
     with path.open(newline="") as f:
         reader = csv.reader(f)
@@ -117,6 +121,7 @@ def run_python(path: Path, sources: dict[str, str]) -> dict[str, object]:
     done = time.perf_counter()
     return {
         "total_s": done - start,
+        "cpu_s": time.process_time() - cpu,
         "launches": len(next(iter(facts.values()))),
         "checksum": {fact: _sum(values) for fact, values in facts.items()},
     }
@@ -171,10 +176,15 @@ def main() -> None:
     )
     print(
         f"gpuopt  : {mine['total_s']:.3f} s (parse {mine['parse_s']:.3f} s of {mine['metrics']} metrics, "
-        f"facts {mine['facts_s']:.3f} s), peak RSS {mine['max_rss_mib']:.0f} MiB"
+        f"facts {mine['facts_s']:.3f} s), CPU {mine['cpu_s']:.3f} s, peak RSS {mine['max_rss_mib']:.0f} MiB"
     )
-    print(f"python  : {peer['total_s']:.3f} s (csv module), peak RSS {peer['max_rss_mib']:.0f} MiB")
-    print(f"ratio   : {peer['total_s'] / mine['total_s']:.1f}x faster (goal: gpuopt <= 1 s)")  # type: ignore[operator]
+    print(
+        f"python  : {peer['total_s']:.3f} s (csv module), CPU {peer['cpu_s']:.3f} s, "
+        f"peak RSS {peer['max_rss_mib']:.0f} MiB"
+    )
+    wall = peer["total_s"] / mine["total_s"]  # type: ignore[operator]
+    cpu = peer["cpu_s"] / mine["cpu_s"]  # type: ignore[operator]
+    print(f"ratio   : {wall:.1f}x faster in wall time, {cpu:.1f}x less CPU (goal: gpuopt <= 1 s wall)")
     count = len(peer["checksum"])  # type: ignore[arg-type]
     print(f"facts   : {'identical' if same else 'DIFFER'} ({count} facts x {args.launches} launches)")
     if not same:

@@ -306,3 +306,33 @@ def test_reference_documents_every_fact(raw: ncu.NcuReport) -> None:
     doc = (ROOT / "references" / "ncu.md").read_text()
     for source in raw.info.fact_sources:
         assert f"| `{source.fact}` | " in doc, source.fact
+
+
+def test_every_cell_of_the_raw_page_equals_a_csv_module_reading(stem: Path) -> None:
+    """Columns no fact reads are parsed on first use; all 12 x 2,227 cells equal a plain csv reading."""
+    import csv
+
+    path = stem.with_suffix(".raw.csv")
+    with path.open(newline="") as f:
+        rows = list(csv.reader(f))
+    header, units = rows[0], rows[1]
+    metrics = ncu.open(path).metrics
+    mine = {
+        (lid, m): (v, t)
+        for lid, m, v, t in metrics.select("launch_id", "metric", "value", "text").iter_rows()
+    }
+    numbers = 0
+    for row in rows[2:]:
+        for name, unit, cell in list(zip(header, units, row, strict=True))[11:]:
+            value, text = mine[(int(row[0]), name)]
+            plain = cell.replace(",", "")
+            if cell in ("", "n/a", "nan", "no data"):
+                assert (value, text) == (None, None), name
+            elif plain.replace(".", "", 1).isdigit():
+                factor = ncu.unit(unit)
+                assert factor is not None
+                assert value == float(plain) * factor[1], name
+                numbers += 1
+            else:
+                assert (value, text) == (None, cell), name
+    assert numbers > 12 * 1900

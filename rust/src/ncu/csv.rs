@@ -5,8 +5,8 @@
 use super::codes;
 use super::metrics;
 use super::model::{
-    parse_dim3, LaunchIdentity, MetricColumn, MetricStore, Report, RuleRow, SectionRow,
-    SourceFormat, StoreBuilder, ToolInfo, Unmodeled,
+    parse_dim3, unescape, CellSpan, LaunchIdentity, LazyCells, MetricColumn, MetricStore, Report,
+    RuleRow, SectionRow, SourceFormat, StoreBuilder, ToolInfo, Unmodeled,
 };
 use super::number::{self, Parsed};
 use super::units;
@@ -50,10 +50,10 @@ pub enum Page {
 }
 
 /// Reads a raw or details page (detected from the header).
-pub fn read(data: &[u8]) -> Result<Report> {
-    let records = split_records(data)?;
-    let header_at = find_header(data, &records)?;
-    let header = fields(record(data, &records, header_at))?;
+pub fn read(data: Vec<u8>) -> Result<Report> {
+    let records = split_records(&data)?;
+    let header_at = find_header(&data, &records)?;
+    let header = fields(record(&data, &records, header_at))?;
     let header: Vec<String> = header
         .into_iter()
         .map(|f| String::from_utf8_lossy(&f).into_owned())
@@ -77,7 +77,7 @@ pub fn read(data: &[u8]) -> Result<Report> {
     let body = records.get(header_at + 1..).unwrap_or_default();
     match page {
         Page::Raw => read_raw(data, &header, body),
-        Page::Details => read_details(data, &header, body),
+        Page::Details => read_details(&data, &header, body),
     }
 }
 
@@ -175,21 +175,38 @@ fn find_header(data: &[u8], records: &[(usize, usize)]) -> Result<usize> {
 /// Splits one record into fields, unquoting (`""` inside quotes is one `"`).
 pub(crate) fn fields(rec: &[u8]) -> Result<Vec<Cow<'_, [u8]>>> {
     let mut out = Vec::new();
-    for_each_field(rec, |_, field| out.push(field))?;
+    for_each_field(rec, |_, span| out.push(span.bytes(rec)))?;
     Ok(out)
 }
 
-/// Calls `each(index, field)` for every field of a record, in order, and returns how many there were;
+/// Where a field's content lies in its record; `escaped` when it holds doubled quotes to undo.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FieldSpan {
+    pub start: usize,
+    pub end: usize,
+    pub escaped: bool,
+}
+
+impl FieldSpan {
+    /// The field's bytes, unescaped.
+    pub fn bytes(self, rec: &[u8]) -> Cow<'_, [u8]> {
+        let raw = rec.get(self.start..self.end).unwrap_or_default();
+        if self.escaped {
+            unescape(raw)
+        } else {
+            Cow::Borrowed(raw)
+        }
+    }
+}
+
+/// Calls `each(index, span)` for every field of a record, in order, and returns how many there were;
 /// the streaming form of [`fields`] for the hot loop of the raw page.
-pub(crate) fn for_each_field<'a>(
-    rec: &'a [u8],
-    mut each: impl FnMut(usize, Cow<'a, [u8]>),
-) -> Result<usize> {
+pub(crate) fn for_each_field(rec: &[u8], mut each: impl FnMut(usize, FieldSpan)) -> Result<usize> {
     let mut pos = 0usize;
     let mut index = 0usize;
     loop {
-        let (field, next) = field_at(rec, pos)?;
-        each(index, field);
+        let (span, next) = field_at(rec, pos)?;
+        each(index, span);
         index += 1;
         match next {
             Some(n) => pos = n,
@@ -199,58 +216,40 @@ pub(crate) fn for_each_field<'a>(
 }
 
 /// The field starting at `pos` and where the next one starts (`None` at the end of the record).
-fn field_at(rec: &[u8], pos: usize) -> Result<(Cow<'_, [u8]>, Option<usize>)> {
+fn field_at(rec: &[u8], pos: usize) -> Result<(FieldSpan, Option<usize>)> {
     let rest = rec.get(pos..).unwrap_or_default();
     if rest.first() != Some(&b'"') {
-        let end = rest.iter().position(|b| *b == b',').unwrap_or(rest.len());
-        let field = rest.get(..end).unwrap_or_default();
-        if field.contains(&b'"') {
+        let end = memchr::memchr(b',', rest).unwrap_or(rest.len());
+        if rest.get(..end).unwrap_or_default().contains(&b'"') {
             return Err(bad_quote());
         }
-        let next = (end < rest.len()).then_some(pos + end + 1);
-        return Ok((Cow::Borrowed(field), next));
-    }
-    // Common case: a quoted field without doubled quotes, followed by a comma or the end.
-    if let Some(q) = rest.get(1..).and_then(|r| memchr::memchr(b'"', r)) {
-        let close = q + 1;
-        match rest.get(close + 1) {
-            None => return Ok((Cow::Borrowed(rest.get(1..close).unwrap_or_default()), None)),
-            Some(b',') => {
-                let field = Cow::Borrowed(rest.get(1..close).unwrap_or_default());
-                return Ok((field, Some(pos + close + 2)));
-            }
-            _ => {}
-        }
+        let span = FieldSpan {
+            start: pos,
+            end: pos + end,
+            escaped: false,
+        };
+        return Ok((span, (end < rest.len()).then_some(pos + end + 1)));
     }
     let mut i = 1usize;
-    let mut owned: Option<Vec<u8>> = None;
-    let mut run_start = 1usize;
+    let mut escaped = false;
     loop {
-        let Some(q) = rest
-            .get(i..)
-            .and_then(|r| r.iter().position(|b| *b == b'"'))
-        else {
+        let Some(q) = rest.get(i..).and_then(|r| memchr::memchr(b'"', r)) else {
             return Err(bad_quote());
         };
         let q = i + q;
         if rest.get(q + 1) == Some(&b'"') {
-            let buf = owned.get_or_insert_with(Vec::new);
-            buf.extend_from_slice(rest.get(run_start..=q).unwrap_or_default());
+            escaped = true;
             i = q + 2;
-            run_start = i;
             continue;
         }
-        let tail = rest.get(run_start..q).unwrap_or_default();
-        let field = match owned {
-            Some(mut buf) => {
-                buf.extend_from_slice(tail);
-                Cow::Owned(buf)
-            }
-            None => Cow::Borrowed(tail),
+        let span = FieldSpan {
+            start: pos + 1,
+            end: pos + q,
+            escaped,
         };
         return match rest.get(q + 1) {
-            None => Ok((field, None)),
-            Some(b',') => Ok((field, Some(pos + q + 2))),
+            None => Ok((span, None)),
+            Some(b',') => Ok((span, Some(pos + q + 2))),
             Some(_) => Err(bad_quote()),
         };
     }
@@ -394,10 +393,10 @@ enum Role {
     Metric(usize),
 }
 
-/// One launch row of a raw page: its identity and the text cells it held (column, text).
+/// One launch row of a raw page: its identity and the text cells of the columns parsed with it.
 type ParsedRow = (LaunchIdentity, Vec<(usize, String)>);
 
-fn read_raw(data: &[u8], header: &[String], body: &[(usize, usize)]) -> Result<Report> {
+fn read_raw(data: Vec<u8>, header: &[String], body: &[(usize, usize)]) -> Result<Report> {
     let identity = IdentityColumns::new(header);
     let Some((&units_rec, launches)) = body.split_first() else {
         return Err(Error::input(
@@ -459,31 +458,75 @@ fn read_raw(data: &[u8], header: &[String], body: &[(usize, usize)]) -> Result<R
         }
     }
     let identity_width = identity.at.values().max().map_or(0, |m| m + 1);
-    let mut values = vec![f64::NAN; launches.len() * width];
-    let parsed: Vec<Result<ParsedRow>> = values
+    // Columns some table reads are parsed now, row by row; the rest keep their positions only.
+    let mut eager_of = vec![None; width];
+    let mut eager_cols = Vec::new();
+    for (j, column) in columns.iter().enumerate() {
+        if super::launches::reads_metric(&column.name) {
+            if let Some(slot) = eager_of.get_mut(j) {
+                *slot = Some(eager_cols.len());
+            }
+            eager_cols.push(j);
+        }
+    }
+    let eager_width = eager_cols.len().max(1);
+    let mut spans = vec![CellSpan::default(); launches.len() * width];
+    let mut eager_values = vec![f64::NAN; launches.len() * eager_width];
+    let parsed: Vec<Result<ParsedRow>> = spans
         .par_chunks_mut(width.max(1))
+        .zip(eager_values.par_chunks_mut(eager_width))
         .zip(launches.par_iter().enumerate())
-        .map(|(slots, (i, &(s, e)))| {
+        .map(|((slots, eager), (i, &(s, e)))| {
             let rec = data.get(s..e).unwrap_or_default();
             let mut ident: Vec<Cow<'_, [u8]>> = vec![Cow::Borrowed(&[][..]); identity_width];
             let mut texts = Vec::new();
-            let count = for_each_field(rec, |c, cell| match role.get(c) {
+            let mut too_long = false;
+            let count = for_each_field(rec, |c, span| match role.get(c) {
                 Some(Role::Identity) => {
                     if let Some(slot) = ident.get_mut(c) {
-                        *slot = cell;
+                        *slot = span.bytes(rec);
                     }
                 }
-                Some(Role::Metric(j)) => match number::parse(&cell) {
-                    Parsed::Number(v) => {
-                        if let Some(slot) = slots.get_mut(*j) {
-                            *slot = v * factors.get(*j).copied().unwrap_or(1.0);
+                Some(Role::Metric(j)) => {
+                    let (Ok(start), Ok(len)) = (
+                        u32::try_from(span.start),
+                        u32::try_from(span.end - span.start),
+                    ) else {
+                        too_long = true;
+                        return;
+                    };
+                    if len >= CellSpan::ESCAPED {
+                        too_long = true;
+                        return;
+                    }
+                    if let Some(slot) = slots.get_mut(*j) {
+                        let flag = if span.escaped { CellSpan::ESCAPED } else { 0 };
+                        *slot = CellSpan {
+                            start,
+                            len: len | flag,
+                        };
+                    }
+                    if let Some(k) = eager_of.get(*j).copied().flatten() {
+                        let cell = span.bytes(rec);
+                        match number::parse(&cell) {
+                            Parsed::Number(v) => {
+                                if let Some(slot) = eager.get_mut(k) {
+                                    *slot = v * factors.get(*j).copied().unwrap_or(1.0);
+                                }
+                            }
+                            Parsed::Missing => {}
+                            Parsed::Text => texts.push((k, text(&cell))),
                         }
                     }
-                    Parsed::Missing => {}
-                    Parsed::Text => texts.push((*j, text(&cell))),
-                },
+                }
                 None => {}
             })?;
+            if too_long {
+                return Err(Error::input(
+                    codes::FORMAT_INVALID,
+                    format!("launch row {} is longer than 2 GiB", i + 1),
+                ));
+            }
             if count != header.len() {
                 let last = i + 1 == launches.len();
                 let code = if last && (truncated_tail || count < header.len()) {
@@ -501,21 +544,33 @@ fn read_raw(data: &[u8], header: &[String], body: &[(usize, usize)]) -> Result<R
                     ),
                 ));
             }
-            let launch = identity.launch(&ident, i + 3)?;
-            Ok((launch, texts))
+            Ok((identity.launch(&ident, i + 3)?, texts))
         })
         .collect();
     let mut identities = Vec::with_capacity(launches.len());
-    let mut text_cells = HashMap::new();
+    let mut eager_text: Vec<HashMap<usize, String>> = vec![HashMap::new(); eager_cols.len()];
     for (row, result) in parsed.into_iter().enumerate() {
         let (launch, texts) = result?;
         identities.push(launch);
-        for (col, t) in texts {
-            text_cells.insert((row, col), t);
+        for (k, t) in texts {
+            if let Some(map) = eager_text.get_mut(k) {
+                map.insert(row, t);
+            }
         }
     }
     check_unique_ids(&identities)?;
-    let store = MetricStore::new(columns, launches.len(), values, text_cells)?;
+    let row_starts = launches.iter().map(|&(s, _)| s).collect();
+    let cells = LazyCells::new(data, row_starts, spans, factors);
+    for (k, (&j, text)) in eager_cols.iter().zip(eager_text).enumerate() {
+        let values = eager_values
+            .iter()
+            .skip(k)
+            .step_by(eager_width)
+            .copied()
+            .collect();
+        cells.prefill(j, values, text);
+    }
+    let store = MetricStore::lazy(columns, cells)?;
     Ok(Report {
         format: SourceFormat::RawCsv,
         tool: csv_tool(),
@@ -776,7 +831,7 @@ mod tests {
 
     #[test]
     fn raw_page_normalises_units_and_keeps_text() {
-        let r = read(RAW.as_bytes()).unwrap();
+        let r = read(RAW.as_bytes().to_vec()).unwrap();
         assert_eq!(r.format, SourceFormat::RawCsv);
         assert_eq!(r.launches.len(), 2);
         assert_eq!(r.launches[0].kernel_function.as_deref(), Some("k"));
@@ -795,7 +850,7 @@ mod tests {
     fn raw_page_without_units_row_is_rejected() {
         let text = "\"ID\",\"Kernel Name\",\"m__x\"\n\"0\",\"k\",\"1\"\n";
         assert_eq!(
-            read(text.as_bytes()).unwrap_err().code,
+            read(text.as_bytes().to_vec()).unwrap_err().code,
             codes::UNITS_ROW_MISSING
         );
     }
@@ -804,7 +859,7 @@ mod tests {
     fn truncated_last_row_is_truncation() {
         let cut = &RAW[..RAW.len() - 10];
         assert_eq!(
-            read(cut.as_bytes()).unwrap_err().code,
+            read(cut.as_bytes().to_vec()).unwrap_err().code,
             codes::FILE_TRUNCATED
         );
     }
@@ -813,7 +868,7 @@ mod tests {
     fn duplicate_columns_are_rejected() {
         let text = "\"ID\",\"Kernel Name\",\"m__x\",\"m__x\"\n\"\",\"\",\"\",\"\"\n\"0\",\"k\",\"1\",\"2\"\n";
         assert_eq!(
-            read(text.as_bytes()).unwrap_err().code,
+            read(text.as_bytes().to_vec()).unwrap_err().code,
             codes::FORMAT_INVALID
         );
     }
@@ -821,22 +876,28 @@ mod tests {
     #[test]
     fn header_only_is_an_empty_report() {
         let text = "\"ID\",\"Kernel Name\",\"m__x\"\n\"\",\"\",\"\"\n";
-        assert_eq!(read(text.as_bytes()).unwrap_err().code, codes::REPORT_EMPTY);
+        assert_eq!(
+            read(text.as_bytes().to_vec()).unwrap_err().code,
+            codes::REPORT_EMPTY
+        );
     }
 
     #[test]
     fn garbage_is_format_invalid() {
         assert_eq!(
-            read(b"\x00\x01garbage\n").unwrap_err().code,
+            read(b"\x00\x01garbage\n".to_vec()).unwrap_err().code,
             codes::FORMAT_INVALID
         );
-        assert_eq!(read(b"").unwrap_err().code, codes::FORMAT_INVALID);
+        assert_eq!(read(Vec::new()).unwrap_err().code, codes::FORMAT_INVALID);
     }
 
     #[test]
     fn tool_error_without_table() {
         let text = "==PROF== Connected\n==ERROR== ERR_NVGPUCTRPERM - no permission\n";
-        assert_eq!(read(text.as_bytes()).unwrap_err().code, codes::TOOL_ERROR);
+        assert_eq!(
+            read(text.as_bytes().to_vec()).unwrap_err().code,
+            codes::TOOL_ERROR
+        );
     }
 
     #[test]

@@ -738,6 +738,19 @@ pub fn sections_table(report: &Report) -> Result<Table> {
     ])
 }
 
+/// Whether any table may read a metric of this name: every alias candidate, the launch attributes,
+/// the warp-stall families and the roofline's counters. A raw page parses these columns while it
+/// reads the rows; the others are parsed on first use.
+pub fn reads_metric(name: &str) -> bool {
+    let (prefix, suffix) = metrics::STALL_CYCLES;
+    metrics::fact_metric_names().any(|m| m == name)
+        || (name.starts_with("launch__") && !name.contains('.'))
+        || (name.starts_with(prefix) && name.ends_with(suffix))
+        || name.starts_with(metrics::STALL_SAMPLES)
+        || name == metrics::STALL_SAMPLE_TOTAL
+        || roofline::reads(name)
+}
+
 /// Metric names the facts, stalls and roofline read.
 pub fn used_metrics(report: &Report) -> Result<HashSet<String>> {
     let mut used: HashSet<String> = HashSet::new();

@@ -2,11 +2,12 @@
 //! base units, and what ncu said about each launch (rules, sections, instruction mix).
 
 use super::codes;
-use super::number::Parsed;
+use super::number::{self, Parsed};
 use super::units;
 use crate::error::{Error, Result};
 use serde::Serialize;
 use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
 
 /// Where a report came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -74,14 +75,142 @@ pub enum Cell<'a> {
     Missing,
 }
 
-/// Launch × metric values in base units: `NaN` marks a missing cell or one that holds text.
+/// Launch × metric values in base units. Built eagerly (details page, `.ncu-rep` columns) or, for a
+/// raw page, lazily: cells stay positions in the file and a column is converted to numbers on first
+/// use, so a facts query reads ~60 of ~1,200 columns.
 #[derive(Debug, Clone, Default)]
 pub struct MetricStore {
     pub columns: Vec<MetricColumn>,
     index: HashMap<String, usize>,
     rows: usize,
+    backing: Backing,
+}
+
+#[derive(Debug, Clone)]
+enum Backing {
+    /// Row-major values; `NaN` marks a missing cell or one that holds text.
+    Eager {
+        values: Vec<f64>,
+        text: HashMap<(usize, usize), String>,
+    },
+    Lazy(Arc<LazyCells>),
+}
+
+impl Default for Backing {
+    fn default() -> Self {
+        Self::Eager {
+            values: Vec::new(),
+            text: HashMap::new(),
+        }
+    }
+}
+
+/// Where one cell's text lies in its record; the top bit of `len` marks doubled quotes to undo.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CellSpan {
+    pub start: u32,
+    pub len: u32,
+}
+
+impl CellSpan {
+    pub const ESCAPED: u32 = 1 << 31;
+}
+
+/// A raw page's metric cells as positions in the file, parsed one column at a time.
+#[derive(Debug)]
+pub struct LazyCells {
+    data: Vec<u8>,
+    row_starts: Vec<usize>,
+    width: usize,
+    /// Row-major, `rows × width`, offsets relative to the row's record.
+    spans: Vec<CellSpan>,
+    factors: Vec<f64>,
+    parsed: Vec<OnceLock<ParsedColumn>>,
+}
+
+#[derive(Debug, Default)]
+struct ParsedColumn {
     values: Vec<f64>,
-    text: HashMap<(usize, usize), String>,
+    text: HashMap<usize, String>,
+}
+
+impl LazyCells {
+    pub fn new(
+        data: Vec<u8>,
+        row_starts: Vec<usize>,
+        spans: Vec<CellSpan>,
+        factors: Vec<f64>,
+    ) -> Self {
+        let width = factors.len();
+        let parsed = (0..width).map(|_| OnceLock::new()).collect();
+        Self {
+            data,
+            row_starts,
+            width,
+            spans,
+            factors,
+            parsed,
+        }
+    }
+
+    /// Stores a column parsed while the rows were read (it is then never parsed again).
+    pub fn prefill(&self, col: usize, values: Vec<f64>, text: HashMap<usize, String>) {
+        if let Some(slot) = self.parsed.get(col) {
+            let _ = slot.set(ParsedColumn { values, text });
+        }
+    }
+
+    fn column(&self, col: usize) -> Option<&ParsedColumn> {
+        Some(self.parsed.get(col)?.get_or_init(|| self.parse_column(col)))
+    }
+
+    fn parse_column(&self, col: usize) -> ParsedColumn {
+        let factor = self.factors.get(col).copied().unwrap_or(1.0);
+        let mut out = ParsedColumn {
+            values: Vec::with_capacity(self.row_starts.len()),
+            text: HashMap::new(),
+        };
+        for (row, &base) in self.row_starts.iter().enumerate() {
+            let span = self
+                .spans
+                .get(row * self.width + col)
+                .copied()
+                .unwrap_or_default();
+            let start = base + span.start as usize;
+            let len = (span.len & !CellSpan::ESCAPED) as usize;
+            let raw = self.data.get(start..start + len).unwrap_or_default();
+            let bytes = if span.len & CellSpan::ESCAPED == 0 {
+                std::borrow::Cow::Borrowed(raw)
+            } else {
+                unescape(raw)
+            };
+            match number::parse(&bytes) {
+                Parsed::Number(v) => out.values.push(v * factor),
+                Parsed::Missing => out.values.push(f64::NAN),
+                Parsed::Text => {
+                    out.values.push(f64::NAN);
+                    out.text
+                        .insert(row, String::from_utf8_lossy(&bytes).into_owned());
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Undoes CSV quote doubling (`""` → `"`).
+pub fn unescape(raw: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    let mut out = Vec::with_capacity(raw.len());
+    let mut quote = false;
+    for &b in raw {
+        if b == b'"' && quote {
+            quote = false;
+            continue;
+        }
+        quote = b == b'"';
+        out.push(b);
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 impl MetricStore {
@@ -98,17 +227,28 @@ impl MetricStore {
                 "metric matrix does not match its shape",
             ));
         }
-        let index = columns
-            .iter()
-            .enumerate()
-            .map(|(i, c)| (c.name.clone(), i))
-            .collect();
         Ok(Self {
+            index: index_of(&columns),
             columns,
-            index,
             rows,
-            values,
-            text,
+            backing: Backing::Eager { values, text },
+        })
+    }
+
+    /// A store whose columns are parsed on first use.
+    pub fn lazy(columns: Vec<MetricColumn>, cells: LazyCells) -> Result<Self> {
+        if cells.width != columns.len() || cells.spans.len() != cells.row_starts.len() * cells.width
+        {
+            return Err(Error::internal(
+                "ncu_store_shape",
+                "metric cells do not match their shape",
+            ));
+        }
+        Ok(Self {
+            index: index_of(&columns),
+            columns,
+            rows: cells.row_starts.len(),
+            backing: Backing::Lazy(Arc::new(cells)),
         })
     }
 
@@ -125,17 +265,33 @@ impl MetricStore {
     }
 
     pub fn cell(&self, row: usize, col: usize) -> Cell<'_> {
-        let value = self
-            .values
-            .get(row * self.columns.len() + col)
-            .copied()
-            .unwrap_or(f64::NAN);
-        if !value.is_nan() {
-            return Cell::Number(value);
-        }
-        match self.text.get(&(row, col)) {
-            Some(text) => Cell::Text(text),
-            None => Cell::Missing,
+        match &self.backing {
+            Backing::Eager { values, text } => {
+                let value = values
+                    .get(row * self.columns.len() + col)
+                    .copied()
+                    .unwrap_or(f64::NAN);
+                if !value.is_nan() {
+                    return Cell::Number(value);
+                }
+                match text.get(&(row, col)) {
+                    Some(t) => Cell::Text(t),
+                    None => Cell::Missing,
+                }
+            }
+            Backing::Lazy(cells) => {
+                let Some(column) = cells.column(col) else {
+                    return Cell::Missing;
+                };
+                let value = column.values.get(row).copied().unwrap_or(f64::NAN);
+                if !value.is_nan() {
+                    return Cell::Number(value);
+                }
+                match column.text.get(&row) {
+                    Some(t) => Cell::Text(t),
+                    None => Cell::Missing,
+                }
+            }
         }
     }
 
@@ -145,6 +301,14 @@ impl MetricStore {
             .filter(|row| !matches!(self.cell(*row, col), Cell::Missing))
             .count()
     }
+}
+
+fn index_of(columns: &[MetricColumn]) -> HashMap<String, usize> {
+    columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.name.clone(), i))
+        .collect()
 }
 
 /// A rule result as ncu reported it (its message is NVIDIA's text, kept verbatim).

@@ -29,7 +29,7 @@ pub fn open_csv(path: &Path, session: Option<&Path>, details: Option<&Path>) -> 
         )
         .with_path(shown));
     }
-    let mut report = super::csv::read(&data).map_err(|e| with_path(e, &shown))?;
+    let mut report = super::csv::read(data).map_err(|e| with_path(e, &shown))?;
     if let Some(session_path) = session {
         let shown = session_path.display().to_string();
         let s = session::read(&read_file(session_path)?).map_err(|e| with_path(e, &shown))?;
@@ -37,7 +37,7 @@ pub fn open_csv(path: &Path, session: Option<&Path>, details: Option<&Path>) -> 
     }
     if let Some(details_path) = details {
         let shown = details_path.display().to_string();
-        let d = super::csv::read(&read_file(details_path)?).map_err(|e| with_path(e, &shown))?;
+        let d = super::csv::read(read_file(details_path)?).map_err(|e| with_path(e, &shown))?;
         merge_details(&mut report, d, &shown)?;
     }
     Ok(report)

@@ -131,6 +131,29 @@ fn tensor_metrics(path: &str) -> [String; 3] {
     ]
 }
 
+/// Whether the roofline may read a metric of this name (used to parse such columns first).
+pub fn reads(name: &str) -> bool {
+    let scalar = SCALARS.iter().any(|s| {
+        s.ops.iter().any(|(op, _)| name == achieved_metric(op)) || name == peak_metric(s.peak_op)
+    });
+    let tensor = name.strip_prefix(TENSOR_PREFIX).is_some_and(|rest| {
+        rest.ends_with(".sum")
+            || rest.ends_with(TENSOR_RATE)
+            || rest.ends_with(".sum.peak_sustained_elapsed.per_second")
+    });
+    scalar
+        || tensor
+        || [
+            SMSP_CLOCK,
+            SMSP_CYCLES,
+            SM_CLOCK,
+            DRAM_RATE,
+            DRAM_PEAK,
+            DRAM_CLOCK,
+        ]
+        .contains(&name)
+}
+
 /// Every metric the roofline reads from this report.
 pub fn metric_names(report: &Report) -> Vec<String> {
     let mut names: Vec<String> = SCALARS.iter().flat_map(scalar_metrics).collect();
