@@ -10,9 +10,11 @@ from pydantic import BaseModel, Field, create_model
 from gpuopt.models.compiler import InductorReport, PtxasReport, ResUsageReport, TritonReport
 from gpuopt.models.doctor import DoctorReport
 from gpuopt.models.envelope import Envelope
+from gpuopt.models.ncu import NcuCollection, NcuSummary
 from gpuopt.models.sass import SassScanReport, SassTableData
 from gpuopt.models.schema import SchemaDocument
 from gpuopt.models.stats import CompareData, NoiseData
+from gpuopt.models.table import TableData
 from gpuopt.models.torch_trace import TorchSummary, TorchTable
 
 
@@ -49,6 +51,12 @@ DATA_MODELS: dict[str, type[BaseModel] | None] = {
     "gpuopt.compiler.res_usage/v1": ResUsageReport,
     "gpuopt.compiler.triton/v1": TritonReport,
     "gpuopt.compiler.inductor/v1": InductorReport,
+    "gpuopt.ncu.summary/v1": NcuSummary,
+    "gpuopt.ncu.launches/v1": TableData,
+    "gpuopt.ncu.table/v1": TableData,
+    "gpuopt.ncu.roofline/v1": TableData,
+    "gpuopt.ncu.compare/v1": TableData,
+    "gpuopt.ncu.collect/v1": NcuCollection,
 }
 
 ENVELOPES: dict[str, type[Envelope[Any]]] = {name: envelope_for(name, m) for name, m in DATA_MODELS.items()}

@@ -4,6 +4,7 @@ pub mod build_info;
 pub mod error;
 pub mod identity;
 pub mod intervals;
+pub mod ncu;
 pub mod sass;
 pub mod stats;
 pub mod table;

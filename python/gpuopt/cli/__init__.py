@@ -60,6 +60,7 @@ _COMMANDS = (
     ("stats", "stats"),
     ("sass", "sass"),
     ("compiler", "compiler"),
+    ("ncu", "ncu"),
 )
 
 

@@ -3,6 +3,7 @@
 mod arrow;
 mod boundary;
 mod identity;
+mod ncu;
 mod sass;
 mod stats;
 mod torch_trace;
@@ -16,6 +17,10 @@ mod _native {
     #[pymodule_export]
     use super::identity::{
         build_info_json, debug_panic, file_identities_table, file_identity_json,
+    };
+    #[pymodule_export]
+    use super::ncu::{
+        ncu_compare, ncu_from_columns, ncu_open_csv, ncu_rep_framing_json, ncu_unit, NcuReport,
     };
     #[pymodule_export]
     use super::sass::{sass_builtin_catalog, sass_scan_path, sass_scan_text};

@@ -1,0 +1,337 @@
+"""``gpuopt ncu``: Nsight Compute reports as per-launch facts, comparisons, roofline points, collection."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from gpuopt.cli._output import Outcome, command
+from gpuopt.cli._render import section
+from gpuopt.cli._tables import render_frame, table_data, table_options, table_outcome
+
+if TYPE_CHECKING:
+    from gpuopt.ncu import NcuReport
+
+_PATH = click.Path(path_type=Path, dir_okay=False)
+_READERS = click.Choice(["auto", "ncu-report", "ncu"])
+_TABLES = ("kernels", "warp_stalls", "instruction_mix", "rules", "sections", "metrics")
+_LAUNCH_COLUMNS = (
+    "launch_id",
+    "kernel_function",
+    "grid_x",
+    "block_x",
+    "registers_per_thread",
+    "duration_ns",
+    "sm_throughput_pct",
+    "memory_throughput_pct",
+    "achieved_occupancy_pct",
+    "dram_bytes",
+    "local_store_bytes",
+    "tensor_pipe_active_pct",
+)
+
+
+def _source_options(fn: click.decorators.FC) -> click.decorators.FC:
+    fn = click.option(
+        "--reader",
+        type=_READERS,
+        default="auto",
+        show_default=True,
+        help=".ncu-rep reader: the ncu-report package, ncu --import, or whichever is present.",
+    )(fn)
+    fn = click.option(
+        "--details", type=_PATH, help="The --page details export of the same report (adds rules, sections)."
+    )(fn)
+    fn = click.option(
+        "--session", type=_PATH, help="The --page session export of the same report (adds ncu version)."
+    )(fn)
+    return fn
+
+
+def _open(path: Path, session: Path | None, details: Path | None, reader: str) -> NcuReport:
+    from gpuopt import ncu
+
+    return ncu.open(path, session=session, details=details, reader=reader)  # type: ignore[arg-type]
+
+
+@click.group()
+def ncu() -> None:
+    """Nsight Compute: per-launch facts from .ncu-rep files and ncu --csv exports, and collection.
+
+    \b
+    Examples:
+      gpuopt ncu summary kernels_full.ncu-rep
+      gpuopt ncu launches kernels_full.raw.csv --session kernels_full.session.csv --json
+      gpuopt ncu roofline kernels_full.ncu-rep --peak-flops fp32=6.0e13
+      gpuopt ncu compare before.ncu-rep after.ncu-rep
+      gpuopt ncu collect --out runs/1 --kernel 'gemm' --launch-count 3 -- ./app --n 4096
+    """
+
+
+@ncu.command()
+@click.argument("path", type=_PATH)
+@_source_options
+@click.option(
+    "--limit", type=click.IntRange(min=0), default=50, show_default=True, help="Kernel rows to show."
+)
+@command("gpuopt.ncu.summary/v1")
+def summary(path: Path, session: Path | None, details: Path | None, reader: str, limit: int) -> Outcome:
+    """What a report is, how it was read, where each fact comes from, and per-kernel aggregates.
+
+    Aggregates are per (kernel, grid, block) and state how many launches they cover; launches of
+    different kernels are never averaged together.
+    """
+    from gpuopt.models.ncu import NcuSummary
+
+    report = _open(path, session, details, reader)
+    kernels = report.kernels
+    data = NcuSummary(report=report.info, kernels=table_data("kernels", kernels, limit))
+
+    def render() -> str:
+        i = report.info
+        absent = [s.fact for s in i.fact_sources if s.source is None]
+        head = section(
+            f"Nsight Compute report {i.path}",
+            [
+                ("format", f"{i.source_format} (read by {i.reader})"),
+                ("ncu", i.tool.version_text or i.tool.version or "not recorded in this export"),
+                ("command", i.tool.command_line),
+                (
+                    "clocks, caches",
+                    None
+                    if i.clock_control is None or i.cache_control is None
+                    else f"--clock-control {i.clock_control.value} ({i.clock_control.source}), "
+                    f"--cache-control {i.cache_control.value} ({i.cache_control.source})",
+                ),
+                ("devices", ", ".join(i.devices) or None),
+                ("archs", ", ".join(i.archs) or None),
+                ("launches", f"{i.launches} in {i.kernels} kernel configurations"),
+                ("metrics", i.metrics),
+                (
+                    "alias table",
+                    f"{i.alias_table} (verified for this version/arch: {i.alias_table_verified})",
+                ),
+                ("facts absent", ", ".join(absent) or "none"),
+                ("rules/sections", f"{i.rules} rule results, {i.sections} sections"),
+            ],
+        )
+        shown = kernels.drop("kernel_name", "launch_ids")
+        return head + "\n\nKernels (means over the launches counted)\n" + render_frame(shown, limit)
+
+    return Outcome(data=data, render=render, inputs=report.inputs(), unmodeled=report.unmodeled)
+
+
+@ncu.command()
+@click.argument("path", type=_PATH)
+@_source_options
+@click.option("--kernel", "kernel_regex", help="Only launches whose kernel name matches this regex.")
+@click.option("--all-columns", is_flag=True, help="Show every fact column (the JSON always has all).")
+@table_options
+@command("gpuopt.ncu.launches/v1")
+def launches(
+    path: Path,
+    session: Path | None,
+    details: Path | None,
+    reader: str,
+    kernel_regex: str | None,
+    all_columns: bool,
+    limit: int,
+    out: Path | None,
+) -> Outcome:
+    """One row per profiled launch: identity, configuration and every fact, in base units."""
+    import polars as pl
+
+    if kernel_regex is not None:
+        _check_regex(kernel_regex)
+    report = _open(path, session, details, reader)
+    frame = report.launches
+    if kernel_regex is not None:
+        frame = frame.filter(pl.col("kernel_name").str.contains(kernel_regex))
+    outcome = table_outcome(
+        "ncu_launches", frame, limit=limit, out=out, inputs=report.inputs(), unmodeled=report.unmodeled
+    )
+    if not all_columns:
+        shown = frame.select([c for c in _LAUNCH_COLUMNS if c in frame.columns])
+        outcome.render = lambda: render_frame(shown, limit)
+    return outcome
+
+
+def _check_regex(pattern: str) -> None:
+    import re
+
+    from gpuopt.errors import InputError
+
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise InputError("usage_invalid", f"--kernel is not a valid regex: {exc}", observed=pattern) from None
+
+
+@ncu.command(name="table")
+@click.argument("path", type=_PATH)
+@click.argument("name", type=click.Choice(_TABLES))
+@_source_options
+@table_options
+@command("gpuopt.ncu.table/v1")
+def table_cmd(
+    path: Path,
+    name: str,
+    session: Path | None,
+    details: Path | None,
+    reader: str,
+    limit: int,
+    out: Path | None,
+) -> Outcome:
+    """Another table of a report: kernels, warp_stalls, instruction_mix, rules, sections or metrics.
+
+    Rule results are ncu's own text, reported verbatim.
+    """
+    report = _open(path, session, details, reader)
+    frame = getattr(report, name)
+    return table_outcome(f"ncu_{name}", frame, limit=limit, out=out, inputs=report.inputs())
+
+
+def _peaks(values: tuple[str, ...]) -> dict[str, float]:
+    from gpuopt.errors import InputError
+
+    peaks: dict[str, float] = {}
+    for item in values:
+        precision, sep, number = item.partition("=")
+        try:
+            if not sep:
+                raise ValueError(item)
+            peaks[precision] = float(number)
+        except ValueError:
+            raise InputError(
+                "ncu_peak_invalid", f"--peak-flops takes PRECISION=FLOP_PER_S, got {item!r}"
+            ) from None
+    return peaks
+
+
+@ncu.command()
+@click.argument("path", type=_PATH)
+@_source_options
+@click.option(
+    "--peak-flops",
+    multiple=True,
+    metavar="PRECISION=FLOP_PER_S",
+    help="A measured ceiling for fp64, fp32, fp16 or a tensor_* path (repeatable); default: the report's.",
+)
+@click.option("--peak-dram-bytes-per-s", type=float, help="A measured DRAM ceiling; default: the report's.")
+@table_options
+@command("gpuopt.ncu.roofline/v1")
+def roofline(
+    path: Path,
+    session: Path | None,
+    details: Path | None,
+    reader: str,
+    peak_flops: tuple[str, ...],
+    peak_dram_bytes_per_s: float | None,
+    limit: int,
+    out: Path | None,
+) -> Outcome:
+    """Achieved FLOP/s (SASS thread-instruction counters), DRAM bytes/s and arithmetic intensity per
+    launch x precision, against the device's peaks from the report or the ceilings given.
+
+    A point states where a launch sits under these assumptions; it predicts nothing.
+    """
+    report = _open(path, session, details, reader)
+    frame = report.roofline(_peaks(peak_flops), peak_dram_bytes_per_s)
+    missing = [c for c in report.info.roofline if not c.available]
+    header = None
+    if missing:
+        header = "Precisions without the metrics they need: " + "; ".join(
+            f"{c.precision} (no {', '.join(c.missing_metrics[:3])})" for c in missing
+        )
+    return table_outcome("ncu_roofline", frame, limit=limit, out=out, inputs=report.inputs(), header=header)
+
+
+@ncu.command()
+@click.argument("a", type=_PATH)
+@click.argument("b", type=_PATH)
+@click.option("--metric", "metrics", multiple=True, help="Also compare this raw metric (repeatable).")
+@click.option("--reader", type=_READERS, default="auto", show_default=True, help=".ncu-rep reader.")
+@table_options
+@command("gpuopt.ncu.compare/v1")
+def compare(a: Path, b: Path, metrics: tuple[str, ...], reader: str, limit: int, out: Path | None) -> Outcome:
+    """Per-kernel deltas (B - A) of the same facts between two reports, with each side's counts.
+
+    Kernels are matched by name; a kernel on one side only has the other side empty.
+    """
+    from gpuopt import ncu as lib
+
+    ra = _open(a, None, None, reader)
+    rb = _open(b, None, None, reader)
+    frame = lib.compare(ra, rb, metrics)
+    return table_outcome("ncu_compare", frame, limit=limit, out=out, inputs=ra.inputs() + rb.inputs())
+
+
+@ncu.command(context_settings={"ignore_unknown_options": False})
+@click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False), required=True)
+@click.option("--kernel", help="Profile only kernels whose name matches this regex (ncu -k regex:...).")
+@click.option("--launch-skip", type=click.IntRange(min=0), help="Launches to skip before profiling.")
+@click.option("--launch-count", type=click.IntRange(min=1), help="Launches to profile.")
+@click.option("--set", "set_name", help="ncu section set (basic, detailed, full, roofline, ...).")
+@click.option("--section", "sections", multiple=True, help="ncu section identifier (repeatable).")
+@click.option("--nvtx-include", multiple=True, help="Only inside this NVTX range expression (repeatable).")
+@click.option(
+    "--clock-control",
+    type=click.Choice(["none", "base"]),
+    default="none",
+    show_default=True,
+    help="none leaves the GPU's clocks alone; base lets ncu lock them to base during replay.",
+)
+@click.option("--timeout", "timeout_s", type=float, help="Stop ncu after this many seconds.")
+@click.argument("cmd", nargs=-1, required=True, type=click.UNPROCESSED)
+@command("gpuopt.ncu.collect/v1")
+def collect(
+    out_dir: Path,
+    kernel: str | None,
+    launch_skip: int | None,
+    launch_count: int | None,
+    set_name: str | None,
+    sections: tuple[str, ...],
+    nvtx_include: tuple[str, ...],
+    clock_control: str,
+    timeout_s: float | None,
+    cmd: tuple[str, ...],
+) -> Outcome:
+    """Run ncu on COMMAND (after --) and keep report.ncu-rep, ncu's output and gpuopt-collect.json
+    (exact command line, ncu version, GPU identity) in --out. No shell is involved.
+
+    \b
+    Examples:
+      gpuopt ncu collect --out runs/k --set full --launch-count 4 -- ./kernels_bin
+      gpuopt ncu collect --out runs/g --kernel gemm --launch-skip 2 --launch-count 1 -- python bench.py
+    """
+    from gpuopt import ncu as lib
+
+    record = lib.collect(
+        out_dir,
+        cmd,
+        kernel=kernel,
+        launch_skip=launch_skip,
+        launch_count=launch_count,
+        set_name=set_name,
+        sections=sections,
+        nvtx_include=nvtx_include,
+        clock_control=clock_control,
+        timeout_s=timeout_s,
+    )
+
+    def render() -> str:
+        return section(
+            "ncu collection",
+            [
+                ("report", record.report_path),
+                ("command", record.command_line),
+                ("exit code", record.exit_code),
+                ("ncu", f"{record.ncu.version} ({record.ncu.path})"),
+                ("gpus", ", ".join(g.name for g in record.gpus.gpus) if record.gpus else record.gpu_note),
+                ("record", str(Path(record.out_dir) / "gpuopt-collect.json")),
+            ],
+        )
+
+    return Outcome(data=record, render=render, inputs=record.files)

@@ -1,0 +1,631 @@
+//! The versioned alias table: for every fact, the ncu metrics it may come from, in order of preference,
+//! with the units each accepts. Metric names differ by ncu version and GPU architecture, so a fact lists
+//! several candidates; the first candidate whose metrics the report carries is the one used, and the
+//! report states which one (`fact_sources`). `seen_in` records the (ncu version, arch) generations where
+//! a candidate was verified against real output; the tests pin every resolution on both fixture
+//! generations (ncu 2025.3.1 on sm_90, ncu 2024.1.1 on sm_80).
+//!
+//! The details page printed with labels (ncu's default) is mapped back to metric names by `LABELS`,
+//! verified value by value against the raw page of the same report.
+
+/// Version of the alias and label tables; bump it when a resolution changes.
+pub const ALIAS_TABLE_VERSION: &str = "ncu-aliases/1";
+
+/// `(ncu version prefix, architecture)` pairs the tables were verified on.
+pub const VERIFIED_ON: &[(&str, &str)] = &[("2025.3.1", "sm_90"), ("2024.1.1", "sm_80")];
+
+const V2025_3: &str = "2025.3.1/sm_90";
+const V2024_1: &str = "2024.1.1/sm_80";
+const BOTH: &[&str] = &[V2025_3, V2024_1];
+
+/// One way to obtain a fact: `scale × Σ terms`.
+#[derive(Debug, Clone, Copy)]
+pub struct Candidate {
+    pub terms: &'static [&'static str],
+    /// Base units each term may carry (after normalisation).
+    pub units: &'static [&'static str],
+    pub scale: f64,
+    pub seen_in: &'static [&'static str],
+}
+
+/// A fact: its output name (unit in the name), its unit, its candidates in order of preference.
+#[derive(Debug, Clone, Copy)]
+pub struct Fact {
+    pub name: &'static str,
+    pub unit: &'static str,
+    pub candidates: &'static [Candidate],
+}
+
+const fn one(metric: &'static [&'static str], units: &'static [&'static str]) -> Candidate {
+    Candidate {
+        terms: metric,
+        units,
+        scale: 1.0,
+        seen_in: BOTH,
+    }
+}
+
+const fn unseen(metric: &'static [&'static str], units: &'static [&'static str]) -> Candidate {
+    Candidate {
+        terms: metric,
+        units,
+        scale: 1.0,
+        seen_in: &[],
+    }
+}
+
+/// ncu's sector is an aligned 32-byte chunk; `*_sectors` counts become bytes by this factor.
+const SECTOR_BYTES: f64 = 32.0;
+
+const fn sectors(metric: &'static [&'static str]) -> Candidate {
+    Candidate {
+        terms: metric,
+        units: &["sector"],
+        scale: SECTOR_BYTES,
+        seen_in: BOTH,
+    }
+}
+
+const PCT: &[&str] = &["%"];
+const COUNT: &[&str] = &[""];
+const BYTE: &[&str] = &["byte"];
+const INST: &[&str] = &["inst"];
+
+/// Every per-launch numeric fact, in output column order.
+pub const FACTS: &[Fact] = &[
+    Fact {
+        name: "duration_ns",
+        unit: "ns",
+        candidates: &[one(&["gpu__time_duration.sum"], &["ns"])],
+    },
+    Fact {
+        name: "elapsed_cycles",
+        unit: "cycle",
+        candidates: &[one(&["gpc__cycles_elapsed.max"], &["cycle"])],
+    },
+    Fact {
+        name: "sm_frequency_hz",
+        unit: "hz",
+        candidates: &[one(&["gpc__cycles_elapsed.avg.per_second"], &["hz"])],
+    },
+    Fact {
+        name: "dram_frequency_hz",
+        unit: "hz",
+        candidates: &[one(&["dram__cycles_elapsed.avg.per_second"], &["hz"])],
+    },
+    Fact {
+        name: "grid_size",
+        unit: "",
+        candidates: &[one(&["launch__grid_size"], COUNT)],
+    },
+    Fact {
+        name: "block_size",
+        unit: "",
+        candidates: &[one(&["launch__block_size"], COUNT)],
+    },
+    Fact {
+        name: "threads",
+        unit: "thread",
+        candidates: &[one(&["launch__thread_count"], &["thread"])],
+    },
+    Fact {
+        name: "waves_per_sm",
+        unit: "",
+        candidates: &[one(&["launch__waves_per_multiprocessor"], COUNT)],
+    },
+    Fact {
+        name: "registers_per_thread",
+        unit: "register/thread",
+        candidates: &[one(&["launch__registers_per_thread"], &["register/thread"])],
+    },
+    Fact {
+        name: "shared_mem_static_bytes_per_block",
+        unit: "byte/block",
+        candidates: &[one(
+            &["launch__shared_mem_per_block_static"],
+            &["byte/block"],
+        )],
+    },
+    Fact {
+        name: "shared_mem_dynamic_bytes_per_block",
+        unit: "byte/block",
+        candidates: &[one(
+            &["launch__shared_mem_per_block_dynamic"],
+            &["byte/block"],
+        )],
+    },
+    Fact {
+        name: "shared_mem_driver_bytes_per_block",
+        unit: "byte/block",
+        candidates: &[one(
+            &["launch__shared_mem_per_block_driver"],
+            &["byte/block"],
+        )],
+    },
+    Fact {
+        name: "shared_mem_config_bytes",
+        unit: "byte",
+        candidates: &[one(&["launch__shared_mem_config_size"], BYTE)],
+    },
+    Fact {
+        name: "sm_throughput_pct",
+        unit: "%",
+        candidates: &[one(
+            &["sm__throughput.avg.pct_of_peak_sustained_elapsed"],
+            PCT,
+        )],
+    },
+    Fact {
+        name: "memory_throughput_pct",
+        unit: "%",
+        candidates: &[one(
+            &["gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"],
+            PCT,
+        )],
+    },
+    Fact {
+        name: "dram_throughput_pct",
+        unit: "%",
+        candidates: &[
+            one(
+                &["gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"],
+                PCT,
+            ),
+            unseen(&["dram__throughput.avg.pct_of_peak_sustained_elapsed"], PCT),
+        ],
+    },
+    Fact {
+        name: "l1_throughput_pct",
+        unit: "%",
+        candidates: &[one(
+            &["l1tex__throughput.avg.pct_of_peak_sustained_active"],
+            PCT,
+        )],
+    },
+    Fact {
+        name: "l2_throughput_pct",
+        unit: "%",
+        candidates: &[one(
+            &["lts__throughput.avg.pct_of_peak_sustained_elapsed"],
+            PCT,
+        )],
+    },
+    Fact {
+        name: "achieved_occupancy_pct",
+        unit: "%",
+        candidates: &[one(
+            &["sm__warps_active.avg.pct_of_peak_sustained_active"],
+            PCT,
+        )],
+    },
+    Fact {
+        name: "theoretical_occupancy_pct",
+        unit: "%",
+        candidates: &[one(&["sm__maximum_warps_per_active_cycle_pct"], PCT)],
+    },
+    Fact {
+        name: "achieved_active_warps_per_sm",
+        unit: "warp",
+        candidates: &[one(&["sm__warps_active.avg.per_cycle_active"], &["warp"])],
+    },
+    Fact {
+        name: "theoretical_active_warps_per_sm",
+        unit: "warp",
+        candidates: &[one(&["sm__maximum_warps_avg_per_active_cycle"], &["warp"])],
+    },
+    Fact {
+        name: "dram_bytes",
+        unit: "byte",
+        candidates: &[
+            unseen(&["dram__bytes.sum"], BYTE),
+            one(&["dram__bytes_read.sum", "dram__bytes_write.sum"], BYTE),
+        ],
+    },
+    Fact {
+        name: "dram_read_bytes",
+        unit: "byte",
+        candidates: &[one(&["dram__bytes_read.sum"], BYTE)],
+    },
+    Fact {
+        name: "dram_write_bytes",
+        unit: "byte",
+        candidates: &[one(&["dram__bytes_write.sum"], BYTE)],
+    },
+    Fact {
+        name: "dram_bandwidth_bytes_per_s",
+        unit: "byte/s",
+        candidates: &[one(&["dram__bytes.sum.per_second"], &["byte/s"])],
+    },
+    Fact {
+        name: "l2_bytes",
+        unit: "byte",
+        candidates: &[
+            unseen(&["lts__t_bytes.sum"], BYTE),
+            sectors(&["lts__t_sectors.sum"]),
+        ],
+    },
+    Fact {
+        name: "l2_hit_rate_pct",
+        unit: "%",
+        candidates: &[one(&["lts__t_sector_hit_rate.pct"], PCT)],
+    },
+    Fact {
+        name: "l1_hit_rate_pct",
+        unit: "%",
+        candidates: &[one(&["l1tex__t_sector_hit_rate.pct"], PCT)],
+    },
+    Fact {
+        name: "l1_global_load_bytes",
+        unit: "byte",
+        candidates: &[
+            unseen(&["l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum"], BYTE),
+            sectors(&["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"]),
+        ],
+    },
+    Fact {
+        name: "l1_global_store_bytes",
+        unit: "byte",
+        candidates: &[
+            unseen(&["l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum"], BYTE),
+            sectors(&["l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"]),
+        ],
+    },
+    Fact {
+        name: "local_load_bytes",
+        unit: "byte",
+        candidates: &[
+            unseen(&["l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum"], BYTE),
+            sectors(&["l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum"]),
+        ],
+    },
+    Fact {
+        name: "local_store_bytes",
+        unit: "byte",
+        candidates: &[
+            unseen(&["l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum"], BYTE),
+            sectors(&["l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum"]),
+        ],
+    },
+    Fact {
+        name: "local_load_inst",
+        unit: "inst",
+        candidates: &[
+            one(&["smsp__sass_inst_executed_op_local_ld.sum"], INST),
+            one(&["sass__inst_executed_local_loads"], INST),
+        ],
+    },
+    Fact {
+        name: "local_store_inst",
+        unit: "inst",
+        candidates: &[
+            one(&["smsp__sass_inst_executed_op_local_st.sum"], INST),
+            one(&["sass__inst_executed_local_stores"], INST),
+        ],
+    },
+    Fact {
+        name: "instructions_executed",
+        unit: "inst",
+        candidates: &[one(&["smsp__inst_executed.sum"], INST)],
+    },
+    Fact {
+        name: "warp_cycles_per_issued_inst",
+        unit: "cycle",
+        candidates: &[one(
+            &["smsp__average_warp_latency_per_inst_issued.ratio"],
+            &["cycle"],
+        )],
+    },
+    Fact {
+        name: "tensor_pipe_active_pct",
+        unit: "%",
+        candidates: &[one(
+            &["sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"],
+            PCT,
+        )],
+    },
+    Fact {
+        name: "tensor_hmma_pipe_active_pct",
+        unit: "%",
+        candidates: &[one(
+            &["sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"],
+            PCT,
+        )],
+    },
+];
+
+/// Text facts (device and launch attributes that are strings).
+pub const TEXT_FACTS: &[(&str, &str)] = &[
+    ("device_name", "device__attribute_display_name"),
+    ("cc_major", "device__attribute_compute_capability_major"),
+    ("cc_minor", "device__attribute_compute_capability_minor"),
+];
+
+/// Warp-stall metric families: per-reason metric = prefix + reason + suffix.
+pub const STALL_CYCLES: (&str, &str) = (
+    "smsp__average_warps_issue_stalled_",
+    "_per_issue_active.ratio",
+);
+pub const STALL_SAMPLES: &str = "smsp__pcsamp_warps_issue_stalled_";
+pub const STALL_SAMPLES_NOT_ISSUED: &str = "_not_issued";
+pub const STALL_SAMPLE_TOTAL: &str = "smsp__pcsamp_sample_count";
+/// Stall reasons spelled differently in the two families: `(cycles family, samples family)`.
+pub const STALL_REASON_SPELLINGS: &[(&str, &str)] = &[("no_instruction", "no_instructions")];
+/// Units a stall-sample count may carry (ncu labels some reasons in `branches` or `inst`).
+pub const STALL_SAMPLE_UNITS: &[&str] = &["warp", "branches", "inst", ""];
+
+/// Instanced metric holding the per-opcode executed-instruction counts.
+pub const OPCODE_MIX: &str = "sass__inst_executed_per_opcode";
+
+/// `(section display name, label, metric)`: the details page's labels mapped back to metric names.
+/// Verified against the raw page of the 2025.3.1 fixture (every launch's value equals within the
+/// details page's printed precision); a label not listed stays a `Section: Label` column.
+pub const LABELS: &[(&str, &str, &str)] = &[
+    (
+        "GPU Speed Of Light Throughput",
+        "Duration",
+        "gpu__time_duration.sum",
+    ),
+    (
+        "GPU Speed Of Light Throughput",
+        "Elapsed Cycles",
+        "gpc__cycles_elapsed.max",
+    ),
+    (
+        "GPU Speed Of Light Throughput",
+        "SM Frequency",
+        "gpc__cycles_elapsed.avg.per_second",
+    ),
+    (
+        "GPU Speed Of Light Throughput",
+        "DRAM Frequency",
+        "dram__cycles_elapsed.avg.per_second",
+    ),
+    (
+        "GPU Speed Of Light Throughput",
+        "SM Active Cycles",
+        "sm__cycles_active.avg",
+    ),
+    (
+        "GPU Speed Of Light Throughput",
+        "Compute (SM) Throughput",
+        "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    ),
+    (
+        "GPU Speed Of Light Throughput",
+        "Memory Throughput",
+        "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+    ),
+    (
+        "GPU Speed Of Light Throughput",
+        "DRAM Throughput",
+        "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+    ),
+    (
+        "GPU Speed Of Light Throughput",
+        "L1/TEX Cache Throughput",
+        "l1tex__throughput.avg.pct_of_peak_sustained_active",
+    ),
+    (
+        "GPU Speed Of Light Throughput",
+        "L2 Cache Throughput",
+        "lts__throughput.avg.pct_of_peak_sustained_elapsed",
+    ),
+    ("Launch Statistics", "Block Size", "launch__block_size"),
+    ("Launch Statistics", "Grid Size", "launch__grid_size"),
+    ("Launch Statistics", "Threads", "launch__thread_count"),
+    (
+        "Launch Statistics",
+        "Waves Per SM",
+        "launch__waves_per_multiprocessor",
+    ),
+    (
+        "Launch Statistics",
+        "Registers Per Thread",
+        "launch__registers_per_thread",
+    ),
+    ("Launch Statistics", "# SMs", "launch__sm_count"),
+    (
+        "Launch Statistics",
+        "Shared Memory Configuration Size",
+        "launch__shared_mem_config_size",
+    ),
+    (
+        "Launch Statistics",
+        "Driver Shared Memory Per Block",
+        "launch__shared_mem_per_block_driver",
+    ),
+    (
+        "Launch Statistics",
+        "Dynamic Shared Memory Per Block",
+        "launch__shared_mem_per_block_dynamic",
+    ),
+    (
+        "Launch Statistics",
+        "Static Shared Memory Per Block",
+        "launch__shared_mem_per_block_static",
+    ),
+    (
+        "Occupancy",
+        "Theoretical Occupancy",
+        "sm__maximum_warps_per_active_cycle_pct",
+    ),
+    (
+        "Occupancy",
+        "Achieved Occupancy",
+        "sm__warps_active.avg.pct_of_peak_sustained_active",
+    ),
+    (
+        "Occupancy",
+        "Achieved Active Warps Per SM",
+        "sm__warps_active.avg.per_cycle_active",
+    ),
+    (
+        "Occupancy",
+        "Theoretical Active Warps per SM",
+        "sm__maximum_warps_avg_per_active_cycle",
+    ),
+    (
+        "Occupancy",
+        "Block Limit Registers",
+        "launch__occupancy_limit_registers",
+    ),
+    (
+        "Occupancy",
+        "Block Limit Warps",
+        "launch__occupancy_limit_warps",
+    ),
+    (
+        "Memory Workload Analysis",
+        "Memory Throughput",
+        "dram__bytes.sum.per_second",
+    ),
+    (
+        "Memory Workload Analysis",
+        "L1/TEX Hit Rate",
+        "l1tex__t_sector_hit_rate.pct",
+    ),
+    (
+        "Memory Workload Analysis",
+        "L2 Hit Rate",
+        "lts__t_sector_hit_rate.pct",
+    ),
+    (
+        "Memory Workload Analysis",
+        "Mem Busy",
+        "gpu__compute_memory_access_throughput.avg.pct_of_peak_sustained_elapsed",
+    ),
+    (
+        "Memory Workload Analysis",
+        "Max Bandwidth",
+        "gpu__compute_memory_request_throughput.avg.pct_of_peak_sustained_elapsed",
+    ),
+    (
+        "Memory Workload Analysis",
+        "Mem Pipes Busy",
+        "sm__memory_throughput.avg.pct_of_peak_sustained_elapsed",
+    ),
+    (
+        "Warp State Statistics",
+        "Warp Cycles Per Issued Instruction",
+        "smsp__average_warp_latency_per_inst_issued.ratio",
+    ),
+    (
+        "Warp State Statistics",
+        "Warp Cycles Per Executed Instruction",
+        "smsp__average_warps_active_per_inst_executed.ratio",
+    ),
+    (
+        "Instruction Statistics",
+        "Executed Instructions",
+        "smsp__inst_executed.sum",
+    ),
+    (
+        "Instruction Statistics",
+        "Issued Instructions",
+        "smsp__inst_issued.sum",
+    ),
+    (
+        "Compute Workload Analysis",
+        "Executed Ipc Elapsed",
+        "sm__inst_executed.avg.per_cycle_elapsed",
+    ),
+    (
+        "Compute Workload Analysis",
+        "SM Busy",
+        "sm__instruction_throughput.avg.pct_of_peak_sustained_elapsed",
+    ),
+    (
+        "Scheduler Statistics",
+        "Active Warps Per Scheduler",
+        "smsp__warps_active.avg.per_cycle_active",
+    ),
+    (
+        "Scheduler Statistics",
+        "Eligible Warps Per Scheduler",
+        "smsp__warps_eligible.avg.per_cycle_active",
+    ),
+    (
+        "Scheduler Statistics",
+        "Issued Warp Per Scheduler",
+        "smsp__issue_active.avg.per_cycle_active",
+    ),
+    (
+        "Source Counters",
+        "Branch Instructions",
+        "smsp__inst_executed_op_branch.sum",
+    ),
+];
+
+/// The metric a details-page label stands for, if the table knows it.
+pub fn label_metric(section: &str, label: &str) -> Option<&'static str> {
+    LABELS
+        .iter()
+        .find(|(s, l, _)| *s == section && *l == label)
+        .map(|(_, _, m)| *m)
+}
+
+/// Whether `(tool version, arch)` is one the tables were verified on.
+pub fn verified(tool_version: Option<&str>, arch: Option<&str>) -> bool {
+    match (tool_version, arch) {
+        (Some(v), Some(a)) => VERIFIED_ON
+            .iter()
+            .any(|(vp, va)| v.starts_with(vp) && a == *va),
+        _ => false,
+    }
+}
+
+/// The metric names a set of facts may read (for marking everything else unmodeled).
+pub fn fact_metric_names() -> impl Iterator<Item = &'static str> {
+    FACTS
+        .iter()
+        .flat_map(|f| f.candidates.iter())
+        .flat_map(|c| c.terms.iter().copied())
+        .chain(TEXT_FACTS.iter().map(|(_, m)| *m))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fact_names_are_unique_and_carry_units_in_their_names() {
+        let mut names: Vec<&str> = FACTS.iter().map(|f| f.name).collect();
+        let total = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), total);
+        for fact in FACTS {
+            assert!(!fact.candidates.is_empty(), "{}", fact.name);
+            let suffix_ok = match fact.unit {
+                "%" => fact.name.ends_with("_pct"),
+                "ns" => fact.name.ends_with("_ns"),
+                "hz" => fact.name.ends_with("_hz"),
+                "byte" => fact.name.ends_with("_bytes"),
+                "byte/s" => fact.name.ends_with("_bytes_per_s"),
+                "byte/block" => fact.name.ends_with("_bytes_per_block"),
+                _ => true,
+            };
+            assert!(suffix_ok, "{} ({})", fact.name, fact.unit);
+        }
+    }
+
+    #[test]
+    fn labels_resolve_by_section() {
+        assert_eq!(
+            label_metric("GPU Speed Of Light Throughput", "Memory Throughput"),
+            Some("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed")
+        );
+        assert_eq!(
+            label_metric("Memory Workload Analysis", "Memory Throughput"),
+            Some("dram__bytes.sum.per_second")
+        );
+        assert_eq!(label_metric("Occupancy", "Unknown Label"), None);
+    }
+
+    #[test]
+    fn verification_needs_version_and_arch() {
+        assert!(verified(Some("2025.3.1.0"), Some("sm_90")));
+        assert!(!verified(Some("2025.3.1.0"), Some("sm_80")));
+        assert!(!verified(None, Some("sm_90")));
+    }
+}
