@@ -3,6 +3,8 @@
 pub mod build_info;
 pub mod error;
 pub mod identity;
+pub mod runtime;
+pub mod store;
 pub mod table;
 
 #[cfg(feature = "python")]

@@ -3,6 +3,8 @@
 mod arrow;
 mod boundary;
 mod identity;
+mod runtime;
+mod store;
 
 use pyo3::prelude::*;
 
@@ -13,6 +15,18 @@ mod _native {
     #[pymodule_export]
     use super::identity::{
         build_info_json, debug_panic, file_identities_table, file_identity_json,
+    };
+    #[pymodule_export]
+    use super::runtime::{
+        call_processes, group_exists, proc_alive, proc_info, reap_zombies, set_child_subreaper,
+        settle, terminate,
+    };
+    #[pymodule_export]
+    use super::store::{
+        canonical_json, ledger_append, ledger_rewrite, rename_noreplace, storage_probe, store_cas,
+        store_ensure_dir, store_exists, store_freeze, store_lock_fd, store_manifest,
+        store_materialize, store_read, store_remove, store_replace, store_verify_objects,
+        store_write_once, validate_id,
     };
 
     use pyo3::prelude::*;
