@@ -181,12 +181,18 @@ pub fn store_cas(
     json(&outcome)
 }
 
-/// `ledger_append(root, entry) -> bytes`: appends a JSON object (given without `seq`); returns the line.
+/// `ledger_append(root, rel, entry) -> bytes`: appends a JSON object (given without `seq`) to a sequenced
+/// JSON-lines file (`ledger/records.jsonl`, an invocation's `events.jsonl`); returns the line written.
 #[pyfunction]
-pub fn ledger_append(py: Python<'_>, root: PathBuf, entry: Vec<u8>) -> PyResult<Vec<u8>> {
+pub fn ledger_append(
+    py: Python<'_>,
+    root: PathBuf,
+    rel: String,
+    entry: Vec<u8>,
+) -> PyResult<Vec<u8>> {
     run(py, || {
         let value = canonical::parse_strict(&entry)?;
-        ledger::append(&Dir::open(&root)?, value).map(|(_, line)| line.into_bytes())
+        ledger::append_at(&Dir::open(&root)?, &rel, value).map(|(_, line)| line.into_bytes())
     })
 }
 

@@ -11,24 +11,24 @@ use rustix::fs::{self as rfs, FlockOperation, Mode, OFlags};
 
 pub const LEDGER_REL: &str = "ledger/records.jsonl";
 
-fn open(root: &Dir) -> Result<OwnedFd> {
-    let (parent, name) = root.parent_of(LEDGER_REL, true)?;
+fn open(root: &Dir, rel: &str) -> Result<OwnedFd> {
+    let (parent, name) = root.parent_of(rel, true)?;
     rfs::openat(
         parent.fd(),
         name,
         OFlags::RDWR | OFlags::APPEND | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC,
         Mode::from_raw_mode(0o644),
     )
-    .map_err(|e| errno("open", LEDGER_REL, e))
+    .map_err(|e| errno("open", rel, e))
 }
 
-fn pread_exact(fd: &OwnedFd, offset: u64, len: usize) -> Result<Vec<u8>> {
+fn pread_exact(fd: &OwnedFd, offset: u64, len: usize, rel: &str) -> Result<Vec<u8>> {
     let mut buf = vec![0u8; len];
     let mut done = 0;
     while done < len {
         let slice = buf.get_mut(done..).unwrap_or_default();
         let n = rustix::io::pread(fd, slice, offset + done as u64)
-            .map_err(|e| errno("read", LEDGER_REL, e))?;
+            .map_err(|e| errno("read", rel, e))?;
         if n == 0 {
             break;
         }
@@ -39,9 +39,9 @@ fn pread_exact(fd: &OwnedFd, offset: u64, len: usize) -> Result<Vec<u8>> {
 }
 
 /// Cuts a torn tail and returns the last complete line's `seq` (0 for an empty ledger).
-fn repair_and_last_seq(fd: &OwnedFd) -> Result<u64> {
+fn repair_and_last_seq(fd: &OwnedFd, rel: &str) -> Result<u64> {
     let size = rfs::fstat(fd)
-        .map_err(|e| errno("stat", LEDGER_REL, e))?
+        .map_err(|e| errno("stat", rel, e))?
         .st_size
         .max(0) as u64;
     if size == 0 {
@@ -50,13 +50,13 @@ fn repair_and_last_seq(fd: &OwnedFd) -> Result<u64> {
     let mut window: u64 = 1 << 16;
     loop {
         let start = size.saturating_sub(window);
-        let tail = pread_exact(fd, start, (size - start) as usize)?;
+        let tail = pread_exact(fd, start, (size - start) as usize, rel)?;
         let last_nl = tail.iter().rposition(|b| *b == b'\n');
         let end = match last_nl {
             Some(i) => i,
             None if start == 0 => {
                 // No complete line at all: the whole file is one torn line.
-                rfs::ftruncate(fd, 0).map_err(|e| errno("truncate", LEDGER_REL, e))?;
+                rfs::ftruncate(fd, 0).map_err(|e| errno("truncate", rel, e))?;
                 return Ok(0);
             }
             None => {
@@ -65,9 +65,8 @@ fn repair_and_last_seq(fd: &OwnedFd) -> Result<u64> {
             }
         };
         if end as u64 + 1 != tail.len() as u64 {
-            rfs::ftruncate(fd, start + end as u64 + 1)
-                .map_err(|e| errno("truncate", LEDGER_REL, e))?;
-            rfs::fsync(fd).map_err(|e| errno("fsync", LEDGER_REL, e))?;
+            rfs::ftruncate(fd, start + end as u64 + 1).map_err(|e| errno("truncate", rel, e))?;
+            rfs::fsync(fd).map_err(|e| errno("fsync", rel, e))?;
         }
         let head = tail.get(..end).unwrap_or_default();
         let line_start = match head.iter().rposition(|b| *b == b'\n') {
@@ -82,9 +81,9 @@ fn repair_and_last_seq(fd: &OwnedFd) -> Result<u64> {
         let parsed = canonical::parse_strict(line).map_err(|e| {
             Error::input(
                 codes::LEDGER_CORRUPT,
-                format!("the last ledger line is not valid JSON: {}", e.message),
+                format!("the last line of {rel} is not valid JSON: {}", e.message),
             )
-            .with_path(LEDGER_REL)
+            .with_path(rel)
         })?;
         return parsed
             .get("seq")
@@ -92,31 +91,39 @@ fn repair_and_last_seq(fd: &OwnedFd) -> Result<u64> {
             .filter(|s| *s >= 1.0 && s.fract() == 0.0)
             .map(|s| s as u64)
             .ok_or_else(|| {
-                Error::input(codes::LEDGER_CORRUPT, "the last ledger line has no seq")
-                    .with_path(LEDGER_REL)
+                Error::input(
+                    codes::LEDGER_CORRUPT,
+                    format!("the last line of {rel} has no seq"),
+                )
+                .with_path(rel)
             });
     }
 }
 
-/// Appends `entry` (an object without `seq`) and returns the line written, with its `seq`.
-pub fn append(root: &Dir, mut entry: Json) -> Result<(u64, String)> {
+/// Appends `entry` (an object without `seq`) to the ledger and returns the line written, with its `seq`.
+pub fn append(root: &Dir, entry: Json) -> Result<(u64, String)> {
+    append_at(root, LEDGER_REL, entry)
+}
+
+/// Appends `entry` to any sequenced JSON-lines file below `root` (the ledger, an invocation's events).
+pub fn append_at(root: &Dir, rel: &str, mut entry: Json) -> Result<(u64, String)> {
     if !matches!(entry, Json::Object(_)) {
         return Err(Error::input(
             codes::RECORD_INVALID,
             "a ledger entry must be a JSON object",
         ));
     }
-    let fd = open(root)?;
-    rfs::flock(&fd, FlockOperation::LockExclusive).map_err(|e| errno("flock", LEDGER_REL, e))?;
-    let seq = repair_and_last_seq(&fd)? + 1;
+    let fd = open(root, rel)?;
+    rfs::flock(&fd, FlockOperation::LockExclusive).map_err(|e| errno("flock", rel, e))?;
+    let seq = repair_and_last_seq(&fd, rel)? + 1;
     entry.set("seq", Json::Number(seq as f64));
     let line = canonical::to_canonical(&entry)? + "\n";
     let mut rest = line.as_bytes();
     while !rest.is_empty() {
-        let n = rustix::io::write(&fd, rest).map_err(|e| errno("append", LEDGER_REL, e))?;
+        let n = rustix::io::write(&fd, rest).map_err(|e| errno("append", rel, e))?;
         rest = rest.get(n..).unwrap_or_default();
     }
-    rfs::fsync(&fd).map_err(|e| errno("fsync", LEDGER_REL, e))?;
+    rfs::fsync(&fd).map_err(|e| errno("fsync", rel, e))?;
     Ok((seq, line))
 }
 
