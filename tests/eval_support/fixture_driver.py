@@ -65,7 +65,9 @@ def main() -> int:
         log.write(json.dumps({"invocation_id": req["invocation_id"], "call_index": req["call_index"], "pid": os.getpid(), "mode": mode}) + "\n")
     if mode == "env_dump":
         with open(os.path.join(behavior_dir, "env.json"), "w") as f:
-            json.dump({"env": dict(os.environ), "cwd": os.getcwd(), "pgid": os.getpgid(0), "sid": os.getsid(0), "pid": os.getpid(), "argv": sys.argv}, f)
+            with open("/proc/self/environ", "rb") as env_file:  # the environment as exec'd, before Python's own changes
+                initial = dict(item.decode().split("=", 1) for item in env_file.read().split(b"\0") if item)
+            json.dump({"env": initial, "cwd": os.getcwd(), "pgid": os.getpgid(0), "sid": os.getsid(0), "pid": os.getpid(), "argv": sys.argv}, f)
     if mode == "hang":
         _sleep_forever()
     if mode == "fork_escape":

@@ -58,6 +58,14 @@ def _register() -> None:
     cli.add_command(doctor.doctor)
     cli.add_command(schema.schema)
 
+    from gpuopt.cli import driver, invocation, readiness, store
+
+    cli.add_command(readiness.readiness)
+    cli.add_command(driver.driver)
+    cli.add_command(invocation.status)
+    cli.add_command(invocation.cancel)
+    cli.add_command(store.store)
+
 
 _register()
 
