@@ -1,7 +1,9 @@
 """A workload driver written for the tests: it speaks gpuopt.driver/v1 and misbehaves on demand.
 
 ``--behavior-dir DIR`` names a folder (not a file, so it is not part of the driver's frozen identity) whose
-``behavior.json`` is read on every call: ``{"mode": ..., ...}``. Every call is logged to ``DIR/calls.log``.
+``behavior.json`` is read on every call: ``{"mode": ..., ...}``, or per sample count
+``{"by_samples": {"5": {"mode": ...}}}`` so that concurrent invocations in one root can behave differently.
+Every call is logged to ``DIR/calls.log``.
 Modes: ok, hang, fork_escape, leave_process, flood, wrong_count, fail_correctness, report_failed,
 undeclared_member, exit_code, no_result, identity_change, undeclared_metric, wrong_unit, bad_json,
 rewrite_after_exit, env_dump.
@@ -57,9 +59,16 @@ def main() -> int:
         behavior = json.load(f)
     with open(request_path) as f:
         req = json.load(f)
+    by_samples = behavior.get("by_samples", {})
+    samples = str(next(iter(req["sampling"]["samples_per_call"].values())))
+    if samples in by_samples:  # concurrent scenarios in one root, told apart by their unique sample count
+        behavior = by_samples[samples]
     mode = behavior.get("mode", "ok")
     only = behavior.get("only_invocations")
     if only and not req["invocation_id"].startswith(only):
+        mode = "ok"
+    calls = behavior.get("only_calls")
+    if calls is not None and req["call_index"] not in calls:
         mode = "ok"
     with open(os.path.join(behavior_dir, "calls.log"), "a") as log:
         log.write(json.dumps({"invocation_id": req["invocation_id"], "call_index": req["call_index"], "pid": os.getpid(), "mode": mode}) + "\n")

@@ -118,7 +118,9 @@ def _active_child(store: Store, inv_id: str) -> ActiveChild | None:
 
 
 def _child_running(child: ActiveChild) -> bool:
-    return _alive(child.pid, child.start_token) or _native.group_exists(child.pgid)
+    if _alive(child.pid, child.start_token) or _native.group_exists(child.pgid):
+        return True
+    return bool(json.loads(_native.call_processes(child.pgid, None, [], child.env_tag)))
 
 
 def status(root: str | Path, inv_id: str, *, now: float | None = None) -> InvocationStatus:
@@ -232,7 +234,9 @@ def cancel(root: str | Path, inv_id: str) -> InvocationStatus:
     if child is not None:
         request = read_request(store, inv_id)
         report = json.loads(
-            _native.terminate(child.pgid, None, [], request.limits.termination_grace_s, request.limits.cleanup_timeout_s)
+            _native.terminate(
+                child.pgid, None, [], child.env_tag, request.limits.termination_grace_s, request.limits.cleanup_timeout_s
+            )
         )
         if report["confirmed"]:
             store.remove(_rel(inv_id, "active-child.json"))

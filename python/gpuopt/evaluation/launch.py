@@ -148,7 +148,7 @@ class CallOutcome:
 class Hooks:
     """What the supervisor does around a call: record the child before it runs, note events, check cancel."""
 
-    record_child: Callable[[int, str], None]
+    record_child: Callable[[int, str, str], None]
     child_gone: Callable[[], None]
     event: Callable[..., None]
     cancelled: Callable[[], bool]
@@ -206,8 +206,9 @@ def run_call(spec: LaunchSpec, deadlines: Deadlines, hooks: Hooks) -> CallOutcom
     pid, out_r, err_r, gate_w = _spawn_gate()
     info = _native.proc_info(pid)
     token = json.loads(info)["start_token"] if info else "0"
+    tag = f"GPUOPT_REQUEST={spec.env.get('GPUOPT_REQUEST', '')}"
     try:
-        hooks.record_child(pid, str(token))
+        hooks.record_child(pid, str(token), tag)
     except BaseException:
         os.close(gate_w)  # the gate exits without running the driver
         raise
@@ -281,7 +282,7 @@ def run_call(spec: LaunchSpec, deadlines: Deadlines, hooks: Hooks) -> CallOutcom
     if stop is not None:
         hooks.event("termination", call_index=spec.call_index, signal="SIGTERM", detail=stop)
         report = json.loads(
-            _native.terminate(pid, me, [], spec.termination_grace_s, spec.cleanup_timeout_s)
+            _native.terminate(pid, me, [], tag, spec.termination_grace_s, spec.cleanup_timeout_s)
         )
         if "SIGKILL" in report["signals"]:
             hooks.event("termination", call_index=spec.call_index, signal="SIGKILL", detail=stop)
@@ -291,13 +292,13 @@ def run_call(spec: LaunchSpec, deadlines: Deadlines, hooks: Hooks) -> CallOutcom
         end_ns = end_ns or time.monotonic_ns()
         leftover = 0
     else:
-        settled = json.loads(_native.settle(pid, me, [], SETTLE_S))
+        settled = json.loads(_native.settle(pid, me, [], tag, SETTLE_S))
         left = settled["left"]
         leftover = len(left)
         report = {"signals": [], "escaped": [], "survivors": [], "elapsed_s": 0.0, "confirmed": True}
         if left:
             report = json.loads(
-                _native.terminate(pid, me, [], spec.termination_grace_s, spec.cleanup_timeout_s)
+                _native.terminate(pid, me, [], tag, spec.termination_grace_s, spec.cleanup_timeout_s)
             )
     # Everything that could hold the pipes is gone (or unconfirmed): read what is left, without blocking long.
     drain_until = time.monotonic() + (1.0 if report["confirmed"] else 0.1)

@@ -97,8 +97,9 @@ class GpuLocks:
                     expected=occ.child.start_token,
                     observed=live_token,
                 )
-            if _native.group_exists(occ.pgid) or (live_token == occ.child.start_token and state != "Z"):
-                report = json.loads(_native.terminate(occ.pgid, None, [], grace_s, timeout_s))
+            tagged = json.loads(_native.call_processes(occ.pgid, None, [], occ.env_tag))
+            if tagged or _native.group_exists(occ.pgid) or (live_token == occ.child.start_token and state != "Z"):
+                report = json.loads(_native.terminate(occ.pgid, None, [], occ.env_tag, grace_s, timeout_s))
                 if not report["confirmed"]:
                     raise InputError(
                         "resource_cleanup_unknown",
@@ -110,9 +111,14 @@ class GpuLocks:
             _native.store_remove(str(self.directory), rel)
         return recovered
 
-    def occupy(self, supervisor: ProcessRef, child: ProcessRef, pgid: int) -> None:
+    def occupy(self, supervisor: ProcessRef, child: ProcessRef, pgid: int, env_tag: str) -> None:
         occ = Occupancy(
-            invocation_id=self.invocation_id, supervisor=supervisor, child=child, pgid=pgid, since_epoch=time.time()
+            invocation_id=self.invocation_id,
+            supervisor=supervisor,
+            child=child,
+            pgid=pgid,
+            env_tag=env_tag,
+            since_epoch=time.time(),
         )
         for name in self.names:
             _native.store_replace(str(self.directory), f"{name}.occupancy.json", jsonio.record_bytes(occ), 0o644)

@@ -10,29 +10,20 @@ escaped descendants stay findable and are killed with its group.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import threading
 import time
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gpuopt import _native
-from gpuopt.errors import GpuoptError, InputError
-from gpuopt.evaluation import jsonio, locks
-from gpuopt.evaluation.executor import ExecutionSpec, Worker, build_result, refused_result
-from gpuopt.evaluation.identity import current_tool_identity
-from gpuopt.evaluation.launch import CallOutcome, Deadlines, Hooks, LaunchSpec, run_call
-from gpuopt.evaluation.store import Store
-from gpuopt.models.evaluation.invocation import (
-    ActiveChild,
-    InvocationResult,
-    ProcessRef,
-    SupervisorRecord,
-    ToolIdentity,
-)
+if TYPE_CHECKING:  # the detached path forks before importing anything heavy
+    from gpuopt.evaluation import locks
+    from gpuopt.evaluation.executor import ExecutionSpec
+    from gpuopt.evaluation.launch import CallOutcome, Deadlines, LaunchSpec
+    from gpuopt.evaluation.store import Store
+    from gpuopt.models.evaluation.invocation import InvocationResult, ToolIdentity
 
 HEARTBEAT_S = 10.0
 
@@ -45,6 +36,9 @@ class EventLog:
         self.rel = rel
 
     def __call__(self, event: str, **fields: Any) -> None:
+        from gpuopt import _native
+        from gpuopt.evaluation import jsonio
+
         entry = {"at_epoch": time.time(), "at_mono_ns": time.monotonic_ns(), "event": event}
         entry.update({k: v for k, v in fields.items() if v is not None})
         _native.ledger_append(str(self.base), self.rel, jsonio.canonical(entry))
@@ -66,6 +60,8 @@ class Heartbeat(threading.Thread):
         self.beat()
 
     def beat(self) -> None:
+        from gpuopt.errors import GpuoptError
+
         with self.lock:
             phase = self.phase
         try:
@@ -93,6 +89,11 @@ class Supervisor:
         ledger_store: Store | None = None,
         target_checks: Any = None,
     ) -> None:
+        import json
+
+        from gpuopt import _native
+        from gpuopt.evaluation.store import Store
+
         self.spec = spec
         self.inv_dir = inv_dir
         self.mode = mode
@@ -120,11 +121,18 @@ class Supervisor:
                 self.caller_gone = True
         return self.caller_gone or (self.inv_dir / "cancel").exists()
 
-    def _record_child(self, call_index: int, pid: int, token: str) -> None:
-        child = ActiveChild(call_index=call_index, pid=pid, start_token=token, pgid=pid, cgroup=None, gpus=self.spec.gpus)
+    def _record_child(self, call_index: int, pid: int, token: str, tag: str) -> None:
+        from gpuopt.evaluation import jsonio
+        from gpuopt.models.evaluation.invocation import ActiveChild, ProcessRef
+
+        child = ActiveChild(
+            call_index=call_index, pid=pid, start_token=token, pgid=pid, cgroup=None, gpus=self.spec.gpus, env_tag=tag
+        )
         self.inv_store.replace_bytes("active-child.json", jsonio.record_bytes(child))
         if self.gpu_locks is not None:
-            self.gpu_locks.occupy(ProcessRef(pid=self.me, start_token=self.token), ProcessRef(pid=pid, start_token=token), pid)
+            self.gpu_locks.occupy(
+                ProcessRef(pid=self.me, start_token=self.token), ProcessRef(pid=pid, start_token=token), pid, tag
+            )
 
     def _child_gone(self) -> None:
         self.inv_store.remove("active-child.json")
@@ -132,9 +140,11 @@ class Supervisor:
             self.gpu_locks.clear()
 
     def run_call(self, spec: LaunchSpec, deadlines: Deadlines) -> CallOutcome:
+        from gpuopt.evaluation.launch import Hooks, run_call
+
         self.heartbeat.set_phase("in_call")
         hooks = Hooks(
-            record_child=lambda pid, token: self._record_child(spec.call_index, pid, token),
+            record_child=lambda pid, token, tag: self._record_child(spec.call_index, pid, token, tag),
             child_gone=self._child_gone,
             event=self.events,
             cancelled=self.cancelled,
@@ -148,6 +158,8 @@ class Supervisor:
     # ---- the run ---------------------------------------------------------------------------------------
 
     def _deadlines(self, started_mono: float, started_epoch: float) -> Deadlines:
+        from gpuopt.evaluation.launch import Deadlines
+
         limits = self.spec.limits
         absolute = None
         if limits.absolute_deadline_epoch is not None:
@@ -155,13 +167,11 @@ class Supervisor:
         return Deadlines(operation_mono=started_mono + limits.operation_timeout_s, absolute_mono=absolute)
 
     def _publish(self, result: InvocationResult) -> None:
+        from gpuopt.evaluation.store import Published, ledger_keys
+
         published = self.inv_store.write_record("result.json", result)
         if self.ledger_store is not None:
-            from gpuopt.evaluation.store import ledger_keys
-
             rel = f"invocations/{self.spec.invocation_id}/result.json"
-            from gpuopt.evaluation.store import Published
-
             self.ledger_store.ledger_append(
                 "result",
                 self.spec.invocation_id,
@@ -171,6 +181,12 @@ class Supervisor:
         self.events("result_published", sha256=published.sha256)
 
     def run(self) -> int:
+        from gpuopt import _native
+        from gpuopt.evaluation import locks
+        from gpuopt.evaluation.executor import refused_result
+        from gpuopt.evaluation.identity import current_tool_identity
+        from gpuopt.models.evaluation.invocation import SupervisorRecord
+
         started_epoch, started_mono = time.time(), time.monotonic()
         record = SupervisorRecord(
             pid=self.me, start_token=self.token, started_at_epoch=started_epoch, lock_dir=str(locks.lock_dir()), mode=self.mode
@@ -203,6 +219,11 @@ class Supervisor:
         return 0
 
     def _supervise(self, started_epoch: float, started_mono: float) -> InvocationResult:
+        from gpuopt.errors import GpuoptError, InputError
+        from gpuopt.evaluation import locks
+        from gpuopt.evaluation.executor import Worker, build_result, refused_result
+        from gpuopt.evaluation.identity import current_tool_identity
+
         spec = self.spec
         try:
             if self.tool_identity is not None and current_tool_identity() != self.tool_identity:
@@ -250,6 +271,7 @@ class Supervisor:
 
 
 def _host_id() -> str:
+    """This host's id, as the doctor identity defines it."""
     from gpuopt.host import host_identity
 
     return host_identity().host_id
@@ -269,6 +291,7 @@ def _detach(log_path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Entry point; the detached mode forks away before any heavy import."""
     parser = argparse.ArgumentParser(prog="gpuopt-supervisor")
     sub = parser.add_subparsers(dest="mode", required=True)
     det = sub.add_parser("detached")
@@ -279,13 +302,17 @@ def main(argv: list[str] | None = None) -> int:
     probe.add_argument("--caller-fd", type=int, required=True)
     args = parser.parse_args(argv)
     if args.mode == "detached":
-        from gpuopt.evaluation import invocation
-
-        _native.validate_id("invocation", args.invocation)
+        if not args.invocation.startswith("inv-") or "/" in args.invocation or ".." in args.invocation:
+            return 2
         inv_dir = Path(args.root) / "invocations" / args.invocation
         _detach(inv_dir / "supervisor.log")
+        from gpuopt.evaluation import invocation
+
         supervisor = invocation.supervisor_for(Path(args.root), args.invocation)
         return supervisor.run()
+    from gpuopt.evaluation import jsonio
+    from gpuopt.evaluation.executor import ExecutionSpec
+
     spec_path = Path(args.spec)
     spec = jsonio.load(ExecutionSpec, spec_path.read_bytes(), what="probe spec")
     os.set_blocking(args.caller_fd, False)

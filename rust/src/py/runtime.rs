@@ -34,47 +34,79 @@ pub fn reap_zombies(py: Python<'_>, keep: Vec<i32>) -> PyResult<Vec<(i32, i32)>>
     run(py, || Ok(runtime::reap_zombies(&keep)))
 }
 
-/// `call_processes(pgid, reaper, exclude) -> bytes`: members of the group and descendants of `reaper`.
+fn scope<'a>(
+    pgid: i32,
+    reaper: Option<i32>,
+    exclude: &'a [i32],
+    tag: Option<&'a str>,
+) -> runtime::CallScope<'a> {
+    runtime::CallScope {
+        pgid,
+        reaper,
+        exclude,
+        tag,
+    }
+}
+
+/// `call_processes(pgid, reaper, exclude, tag) -> bytes`: members of the group, descendants of `reaper`,
+/// and processes whose environment holds the entry `tag` (`KEY=VALUE`).
 #[pyfunction]
-#[pyo3(signature = (pgid, reaper, exclude))]
+#[pyo3(signature = (pgid, reaper, exclude, tag))]
 pub fn call_processes(
     py: Python<'_>,
     pgid: i32,
     reaper: Option<i32>,
     exclude: Vec<i32>,
+    tag: Option<String>,
 ) -> PyResult<Vec<u8>> {
-    let procs = run(py, || Ok(runtime::call_processes(pgid, reaper, &exclude)))?;
+    let procs = run(py, || {
+        Ok(runtime::call_processes(&scope(
+            pgid,
+            reaper,
+            &exclude,
+            tag.as_deref(),
+        )))
+    })?;
     json(&procs)
 }
 
-/// `settle(pgid, reaper, exclude, settle_s) -> bytes`: `{left, reaped}` after waiting for a clean exit.
+/// `settle(pgid, reaper, exclude, tag, settle_s) -> bytes`: `{left, reaped}` after waiting for a clean exit.
 #[pyfunction]
-#[pyo3(signature = (pgid, reaper, exclude, settle_s))]
+#[pyo3(signature = (pgid, reaper, exclude, tag, settle_s))]
 pub fn settle(
     py: Python<'_>,
     pgid: i32,
     reaper: Option<i32>,
     exclude: Vec<i32>,
+    tag: Option<String>,
     settle_s: f64,
 ) -> PyResult<Vec<u8>> {
-    let (left, reaped) = run(py, || Ok(runtime::settle(pgid, reaper, &exclude, settle_s)))?;
+    let (left, reaped) = run(py, || {
+        Ok(runtime::settle(
+            &scope(pgid, reaper, &exclude, tag.as_deref()),
+            settle_s,
+        ))
+    })?;
     json(&serde_json::json!({"left": left, "reaped": reaped}))
 }
 
-/// `terminate(pgid, reaper, exclude, grace_s, timeout_s) -> bytes`: SIGTERM, grace, SIGKILL, verify.
+/// `terminate(pgid, reaper, exclude, tag, grace_s, timeout_s) -> bytes`: SIGTERM, grace, SIGKILL, verify.
 #[pyfunction]
-#[pyo3(signature = (pgid, reaper, exclude, grace_s, timeout_s))]
+#[pyo3(signature = (pgid, reaper, exclude, tag, grace_s, timeout_s))]
 pub fn terminate(
     py: Python<'_>,
     pgid: i32,
     reaper: Option<i32>,
     exclude: Vec<i32>,
+    tag: Option<String>,
     grace_s: f64,
     timeout_s: f64,
 ) -> PyResult<Vec<u8>> {
     let report = run(py, || {
         Ok(runtime::terminate(
-            pgid, reaper, &exclude, grace_s, timeout_s,
+            &scope(pgid, reaper, &exclude, tag.as_deref()),
+            grace_s,
+            timeout_s,
         ))
     })?;
     json(&report)

@@ -3,11 +3,14 @@
 //! A supervisor marks itself a child subreaper, so descendants that escape their group with `setsid` or by
 //! daemonizing re-parent to it and stay findable. [`terminate`] signals the call's group and every such
 //! descendant (SIGTERM, grace, SIGKILL), reaps what dies, and confirms only when `kill(-pgid, 0)` fails with
-//! `ESRCH` and no descendant of the supervisor remains.
+//! `ESRCH` and no descendant of the supervisor remains. Every driver call also carries a unique environment
+//! entry (its request path); processes still carrying it are found even after their supervisor died and
+//! its subreaper role with it, which is how `gpuopt cancel` and the next GPU-lock holder reach escaped
+//! descendants of an orphaned call (a process that clears its environment escapes this net).
 
 pub mod procs;
 
-pub use procs::{descendants, read_proc, scan, start_token, ProcInfo};
+pub use procs::{descendants, environ_has, read_proc, scan, start_token, ProcInfo};
 
 use crate::error::{Error, Result};
 use rustix::io::Errno;
@@ -68,8 +71,20 @@ pub fn reap_zombies(keep: &[i32]) -> Vec<(i32, i32)> {
     out
 }
 
-/// The processes a call still has: members of its group plus descendants of `reaper` (not in `exclude`).
-pub fn call_processes(pgid: i32, reaper: Option<i32>, exclude: &[i32]) -> Vec<ProcInfo> {
+/// How a call's processes are found: its group, descendants of a reaper, and an environment tag.
+#[derive(Debug, Clone, Default)]
+pub struct CallScope<'a> {
+    pub pgid: i32,
+    pub reaper: Option<i32>,
+    pub exclude: &'a [i32],
+    pub tag: Option<&'a str>,
+}
+
+/// The processes a call still has: members of its group, descendants of `reaper`, and processes carrying
+/// the call's environment tag (never `exclude` nor this process).
+pub fn call_processes(scope: &CallScope<'_>) -> Vec<ProcInfo> {
+    let (pgid, reaper, exclude) = (scope.pgid, scope.reaper, scope.exclude);
+    let me = rproc::getpid().as_raw_nonzero().get();
     let all = scan();
     let mut seen = BTreeSet::new();
     let mut out = Vec::new();
@@ -82,6 +97,18 @@ pub fn call_processes(pgid: i32, reaper: Option<i32>, exclude: &[i32]) -> Vec<Pr
         for p in descendants(&all, r) {
             if !exclude.contains(&p.pid) && seen.insert(p.pid) {
                 out.push(p);
+            }
+        }
+    }
+    if let Some(tag) = scope.tag {
+        for p in &all {
+            if p.pid != me
+                && !exclude.contains(&p.pid)
+                && !seen.contains(&p.pid)
+                && environ_has(p.pid, tag)
+            {
+                seen.insert(p.pid);
+                out.push(p.clone());
             }
         }
     }
@@ -117,31 +144,43 @@ fn signal_all(pgid: i32, procs: &[ProcInfo], sig: Signal) {
     }
 }
 
-fn gone(pgid: i32, reaper: Option<i32>, exclude: &[i32]) -> bool {
-    !group_exists(pgid) && call_processes(pgid, reaper, exclude).is_empty()
+/// The call's processes that still live: zombies are dead (their parent reaps them; this process does when
+/// it is the subreaper), so only running or stopped processes count.
+fn living(scope: &CallScope<'_>) -> Vec<ProcInfo> {
+    call_processes(scope)
+        .into_iter()
+        .filter(|p| p.state != 'Z')
+        .collect()
+}
+
+/// Nothing of the call lives: no running or stopped member of its group, no living escaped descendant or
+/// tagged process (`kill(-pgid, 0)` may still see zombies until their parent reaps them).
+fn gone(scope: &CallScope<'_>) -> bool {
+    living(scope).is_empty()
+}
+
+/// Reaps zombie children only when this process is the call's reaper: a library caller's own children are
+/// never waited for here (that would steal their exit status).
+fn reap_if_reaper(scope: &CallScope<'_>) -> Vec<(i32, i32)> {
+    if scope.reaper.is_some() {
+        reap_zombies(scope.exclude)
+    } else {
+        Vec::new()
+    }
 }
 
 /// Waits up to `settle_s` for a call whose driver exited to leave nothing behind, reaping as it goes.
 /// Returns the processes still there (empty when clean) and the children reaped.
-pub fn settle(
-    pgid: i32,
-    reaper: Option<i32>,
-    exclude: &[i32],
-    settle_s: f64,
-) -> (Vec<ProcInfo>, Vec<(i32, i32)>) {
+pub fn settle(scope: &CallScope<'_>, settle_s: f64) -> (Vec<ProcInfo>, Vec<(i32, i32)>) {
     let deadline = Instant::now() + Duration::from_secs_f64(settle_s.max(0.0));
     let mut reaped = Vec::new();
     loop {
-        reaped.extend(reap_zombies(exclude));
-        let left: Vec<ProcInfo> = call_processes(pgid, reaper, exclude)
-            .into_iter()
-            .filter(|p| p.state != 'Z' || p.ppid != rproc::getpid().as_raw_nonzero().get())
-            .collect();
-        if left.is_empty() && !group_exists(pgid) {
-            return (left, reaped);
+        reaped.extend(reap_if_reaper(scope));
+        if gone(scope) {
+            return (Vec::new(), reaped);
         }
         if Instant::now() >= deadline {
-            return (call_processes(pgid, reaper, exclude), reaped);
+            return (living(scope), reaped);
         }
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -149,13 +188,8 @@ pub fn settle(
 
 /// SIGTERM to the group and escaped descendants, `grace_s`, SIGKILL, then poll every 20 ms until nothing is
 /// left or `timeout_s` (from the start) passes.
-pub fn terminate(
-    pgid: i32,
-    reaper: Option<i32>,
-    exclude: &[i32],
-    grace_s: f64,
-    timeout_s: f64,
-) -> Termination {
+pub fn terminate(scope: &CallScope<'_>, grace_s: f64, timeout_s: f64) -> Termination {
+    let pgid = scope.pgid;
     let start = Instant::now();
     let deadline = start + Duration::from_secs_f64(timeout_s.max(0.0));
     let grace_end = start + Duration::from_secs_f64(grace_s.clamp(0.0, timeout_s.max(0.0)));
@@ -171,26 +205,26 @@ pub fn terminate(
             }
         }
     };
-    let procs = call_processes(pgid, reaper, exclude);
+    let procs = call_processes(scope);
     note(&procs, &mut seen);
     signal_all(pgid, &procs, Signal::TERM);
     signals.push("SIGTERM".to_string());
     let mut killed = false;
     loop {
-        reaped.extend(reap_zombies(exclude));
-        if gone(pgid, reaper, exclude) {
+        reaped.extend(reap_if_reaper(scope));
+        if gone(scope) {
             break;
         }
         let now = Instant::now();
         if !killed && now >= grace_end {
-            let procs = call_processes(pgid, reaper, exclude);
+            let procs = call_processes(scope);
             note(&procs, &mut seen);
             signal_all(pgid, &procs, Signal::KILL);
             signals.push("SIGKILL".to_string());
             killed = true;
         } else if killed {
             // Processes forked after the first SIGKILL (a parent racing the signal) get one too.
-            let procs = call_processes(pgid, reaper, exclude);
+            let procs = call_processes(scope);
             note(&procs, &mut seen);
             signal_all(pgid, &procs, Signal::KILL);
         }
@@ -199,12 +233,9 @@ pub fn terminate(
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    reaped.extend(reap_zombies(exclude));
-    let survivors: Vec<i32> = call_processes(pgid, reaper, exclude)
-        .iter()
-        .map(|p| p.pid)
-        .collect();
-    let confirmed = survivors.is_empty() && !group_exists(pgid);
+    reaped.extend(reap_if_reaper(scope));
+    let confirmed = gone(scope);
+    let survivors: Vec<i32> = living(scope).iter().map(|p| p.pid).collect();
     Termination {
         confirmed,
         signals,

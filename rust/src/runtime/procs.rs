@@ -51,6 +51,13 @@ pub fn scan() -> Vec<ProcInfo> {
         .collect()
 }
 
+/// Whether `pid`'s initial environment holds exactly the entry `KEY=VALUE` (unreadable = no).
+pub fn environ_has(pid: i32, entry: &str) -> bool {
+    std::fs::read(format!("/proc/{pid}/environ"))
+        .map(|env| env.split(|b| *b == 0).any(|e| e == entry.as_bytes()))
+        .unwrap_or(false)
+}
+
 /// The descendants of `root` among `all` (not `root` itself).
 pub fn descendants(all: &[ProcInfo], root: i32) -> Vec<ProcInfo> {
     let mut out = Vec::new();

@@ -234,6 +234,7 @@ class ActiveChild(Record):
     pgid: Annotated[int, Field(ge=1)]
     cgroup: str | None
     gpus: list[str]
+    env_tag: str = Field(description="The environment entry every process of the call inherits (GPUOPT_REQUEST=...)")
 
 
 class ProcessRef(Record):
@@ -248,6 +249,7 @@ class Occupancy(Record):
     supervisor: ProcessRef
     child: ProcessRef
     pgid: Annotated[int, Field(ge=1)]
+    env_tag: str
     since_epoch: Epoch
 
 
