@@ -20,12 +20,16 @@ from gpuopt.models.evaluation.target import MetricDeclaration, Objective
 def test_rfc8785_example_document() -> None:
     raw = (
         b'{"numbers": [333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001],'
-        b' "string": "\\u20ac$\\u000F\\u000aA\'\\u0042\\u0022\\u005c\\\\\\"\\/", "literals": [null, true, false]}'
+        b' "string": "\\u20ac$\\u000F\\u000aA\'\\u0042\\u0022\\u005c\\\\\\"\\/",'
+        b' "literals": [null, true, false]}'
     )
-    assert _native.canonical_json(raw) == (
-        '{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],'
-        '"string":"€$\\u000f\\nA\'B\\"\\\\\\\\\\"/"}'
-    ).encode()
+    assert (
+        _native.canonical_json(raw)
+        == (
+            '{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],'
+            '"string":"€$\\u000f\\nA\'B\\"\\\\\\\\\\"/"}'
+        ).encode()
+    )
 
 
 @pytest.mark.parametrize(
@@ -68,7 +72,7 @@ def test_ids_agree_for_any_key_order_and_with_an_independent_implementation() ->
         if value != value or value in (float("inf"), float("-inf")):
             continue
         assert template_canonical(value) == jsonio.canonical(value).decode(), repr(value)
-    nested = {"k": [rng.uniform(-1e9, 1e9) for _ in range(50)], "s": "\u2028\x01\"\\"}
+    nested = {"k": [rng.uniform(-1e9, 1e9) for _ in range(50)], "s": '\u2028\x01"\\'}
     assert template_canonical(nested) == jsonio.canonical(nested).decode()
 
 
@@ -99,12 +103,32 @@ class _Probe(Record):
 @pytest.mark.parametrize(
     ("value", "code", "path"),
     [
-        ({"count": 1, "ratio": 1.0, "nested": {"primary": "t", "minimum_effect_pct": 1}, "extra": 1}, "field_unknown", "extra"),
+        (
+            {"count": 1, "ratio": 1.0, "nested": {"primary": "t", "minimum_effect_pct": 1}, "extra": 1},
+            "field_unknown",
+            "extra",
+        ),
         ({"count": 1, "nested": {"primary": "t", "minimum_effect_pct": 1}}, "field_missing", "ratio"),
-        ({"count": True, "ratio": 1.0, "nested": {"primary": "t", "minimum_effect_pct": 1}}, "field_invalid", "count"),
-        ({"count": 1, "ratio": "1.0", "nested": {"primary": "t", "minimum_effect_pct": 1}}, "field_invalid", "ratio"),
-        ({"count": 1, "ratio": 1.0, "nested": {"primary": "t", "minimum_effect_pct": True}}, "field_invalid", "nested.minimum_effect_pct"),
-        ({"count": 1, "ratio": 1.0, "nested": {"primary": "t", "minimum_effect_pct": 1, "rank": 1}}, "field_unknown", "nested.rank"),
+        (
+            {"count": True, "ratio": 1.0, "nested": {"primary": "t", "minimum_effect_pct": 1}},
+            "field_invalid",
+            "count",
+        ),
+        (
+            {"count": 1, "ratio": "1.0", "nested": {"primary": "t", "minimum_effect_pct": 1}},
+            "field_invalid",
+            "ratio",
+        ),
+        (
+            {"count": 1, "ratio": 1.0, "nested": {"primary": "t", "minimum_effect_pct": True}},
+            "field_invalid",
+            "nested.minimum_effect_pct",
+        ),
+        (
+            {"count": 1, "ratio": 1.0, "nested": {"primary": "t", "minimum_effect_pct": 1, "rank": 1}},
+            "field_unknown",
+            "nested.rank",
+        ),
     ],
 )
 def test_models_reject_with_code_and_path(value: dict[str, object], code: str, path: str) -> None:

@@ -35,14 +35,18 @@ def _attempt(root: Path) -> Path:
     return attempts[0]
 
 
-def test_valid_request_creates_the_root_with_a_verified_target(layout: dict[str, Path], tmp_path: Path) -> None:
+def test_valid_request_creates_the_root_with_a_verified_target(
+    layout: dict[str, Path], tmp_path: Path
+) -> None:
     root = tmp_path / "root"
     result = _check(workload.request(layout, root))
     assert result.status == "ready"
     target, ref = targets.load(Store(root))
     assert isinstance(target, Target)
     assert ref == result.target
-    assert target.id == "tgt-" + jsonio.digest(targets.identity_core(json.loads((root / "target.json").read_bytes())))
+    assert target.id == "tgt-" + jsonio.digest(
+        targets.identity_core(json.loads((root / "target.json").read_bytes()))
+    )
     assert target.gpus == []
     assert target.contamination.sampler == "disabled"
     assert target.driver.env_inherit == ["PATH", "HOME", "LANG"]
@@ -52,7 +56,10 @@ def test_valid_request_creates_the_root_with_a_verified_target(layout: dict[str,
     assert target.runtime_identity.reported.gpu_uuids == []
     assert (root / "target.json").stat().st_mode & 0o777 == 0o444
     assert [line.kind for line in Store(root).ledger()] == ["target"]
-    assert not (tmp_path / "w" / ".gpuopt-readiness").exists() and not (root.parent / ".gpuopt-readiness").exists()
+    assert (
+        not (tmp_path / "w" / ".gpuopt-readiness").exists()
+        and not (root.parent / ".gpuopt-readiness").exists()
+    )
     # The bundle of the smoke call is a frozen object of the new root.
     assert Store(root).manifest(target.readiness.bundle_digest or "").entries[0].path == "result.json"
     again = gpuopt("readiness", "check", "--request", "-", "--json")
@@ -72,26 +79,98 @@ def _fails(req: dict[str, Any], code: str = "smoke_failed") -> tuple[InputError,
     return err.value, attempt, error
 
 
-@pytest.mark.parametrize(
-    ("behavior", "stop", "path", "expected", "observed"),
-    [
-        ({"mode": "wrong_count"}, "sample_count_mismatch", "subjects[0].measurements.step_time_ms.samples", "2", "1"),
-        ({"mode": "undeclared_metric"}, "metric_set_mismatch", "subjects[0].measurements", '["step_time_ms"]', '["extra_metric","step_time_ms"]'),
-        ({"mode": "wrong_unit"}, "unit_mismatch", "subjects[0].measurements.step_time_ms.unit", "ms", "s"),
-        ({"mode": "fail_correctness"}, "correctness_failed", "correctness.rules.max_abs_error", "le 0.001", "1.0"),
-        ({"mode": "undeclared_member"}, "bundle_undeclared_member", "extra.bin", "result.json and declared artifacts", "extra.bin"),
-        ({"mode": "no_result"}, "result_missing", "result.json", "output/result.json written by the driver", "absent"),
-        ({"mode": "exit_code"}, "command_failed", None, None, None),
-        ({"mode": "bad_json"}, "json_invalid", "call_index", None, None),
-    ],
-)
+FAILURES: dict[str, tuple[dict[str, Any], str, str | None, str | None, str | None]] = {
+    "wrong_count": (
+        {"mode": "wrong_count"},
+        "sample_count_mismatch",
+        "subjects[0].measurements.step_time_ms.samples",
+        "2",
+        "1",
+    ),
+    "undeclared_metric": (
+        {"mode": "undeclared_metric"},
+        "metric_set_mismatch",
+        "subjects[0].measurements",
+        '["step_time_ms"]',
+        '["extra_metric","step_time_ms"]',
+    ),
+    "wrong_unit": (
+        {"mode": "wrong_unit"},
+        "unit_mismatch",
+        "subjects[0].measurements.step_time_ms.unit",
+        "ms",
+        "s",
+    ),
+    "fail_correctness": (
+        {"mode": "fail_correctness"},
+        "correctness_failed",
+        "correctness.rules.max_abs_error",
+        "le 0.001",
+        "1.0",
+    ),
+    "report_failed": (
+        {"mode": "report_failed"},
+        "correctness_failed",
+        "correctness.driver_status",
+        "passed",
+        "failed",
+    ),
+    "undeclared_member": (
+        {"mode": "undeclared_member"},
+        "bundle_undeclared_member",
+        "extra.bin",
+        "result.json and declared artifacts",
+        "extra.bin",
+    ),
+    "no_result": (
+        {"mode": "no_result"},
+        "result_missing",
+        "result.json",
+        "output/result.json written by the driver",
+        "absent",
+    ),
+    "exit_code": ({"mode": "exit_code"}, "command_failed", None, None, None),
+    "bad_json": ({"mode": "bad_json"}, "json_invalid", "call_index", None, None),
+    "identity_lie": (
+        {"mode": "ok"},
+        "identity_mismatch",
+        "runtime_identity.reported.gpu_uuids",
+        "[]",
+        '["GPU-lie"]',
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def failures(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[InputError, Path, dict[str, Any]]]:
+    """Every failing-smoke scenario, run concurrently (each readiness check mostly waits on its driver)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(name: str) -> tuple[InputError, Path, dict[str, Any]]:
+        base = tmp_path_factory.mktemp(name)
+        layout = workload.layout(base / "w", behavior=FAILURES[name][0])
+        if name == "identity_lie":  # the driver reports a GPU although gpuopt hid every GPU from it
+            text = (
+                layout["driver"]
+                .read_text()
+                .replace('os.environ.get("CUDA_VISIBLE_DEVICES", "")', '"GPU-lie"')
+            )
+            layout["driver"].write_text(text)
+        code = "identity_mismatch" if name == "identity_lie" else "smoke_failed"
+        return _fails(workload.request(layout, base / "root"), code)
+
+    with ThreadPoolExecutor(max_workers=len(FAILURES)) as pool:
+        return dict(zip(FAILURES, pool.map(one, FAILURES), strict=True))
+
+
+@pytest.mark.parametrize("name", sorted(FAILURES))
 def test_failing_smoke_publishes_nothing_and_keeps_the_attempt(
-    tmp_path: Path, behavior: dict[str, Any], stop: str, path: str | None, expected: str | None, observed: str | None
+    failures: dict[str, tuple[InputError, Path, dict[str, Any]]], name: str
 ) -> None:
-    layout = workload.layout(tmp_path / "w", behavior=behavior)
-    err, attempt, error = _fails(workload.request(layout, tmp_path / "root"))
+    _, stop, path, expected, observed = FAILURES[name]
+    err, attempt, error = failures[name]
     assert error["stop_reason"] == stop
-    assert stop in err.message
+    assert stop in err.message or err.code == stop
     assert (err.path, err.expected, err.observed) == (path, expected, observed)
     call = attempt / "smoke" / "calls" / "0000"
     assert json.loads((call / "request.json").read_bytes())["protocol"] == "gpuopt.driver-request/v1"
@@ -99,34 +178,34 @@ def test_failing_smoke_publishes_nothing_and_keeps_the_attempt(
     assert (attempt / "request.json").exists() and (attempt / "observed.json").exists()
 
 
-def test_driver_saying_passed_cannot_override_a_failed_rule(tmp_path: Path) -> None:
-    layout = workload.layout(tmp_path / "w", behavior={"mode": "fail_correctness"})
-    _, attempt, _ = _fails(workload.request(layout, tmp_path / "root"))
+def test_driver_saying_passed_cannot_override_a_failed_rule(
+    failures: dict[str, tuple[InputError, Path, dict[str, Any]]],
+) -> None:
+    attempt = failures["fail_correctness"][1]
     result = json.loads((attempt / "smoke" / "result.json").read_bytes())
     (receipt,) = result["correctness"]
-    assert (receipt["passed"], receipt["driver_status"], receipt["status_consistent"]) == (False, "passed", False)
-    assert (result["execution_status"], result["measurement_validity"], result["verdict"]) == ("succeeded", "invalid", "failed")
-
-
-def test_driver_reporting_failed_fails_even_when_rules_hold(tmp_path: Path) -> None:
-    layout = workload.layout(tmp_path / "w", behavior={"mode": "report_failed"})
-    _, attempt, _ = _fails(workload.request(layout, tmp_path / "root"))
-    (receipt,) = json.loads((attempt / "smoke" / "result.json").read_bytes())["correctness"]
-    assert (receipt["passed"], receipt["rules"][0]["passed"], receipt["status_consistent"]) == (False, True, False)
-
-
-def test_reported_gpu_uuids_differing_from_observation_is_identity_mismatch(tmp_path: Path) -> None:
-    layout = workload.layout(tmp_path / "w")
-    req = workload.request(layout, tmp_path / "root")
-    req["driver"]["env"] = {"CUDA_VISIBLE_DEVICES_FAKE": "1"}
-    # The driver reports CUDA_VISIBLE_DEVICES, which gpuopt sets to "" for a CPU-only Target; make it lie.
-    (layout["driver"]).write_text(
-        layout["driver"].read_text().replace('os.environ.get("CUDA_VISIBLE_DEVICES", "")', '"GPU-lie"')
+    assert (receipt["passed"], receipt["driver_status"], receipt["status_consistent"]) == (
+        False,
+        "passed",
+        False,
     )
-    err, _, error = _fails(req, "identity_mismatch")
-    assert err.path == "runtime_identity.reported.gpu_uuids"
-    assert (err.expected, err.observed) == ("[]", '["GPU-lie"]')
-    assert error["stop_reason"] == "identity_mismatch"
+    assert (result["execution_status"], result["measurement_validity"], result["verdict"]) == (
+        "succeeded",
+        "invalid",
+        "failed",
+    )
+
+
+def test_driver_reporting_failed_fails_even_when_rules_hold(
+    failures: dict[str, tuple[InputError, Path, dict[str, Any]]],
+) -> None:
+    attempt = failures["report_failed"][1]
+    (receipt,) = json.loads((attempt / "smoke" / "result.json").read_bytes())["correctness"]
+    assert (receipt["passed"], receipt["rules"][0]["passed"], receipt["status_consistent"]) == (
+        False,
+        True,
+        False,
+    )
 
 
 def test_a_missing_gpu_is_exit_3(layout: dict[str, Path], tmp_path: Path) -> None:
@@ -164,8 +243,13 @@ def test_the_driver_runs_without_a_shell_in_its_own_group_with_no_gpu_visible(tm
     for path in (tmp_path / "root").rglob("*"):
         if path.is_file():
             assert b"hunter2-very-secret" not in path.read_bytes(), path
-    inherited = {v.name: v for v in Target.model_validate_json((tmp_path / "root" / "target.json").read_bytes()).driver.inherited}
-    assert inherited["GPUOPT_TEST_SECRET_TOKEN"].value is None and inherited["GPUOPT_TEST_SECRET_TOKEN"].secret
+    inherited = {
+        v.name: v
+        for v in Target.model_validate_json((tmp_path / "root" / "target.json").read_bytes()).driver.inherited
+    }
+    assert (
+        inherited["GPUOPT_TEST_SECRET_TOKEN"].value is None and inherited["GPUOPT_TEST_SECRET_TOKEN"].secret
+    )
 
 
 def test_driver_and_environment_changes_are_detected(layout: dict[str, Path], tmp_path: Path) -> None:
@@ -187,11 +271,41 @@ def test_driver_and_environment_changes_are_detected(layout: dict[str, Path], tm
     ("patch", "code", "path"),
     [
         ({"claim_layer": "diagnostic"}, "claim_layer_invalid", "claim_layer"),
-        ({"metrics": {"step_time_ms": {"unit": "ms", "direction": "lower", "kind": "duration"}, "unused_ms": {"unit": "ms", "direction": "lower", "kind": "duration"}}}, "metric_declaration_invalid", "metrics.unused_ms"),
-        ({"metrics": {"step_time_ms": {"unit": "ms", "direction": "lower", "kind": "duration", "within_call": "p99"}}}, "metric_declaration_invalid", "metrics.step_time_ms.kind"),
+        (
+            {
+                "metrics": {
+                    "step_time_ms": {"unit": "ms", "direction": "lower", "kind": "duration"},
+                    "unused_ms": {"unit": "ms", "direction": "lower", "kind": "duration"},
+                }
+            },
+            "metric_declaration_invalid",
+            "metrics.unused_ms",
+        ),
+        (
+            {
+                "metrics": {
+                    "step_time_ms": {
+                        "unit": "ms",
+                        "direction": "lower",
+                        "kind": "duration",
+                        "within_call": "p99",
+                    }
+                }
+            },
+            "metric_declaration_invalid",
+            "metrics.step_time_ms.kind",
+        ),
         ({"statistics": {"seed": 1, "effect_scale": "arithmetic_pct"}}, "statistics_invalid", "statistics"),
-        ({"accuracy": {"rules": [{"metric": "err", "op": "le", "value": 1, "cases": ["zz"]}]}}, "accuracy_rule_invalid", "accuracy.rules[0].cases"),
-        ({"contamination": {"sampler": "disabled", "rules": "default"}}, "contamination_rule_invalid", "contamination.rules"),
+        (
+            {"accuracy": {"rules": [{"metric": "err", "op": "le", "value": 1, "cases": ["zz"]}]}},
+            "accuracy_rule_invalid",
+            "accuracy.rules[0].cases",
+        ),
+        (
+            {"contamination": {"sampler": "disabled", "rules": "default"}},
+            "contamination_rule_invalid",
+            "contamination.rules",
+        ),
         ({"smoke": {"case_id": "zz"}}, "case_unknown", "smoke.case_id"),
         ({"statistics": {"seed": 1, "resamples": 10}}, "field_invalid", "statistics.resamples"),
         ({"request_digest": "0" * 64}, "field_unknown", "request_digest"),
@@ -224,12 +338,29 @@ def test_diagnostic_target_has_explicit_unavailable_markers(layout: dict[str, Pa
         "mode": "diagnostic",
         "claim_layer": "diagnostic",
         "original": {"kind": "source", "path": str(layout["src"])},
-        "materials": [{"kind": "report", "path": str(report), "tool": "nsys", "tool_version": "2025.3", "format": "nsys-rep"}],
+        "materials": [
+            {
+                "kind": "report",
+                "path": str(report),
+                "tool": "nsys",
+                "tool_version": "2025.3",
+                "format": "nsys-rep",
+            }
+        ],
     }
     result = _check(req)
     assert result.smoke is None and "driver" in result.unavailable
     raw = json.loads((tmp_path / "diag" / "target.json").read_bytes())
-    for key in ("test_set", "accuracy", "metrics", "objective", "driver", "gpus", "statistics", "contamination"):
+    for key in (
+        "test_set",
+        "accuracy",
+        "metrics",
+        "objective",
+        "driver",
+        "gpus",
+        "statistics",
+        "contamination",
+    ):
         assert raw[key] == {"unavailable": "diagnostic_target"}
     assert raw["runtime_identity"]["reported"] == {"unavailable": "diagnostic_target"}
     assert raw["readiness"]["smoke"] == {"unavailable": "diagnostic_target"}
@@ -246,7 +377,9 @@ def test_lineage_verifies_the_parent_ref(layout: dict[str, Path], tmp_path: Path
     parent = tmp_path / "parent"
     first = _check(workload.request(layout, parent))
     child_req = workload.request(
-        layout, tmp_path / "child", lineage={"parent_root": str(parent), "parent": first.target.model_dump(), "reason": "p99 promoted"}
+        layout,
+        tmp_path / "child",
+        lineage={"parent_root": str(parent), "parent": first.target.model_dump(), "reason": "p99 promoted"},
     )
     child = _check(child_req)
     target = Target.model_validate_json((tmp_path / "child" / "target.json").read_bytes())
@@ -254,7 +387,13 @@ def test_lineage_verifies_the_parent_ref(layout: dict[str, Path], tmp_path: Path
     assert child.target.id != first.target.id
     wrong = {**first.target.model_dump(), "sha256": "0" * 64}
     with pytest.raises(InputError) as err:
-        _check(workload.request(layout, tmp_path / "child2", lineage={"parent_root": str(parent), "parent": wrong, "reason": "x"}))
+        _check(
+            workload.request(
+                layout,
+                tmp_path / "child2",
+                lineage={"parent_root": str(parent), "parent": wrong, "reason": "x"},
+            )
+        )
     assert err.value.code == "target_changed"
 
 

@@ -41,8 +41,16 @@ _samples = iter(range(3, 10_000))
 
 SCENARIOS: dict[str, tuple[dict[str, Any], Limits, list[str]]] = {
     "ok": ({"mode": "ok"}, FAST, ["a", "b"]),
-    "fork_escape": ({"mode": "fork_escape"}, Limits(command_timeout_s=1.5, termination_grace_s=0.3, cleanup_timeout_s=10), ["a"]),
-    "hang": ({"mode": "hang"}, Limits(command_timeout_s=1.0, termination_grace_s=2, cleanup_timeout_s=10), ["a"]),
+    "fork_escape": (
+        {"mode": "fork_escape"},
+        Limits(command_timeout_s=1.5, termination_grace_s=0.3, cleanup_timeout_s=10),
+        ["a"],
+    ),
+    "hang": (
+        {"mode": "hang"},
+        Limits(command_timeout_s=1.0, termination_grace_s=2, cleanup_timeout_s=10),
+        ["a"],
+    ),
     "flood": ({"mode": "flood", "flood_bytes": 1 << 30}, FAST, ["a"]),
     "wrong_count": ({"mode": "wrong_count"}, FAST, ["a", "b"]),
     "fail_correctness": ({"mode": "fail_correctness"}, FAST, ["a", "b"]),
@@ -59,10 +67,16 @@ def results(ready: dict[str, Path]) -> dict[str, InvocationResult]:
     counts = {name: next(_samples) for name in SCENARIOS}
     workload.set_behavior(
         ready["behavior"],
-        {"by_samples": {str(counts[name]): {**b, "only_invocations": "inv-"} for name, (b, _, _) in SCENARIOS.items()}},
+        {
+            "by_samples": {
+                str(counts[name]): {**b, "only_invocations": "inv-"} for name, (b, _, _) in SCENARIOS.items()
+            }
+        },
     )
     submitted = {
-        name: invocation.submit_smoke(ready["root"], case_ids=cases, samples_per_call=counts[name], limits=limits)
+        name: invocation.submit_smoke(
+            ready["root"], case_ids=cases, samples_per_call=counts[name], limits=limits
+        )
         for name, (_, limits, cases) in SCENARIOS.items()
     }
     out = {}
@@ -70,18 +84,26 @@ def results(ready: dict[str, Path]) -> dict[str, InvocationResult]:
     for name, sub in submitted.items():
         st = invocation.wait(ready["root"], sub.invocation_id, timeout_s=180)
         assert st.state == "completed", (name, st)
-        out[name], _ = store.read_record(f"invocations/{sub.invocation_id}/result.json", InvocationResult, what="result")
+        out[name], _ = store.read_record(
+            f"invocations/{sub.invocation_id}/result.json", InvocationResult, what="result"
+        )
     assert procs.wait_gone(str(ready["behavior"])) == []
     return out
 
 
-def _run(ready: dict[str, Path], behavior: dict[str, Any], *, limits: Limits = FAST, cases: list[str] | None = None) -> InvocationResult:
+def _run(
+    ready: dict[str, Path], behavior: dict[str, Any], *, limits: Limits = FAST, cases: list[str] | None = None
+) -> InvocationResult:
     """Submits a fresh smoke invocation (a unique sample count avoids dedupe) and waits for its result."""
     workload.set_behavior(ready["behavior"], {**behavior, "only_invocations": "inv-"})
-    out = invocation.submit_smoke(ready["root"], case_ids=cases or ["a"], samples_per_call=next(_samples), limits=limits)
+    out = invocation.submit_smoke(
+        ready["root"], case_ids=cases or ["a"], samples_per_call=next(_samples), limits=limits
+    )
     st = invocation.wait(ready["root"], out.invocation_id, timeout_s=120)
     assert st.state == "completed", st
-    result, _ = Store(ready["root"]).read_record(f"invocations/{out.invocation_id}/result.json", InvocationResult, what="result")
+    result, _ = Store(ready["root"]).read_record(
+        f"invocations/{out.invocation_id}/result.json", InvocationResult, what="result"
+    )
     assert procs.wait_gone(str(ready["behavior"])) == []
     return result
 
@@ -90,7 +112,9 @@ def _outcome(r: InvocationResult) -> tuple[str, str, str, str]:
     return (r.execution_status, r.measurement_validity, r.verdict, r.stop_reason)
 
 
-def test_valid_invocation_records_receipts_samples_and_events(ready: dict[str, Path], results: dict[str, InvocationResult]) -> None:
+def test_valid_invocation_records_receipts_samples_and_events(
+    ready: dict[str, Path], results: dict[str, InvocationResult]
+) -> None:
     r = results["ok"]
     assert _outcome(r) == ("succeeded", "valid", "passed", "completed")
     assert (r.calls.planned, r.calls.completed, r.calls.skipped, r.cleanup_status) == (2, 2, [], "confirmed")
@@ -98,7 +122,18 @@ def test_valid_invocation_records_receipts_samples_and_events(ready: dict[str, P
     import polars as pl
 
     samples = pl.read_parquet(inv / "samples.parquet")
-    assert samples.columns == ["call", "pair", "case", "order", "role", "digest", "metric", "index", "value", "unit"]
+    assert samples.columns == [
+        "call",
+        "pair",
+        "case",
+        "order",
+        "role",
+        "digest",
+        "metric",
+        "index",
+        "value",
+        "unit",
+    ]
     per_call = json.loads((inv / "request.json").read_bytes())["plan"]["samples_per_call"]
     assert r.tables.samples is not None and r.tables.samples.rows == samples.height == 2 * per_call
     assert samples["case"].unique().sort().to_list() == ["a", "b"]
@@ -106,14 +141,22 @@ def test_valid_invocation_records_receipts_samples_and_events(ready: dict[str, P
     assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
     names = [e["event"] for e in events]
     assert names[0] == "supervisor_started" and names[-1] == "supervisor_finished"
-    assert names.count("call_started") == names.count("call_finished") == names.count("cleanup_confirmed") == 2
-    assert {e.get("phase") for e in events if e["event"] == "heartbeat"} >= {"in_call", "between_calls", "finishing"}
+    assert (
+        names.count("call_started") == names.count("call_finished") == names.count("cleanup_confirmed") == 2
+    )
+    assert {e.get("phase") for e in events if e["event"] == "heartbeat"} >= {
+        "in_call",
+        "between_calls",
+        "finishing",
+    }
     assert not (inv / "workspace").exists() and not (inv / "active-child.json").exists()
     kinds = [(line.kind, line.id) for line in Store(ready["root"]).ledger()]
     assert kinds.index(("invocation", r.invocation_id)) < kinds.index(("result", r.invocation_id))
 
 
-def test_driver_that_forks_escapes_and_ignores_sigterm_is_killed_on_timeout(results: dict[str, InvocationResult]) -> None:
+def test_driver_that_forks_escapes_and_ignores_sigterm_is_killed_on_timeout(
+    results: dict[str, InvocationResult],
+) -> None:
     r = results["fork_escape"]
     assert _outcome(r) == ("timed_out", "invalid", "not_evaluated", "command_timeout")
     (receipt,) = r.call_receipts
@@ -130,7 +173,9 @@ def test_hanging_driver_times_out(results: dict[str, InvocationResult]) -> None:
     assert receipt.cleanup.signals == ["SIGTERM"] and receipt.returncode == -signal.SIGTERM
 
 
-def test_one_gib_stdout_flood_completes_with_head_and_tail_kept(ready: dict[str, Path], results: dict[str, InvocationResult]) -> None:
+def test_one_gib_stdout_flood_completes_with_head_and_tail_kept(
+    ready: dict[str, Path], results: dict[str, InvocationResult]
+) -> None:
     r = results["flood"]
     assert _outcome(r) == ("succeeded", "valid", "passed", "completed")
     out = r.call_receipts[0].stdout
@@ -152,7 +197,9 @@ def test_wrong_sample_count_fails_with_the_exact_path(results: dict[str, Invocat
     assert r.calls.skipped == [1]
 
 
-def test_correctness_failure_stops_the_plan_and_keeps_the_receipt(results: dict[str, InvocationResult]) -> None:
+def test_correctness_failure_stops_the_plan_and_keeps_the_receipt(
+    results: dict[str, InvocationResult],
+) -> None:
     r = results["fail_correctness"]
     assert _outcome(r) == ("succeeded", "invalid", "failed", "correctness_failed")
     (c,) = r.correctness
@@ -168,7 +215,9 @@ def test_correctness_failure_stops_the_plan_and_keeps_the_receipt(results: dict[
         ("leave_process", ("failed", "invalid", "not_evaluated", "driver_left_processes")),
     ],
 )
-def test_contract_and_command_failures(results: dict[str, InvocationResult], mode: str, outcome: tuple[str, ...]) -> None:
+def test_contract_and_command_failures(
+    results: dict[str, InvocationResult], mode: str, outcome: tuple[str, ...]
+) -> None:
     r = results[mode]
     assert _outcome(r) == outcome
     receipt = r.call_receipts[0]
@@ -179,7 +228,9 @@ def test_contract_and_command_failures(results: dict[str, InvocationResult], mod
         assert receipt.returncode == 3
 
 
-def test_identity_change_on_call_k_stops_and_keeps_its_correctness_receipt(results: dict[str, InvocationResult]) -> None:
+def test_identity_change_on_call_k_stops_and_keeps_its_correctness_receipt(
+    results: dict[str, InvocationResult],
+) -> None:
     r = results["identity_change"]
     assert _outcome(r) == ("succeeded", "invalid", "not_evaluated", "identity_changed")
     assert [c.identity_equal for c in r.call_receipts] == [True, False]
@@ -188,7 +239,9 @@ def test_identity_change_on_call_k_stops_and_keeps_its_correctness_receipt(resul
     assert r.calls.skipped == [2]
 
 
-def test_rewriting_the_output_after_the_run_changes_nothing(ready: dict[str, Path], results: dict[str, InvocationResult]) -> None:
+def test_rewriting_the_output_after_the_run_changes_nothing(
+    ready: dict[str, Path], results: dict[str, InvocationResult]
+) -> None:
     r = results["ok"]
     store = Store(ready["root"])
     output = ready["root"] / "invocations" / r.invocation_id / "calls" / "0000" / "output" / "result.json"
@@ -197,7 +250,9 @@ def test_rewriting_the_output_after_the_run_changes_nothing(ready: dict[str, Pat
     bundle = store.manifest(r.call_receipts[0].bundle or "")
     (entry,) = [e for e in bundle.entries if e.path == "result.json"]
     assert store.read_blob(entry.sha256, max_bytes=1 << 20) == original  # type: ignore[union-attr]
-    again, _ = store.read_record(f"invocations/{r.invocation_id}/result.json", InvocationResult, what="result")
+    again, _ = store.read_record(
+        f"invocations/{r.invocation_id}/result.json", InvocationResult, what="result"
+    )
     assert again == r
 
 
@@ -210,15 +265,21 @@ def test_dedupe_retry_and_limits_outside_the_digest(ready: dict[str, Path]) -> N
         invocation.submit_smoke(root, case_ids=["b"], samples_per_call=2, limits=FAST)
     assert (err.value.code, err.value.expected) == ("retry_required", first.invocation_id)
     with pytest.raises(InputError) as err:
-        invocation.submit_smoke(root, case_ids=["b"], samples_per_call=2, limits=FAST, retry_of="inv-" + "0" * 32)
+        invocation.submit_smoke(
+            root, case_ids=["b"], samples_per_call=2, limits=FAST, retry_of="inv-" + "0" * 32
+        )
     assert err.value.code == "retry_invalid"
     workload.set_behavior(ready["behavior"], {"mode": "ok"})
-    retry = invocation.submit_smoke(root, case_ids=["b"], samples_per_call=2, limits=FAST, retry_of=first.invocation_id)
+    retry = invocation.submit_smoke(
+        root, case_ids=["b"], samples_per_call=2, limits=FAST, retry_of=first.invocation_id
+    )
     assert retry.invocation_id == first.invocation_id + "-r1" and not retry.deduplicated
     assert retry.request_digest == first.request_digest
     assert invocation.wait(root, retry.invocation_id, timeout_s=60).summary["verdict"] == "passed"  # type: ignore[index]
     other_limits = Limits(command_timeout_s=99, cleanup_timeout_s=9)
-    repeat = invocation.submit_smoke(root, case_ids=["b"], samples_per_call=2, limits=other_limits, retry_of=first.invocation_id)
+    repeat = invocation.submit_smoke(
+        root, case_ids=["b"], samples_per_call=2, limits=other_limits, retry_of=first.invocation_id
+    )
     assert (repeat.invocation_id, repeat.deduplicated) == (retry.invocation_id, True)
     plain = invocation.submit_smoke(root, case_ids=["b"], samples_per_call=2, limits=other_limits)
     assert (plain.invocation_id, plain.deduplicated) == (retry.invocation_id, True)
@@ -243,7 +304,9 @@ def _snapshot(path: Path) -> list[tuple[str, int, int]]:
 def test_status_is_running_then_lost_after_kill_9_and_cancel_kills_the_orphan(ready: dict[str, Path]) -> None:
     root = ready["root"]
     workload.set_behavior(ready["behavior"], {"mode": "fork_escape", "only_invocations": "inv-"})
-    out = invocation.submit_smoke(root, case_ids=["a"], samples_per_call=next(_samples), limits=Limits(command_timeout_s=300))
+    out = invocation.submit_smoke(
+        root, case_ids=["a"], samples_per_call=next(_samples), limits=Limits(command_timeout_s=300)
+    )
     _wait_running(root, out.invocation_id)
     inv = root / "invocations" / out.invocation_id
     sup = json.loads((inv / "supervisor.json").read_bytes())
@@ -267,28 +330,49 @@ def test_status_is_running_then_lost_after_kill_9_and_cancel_kills_the_orphan(re
     events = [json.loads(x)["event"] for x in (inv / "events.jsonl").read_text().splitlines()]
     assert events[-2:] == ["cancel_requested", "cleanup_confirmed"]
     with pytest.raises(InputError) as err:
-        invocation.submit_smoke(root, case_ids=["a"], samples_per_call=int(json.loads((inv / "request.json").read_bytes())["plan"]["samples_per_call"]))
+        invocation.submit_smoke(
+            root,
+            case_ids=["a"],
+            samples_per_call=int(json.loads((inv / "request.json").read_bytes())["plan"]["samples_per_call"]),
+        )
     assert err.value.code == "retry_required"
 
 
 def test_cancel_of_a_running_invocation(ready: dict[str, Path]) -> None:
     root = ready["root"]
     workload.set_behavior(ready["behavior"], {"mode": "hang", "only_invocations": "inv-"})
-    out = invocation.submit_smoke(root, case_ids=["a", "b"], samples_per_call=next(_samples), limits=Limits(command_timeout_s=300, termination_grace_s=0.5))
+    out = invocation.submit_smoke(
+        root,
+        case_ids=["a", "b"],
+        samples_per_call=next(_samples),
+        limits=Limits(command_timeout_s=300, termination_grace_s=0.5),
+    )
     _wait_running(root, out.invocation_id)
     first = invocation.cancel(root, out.invocation_id)
     assert first.cancel_requested
     st = invocation.wait(root, out.invocation_id, timeout_s=60)
-    assert st.summary == {"execution_status": "cancelled", "measurement_validity": "invalid", "verdict": "not_evaluated", "stop_reason": "cancelled"}
+    assert st.summary == {
+        "execution_status": "cancelled",
+        "measurement_validity": "invalid",
+        "verdict": "not_evaluated",
+        "stop_reason": "cancelled",
+    }
     again = invocation.cancel(root, out.invocation_id)  # a repeat only reports
-    assert again.model_dump(exclude={"heartbeat_age_s"}) == invocation.status(root, out.invocation_id).model_dump(exclude={"heartbeat_age_s"})
+    assert again.model_dump(exclude={"heartbeat_age_s"}) == invocation.status(
+        root, out.invocation_id
+    ).model_dump(exclude={"heartbeat_age_s"})
     assert procs.wait_gone(str(ready["behavior"])) == []
 
 
 def test_unresponsive_when_the_heartbeat_is_old(ready: dict[str, Path]) -> None:
     root = ready["root"]
     workload.set_behavior(ready["behavior"], {"mode": "hang", "only_invocations": "inv-"})
-    out = invocation.submit_smoke(root, case_ids=["b"], samples_per_call=next(_samples), limits=Limits(command_timeout_s=300, termination_grace_s=0.3))
+    out = invocation.submit_smoke(
+        root,
+        case_ids=["b"],
+        samples_per_call=next(_samples),
+        limits=Limits(command_timeout_s=300, termination_grace_s=0.3),
+    )
     _wait_running(root, out.invocation_id)
     sup = json.loads((root / "invocations" / out.invocation_id / "supervisor.json").read_bytes())
     os.kill(sup["pid"], signal.SIGSTOP)
@@ -306,15 +390,34 @@ def test_unresponsive_when_the_heartbeat_is_old(ready: dict[str, Path]) -> None:
 def test_launch_deadlines(ready: dict[str, Path]) -> None:
     root = ready["root"]
     with pytest.raises(InputError) as err:
-        invocation.submit_smoke(root, samples_per_call=next(_samples), limits=Limits(launch_deadline_epoch=time.time() - 1))
+        invocation.submit_smoke(
+            root, samples_per_call=next(_samples), limits=Limits(launch_deadline_epoch=time.time() - 1)
+        )
     assert err.value.code == "deadline_passed"
     workload.set_behavior(ready["behavior"], {"mode": "ok"})
     core_samples = next(_samples)
     target = invocation.targets.load(Store(root))[0]
-    steps = [{"call_index": 0, "pair_index": None, "case_id": "a", "order": None, "roles": ["original"], "lifecycle": "isolated"}]
+    steps = [
+        {
+            "call_index": 0,
+            "pair_index": None,
+            "case_id": "a",
+            "order": None,
+            "roles": ["original"],
+            "lifecycle": "isolated",
+        }
+    ]
     core = {
         "operation": "readiness_smoke",
-        "plan": {"case_ids": ["a"], "pairs": None, "calls_per_case": 1, "samples_per_call": core_samples, "warmup_per_call": 0, "seed": 1, "lifecycle": "isolated"},
+        "plan": {
+            "case_ids": ["a"],
+            "pairs": None,
+            "calls_per_case": 1,
+            "samples_per_call": core_samples,
+            "warmup_per_call": 0,
+            "seed": 1,
+            "lifecycle": "isolated",
+        },
         "evidence_plan": steps,
         "variants": {"original": {"kind": "source", "digest": target.original.digest}},
     }
@@ -324,9 +427,16 @@ def test_launch_deadlines(ready: dict[str, Path]) -> None:
     assert invocation.status(root, out.invocation_id).state == "lost"
     invocation.start_supervisor(root, out.invocation_id)
     deadline = time.monotonic() + 60
-    while (st := invocation.status(root, out.invocation_id)).state != "completed" and time.monotonic() < deadline:
+    while (
+        st := invocation.status(root, out.invocation_id)
+    ).state != "completed" and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert st.summary == {"execution_status": "invalid", "measurement_validity": "invalid", "verdict": "not_evaluated", "stop_reason": "launch_deadline_exceeded"}
+    assert st.summary == {
+        "execution_status": "invalid",
+        "measurement_validity": "invalid",
+        "verdict": "not_evaluated",
+        "stop_reason": "launch_deadline_exceeded",
+    }
     assert st.cleanup_status == "not_required"
 
 
@@ -338,7 +448,7 @@ def test_root_status_lists_pending_invocations_only(ready: dict[str, Path]) -> N
     assert all(s["state"] != "completed" for s in data["invocations"])
 
 
-# ---- GPU locks (no GPU needed: locks are files keyed by host and UUID) -----------------------------------------
+# ---- GPU locks (no GPU needed: locks are files keyed by host and UUID) --------------------------------
 
 HOLDER = """
 import sys, time
@@ -372,7 +482,12 @@ def test_gpu_locks_serialize_and_bound_the_wait(tmp_path: Path) -> None:
 
 def _occupy(tmp_path: Path, pid: int, token: str) -> locks.GpuLocks:
     held = locks.GpuLocks(tmp_path, "host", ["GPU-a"], "inv-orphan")
-    held.occupy(ProcessRef(pid=1, start_token="1"), ProcessRef(pid=pid, start_token=token), pid, "GPUOPT_REQUEST=/nowhere")
+    held.occupy(
+        ProcessRef(pid=1, start_token="1"),
+        ProcessRef(pid=pid, start_token=token),
+        pid,
+        "GPUOPT_REQUEST=/nowhere",
+    )
     return held
 
 
@@ -391,7 +506,9 @@ def test_next_lock_holder_kills_an_orphaned_driver(tmp_path: Path) -> None:
 
 
 def test_unverifiable_occupancy_is_resource_cleanup_unknown(tmp_path: Path) -> None:
-    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+    bystander = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True
+    )
     try:
         _occupy(tmp_path, bystander.pid, "12345")  # a live pid with another start token: maybe reused
         nxt = locks.GpuLocks(tmp_path, "host", ["GPU-a"], "inv-next")

@@ -122,7 +122,11 @@ def test_tree_over_max_files_is_refused_with_limit_and_count(tmp_path: Path) -> 
     store = _store(tmp_path)
     with pytest.raises(InputError) as err:
         store.freeze(src, exclude=[], limits=ScanLimits(max_files=3))
-    assert (err.value.code, err.value.expected, err.value.observed) == ("object_limit_exceeded", "3", "4 files")
+    assert (err.value.code, err.value.expected, err.value.observed) == (
+        "object_limit_exceeded",
+        "3",
+        "4 files",
+    )
     with pytest.raises(InputError) as err:
         store.freeze(src, exclude=[], limits=ScanLimits(max_total_bytes=10))
     assert err.value.code == "object_limit_exceeded"
@@ -187,7 +191,9 @@ def test_unsafe_paths_are_refused(tmp_path: Path, bad: str) -> None:
     assert not any((tmp_path / "elsewhere").iterdir())
 
 
-@pytest.mark.parametrize("bad", ["inv-../../x", "inv-0123", "sel-" + "g" * 32, "INV-" + "0" * 32, "inv-" + "0" * 32 + "/x"])
+@pytest.mark.parametrize(
+    "bad", ["inv-../../x", "inv-0123", "sel-" + "g" * 32, "INV-" + "0" * 32, "inv-" + "0" * 32 + "/x"]
+)
 def test_ids_are_validated_before_any_path(bad: str) -> None:
     kind = "selection" if bad.startswith("sel") else "invocation"
     with pytest.raises(InputError) as err:
@@ -205,7 +211,9 @@ def test_cli_status_with_a_traversal_id_is_path_unsafe(tmp_path: Path) -> None:
 def _published_store(tmp_path: Path) -> Store:
     store = _store(tmp_path)
     for i in range(3):
-        pub = store.write_record(f"experiments/exp-{i:064x}.json", {"id": f"exp-{i:064x}", "mechanism": f"m{i}"})
+        pub = store.write_record(
+            f"experiments/exp-{i:064x}.json", {"id": f"exp-{i:064x}", "mechanism": f"m{i}"}
+        )
         store.ledger_append("experiment", f"exp-{i:064x}", pub, {"mechanism": f"m{i}"})
     return store
 
@@ -242,7 +250,10 @@ def test_verify_deep_finds_a_tampered_record(tmp_path: Path) -> None:
     assert verify(store, deep=True).ok
     rec = store.root / "experiments" / f"exp-{1:064x}.json"
     rec.chmod(0o644)
-    rec.write_text(json.dumps({"id": f"exp-{1:064x}", "mechanism": "changed"}, sort_keys=True, separators=(",", ":")) + "\n")
+    rec.write_text(
+        json.dumps({"id": f"exp-{1:064x}", "mechanism": "changed"}, sort_keys=True, separators=(",", ":"))
+        + "\n"
+    )
     run = gpuopt("store", "verify", str(store.root), "--deep", "--json")
     assert run.code == 0
     data = run.json()["data"]

@@ -8,11 +8,11 @@ from typing import Any, Literal, cast
 from pydantic import BaseModel, Field, create_model
 
 from gpuopt.models.doctor import DoctorReport
+from gpuopt.models.envelope import Envelope
 from gpuopt.models.evaluation.cli import DriverInit, StatusReport
 from gpuopt.models.evaluation.invocation import InvocationStatus, SubmitOutcome
 from gpuopt.models.evaluation.store import StoreReindex, StoreVerification
 from gpuopt.models.evaluation.target import ReadinessResult
-from gpuopt.models.envelope import Envelope
 from gpuopt.models.schema import SchemaDocument
 
 

@@ -1,4 +1,4 @@
-"""Helpers that lay out a tiny CPU workload (source tree, test set, fixture driver) and its readiness request."""
+"""Lays out a tiny CPU workload (source tree, test set, fixture driver) and its readiness request."""
 
 from __future__ import annotations
 

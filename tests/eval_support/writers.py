@@ -44,6 +44,7 @@ def write_records(root: str, count: int) -> int:
             "keys": {"index": i},
         }
         _native.ledger_append(root, "ledger/records.jsonl", record_bytes(entry)[:-1])
+        print(i, flush=True)  # progress, so the test can kill at a chosen point
     return 0
 
 
@@ -62,7 +63,12 @@ def cas_updates(root: str, writer: int, updates: int) -> int:
         body = record_bytes({"count": count + 1, "prev": sha, "writer": writer})
         try:
             _native.store_cas(
-                root, "champion/current.json", "locks/champion.lock", sha, body, [(f"champion/selections/{count + 1}.json", body)]
+                root,
+                "champion/current.json",
+                "locks/champion.lock",
+                sha,
+                body,
+                [(f"champion/selections/{count + 1}.json", body)],
             )
             done += 1
         except InputError as exc:
@@ -79,7 +85,14 @@ def cas_once(root: str, writer: int, start_file: str) -> int:
         time.sleep(0.001)
     body = record_bytes({"count": 1, "prev": None, "writer": writer})
     try:
-        _native.store_cas(root, "champion/current.json", "locks/champion.lock", None, body, [(f"champion/selections/w{writer}.json", body)])
+        _native.store_cas(
+            root,
+            "champion/current.json",
+            "locks/champion.lock",
+            None,
+            body,
+            [(f"champion/selections/w{writer}.json", body)],
+        )
         print("won")
     except InputError as exc:
         print(exc.code)

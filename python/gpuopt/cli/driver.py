@@ -36,14 +36,18 @@ def init(directory: Path) -> Outcome:
     from gpuopt.models.evaluation.driver import DriverRequest, DriverResult
 
     files = {
-        "driver.py": resources.files("gpuopt.evaluation").joinpath("driver_template.py").read_text(encoding="utf-8"),
+        "driver.py": resources.files("gpuopt.evaluation")
+        .joinpath("driver_template.py")
+        .read_text(encoding="utf-8"),
         "schemas/driver-request.schema.json": json.dumps(DriverRequest.model_json_schema(), indent=2) + "\n",
         "schemas/driver-result.schema.json": json.dumps(DriverResult.model_json_schema(), indent=2) + "\n",
     }
     existing = [name for name in files if (directory / name).exists()]
     if existing:
         raise InputError(
-            "destination_exists", f"{directory / existing[0]} already exists; nothing was written", path=str(directory / existing[0])
+            "destination_exists",
+            f"{directory / existing[0]} already exists; nothing was written",
+            path=str(directory / existing[0]),
         )
     (directory / "schemas").mkdir(parents=True, exist_ok=True)
     for name, text in files.items():

@@ -20,7 +20,11 @@ def _render_one(st: InvocationStatus) -> str:
         ("phase", st.phase),
         ("heartbeat age s", None if st.heartbeat_age_s is None else round(st.heartbeat_age_s, 1)),
         ("unresponsive", st.unresponsive),
-        ("calls", f"{st.calls.completed}/{st.calls.planned}" + (f" (call {st.calls.current} running)" if st.calls.current is not None else "")),
+        (
+            "calls",
+            f"{st.calls.completed}/{st.calls.planned}"
+            + (f" (call {st.calls.current} running)" if st.calls.current is not None else ""),
+        ),
         ("gpu seconds", round(st.gpu_seconds, 3)),
         ("cleanup", st.cleanup_status),
         ("cancel requested", st.cancel_requested),
@@ -39,8 +43,13 @@ def _render(report: StatusReport) -> str:
     r = report.root
     champion = r.champion if isinstance(r.champion, str) else r.champion.id
     head = section("Root", [("root", r.root), ("target", r.target.id), ("champion", champion)])
-    rows = [[s.invocation_id, s.operation, s.state, f"{s.calls.completed}/{s.calls.planned}", s.cleanup_status] for s in r.invocations]
-    return head + "\n\nNot completed\n" + table(["invocation", "operation", "state", "calls", "cleanup"], rows)
+    rows = [
+        [s.invocation_id, s.operation, s.state, f"{s.calls.completed}/{s.calls.planned}", s.cleanup_status]
+        for s in r.invocations
+    ]
+    return (
+        head + "\n\nNot completed\n" + table(["invocation", "operation", "state", "calls", "cleanup"], rows)
+    )
 
 
 @click.command()

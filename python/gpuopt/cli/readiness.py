@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
+from typing import BinaryIO
 
 import click
 
@@ -29,7 +29,13 @@ def _render(r: ReadinessResult) -> str:
         ("attribution scope", r.attribution_scope),
     ]
     if r.smoke is not None:
-        rows.append(("smoke", f"{r.smoke.elapsed_s:.3f} s, correctness {'passed' if all(c.passed for c in r.smoke.correctness) else 'failed'}"))
+        rows.append(
+            (
+                "smoke",
+                f"{r.smoke.elapsed_s:.3f} s, correctness "
+                + ("passed" if all(c.passed for c in r.smoke.correctness) else "failed"),
+            )
+        )
     out = section("Target frozen", rows)
     if r.identity_notes:
         out += "\n  notes:\n" + "\n".join(f"    - {n}" for n in r.identity_notes)
@@ -39,9 +45,11 @@ def _render(r: ReadinessResult) -> str:
 
 
 @readiness.command("check")
-@click.option("--request", "request_file", required=True, type=click.File("rb"), help="The request JSON ('-' = stdin).")
+@click.option(
+    "--request", "request_file", required=True, type=click.File("rb"), help="The request JSON ('-' = stdin)."
+)
 @command("gpuopt.target-result/v1")
-def check(request_file: click.utils.LazyFile) -> Outcome:
+def check(request_file: BinaryIO) -> Outcome:
     """Freeze a Target into a new artifact root after a 2-sample smoke call through its driver.
 
     The request names `root` (which must not exist), the original, test set, accuracy rules, metrics,
@@ -77,11 +85,17 @@ def _render_submit(s: SubmitOutcome) -> str:
 @readiness.command("smoke")
 @click.argument("root", type=click.Path(path_type=Path, file_okay=False))
 @click.option("--case", "cases", multiple=True, help="A test case to run (repeatable; default: every case).")
-@click.option("--samples", default=2, show_default=True, type=click.IntRange(min=1), help="Samples per metric.")
-@click.option("--command-timeout-s", type=click.FloatRange(min=0, min_open=True), help="Per call (default 600).")
+@click.option(
+    "--samples", default=2, show_default=True, type=click.IntRange(min=1), help="Samples per metric."
+)
+@click.option(
+    "--command-timeout-s", type=click.FloatRange(min=0, min_open=True), help="Per call (default 600)."
+)
 @click.option("--retry-of", help="The failed attempt this one retries.")
 @click.option("--keep-workspace", is_flag=True, help="Keep the materialized subjects after the run.")
-@click.option("--wait", "wait_s", type=click.FloatRange(min=0), help="Wait up to this many seconds for the end.")
+@click.option(
+    "--wait", "wait_s", type=click.FloatRange(min=0), help="Wait up to this many seconds for the end."
+)
 @command("gpuopt.submit/v1")
 def smoke(
     root: Path,
@@ -116,6 +130,3 @@ def smoke(
     if wait_s is not None:
         out = out.model_copy(update={"status": invocation.wait(root, out.invocation_id, timeout_s=wait_s)})
     return Outcome(data=out, render=lambda: _render_submit(out))
-
-
-_ = sys

@@ -75,5 +75,7 @@ def reindex(root: Path) -> Outcome:
     out: StoreReindex = lib(Store.open(root))
     return Outcome(
         data=out,
-        render=lambda: section("Ledger rebuilt", [("lines", out.lines), ("sha256", out.sha256), ("identical", out.identical)]),
+        render=lambda: section(
+            "Ledger rebuilt", [("lines", out.lines), ("sha256", out.sha256), ("identical", out.identical)]
+        ),
     )

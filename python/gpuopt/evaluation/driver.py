@@ -29,9 +29,10 @@ from gpuopt.models.evaluation.driver import (
     HashedInput,
     InheritedVariable,
     NormalizedDriver,
+    SubjectResult,
 )
 from gpuopt.models.evaluation.invocation import CorrectnessReceipt, RuleOutcome
-from gpuopt.models.evaluation.store import ScanLimits, TreeManifest
+from gpuopt.models.evaluation.store import FileEntry, ScanLimits, TreeManifest
 from gpuopt.models.evaluation.target import AccuracyRule, MetricDeclaration
 from gpuopt.provenance import file_identity
 
@@ -41,7 +42,7 @@ INPUT_LIMITS = ScanLimits()
 
 
 def is_secret(name: str) -> bool:
-    """Names matching ``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*``, ``*KEY*``, ``*CREDENTIAL*`` keep only a hash."""
+    """Names matching ``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*``, ``*KEY*``, ``*CREDENTIAL*``: hash only."""
     upper = name.upper()
     return any(marker in upper for marker in SECRET_MARKERS)
 
@@ -52,7 +53,7 @@ def inherited_names(patterns: list[str], environ: Mapping[str, str]) -> list[str
         if name in NEVER_INHERITED:
             continue
         for pattern in patterns:
-            if pattern.endswith("*") and name.startswith(pattern[:-1]) or name == pattern:
+            if (pattern.endswith("*") and name.startswith(pattern[:-1])) or name == pattern:
                 names.add(name)
     return sorted(names)
 
@@ -107,7 +108,9 @@ def _executable(argv0: str, cwd: Path, environ: Mapping[str, str]) -> Executable
             path="driver.argv[0]",
             observed=launch,
         )
-    return Executable(launch_path=launch, links=links, resolved=resolved, sha256=file_identity(resolved).sha256)
+    return Executable(
+        launch_path=launch, links=links, resolved=resolved, sha256=file_identity(resolved).sha256
+    )
 
 
 def normalize(decl: DriverDeclaration, *, cwd: Path, environ: Mapping[str, str]) -> NormalizedDriver:
@@ -129,11 +132,16 @@ def normalize(decl: DriverDeclaration, *, cwd: Path, environ: Mapping[str, str])
         path = os.path.abspath(os.path.join(cwd, item))
         if not os.path.exists(path):
             raise InputError(
-                "field_invalid", f"driver input {item!r} does not exist", path=f"driver.inputs[{index}]", observed=item
+                "field_invalid",
+                f"driver input {item!r} does not exist",
+                path=f"driver.inputs[{index}]",
+                observed=item,
             )
         frozen = hash_tree(path, exclude=[], limits=INPUT_LIMITS)
         inputs.append(
-            HashedInput(path=path, digest=frozen.digest, file_count=frozen.file_count, total_bytes=frozen.total_bytes)
+            HashedInput(
+                path=path, digest=frozen.digest, file_count=frozen.file_count, total_bytes=frozen.total_bytes
+            )
         )
     core: dict[str, Any] = {
         "protocol": decl.protocol,
@@ -160,13 +168,19 @@ def check_driver(driver: NormalizedDriver) -> None:
 
     def changed(path: str, what: str, expected: str, observed: str) -> InputError:
         return InputError(
-            "driver_changed", f"the driver changed since it was frozen: {what}", path=path, expected=expected, observed=observed
+            "driver_changed",
+            f"the driver changed since it was frozen: {what}",
+            path=path,
+            expected=expected,
+            observed=observed,
         )
 
     exe = driver.executable
     links, resolved = _link_chain(exe.launch_path)
     if links != exe.links or resolved != exe.resolved:
-        raise changed("driver.executable", f"{exe.launch_path} now resolves elsewhere", exe.resolved, resolved)
+        raise changed(
+            "driver.executable", f"{exe.launch_path} now resolves elsewhere", exe.resolved, resolved
+        )
     try:
         sha = file_identity(resolved).sha256
     except InputError:
@@ -188,7 +202,9 @@ def check_driver(driver: NormalizedDriver) -> None:
         if digest != inp.digest:
             raise changed(f"driver.inputs[{index}]", f"{inp.path} has other content", inp.digest, digest)
     if jsonio.digest(identity_core(driver)) != driver.identity:
-        raise changed("driver.identity", "the frozen declaration does not hash to its identity", driver.identity, "")
+        raise changed(
+            "driver.identity", "the frozen declaration does not hash to its identity", driver.identity, ""
+        )
 
 
 def check_environment(driver: NormalizedDriver, environ: Mapping[str, str]) -> None:
@@ -248,7 +264,9 @@ def build_request(fields: dict[str, Any]) -> DriverRequest:
 # ---- result gates ------------------------------------------------------------------------------------------
 
 
-def _v(code: str, path: str | None = None, expected: Any = None, observed: Any = None, message: str | None = None) -> Violation:
+def _v(
+    code: str, path: str | None = None, expected: Any = None, observed: Any = None, message: str | None = None
+) -> Violation:
     def text(x: Any) -> str | None:
         if x is None:
             return None
@@ -265,25 +283,81 @@ def _safe_member(path: str) -> bool:
 def check_bundle(result: DriverResult, manifest: TreeManifest) -> list[Violation]:
     """Members other than ``result.json``, declared artifacts and their folders; artifact hashes."""
     out = []
-    files = {e.path: e for e in manifest.entries if e.kind == "file"}
+    files = {e.path: e for e in manifest.entries if isinstance(e, FileEntry)}
     allowed = {"result.json"}
     seen = set()
     for index, art in enumerate(result.artifacts):
         where = f"artifacts[{index}].path"
         if not _safe_member(art.path) or art.path == "result.json" or art.path in seen:
-            out.append(_v("bundle_artifact_mismatch", where, "a unique relative path other than result.json", art.path))
+            out.append(
+                _v(
+                    "bundle_artifact_mismatch",
+                    where,
+                    "a unique relative path other than result.json",
+                    art.path,
+                )
+            )
             continue
         seen.add(art.path)
         allowed.add(art.path)
         parts = art.path.split("/")
         allowed.update("/".join(parts[:i]) for i in range(1, len(parts)))
-        entry = files.get(art.path)
-        actual = getattr(entry, "sha256", None) if entry is not None else None
+        found = files.get(art.path)
+        actual = None if found is None else found.sha256
         if actual != art.sha256:
-            out.append(_v("bundle_artifact_mismatch", f"artifacts[{index}].sha256", art.sha256, actual or "absent"))
+            out.append(
+                _v("bundle_artifact_mismatch", f"artifacts[{index}].sha256", art.sha256, actual or "absent")
+            )
     for entry in manifest.entries:
         if entry.path not in allowed:
-            out.append(_v("bundle_undeclared_member", entry.path, "result.json and declared artifacts", entry.path))
+            out.append(
+                _v("bundle_undeclared_member", entry.path, "result.json and declared artifacts", entry.path)
+            )
+    return out
+
+
+def _check_echoes(request: DriverRequest, result: DriverResult) -> list[Violation]:
+    out = []
+    if result.request_digest != request.request_digest:
+        out.append(_v("echo_mismatch", "request_digest", request.request_digest, result.request_digest))
+    if result.call_index != request.call_index:
+        out.append(_v("echo_mismatch", "call_index", request.call_index, result.call_index))
+    if result.case_id != request.case.id:
+        out.append(_v("echo_mismatch", "case_id", request.case.id, result.case_id))
+    expected_subjects = [[s.role, s.digest] for s in request.subjects]
+    observed_subjects = [[s.role, s.digest] for s in result.subjects]
+    if expected_subjects != observed_subjects:
+        out.append(_v("subject_mismatch", "subjects", expected_subjects, observed_subjects))
+    if result.cleanup.status != "confirmed" or result.cleanup.live_tasks:
+        expected_cleanup = {"status": "confirmed", "live_tasks": []}
+        out.append(_v("driver_cleanup_unconfirmed", "cleanup", expected_cleanup, result.cleanup.model_dump()))
+    return out
+
+
+def _check_measurements(
+    request: DriverRequest, subject: SubjectResult, base: str, metrics: Mapping[str, MetricDeclaration]
+) -> list[Violation]:
+    out = []
+    wanted = sorted(request.metrics)
+    got = sorted(subject.measurements)
+    if got != wanted:
+        out.append(_v("metric_set_mismatch", f"{base}.measurements", wanted, got))
+    for name in wanted:
+        m = subject.measurements.get(name)
+        if m is None:
+            continue
+        where = f"{base}.measurements.{name}"
+        if m.unit != request.metrics[name].unit:
+            out.append(_v("unit_mismatch", f"{where}.unit", request.metrics[name].unit, m.unit))
+        count = request.sampling.samples_per_call[name]
+        if len(m.samples) != count:
+            out.append(_v("sample_count_mismatch", f"{where}.samples", str(count), str(len(m.samples))))
+        zero_ok = metrics[name].zero_allowed if name in metrics else False
+        for k, value in enumerate(m.samples):
+            if not math.isfinite(value) or value < 0 or (value == 0 and not zero_ok):
+                expected = ">= 0" if zero_ok else "> 0"
+                out.append(_v("nonpositive_metric_value", f"{where}.samples[{k}]", expected, repr(value)))
+                break
     return out
 
 
@@ -294,49 +368,19 @@ def check_contract(
     window: tuple[int, int],
 ) -> list[Violation]:
     """Echoes, subjects, cleanup, metric set, units, sample counts, values, correctness metrics, windows."""
-    out = []
-    if result.request_digest != request.request_digest:
-        out.append(_v("echo_mismatch", "request_digest", request.request_digest, result.request_digest))
-    if result.call_index != request.call_index:
-        out.append(_v("echo_mismatch", "call_index", request.call_index, result.call_index))
-    if result.case_id != request.case.id:
-        out.append(_v("echo_mismatch", "case_id", request.case.id, result.case_id))
-    expected_subjects = [(s.role, s.digest) for s in request.subjects]
-    observed_subjects = [(s.role, s.digest) for s in result.subjects]
-    if expected_subjects != observed_subjects:
-        out.append(_v("subject_mismatch", "subjects", [list(s) for s in expected_subjects], [list(s) for s in observed_subjects]))
-    if result.cleanup.status != "confirmed" or result.cleanup.live_tasks:
-        out.append(_v("driver_cleanup_unconfirmed", "cleanup", {"status": "confirmed", "live_tasks": []}, result.cleanup.model_dump()))
-    wanted = sorted(request.metrics)
+    out = _check_echoes(request, result)
     for i, subject in enumerate(result.subjects):
         base = f"subjects[{i}]"
-        got = sorted(subject.measurements)
-        if got != wanted:
-            out.append(_v("metric_set_mismatch", f"{base}.measurements", wanted, got))
-        for name in wanted:
-            m = subject.measurements.get(name)
-            if m is None:
-                continue
-            where = f"{base}.measurements.{name}"
-            if m.unit != request.metrics[name].unit:
-                out.append(_v("unit_mismatch", f"{where}.unit", request.metrics[name].unit, m.unit))
-            count = request.sampling.samples_per_call[name]
-            if len(m.samples) != count:
-                out.append(_v("sample_count_mismatch", f"{where}.samples", str(count), str(len(m.samples))))
-            zero_ok = metrics[name].zero_allowed if name in metrics else False
-            for k, value in enumerate(m.samples):
-                if not math.isfinite(value) or value < 0 or (value == 0 and not zero_ok):
-                    out.append(_v("nonpositive_metric_value", f"{where}.samples[{k}]", ">= 0" if zero_ok else "> 0", repr(value)))
-                    break
+        out += _check_measurements(request, subject, base, metrics)
         for name in request.correctness_metrics:
             if name not in subject.correctness.metrics:
-                out.append(_v("correctness_metric_missing", f"{base}.correctness.metrics.{name}", name, "absent"))
-        if subject.window is not None:
-            w = subject.window
-            if not (window[0] <= w.start_mono_ns <= w.end_mono_ns <= window[1]):
                 out.append(
-                    _v("window_invalid", f"{base}.window", f"inside the call window {window[0]}..{window[1]}", f"{w.start_mono_ns}..{w.end_mono_ns}")
+                    _v("correctness_metric_missing", f"{base}.correctness.metrics.{name}", name, "absent")
                 )
+        w = subject.window
+        if w is not None and not (window[0] <= w.start_mono_ns <= w.end_mono_ns <= window[1]):
+            inside = f"inside the call window {window[0]}..{window[1]}"
+            out.append(_v("window_invalid", f"{base}.window", inside, f"{w.start_mono_ns}..{w.end_mono_ns}"))
     return out
 
 
@@ -345,7 +389,9 @@ def parse_result(data: bytes | None) -> tuple[DriverResult | None, list[Violatio
     from pydantic import ValidationError
 
     if data is None:
-        return None, [_v("result_missing", "result.json", "output/result.json written by the driver", "absent")]
+        return None, [
+            _v("result_missing", "result.json", "output/result.json written by the driver", "absent")
+        ]
     try:
         value = jsonio.parse(data, max_bytes=jsonio.MAX_DRIVER_RESULT_BYTES, what="driver result")
     except InputError as exc:
@@ -354,7 +400,8 @@ def parse_result(data: bytes | None) -> tuple[DriverResult | None, list[Violatio
         return DriverResult.model_validate(value), []
     except ValidationError as exc:
         return None, [
-            _v(v["code"], v["path"], None, v["observed"] or None, v["message"]) for v in jsonio.violations_of(exc)
+            _v(v["code"], v["path"], None, v["observed"] or None, v["message"])
+            for v in jsonio.violations_of(exc)
         ]
 
 

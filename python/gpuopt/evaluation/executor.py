@@ -72,7 +72,10 @@ class ExecutionSpec(Record):
 
 def samples_for(metrics: dict[str, MetricDeclaration], plan_samples: int) -> dict[str, int]:
     """Per metric: its fixed count (part of its meaning) or the plan's."""
-    return {name: m.samples_per_call if m.samples_per_call is not None else plan_samples for name, m in metrics.items()}
+    return {
+        name: m.samples_per_call if m.samples_per_call is not None else plan_samples
+        for name, m in metrics.items()
+    }
 
 
 def input_seed(seed: int, pair_index: int, case_id: str) -> int:
@@ -172,15 +175,21 @@ class Worker:
             self.workspace.mkdir(exist_ok=True)
             dest = self.workspace / key
             self.store.materialize(digest, dest)
-            manifest = self.store.manifest(digest)
-            self.paths[key] = dest if manifest.source_kind == "directory" else dest
+            self.paths[key] = dest
         return self.paths[key]
 
     def _subjects(self, roles: list[Role]) -> list[dict[str, Any]]:
         out = []
         for role in roles:
             variant = self.spec.variants[role]
-            out.append({"role": role, "kind": variant.kind, "digest": variant.digest, "path": str(self._materialize(role, variant.digest))})
+            out.append(
+                {
+                    "role": role,
+                    "kind": variant.kind,
+                    "digest": variant.digest,
+                    "path": str(self._materialize(role, variant.digest)),
+                }
+            )
         return out
 
     # ---- one call --------------------------------------------------------------------------------------
@@ -189,9 +198,16 @@ class Worker:
         spec = self.spec
         accuracy = None
         if spec.accuracy_reference is not None:
-            accuracy = {"digest": spec.accuracy_reference, "path": str(self._materialize("accuracy-reference", spec.accuracy_reference))}
+            accuracy = {
+                "digest": spec.accuracy_reference,
+                "path": str(self._materialize("accuracy-reference", spec.accuracy_reference)),
+            }
         pair_index = step.pair_index if step.pair_index is not None else step.call_index
-        pair = None if step.pair_index is None or step.order is None else {"index": step.pair_index, "order": step.order}
+        pair = (
+            None
+            if step.pair_index is None or step.order is None
+            else {"index": step.pair_index, "order": step.order}
+        )
         correctness_metrics = sorted({r.metric for r in spec.rules})
         return drv.build_request(
             {
@@ -200,7 +216,10 @@ class Worker:
                 "call_index": step.call_index,
                 "operation": spec.operation,
                 "case": {"id": step.case_id},
-                "test_set": {"digest": spec.test_set_digest, "path": str(self._materialize("test-set", spec.test_set_digest))},
+                "test_set": {
+                    "digest": spec.test_set_digest,
+                    "path": str(self._materialize("test-set", spec.test_set_digest)),
+                },
                 "accuracy_reference": accuracy,
                 "subjects": self._subjects(step.roles),
                 "acquisition": {
@@ -221,7 +240,14 @@ class Worker:
             }
         )
 
-    def _receipt(self, step: EvidenceStep, outcome: CallOutcome, bundle: str | None, violations: list[Violation], identity_equal: bool | None) -> CallReceipt:
+    def _receipt(
+        self,
+        step: EvidenceStep,
+        outcome: CallOutcome,
+        bundle: str | None,
+        violations: list[Violation],
+        identity_equal: bool | None,
+    ) -> CallReceipt:
         return CallReceipt(
             call_index=step.call_index,
             step=step,
@@ -240,14 +266,30 @@ class Worker:
             violations=violations,
         )
 
-    def _validate(self, request: DriverRequest, outcome: CallOutcome, call_dir: Path) -> tuple[str | None, DriverResult | None, list[Violation]]:
+    def _validate(
+        self, request: DriverRequest, outcome: CallOutcome, call_dir: Path
+    ) -> tuple[str | None, DriverResult | None, list[Violation]]:
         try:
             frozen = self.store.freeze(call_dir / "output", exclude=[], limits=BUNDLE_LIMITS)
         except InputError as exc:
             code = exc.code if exc.code.startswith("object_") else "bundle_invalid"
-            return None, None, [Violation(code=code, path=exc.path, expected=exc.expected, observed=exc.observed, message=exc.message)]
+            return (
+                None,
+                None,
+                [
+                    Violation(
+                        code=code,
+                        path=exc.path,
+                        expected=exc.expected,
+                        observed=exc.observed,
+                        message=exc.message,
+                    )
+                ],
+            )
         manifest = self.store.manifest(frozen.digest)
-        data = drv.read_bundle_result(manifest, lambda sha: self.store.read_blob(sha, max_bytes=jsonio.MAX_DRIVER_RESULT_BYTES + 1))
+        data = drv.read_bundle_result(
+            manifest, lambda sha: self.store.read_blob(sha, max_bytes=jsonio.MAX_DRIVER_RESULT_BYTES + 1)
+        )
         result, violations = drv.parse_result(data)
         if result is None:
             return frozen.digest, None, violations
@@ -285,8 +327,14 @@ class Worker:
         outcome = self.runner.run_call(launch, self.deadlines)
         ex.gpu_seconds += outcome.elapsed_s * len(spec.gpus)
         if outcome.status != "completed":
-            ex.receipts.append(self._receipt(step, outcome, None, [Violation(code=outcome.stop_reason or "command_failed")], None))
-            ex.stop(_stop_status(outcome.stop_reason or "command_failed"), outcome.stop_reason or "command_failed")
+            ex.receipts.append(
+                self._receipt(
+                    step, outcome, None, [Violation(code=outcome.stop_reason or "command_failed")], None
+                )
+            )
+            ex.stop(
+                _stop_status(outcome.stop_reason or "command_failed"), outcome.stop_reason or "command_failed"
+            )
             return False
         bundle, result, violations = self._validate(request, outcome, call_dir)
         if result is None or violations:
@@ -296,7 +344,9 @@ class Worker:
         receipts = drv.correctness_receipts(request, result, spec.rules)
         ex.correctness.extend(receipts)
         expected = spec.expected_reported or ex.reported
-        identity_equal = expected is None or jsonio.canonical(result.runtime_identity) == jsonio.canonical(expected)
+        identity_equal = expected is None or jsonio.canonical(result.runtime_identity) == jsonio.canonical(
+            expected
+        )
         if ex.reported is None:
             ex.reported = result.runtime_identity
         identity_violations = (
@@ -331,7 +381,9 @@ class Worker:
             drv.check_environment(self.spec.driver, os.environ)
         except InputError as exc:
             ex.stop("invalid", exc.code)
-            ex.warnings.append(Warning(code=exc.code, message=exc.message, expected=exc.expected, observed=exc.observed))
+            ex.warnings.append(
+                Warning(code=exc.code, message=exc.message, expected=exc.expected, observed=exc.observed)
+            )
             return False
         return True
 
@@ -343,11 +395,17 @@ class Worker:
                 ex.stop("cancelled", "cancelled")
             elif time.monotonic() >= self.deadlines.operation_mono:
                 ex.stop("timed_out", "operation_timeout")
-            elif self.deadlines.absolute_mono is not None and time.monotonic() >= self.deadlines.absolute_mono:
+            elif (
+                self.deadlines.absolute_mono is not None and time.monotonic() >= self.deadlines.absolute_mono
+            ):
                 ex.stop("timed_out", "absolute_deadline")
             elif self._pre_call_check(ex) and self._call(step, ex):
                 continue
-            ex.skipped = [s.call_index for s in plan[position + 1 :]] if ex.receipts and ex.receipts[-1].call_index == step.call_index else [s.call_index for s in plan[position:]]
+            ex.skipped = (
+                [s.call_index for s in plan[position + 1 :]]
+                if ex.receipts and ex.receipts[-1].call_index == step.call_index
+                else [s.call_index for s in plan[position:]]
+            )
             break
         return ex
 
@@ -359,7 +417,9 @@ class Worker:
         path = self.inv_dir / "samples.parquet"
         pl.DataFrame(ex.rows).write_parquet(path)
         return Tables(
-            samples=TableRef(path="samples.parquet", sha256=jsonio.sha256_hex(path.read_bytes()), rows=len(ex.rows)),
+            samples=TableRef(
+                path="samples.parquet", sha256=jsonio.sha256_hex(path.read_bytes()), rows=len(ex.rows)
+            ),
             resources=None,
         )
 
@@ -418,7 +478,15 @@ def build_result(
     return handler.result_model.model_validate(fields)
 
 
-def refused_result(spec: ExecutionSpec, reason: str, status: ExecutionStatus, *, started_at: float, message: str, gpu_seconds_held: float = 0.0) -> InvocationResult:
+def refused_result(
+    spec: ExecutionSpec,
+    reason: str,
+    status: ExecutionStatus,
+    *,
+    started_at: float,
+    message: str,
+    gpu_seconds_held: float = 0.0,
+) -> InvocationResult:
     """A result for an invocation stopped before any call."""
     ex = Execution()
     ex.stop(status, reason)

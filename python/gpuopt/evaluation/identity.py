@@ -58,7 +58,9 @@ def observe(gpus: list[str], required_tools: list[str]) -> ObservedRuntime:
         nvidia=None
         if nvidia is None
         else ObservedNvidia(
-            source=nvidia.source, driver_version=nvidia.driver_version, cuda_driver_version=nvidia.cuda_driver_version
+            source=nvidia.source,
+            driver_version=nvidia.driver_version,
+            cuda_driver_version=nvidia.cuda_driver_version,
         ),
         gpus=observed_gpus,
         python_version=platform.python_version(),
@@ -128,7 +130,11 @@ def cross_check(
     if (prov.kind == "container") != in_container:
         notes.append(
             f"the driver reports a {prov.kind} runtime but gpuopt observed "
-            + (f"container hints ({', '.join(observed.host.container_hints)})" if in_container else "no container hints")
+            + (
+                f"container hints ({', '.join(observed.host.container_hints)})"
+                if in_container
+                else "no container hints"
+            )
         )
         scope = "frozen_runtime_only"
     if prov.kind == "container":

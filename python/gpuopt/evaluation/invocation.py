@@ -8,7 +8,6 @@ start token); status never writes.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -21,9 +20,9 @@ from gpuopt.evaluation import formats, jsonio
 from gpuopt.evaluation import target as targets
 from gpuopt.evaluation.executor import ExecutionSpec
 from gpuopt.evaluation.identity import tool_identity
-from gpuopt.evaluation.store import Published, Store, ledger_keys
+from gpuopt.evaluation.store import Store, ledger_keys
 from gpuopt.evaluation.supervisor import EventLog, Supervisor
-from gpuopt.models.evaluation.common import InvocationId, RecordRef, ResultRef
+from gpuopt.models.evaluation.common import RecordRef, ResultRef
 from gpuopt.models.evaluation.invocation import (
     ActiveChild,
     CleanupStatus,
@@ -159,7 +158,9 @@ def status(root: str | Path, inv_id: str, *, now: float | None = None) -> Invoca
         cleanup = "orphan_running" if _child_running(child) else "unconfirmed"
     elif child is not None:
         cleanup = "unconfirmed"
-    elif any(e.event == "cleanup_confirmed" for e in events) or any(e.event == "call_started" for e in events):
+    elif any(e.event == "cleanup_confirmed" for e in events) or any(
+        e.event == "call_started" for e in events
+    ):
         cleanup = "confirmed"
     else:
         cleanup = "not_required"
@@ -212,7 +213,9 @@ def root_status(root: str | Path) -> RootStatus:
         pointer = jsonio.parse(store.read_bytes("champion/current.json"), max_bytes=1 << 20)
         sel = pointer.get("selection") if isinstance(pointer, dict) else None
         if not isinstance(sel, dict):
-            raise InputError("selection_invalid", "champion/current.json names no selection", path="champion/current.json")
+            raise InputError(
+                "selection_invalid", "champion/current.json names no selection", path="champion/current.json"
+            )
         champion = RecordRef.model_validate(sel)
     return RootStatus(root=str(store.root), target=ref, champion=champion, invocations=pending)
 
@@ -235,7 +238,12 @@ def cancel(root: str | Path, inv_id: str) -> InvocationStatus:
         request = read_request(store, inv_id)
         report = json.loads(
             _native.terminate(
-                child.pgid, None, [], child.env_tag, request.limits.termination_grace_s, request.limits.cleanup_timeout_s
+                child.pgid,
+                None,
+                [],
+                child.env_tag,
+                request.limits.termination_grace_s,
+                request.limits.cleanup_timeout_s,
             )
         )
         if report["confirmed"]:
@@ -243,7 +251,9 @@ def cancel(root: str | Path, inv_id: str) -> InvocationStatus:
             _clear_occupancy(request, inv_id)
             events("cleanup_confirmed", call_index=child.call_index, detail="terminated by gpuopt cancel")
         else:
-            events("cleanup_unconfirmed", call_index=child.call_index, detail=f"survivors {report['survivors']}")
+            events(
+                "cleanup_unconfirmed", call_index=child.call_index, detail=f"survivors {report['survivors']}"
+            )
     return status(store.root, inv_id)
 
 
@@ -256,7 +266,9 @@ def _clear_occupancy(request: FrozenRequest, inv_id: str) -> None:
         rel = f"{locks.lock_name(request.host_id, uuid)}.occupancy.json"
         if _native.store_exists(str(directory), rel):
             try:
-                occ = jsonio.load(Occupancy, _native.store_read(str(directory), rel, 1 << 20), what="occupancy")
+                occ = jsonio.load(
+                    Occupancy, _native.store_read(str(directory), rel, 1 << 20), what="occupancy"
+                )
             except InputError:
                 continue
             if occ.invocation_id == inv_id:
@@ -296,15 +308,23 @@ def _outcome(store: Store, inv_id: str, digest: str, *, deduplicated: bool) -> S
 def _resolve_limits(limits: Limits, now: float) -> Limits:
     if limits.launch_deadline_epoch is not None and limits.launch_deadline_epoch <= now:
         raise InputError(
-            "deadline_passed", "the launch deadline lies in the past", path="limits.launch_deadline_epoch", observed=str(limits.launch_deadline_epoch)
+            "deadline_passed",
+            "the launch deadline lies in the past",
+            path="limits.launch_deadline_epoch",
+            observed=str(limits.launch_deadline_epoch),
         )
     if limits.absolute_deadline_epoch is not None and limits.absolute_deadline_epoch <= now:
         raise InputError(
-            "deadline_passed", "the absolute deadline lies in the past", path="limits.absolute_deadline_epoch", observed=str(limits.absolute_deadline_epoch)
+            "deadline_passed",
+            "the absolute deadline lies in the past",
+            path="limits.absolute_deadline_epoch",
+            observed=str(limits.absolute_deadline_epoch),
         )
     if limits.termination_grace_s > limits.cleanup_timeout_s:
         raise InputError(
-            "field_invalid", "termination_grace_s must not exceed cleanup_timeout_s", path="limits.termination_grace_s"
+            "field_invalid",
+            "termination_grace_s must not exceed cleanup_timeout_s",
+            path="limits.termination_grace_s",
         )
     if limits.launch_deadline_epoch is None:
         limits = limits.model_copy(update={"launch_deadline_epoch": now + LAUNCH_WINDOW_S})
@@ -322,7 +342,8 @@ def submit(
 ) -> SubmitOutcome:
     """Freezes and submits an invocation. ``core`` holds the operation's fields (``operation``, ``plan``,
     ``evidence_plan``, ``variants`` and any operation-specific ones); gpuopt adds the Target ref, its tool
-    identity, the observed host and the GPUs. Identical requests dedupe; a failed attempt needs ``retry_of``."""
+    identity, the observed host and the GPUs. Identical requests dedupe; a failed attempt needs
+    ``retry_of``."""
     store = Store.open(root)
     target, ref = targets.load(store)
     target = targets.optimizable(target)
@@ -358,12 +379,19 @@ def submit(
             if retry_of is None:
                 raise InputError(
                     "retry_required",
-                    f"the latest attempt {latest} of this request did not end final ({st.summary or st.state}); "
+                    f"the latest attempt {latest} of this request did not end final "
+                    f"({st.summary or st.state}); "
                     "rerun with retry_of set to it",
                     expected=latest,
                 )
             if retry_of != latest:
-                raise InputError("retry_invalid", "retry_of must name the latest attempt", path="retry_of", expected=latest, observed=retry_of)
+                raise InputError(
+                    "retry_invalid",
+                    "retry_of must name the latest attempt",
+                    path="retry_of",
+                    expected=latest,
+                    observed=retry_of,
+                )
             if st.cleanup_status not in ("confirmed", "not_required"):
                 raise InputError(
                     "cleanup_unconfirmed",
@@ -374,7 +402,12 @@ def submit(
             inv_id = f"{first}-r{len(chain)}"
         else:
             if retry_of is not None:
-                raise InputError("retry_invalid", "there is no earlier attempt of this request to retry", path="retry_of", observed=retry_of)
+                raise InputError(
+                    "retry_invalid",
+                    "there is no earlier attempt of this request to retry",
+                    path="retry_of",
+                    observed=retry_of,
+                )
             inv_id = first
         frozen = jsonio.validate(
             model,
@@ -415,8 +448,7 @@ def supervisor_for(root: Path, inv_id: str) -> Supervisor:
     """Builds the supervisor of a submitted invocation from its frozen request and Target."""
     store = Store.open(root)
     request = read_request(store, inv_id)
-    target, ref = targets.load(store)
-    target = targets.optimizable(target)
+    target = targets.optimizable(targets.load(store)[0])
     spec = execution_spec(store, inv_id, request, target)
 
     def checks() -> None:
@@ -476,9 +508,15 @@ def submit_smoke(
     cases = list(case_ids) if case_ids is not None else list(target.test_set.case_ids)
     unknown = [c for c in cases if c not in target.test_set.case_ids]
     if unknown or not cases:
-        raise InputError("case_unknown", f"case {unknown[0] if unknown else '(none)'} is not in the Target's test set", path="plan.case_ids")
+        raise InputError(
+            "case_unknown",
+            f"case {unknown[0] if unknown else '(none)'} is not in the Target's test set",
+            path="plan.case_ids",
+        )
     steps = [
-        EvidenceStep(call_index=i, pair_index=None, case_id=c, order=None, roles=["original"], lifecycle="isolated")
+        EvidenceStep(
+            call_index=i, pair_index=None, case_id=c, order=None, roles=["original"], lifecycle="isolated"
+        )
         for i, c in enumerate(cases)
     ]
     core = {
@@ -506,16 +544,3 @@ def wait(root: str | Path, inv_id: str, *, timeout_s: float, poll_s: float = 0.0
         if st.state in ("completed", "lost") or time.monotonic() >= deadline:
             return st
         time.sleep(poll_s)
-
-
-__all__ = [
-    "InvocationId",
-    "Published",
-    "cancel",
-    "os",
-    "root_status",
-    "status",
-    "submit",
-    "submit_smoke",
-    "wait",
-]

@@ -1,7 +1,7 @@
 """The one strict JSON reader and the one JSON hasher of the evaluation core.
 
 Reading goes through the native strict parser first (duplicate keys, ``NaN``/``Infinity``, a BOM, invalid
-UTF-8 and integers beyond ±(2^53−1) are ``json_invalid`` with the JSON path), then through a strict pydantic
+UTF-8 and integers beyond ±(2^53-1) are ``json_invalid`` with the JSON path), then through a strict pydantic
 model (``field_unknown``, ``field_missing``, ``field_invalid`` with the path). Hashing is SHA-256 of the RFC
 8785 canonical form produced natively, so Python and Rust agree on every id.
 """

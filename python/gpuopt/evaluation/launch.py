@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from gpuopt import _native
 from gpuopt.models.evaluation.invocation import CallWindow, CleanupReceipt, StreamReceipt
@@ -103,7 +103,7 @@ StopCause = Literal["command_timeout", "operation_timeout", "absolute_deadline",
 
 @dataclass
 class Deadlines:
-    """Monotonic deadlines of a call: its own, the operation's and the absolute one (epochs converted once)."""
+    """Monotonic deadlines: the call's own, the operation's and the absolute one (epochs converted once)."""
 
     operation_mono: float
     absolute_mono: float | None
@@ -157,7 +157,7 @@ class Hooks:
 
 def _set_pipe_size(fd: int) -> None:
     with contextlib.suppress(OSError, AttributeError):
-        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)  # type: ignore[attr-defined]
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
 
 
 def _spawn_gate() -> tuple[int, int, int, int]:
@@ -196,118 +196,157 @@ def _returncode(status: int) -> int:
     return os.waitstatus_to_exitcode(status)
 
 
-def run_call(spec: LaunchSpec, deadlines: Deadlines, hooks: Hooks) -> CallOutcome:
-    """Launches one driver call and supervises it to the end (see the module documentation)."""
-    me = os.getpid()
-    (spec.call_dir / "output").mkdir(parents=True, exist_ok=True)
-    (spec.call_dir / "tmp").mkdir(exist_ok=True)
-    stdout = CappedLog(spec.call_dir / "stdout.log")
-    stderr = CappedLog(spec.call_dir / "stderr.log")
-    pid, out_r, err_r, gate_w = _spawn_gate()
-    info = _native.proc_info(pid)
-    token = json.loads(info)["start_token"] if info else "0"
-    tag = f"GPUOPT_REQUEST={spec.env.get('GPUOPT_REQUEST', '')}"
-    try:
-        hooks.record_child(pid, str(token), tag)
-    except BaseException:
-        os.close(gate_w)  # the gate exits without running the driver
-        raise
-    hooks.event("call_started", call_index=spec.call_index, pid=pid, pgid=pid)
-    payload = json.dumps(
-        {"path": spec.argv[0], "argv": spec.argv, "env": spec.env, "cwd": str(spec.call_dir)}
-    ).encode()
-    start_mono = time.monotonic()
-    start_ns = time.monotonic_ns()
-    try:
-        os.write(gate_w, payload)
-    except OSError:
-        pass  # the gate died; the call fails below with its exit status
-    os.close(gate_w)
+class _Call:
+    """The state of one running call: its pipes, logs, deadlines and what ended it."""
 
-    call_deadline, cause = deadlines.for_call(start_mono, spec.command_timeout_s)
-    sel = selectors.DefaultSelector()
-    streams = {out_r: stdout, err_r: stderr}
-    for fd in streams:
-        os.set_blocking(fd, False)
-        sel.register(fd, selectors.EVENT_READ)
-    if hooks.caller_fd is not None:
-        sel.register(hooks.caller_fd, selectors.EVENT_READ)
-    open_fds = set(streams)
-    returncode: int | None = None
-    end_ns: int | None = None
-    stop: StopCause | None = None
-    next_cancel_check = 0.0
+    def __init__(self, spec: LaunchSpec, deadlines: Deadlines, hooks: Hooks) -> None:
+        self.spec = spec
+        self.hooks = hooks
+        self.me = os.getpid()
+        (spec.call_dir / "output").mkdir(parents=True, exist_ok=True)
+        (spec.call_dir / "tmp").mkdir(exist_ok=True)
+        self.stdout = CappedLog(spec.call_dir / "stdout.log")
+        self.stderr = CappedLog(spec.call_dir / "stderr.log")
+        self.tag = f"GPUOPT_REQUEST={spec.env.get('GPUOPT_REQUEST', '')}"
+        self.deadlines = deadlines
+        self.returncode: int | None = None
+        self.end_ns: int | None = None
+        self.stop: StopCause | None = None
+        self.sel = selectors.DefaultSelector()
+        self.streams: dict[int, CappedLog] = {}
+        self.open_fds: set[int] = set()
 
-    def drain(timeout: float) -> None:
-        for key, _ in sel.select(timeout):
+    def launch(self) -> None:
+        """Spawns the gate, records the child, then releases the driver."""
+        pid, out_r, err_r, gate_w = _spawn_gate()
+        self.pid = pid
+        info = _native.proc_info(pid)
+        token = json.loads(info)["start_token"] if info else "0"
+        try:
+            self.hooks.record_child(pid, str(token), self.tag)
+        except BaseException:
+            os.close(gate_w)  # the gate exits without running the driver
+            raise
+        self.hooks.event("call_started", call_index=self.spec.call_index, pid=pid, pgid=pid)
+        payload = {
+            "path": self.spec.argv[0],
+            "argv": self.spec.argv,
+            "env": self.spec.env,
+            "cwd": str(self.spec.call_dir),
+        }
+        self.start_mono = time.monotonic()
+        self.start_ns = time.monotonic_ns()
+        with contextlib.suppress(OSError):  # a dead gate shows in its exit status below
+            os.write(gate_w, json.dumps(payload).encode())
+        os.close(gate_w)
+        self.streams = {out_r: self.stdout, err_r: self.stderr}
+        for fd in self.streams:
+            os.set_blocking(fd, False)
+            self.sel.register(fd, selectors.EVENT_READ)
+        if self.hooks.caller_fd is not None:
+            self.sel.register(self.hooks.caller_fd, selectors.EVENT_READ)
+        self.open_fds = set(self.streams)
+
+    def drain(self, timeout: float) -> None:
+        for key, _ in self.sel.select(timeout):
             fd = int(key.fd)
-            if fd == hooks.caller_fd:
-                nonlocal stop
-                try:
+            if fd == self.hooks.caller_fd:
+                with contextlib.suppress(BlockingIOError):
                     if not os.read(fd, 1):
-                        stop = stop or "cancelled"
-                        sel.unregister(fd)
-                except BlockingIOError:
-                    pass
+                        self.stop = self.stop or "cancelled"
+                        self.sel.unregister(fd)
                 continue
             try:
                 data = os.read(fd, PIPE_BYTES)
             except BlockingIOError:
                 continue
             if data:
-                streams[fd].feed(data)
+                self.streams[fd].feed(data)
             else:
-                sel.unregister(fd)
-                open_fds.discard(fd)
+                self.sel.unregister(fd)
+                self.open_fds.discard(fd)
 
-    while True:
-        drain(POLL_S)
-        if returncode is None:
-            done_pid, status = os.waitpid(pid, os.WNOHANG)
-            if done_pid == pid:
-                returncode = _returncode(status)
-                end_ns = time.monotonic_ns()
-        if returncode is not None:
-            break
-        now = time.monotonic()
-        if now >= call_deadline:
-            stop = cause
-        if now >= next_cancel_check:
-            next_cancel_check = now + CANCEL_POLL_S
-            if hooks.cancelled():
-                stop = "cancelled"
-        if stop is not None:
-            break
+    def watch(self) -> None:
+        """Pumps output until the driver exits or a deadline, a cancel or a lost caller stops it."""
+        call_deadline, cause = self.deadlines.for_call(self.start_mono, self.spec.command_timeout_s)
+        next_cancel_check = 0.0
+        while self.stop is None:
+            self.drain(POLL_S)
+            done_pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if done_pid == self.pid:
+                self.returncode = _returncode(status)
+                self.end_ns = time.monotonic_ns()
+                return
+            now = time.monotonic()
+            if now >= call_deadline:
+                self.stop = cause
+            elif now >= next_cancel_check:
+                next_cancel_check = now + CANCEL_POLL_S
+                if self.hooks.cancelled():
+                    self.stop = "cancelled"
 
-    if stop is not None:
-        hooks.event("termination", call_index=spec.call_index, signal="SIGTERM", detail=stop)
-        report = json.loads(
-            _native.terminate(pid, me, [], tag, spec.termination_grace_s, spec.cleanup_timeout_s)
-        )
-        if "SIGKILL" in report["signals"]:
-            hooks.event("termination", call_index=spec.call_index, signal="SIGKILL", detail=stop)
-        for child, code in report["reaped"]:
-            if child == pid and returncode is None:
-                returncode = code
-        end_ns = end_ns or time.monotonic_ns()
-        leftover = 0
-    else:
-        settled = json.loads(_native.settle(pid, me, [], tag, SETTLE_S))
-        left = settled["left"]
-        leftover = len(left)
-        report = {"signals": [], "escaped": [], "survivors": [], "elapsed_s": 0.0, "confirmed": True}
-        if left:
+    def cleanup(self) -> tuple[dict[str, Any], int]:
+        """Terminates a stopped call, or settles an exited one; returns the report and leftover count."""
+        spec = self.spec
+        if self.stop is not None:
+            self.hooks.event("termination", call_index=spec.call_index, signal="SIGTERM", detail=self.stop)
             report = json.loads(
-                _native.terminate(pid, me, [], tag, spec.termination_grace_s, spec.cleanup_timeout_s)
+                _native.terminate(
+                    self.pid, self.me, [], self.tag, spec.termination_grace_s, spec.cleanup_timeout_s
+                )
             )
-    # Everything that could hold the pipes is gone (or unconfirmed): read what is left, without blocking long.
-    drain_until = time.monotonic() + (1.0 if report["confirmed"] else 0.1)
-    while open_fds and time.monotonic() < drain_until:
-        drain(0.02)
-    sel.close()
-    for fd in (out_r, err_r):
-        os.close(fd)
-    end_ns = end_ns or time.monotonic_ns()
+            if "SIGKILL" in report["signals"]:
+                self.hooks.event(
+                    "termination", call_index=spec.call_index, signal="SIGKILL", detail=self.stop
+                )
+            for child, code in report["reaped"]:
+                if child == self.pid and self.returncode is None:
+                    self.returncode = code
+            return report, 0
+        left = json.loads(_native.settle(self.pid, self.me, [], self.tag, SETTLE_S))["left"]
+        if not left:
+            return {"signals": [], "escaped": [], "survivors": [], "elapsed_s": 0.0, "confirmed": True}, 0
+        report = json.loads(
+            _native.terminate(
+                self.pid, self.me, [], self.tag, spec.termination_grace_s, spec.cleanup_timeout_s
+            )
+        )
+        return report, len(left)
+
+    def close_pipes(self, confirmed: bool) -> None:
+        """Reads what is left in the pipes (everything holding them is gone, or unconfirmed), then closes."""
+        drain_until = time.monotonic() + (1.0 if confirmed else 0.1)
+        while self.open_fds and time.monotonic() < drain_until:
+            self.drain(0.02)
+        self.sel.close()
+        for fd in self.streams:
+            os.close(fd)
+
+    def classify(self, cleanup: CleanupReceipt, leftover: int) -> tuple[CallStatus, str | None]:
+        if self.stop == "cancelled":
+            return "cancelled", "cancelled"
+        if self.stop is not None:
+            return "timed_out", self.stop
+        if cleanup.status != "confirmed":
+            return "failed", "cleanup_unconfirmed"
+        if self.returncode != 0:
+            return "failed", "command_failed"
+        if leftover:
+            return "failed", "driver_left_processes"
+        return "completed", None
+
+
+CallStatus = Literal["completed", "failed", "timed_out", "cancelled"]
+
+
+def run_call(spec: LaunchSpec, deadlines: Deadlines, hooks: Hooks) -> CallOutcome:
+    """Launches one driver call and supervises it to the end (see the module documentation)."""
+    call = _Call(spec, deadlines, hooks)
+    call.launch()
+    call.watch()
+    report, leftover = call.cleanup()
+    call.close_pipes(bool(report["confirmed"]))
+    end_ns = call.end_ns or time.monotonic_ns()
     cleanup = CleanupReceipt(
         status="confirmed" if report["confirmed"] else "unconfirmed",
         signals=list(report["signals"]),
@@ -319,36 +358,27 @@ def run_call(spec: LaunchSpec, deadlines: Deadlines, hooks: Hooks) -> CallOutcom
         hooks.child_gone()
         hooks.event("cleanup_confirmed", call_index=spec.call_index)
     else:
-        hooks.event("cleanup_unconfirmed", call_index=spec.call_index, detail=f"survivors {cleanup.survivors}")
-
-    status: Literal["completed", "failed", "timed_out", "cancelled"]
-    stop_reason: str | None
-    if stop == "cancelled":
-        status, stop_reason = "cancelled", "cancelled"
-    elif stop is not None:
-        status, stop_reason = "timed_out", stop
-    elif cleanup.status != "confirmed":
-        status, stop_reason = "failed", "cleanup_unconfirmed"
-    elif returncode != 0:
-        status, stop_reason = "failed", "command_failed"
-    elif leftover:
-        status, stop_reason = "failed", "driver_left_processes"
-    else:
-        status, stop_reason = "completed", None
-    elapsed = (end_ns - start_ns) / 1e9
+        hooks.event(
+            "cleanup_unconfirmed", call_index=spec.call_index, detail=f"survivors {cleanup.survivors}"
+        )
+    status, stop_reason = call.classify(cleanup, leftover)
     outcome = CallOutcome(
         status=status,
         stop_reason=stop_reason,
-        returncode=returncode,
-        elapsed_s=max(elapsed, 0.0),
-        window=CallWindow(start_mono_ns=start_ns, end_mono_ns=end_ns),
-        stdout=stdout.close(),
-        stderr=stderr.close(),
+        returncode=call.returncode,
+        elapsed_s=max((end_ns - call.start_ns) / 1e9, 0.0),
+        window=CallWindow(start_mono_ns=call.start_ns, end_mono_ns=end_ns),
+        stdout=call.stdout.close(),
+        stderr=call.stderr.close(),
         leftover_processes=leftover,
         cleanup=cleanup,
-        pid=pid,
+        pid=call.pid,
     )
     hooks.event(
-        "call_finished", call_index=spec.call_index, status=status, returncode=returncode, elapsed_s=outcome.elapsed_s
+        "call_finished",
+        call_index=spec.call_index,
+        status=status,
+        returncode=call.returncode,
+        elapsed_s=outcome.elapsed_s,
     )
     return outcome

@@ -81,10 +81,14 @@ class GpuLocks:
             if not _native.store_exists(str(self.directory), rel):
                 continue
             try:
-                occ = jsonio.load(Occupancy, _native.store_read(str(self.directory), rel, 1 << 20), what="occupancy")
+                occ = jsonio.load(
+                    Occupancy, _native.store_read(str(self.directory), rel, 1 << 20), what="occupancy"
+                )
             except InputError as exc:
                 raise InputError(
-                    "resource_cleanup_unknown", f"the GPU occupancy file {rel} is unreadable: {exc.message}", path=rel
+                    "resource_cleanup_unknown",
+                    f"the GPU occupancy file {rel} is unreadable: {exc.message}",
+                    path=rel,
                 ) from None
             info = _native.proc_info(occ.child.pid)
             live_token = None if info is None else str(json.loads(info)["start_token"])
@@ -98,12 +102,16 @@ class GpuLocks:
                     observed=live_token,
                 )
             tagged = json.loads(_native.call_processes(occ.pgid, None, [], occ.env_tag))
-            if tagged or _native.group_exists(occ.pgid) or (live_token == occ.child.start_token and state != "Z"):
+            if (
+                tagged
+                or _native.group_exists(occ.pgid)
+                or (live_token == occ.child.start_token and state != "Z")
+            ):
                 report = json.loads(_native.terminate(occ.pgid, None, [], occ.env_tag, grace_s, timeout_s))
                 if not report["confirmed"]:
                     raise InputError(
                         "resource_cleanup_unknown",
-                        f"the orphaned call of {occ.invocation_id} (group {occ.pgid}) could not be confirmed gone",
+                        f"the orphaned call of {occ.invocation_id} (group {occ.pgid}) is not confirmed gone",
                         path=rel,
                         observed=str(report["survivors"]),
                     )
@@ -121,7 +129,9 @@ class GpuLocks:
             since_epoch=time.time(),
         )
         for name in self.names:
-            _native.store_replace(str(self.directory), f"{name}.occupancy.json", jsonio.record_bytes(occ), 0o644)
+            _native.store_replace(
+                str(self.directory), f"{name}.occupancy.json", jsonio.record_bytes(occ), 0o644
+            )
 
     def clear(self) -> None:
         for name in self.names:

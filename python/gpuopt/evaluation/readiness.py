@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import shutil
 import subprocess
@@ -30,7 +29,7 @@ from gpuopt.evaluation.executor import SMOKE_SAMPLES, ExecutionSpec
 from gpuopt.evaluation.store import Store
 from gpuopt.models.evaluation.common import UNAVAILABLE, RecordRef, Violation
 from gpuopt.models.evaluation.driver import DriverRequest, NormalizedDriver
-from gpuopt.models.evaluation.invocation import EvidenceStep, InvocationResult
+from gpuopt.models.evaluation.invocation import EvidenceStep, FrozenVariant, InvocationResult
 from gpuopt.models.evaluation.target import (
     ContaminationRule,
     ContaminationSpec,
@@ -47,7 +46,14 @@ WORK_DIR = ".gpuopt-readiness"
 QUANTILE_WITHIN = {"p90", "p95", "p99"}
 
 DEFAULT_RULES: list[dict[str, Any]] = [
-    {"id": "foreign-process", "signal": "gpu.foreign_processes", "op": "gt", "value": 0, "min_fraction": 0, "on_missing": "ignore"},
+    {
+        "id": "foreign-process",
+        "signal": "gpu.foreign_processes",
+        "op": "gt",
+        "value": 0,
+        "min_fraction": 0,
+        "on_missing": "ignore",
+    },
     {
         "id": "hw-throttle",
         "signal": "gpu.throttle",
@@ -56,16 +62,46 @@ DEFAULT_RULES: list[dict[str, Any]] = [
         "min_fraction": 0,
         "on_missing": "invalidate",
     },
-    {"id": "sw-thermal", "signal": "gpu.throttle", "op": "any_of", "value": ["sw_thermal"], "min_fraction": 0.1, "on_missing": "invalidate"},
+    {
+        "id": "sw-thermal",
+        "signal": "gpu.throttle",
+        "op": "any_of",
+        "value": ["sw_thermal"],
+        "min_fraction": 0.1,
+        "on_missing": "invalidate",
+    },
     {"id": "xid", "signal": "gpu.xid", "op": "gt", "value": 0, "min_fraction": 0, "on_missing": "invalidate"},
-    {"id": "clock-drop", "signal": "gpu.sm_clock_drop_pct", "op": "gt", "value": 10, "min_fraction": 0.2, "on_missing": "invalidate"},
-    {"id": "foreign-cpu", "signal": "host.foreign_cpu_pct", "op": "gt", "value": 50, "min_fraction": 0.2, "on_missing": "invalidate"},
-    {"id": "sampler-gap", "signal": "sampler.gap", "op": "gt", "value": 0, "min_fraction": 0, "on_missing": "invalidate"},
+    {
+        "id": "clock-drop",
+        "signal": "gpu.sm_clock_drop_pct",
+        "op": "gt",
+        "value": 10,
+        "min_fraction": 0.2,
+        "on_missing": "invalidate",
+    },
+    {
+        "id": "foreign-cpu",
+        "signal": "host.foreign_cpu_pct",
+        "op": "gt",
+        "value": 50,
+        "min_fraction": 0.2,
+        "on_missing": "invalidate",
+    },
+    {
+        "id": "sampler-gap",
+        "signal": "sampler.gap",
+        "op": "gt",
+        "value": 0,
+        "min_fraction": 0,
+        "on_missing": "invalidate",
+    },
 ]
 """The default contamination rules of spec §7.3, frozen expanded."""
 
 
-def _fail(code: str, message: str, path: str | None = None, expected: Any = None, observed: Any = None) -> InputError:
+def _fail(
+    code: str, message: str, path: str | None = None, expected: Any = None, observed: Any = None
+) -> InputError:
     def text(x: Any) -> str | None:
         return None if x is None else (x if isinstance(x, str) else json.dumps(x))
 
@@ -83,61 +119,114 @@ def parse_request(data: bytes) -> ReadinessRequest | DiagnosticRequest:
     if mode == "diagnostic":
         return jsonio.validate(DiagnosticRequest, raw, what="readiness request")
     if mode != "optimization" and "mode" in raw:
-        raise _fail("field_invalid", "mode must be optimization or diagnostic", "mode", "optimization | diagnostic", mode)
+        raise _fail(
+            "field_invalid",
+            "mode must be optimization or diagnostic",
+            "mode",
+            "optimization | diagnostic",
+            mode,
+        )
     return jsonio.validate(ReadinessRequest, raw, what="readiness request")
 
 
-def _check_metrics(req: ReadinessRequest) -> None:
-    obj = req.objective
-    metrics = req.metrics
-    err = "metric_declaration_invalid"
-    for name, m in metrics.items():
-        if m.within_call in QUANTILE_WITHIN and m.kind != "quantile":
-            raise _fail(err, f"metric {name}: within_call {m.within_call} needs kind quantile", f"metrics.{name}.kind", "quantile", m.kind)
+def _check_objective_roles(req: ReadinessRequest) -> set[str]:
+    """Each metric is at most one of primary, constraint, secondary; those named must be declared.
+    Returns every metric the objective uses."""
+    obj, metrics, err = req.objective, req.metrics, "metric_declaration_invalid"
     roles: dict[str, str] = {}
 
     def claim(metric: str, role: str, path: str) -> None:
         if metric not in metrics:
             raise _fail(err, f"{path} names the undeclared metric {metric}", path, sorted(metrics), metric)
         if metric in roles:
-            raise _fail(err, f"metric {metric} is both {roles[metric]} and {role}", path, "at most one of primary, constraint, secondary", role)
+            one = "at most one of primary, constraint, secondary"
+            raise _fail(err, f"metric {metric} is both {roles[metric]} and {role}", path, one, role)
         roles[metric] = role
+        if role != "secondary" and metrics[metric].zero_allowed:
+            raise _fail(
+                err,
+                f"the {role} metric {metric} cannot allow zero",
+                f"metrics.{metric}.zero_allowed",
+                False,
+                True,
+            )
 
     claim(obj.primary, "primary", "objective.primary")
-    if metrics[obj.primary].zero_allowed:
-        raise _fail(err, "the primary metric cannot allow zero", f"metrics.{obj.primary}.zero_allowed", False, True)
     for i, c in enumerate(obj.constraints):
         claim(c.metric, "constraint", f"objective.constraints[{i}].metric")
-        if metrics[c.metric].zero_allowed:
-            raise _fail(err, f"constraint metric {c.metric} cannot allow zero", f"metrics.{c.metric}.zero_allowed", False, True)
     for i, s in enumerate(obj.secondary):
         claim(s.metric, "secondary", f"objective.secondary[{i}].metric")
     used = set(roles)
     for i, g in enumerate(obj.guardrails):
         if g.metric not in metrics:
-            raise _fail(err, f"guardrail names the undeclared metric {g.metric}", f"objective.guardrails[{i}].metric", sorted(metrics), g.metric)
+            path = f"objective.guardrails[{i}].metric"
+            raise _fail(
+                err, f"guardrail names the undeclared metric {g.metric}", path, sorted(metrics), g.metric
+            )
         used.add(g.metric)
-    unused = sorted(set(metrics) - used)
+    return used
+
+
+def _check_metrics(req: ReadinessRequest) -> None:
+    err = "metric_declaration_invalid"
+    for name, m in req.metrics.items():
+        if m.within_call in QUANTILE_WITHIN and m.kind != "quantile":
+            path = f"metrics.{name}.kind"
+            raise _fail(
+                err,
+                f"metric {name}: within_call {m.within_call} needs kind quantile",
+                path,
+                "quantile",
+                m.kind,
+            )
+    unused = sorted(set(req.metrics) - _check_objective_roles(req))
     if unused:
-        raise _fail(err, f"metric {unused[0]} is declared but not used by the objective", f"metrics.{unused[0]}", "used by the objective", "unused")
+        path = f"metrics.{unused[0]}"
+        raise _fail(
+            err,
+            f"metric {unused[0]} is declared but not used by the objective",
+            path,
+            "used by the objective",
+            "unused",
+        )
 
 
 def _check_sets(req: ReadinessRequest) -> None:
     cases = req.test_set.case_ids
     if len(set(cases)) != len(cases):
         dup = next(c for c in cases if cases.count(c) > 1)
-        raise _fail("field_invalid", f"case {dup} is listed twice", "test_set.case_ids", "unique case ids", dup)
+        raise _fail(
+            "field_invalid", f"case {dup} is listed twice", "test_set.case_ids", "unique case ids", dup
+        )
     weights = req.test_set.case_weights
     if weights is not None and set(weights) != set(cases):
-        raise _fail("field_invalid", "case_weights must cover every case exactly", "test_set.case_weights", sorted(cases), sorted(weights))
+        raise _fail(
+            "field_invalid",
+            "case_weights must cover every case exactly",
+            "test_set.case_weights",
+            sorted(cases),
+            sorted(weights),
+        )
     for i, rule in enumerate(req.accuracy.rules):
         if rule.cases != "all":
             outside = [c for c in rule.cases if c not in cases]
             if outside or not rule.cases:
-                raise _fail("accuracy_rule_invalid", f"accuracy rule {i} names unknown cases", f"accuracy.rules[{i}].cases", sorted(cases), outside)
+                raise _fail(
+                    "accuracy_rule_invalid",
+                    f"accuracy rule {i} names unknown cases",
+                    f"accuracy.rules[{i}].cases",
+                    sorted(cases),
+                    outside,
+                )
     smoke = req.smoke.case_id
     if smoke is not None and smoke not in cases:
-        raise _fail("case_unknown", f"the smoke case {smoke} is not in the test set", "smoke.case_id", sorted(cases), smoke)
+        raise _fail(
+            "case_unknown",
+            f"the smoke case {smoke} is not in the test set",
+            "smoke.case_id",
+            sorted(cases),
+            smoke,
+        )
     if len(set(req.gpus)) != len(req.gpus):
         raise _fail("field_invalid", "a GPU is listed twice", "gpus")
 
@@ -146,8 +235,11 @@ def _check_statistics(req: ReadinessRequest) -> None:
     s = req.statistics
     if s.effect_scale == "arithmetic_pct" and (s.estimator != "median" or s.ci_method != "percentile"):
         raise _fail(
-            "statistics_invalid", "effect_scale arithmetic_pct (parity mode) requires estimator median and ci_method percentile",
-            "statistics", "median + percentile", f"{s.estimator} + {s.ci_method}",
+            "statistics_invalid",
+            "effect_scale arithmetic_pct (parity mode) requires estimator median and ci_method percentile",
+            "statistics",
+            "median + percentile",
+            f"{s.estimator} + {s.ci_method}",
         )
 
 
@@ -155,11 +247,21 @@ def contamination_for(req: ReadinessRequest) -> dict[str, Any]:
     """The frozen contamination settings: defaults filled, ``rules: "default"`` expanded, rules checked."""
     spec = req.contamination
     if spec is None:
-        spec = ContaminationSpec(sampler="disabled", rules=[]) if not req.gpus else ContaminationSpec(sampler="nvml")
-    rules = [ContaminationRule.model_validate(r) for r in DEFAULT_RULES] if spec.rules == "default" else list(spec.rules)
+        spec = (
+            ContaminationSpec(sampler="disabled", rules=[])
+            if not req.gpus
+            else ContaminationSpec(sampler="nvml")
+        )
+    rules = (
+        [ContaminationRule.model_validate(r) for r in DEFAULT_RULES]
+        if spec.rules == "default"
+        else list(spec.rules)
+    )
     err = "contamination_rule_invalid"
     if spec.sampler == "disabled" and rules:
-        raise _fail(err, "rules need a sampler; sampler is disabled", "contamination.rules", [], [r.id for r in rules])
+        raise _fail(
+            err, "rules need a sampler; sampler is disabled", "contamination.rules", [], [r.id for r in rules]
+        )
     seen = set()
     for i, rule in enumerate(rules):
         path = f"contamination.rules[{i}]"
@@ -168,10 +270,19 @@ def contamination_for(req: ReadinessRequest) -> dict[str, Any]:
         seen.add(rule.id)
         is_list = isinstance(rule.value, list)
         if (rule.op == "any_of") != is_list or (rule.op == "any_of") != (rule.signal == "gpu.throttle"):
-            raise _fail(err, f"rule {rule.id}: any_of takes a list of throttle reasons, gt/lt a number", f"{path}.op")
+            raise _fail(
+                err, f"rule {rule.id}: any_of takes a list of throttle reasons, gt/lt a number", f"{path}.op"
+            )
         if not req.gpus and rule.signal.startswith("gpu."):
-            raise _fail(err, f"rule {rule.id} watches a GPU signal but the Target is CPU-only", f"{path}.signal")
-    return {"sampler": spec.sampler, "period_ms": spec.period_ms, "rules": [r.model_dump() for r in rules], "idle": spec.idle.model_dump()}
+            raise _fail(
+                err, f"rule {rule.id} watches a GPU signal but the Target is CPU-only", f"{path}.signal"
+            )
+    return {
+        "sampler": spec.sampler,
+        "period_ms": spec.period_ms,
+        "rules": [r.model_dump() for r in rules],
+        "idle": spec.idle.model_dump(),
+    }
 
 
 def _check_sampler(sampler: str) -> None:
@@ -182,7 +293,9 @@ def _check_sampler(sampler: str) -> None:
             pynvml.nvmlInit()
             pynvml.nvmlShutdown()
         except Exception as exc:
-            raise AbsentError("sampler_unavailable", f"the nvml sampler cannot start: {exc}", path="contamination.sampler") from None
+            raise AbsentError(
+                "sampler_unavailable", f"the nvml sampler cannot start: {exc}", path="contamination.sampler"
+            ) from None
     elif sampler == "nvidia_smi" and shutil.which("nvidia-smi") is None:
         raise AbsentError("sampler_unavailable", "nvidia-smi is not on PATH", path="contamination.sampler")
 
@@ -190,10 +303,22 @@ def _check_sampler(sampler: str) -> None:
 def validate(req: ReadinessRequest | DiagnosticRequest) -> None:
     if isinstance(req, DiagnosticRequest):
         if req.claim_layer != "diagnostic":
-            raise _fail("claim_layer_invalid", "a diagnostic Target has claim layer diagnostic", "claim_layer", "diagnostic", req.claim_layer)
+            raise _fail(
+                "claim_layer_invalid",
+                "a diagnostic Target has claim layer diagnostic",
+                "claim_layer",
+                "diagnostic",
+                req.claim_layer,
+            )
         return
     if req.claim_layer == "diagnostic":
-        raise _fail("claim_layer_invalid", "an optimization Target declares kernel, workload or serving", "claim_layer", "kernel | workload | serving", "diagnostic")
+        raise _fail(
+            "claim_layer_invalid",
+            "an optimization Target declares kernel, workload or serving",
+            "claim_layer",
+            "kernel | workload | serving",
+            "diagnostic",
+        )
     _check_sets(req)
     _check_metrics(req)
     _check_statistics(req)
@@ -252,7 +377,9 @@ class Attempt:
         try:
             _native.rename_noreplace(str(self.root), str(self.final))
         except InputError as exc:
-            raise InputError("root_exists", f"{self.final} appeared while readiness ran", path=str(self.final)) from exc
+            raise InputError(
+                "root_exists", f"{self.final} appeared while readiness ran", path=str(self.final)
+            ) from exc
 
     def remove(self) -> None:
         _chmod_tree(self.dir)
@@ -273,7 +400,13 @@ def _storage_probe(parent: Path) -> list[StorageCheck]:
     checks = [StorageCheck.model_validate(c) for c in json.loads(_native.storage_probe(str(parent)))]
     for c in checks:
         if not c.ok:
-            raise InputError("storage_unsupported", f"the storage under {parent} fails {c.name}: {c.detail}", path=str(parent), expected=c.name, observed=c.detail)
+            raise InputError(
+                "storage_unsupported",
+                f"the storage under {parent} fails {c.name}: {c.detail}",
+                path=str(parent),
+                expected=c.name,
+                observed=c.detail,
+            )
     return checks
 
 
@@ -300,7 +433,15 @@ def _run_probe(attempt: Attempt, spec: ExecutionSpec) -> InvocationResult | None
     try:
         with open(smoke / "supervisor.log", "ab") as log:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "gpuopt.evaluation.supervisor", "probe", str(smoke / "spec.json"), "--caller-fd", str(read_end)],
+                [
+                    sys.executable,
+                    "-m",
+                    "gpuopt.evaluation.supervisor",
+                    "probe",
+                    str(smoke / "spec.json"),
+                    "--caller-fd",
+                    str(read_end),
+                ],
                 pass_fds=(read_end,),
                 stdin=subprocess.DEVNULL,
                 stdout=log,
@@ -319,8 +460,14 @@ def _run_probe(attempt: Attempt, spec: ExecutionSpec) -> InvocationResult | None
 
 def _smoke_error(result: InvocationResult | None) -> tuple[InputError, list[Violation]] | None:
     if result is None:
-        return InputError("smoke_failed", "the smoke supervisor ended without a result (see smoke/supervisor.log)"), []
-    if result.execution_status == "succeeded" and result.measurement_validity == "valid" and result.verdict == "passed":
+        return InputError(
+            "smoke_failed", "the smoke supervisor ended without a result (see smoke/supervisor.log)"
+        ), []
+    if (
+        result.execution_status == "succeeded"
+        and result.measurement_validity == "valid"
+        and result.verdict == "passed"
+    ):
         return None
     reason = result.stop_reason
     violations = [v for r in result.call_receipts for v in r.violations]
@@ -332,14 +479,20 @@ def _smoke_error(result: InvocationResult | None) -> tuple[InputError, list[Viol
                 return (
                     InputError(
                         "smoke_failed",
-                        f"smoke failed: correctness_failed: rule {rule.metric} {rule.op} {rule.value} does not hold",
+                        f"smoke failed: correctness_failed: {rule.metric} {rule.op} {rule.value} fails",
                         path=f"correctness.rules.{rule.metric}",
                         expected=f"{rule.op} {rule.value!r}",
                         observed=repr(rule.observed),
                     ),
                     violations,
                 )
-        return InputError("smoke_failed", "smoke failed: correctness_failed: the driver reported failed", path="correctness.driver_status", expected="passed", observed="failed"), violations
+        return InputError(
+            "smoke_failed",
+            "smoke failed: correctness_failed: the driver reported failed",
+            path="correctness.driver_status",
+            expected="passed",
+            observed="failed",
+        ), violations
     first = next((v for v in violations if v.code == reason), violations[0] if violations else None)
     detail = f" ({first.message})" if first is not None and first.message else ""
     return (
@@ -358,7 +511,9 @@ class SmokeFailure(InputError):
     """A failed smoke, with the call's stop reason."""
 
     def __init__(self, base: InputError, stop_reason: str | None, violations: list[Violation]) -> None:
-        super().__init__(base.code, base.message, path=base.path, expected=base.expected, observed=base.observed)
+        super().__init__(
+            base.code, base.message, path=base.path, expected=base.expected, observed=base.observed
+        )
         self.stop_reason = stop_reason
         self.violations = violations
 
@@ -373,7 +528,13 @@ def check(data: bytes, *, cwd: Path | None = None) -> ReadinessResult:
     validate(req)
     root = _resolve(cwd, req.root)
     if root.exists() or root.is_symlink():
-        raise _fail("root_exists", f"{root} already exists; a Target is frozen into a new root", "root", "absent", str(root))
+        raise _fail(
+            "root_exists",
+            f"{root} already exists; a Target is frozen into a new root",
+            "root",
+            "absent",
+            str(root),
+        )
     if not root.parent.is_dir():
         raise _fail("root_not_found", f"the parent folder {root.parent} does not exist", "root")
     probe = _storage_probe(root.parent)
@@ -392,12 +553,16 @@ def check(data: bytes, *, cwd: Path | None = None) -> ReadinessResult:
             result = _optimization(req, attempt, cwd, probe, contamination)
     except SmokeFailure as exc:
         attempt.keep_failure(exc, stop_reason=exc.stop_reason, violations=exc.violations)
-        raise InputError(exc.code, exc.message, path=exc.path, expected=exc.expected, observed=exc.observed) from None
+        raise InputError(
+            exc.code, exc.message, path=exc.path, expected=exc.expected, observed=exc.observed
+        ) from None
     except GpuoptError as exc:
         attempt.keep_failure(exc, stop_reason=None, violations=[])
         raise
     except BaseException as exc:
-        attempt.keep_failure(InputError("internal_error", f"{type(exc).__name__}: {exc}"), stop_reason=None, violations=[])
+        attempt.keep_failure(
+            InputError("internal_error", f"{type(exc).__name__}: {exc}"), stop_reason=None, violations=[]
+        )
         raise
     attempt.remove()
     return result
@@ -410,20 +575,28 @@ def _freeze_common(req: ReadinessRequest | DiagnosticRequest, store: Store, cwd:
 
 
 def _optimization(
-    req: ReadinessRequest, attempt: Attempt, cwd: Path, probe: list[StorageCheck], contamination: dict[str, Any]
+    req: ReadinessRequest,
+    attempt: Attempt,
+    cwd: Path,
+    probe: list[StorageCheck],
+    contamination: dict[str, Any],
 ) -> ReadinessResult:
     store = Store(attempt.root)
     frozen = _freeze_common(req, store, cwd)
     test_set = store.freeze(_resolve(cwd, req.test_set.path), exclude=[], limits=req.scan_limits)
     reference = None
     if req.accuracy.reference_path is not None:
-        reference = store.freeze(_resolve(cwd, req.accuracy.reference_path), exclude=[], limits=req.scan_limits).digest
+        reference = store.freeze(
+            _resolve(cwd, req.accuracy.reference_path), exclude=[], limits=req.scan_limits
+        ).digest
     observed = identity.observe(sorted(req.gpus), req.required_tools)
     attempt.write_json("observed.json", observed)
     driver: NormalizedDriver = drv.normalize(req.driver, cwd=cwd, environ=os.environ)
     gpus = sorted(req.gpus)
-    idle = IdleCheck(status="not_required", detail="CPU-only Target") if not gpus else IdleCheck(
-        status="unknown", detail="no idle check ran: this build has no resource sampler"
+    idle = (
+        IdleCheck(status="not_required", detail="CPU-only Target")
+        if not gpus
+        else IdleCheck(status="unknown", detail="no idle check ran: this build has no resource sampler")
     )
     core: dict[str, Any] = {
         "format": formats.TARGET,
@@ -432,7 +605,11 @@ def _optimization(
         "lineage": _lineage(req, cwd),
         **frozen,
         "source_rules": req.source_rules.model_dump(),
-        "test_set": {"digest": test_set.digest, "case_ids": list(req.test_set.case_ids), "case_weights": req.test_set.case_weights},
+        "test_set": {
+            "digest": test_set.digest,
+            "case_ids": list(req.test_set.case_ids),
+            "case_weights": req.test_set.case_weights,
+        },
         "accuracy": {"reference": reference, "rules": [r.model_dump() for r in req.accuracy.rules]},
         "metrics": {k: v.model_dump() for k, v in req.metrics.items()},
         "objective": req.objective.model_dump(),
@@ -443,7 +620,12 @@ def _optimization(
     }
     provisional = targets.target_id(core)
     smoke_case = req.smoke.case_id or req.test_set.case_ids[0]
-    probe_id = "probe-" + jsonio.digest({"provisional": provisional, "smoke": req.smoke.model_dump(), "driver": driver.identity})[:24]
+    probe_id = (
+        "probe-"
+        + jsonio.digest(
+            {"provisional": provisional, "smoke": req.smoke.model_dump(), "driver": driver.identity}
+        )[:24]
+    )
     spec = ExecutionSpec(
         invocation_id=probe_id,
         operation="readiness_smoke",
@@ -457,8 +639,17 @@ def _optimization(
         rules=req.accuracy.rules,
         test_set_digest=test_set.digest,
         accuracy_reference=reference,
-        variants={"original": {"kind": req.original.kind, "digest": frozen["original"]["digest"]}},
-        evidence_plan=[EvidenceStep(call_index=0, pair_index=None, case_id=smoke_case, order=None, roles=["original"], lifecycle="isolated")],
+        variants={"original": FrozenVariant(kind=req.original.kind, digest=frozen["original"]["digest"])},
+        evidence_plan=[
+            EvidenceStep(
+                call_index=0,
+                pair_index=None,
+                case_id=smoke_case,
+                order=None,
+                roles=["original"],
+                lifecycle="isolated",
+            )
+        ],
         samples_per_call=SMOKE_SAMPLES,
         warmup_per_call=0,
         seed=req.statistics.seed,
@@ -484,7 +675,9 @@ def _optimization(
         "notes": notes,
     }
     smoke_dir = attempt.dir / "smoke"
-    smoke_request = jsonio.load(DriverRequest, (smoke_dir / "calls" / "0000" / "request.json").read_bytes(), what="smoke request")
+    smoke_request = jsonio.load(
+        DriverRequest, (smoke_dir / "calls" / "0000" / "request.json").read_bytes(), what="smoke request"
+    )
     receipt = result.call_receipts[0]
     doc = {
         **core,
@@ -511,21 +704,31 @@ def _optimization(
         claim_layer=req.claim_layer,
         attribution_scope=scope,
         identity_notes=notes,
-        smoke=SmokeSummary(elapsed_s=receipt.elapsed_s, invocation_id=probe_id, correctness=result.correctness),
+        smoke=SmokeSummary(
+            elapsed_s=receipt.elapsed_s, invocation_id=probe_id, correctness=result.correctness
+        ),
         unavailable=[],
-        objects={"original": target.original.digest, "test_set": test_set.digest, **({"accuracy_reference": reference} if reference else {})},
+        objects={
+            "original": target.original.digest,
+            "test_set": test_set.digest,
+            **({"accuracy_reference": reference} if reference else {}),
+        },
         attempt=attempt.name,
     )
 
 
 def _publish_target(store: Store, attempt: Attempt, target: Any) -> RecordRef:
     published = store.write_record("target.json", target)
-    store.ledger_append("target", target.id, published, {"mode": target.mode, "claim_layer": target.claim_layer})
+    store.ledger_append(
+        "target", target.id, published, {"mode": target.mode, "claim_layer": target.claim_layer}
+    )
     attempt.publish()
     return RecordRef(id=target.id, sha256=published.sha256)
 
 
-def _diagnostic(req: DiagnosticRequest, attempt: Attempt, cwd: Path, probe: list[StorageCheck]) -> ReadinessResult:
+def _diagnostic(
+    req: DiagnosticRequest, attempt: Attempt, cwd: Path, probe: list[StorageCheck]
+) -> ReadinessResult:
     from gpuopt.models.evaluation.target import DiagnosticTarget
 
     store = Store(attempt.root)
@@ -533,7 +736,15 @@ def _diagnostic(req: DiagnosticRequest, attempt: Attempt, cwd: Path, probe: list
     materials = []
     for m in req.materials:
         digest = store.freeze(_resolve(cwd, m.path), exclude=[], limits=req.scan_limits).digest
-        materials.append({"kind": m.kind, "tool": m.tool, "tool_version": m.tool_version, "format": m.format, "digest": digest})
+        materials.append(
+            {
+                "kind": m.kind,
+                "tool": m.tool,
+                "tool_version": m.tool_version,
+                "format": m.format,
+                "digest": digest,
+            }
+        )
     observed = identity.observe([], [])
     attempt.write_json("observed.json", observed)
     unavailable = UNAVAILABLE.model_dump()
@@ -546,7 +757,19 @@ def _diagnostic(req: DiagnosticRequest, attempt: Attempt, cwd: Path, probe: list
         **frozen,
         "source_rules": req.source_rules.model_dump(),
         "materials": materials,
-        **{k: unavailable for k in ("test_set", "accuracy", "metrics", "objective", "driver", "gpus", "statistics", "contamination")},
+        **{
+            k: unavailable
+            for k in (
+                "test_set",
+                "accuracy",
+                "metrics",
+                "objective",
+                "driver",
+                "gpus",
+                "statistics",
+                "contamination",
+            )
+        },
         "runtime_identity": {
             "observed": observed.model_dump(),
             "reported": unavailable,
@@ -557,7 +780,11 @@ def _diagnostic(req: DiagnosticRequest, attempt: Attempt, cwd: Path, probe: list
     doc = {
         **core,
         "id": targets.target_id(core),
-        "readiness": {"checked_at_epoch": time.time(), "storage_probe": [c.model_dump() for c in probe], "smoke": unavailable},
+        "readiness": {
+            "checked_at_epoch": time.time(),
+            "storage_probe": [c.model_dump() for c in probe],
+            "smoke": unavailable,
+        },
     }
     target = jsonio.validate(DiagnosticTarget, doc, what="target")
     ref = _publish_target(store, attempt, target)
@@ -570,10 +797,20 @@ def _diagnostic(req: DiagnosticRequest, attempt: Attempt, cwd: Path, probe: list
         attribution_scope=target.runtime_identity.attribution_scope,
         identity_notes=target.runtime_identity.notes,
         smoke=None,
-        unavailable=["test_set", "accuracy", "metrics", "objective", "driver", "gpus", "runtime_identity.reported", "statistics", "contamination"],
-        objects={"original": target.original.digest, **{f"material[{i}]": m["digest"] for i, m in enumerate(materials)}},
+        unavailable=[
+            "test_set",
+            "accuracy",
+            "metrics",
+            "objective",
+            "driver",
+            "gpus",
+            "runtime_identity.reported",
+            "statistics",
+            "contamination",
+        ],
+        objects={
+            "original": target.original.digest,
+            **{f"material[{i}]": m["digest"] for i, m in enumerate(materials)},
+        },
         attempt=attempt.name,
     )
-
-
-_ = math

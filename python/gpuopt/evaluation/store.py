@@ -130,7 +130,12 @@ class Store:
     def freeze(self, source: str | Path, *, exclude: list[str], limits: ScanLimits) -> FrozenObject:
         """Freezes a file or tree into this root's object store."""
         out = _native.store_freeze(
-            str(source), str(self.root), list(exclude), limits.max_files, limits.max_total_bytes, limits.max_wall_s
+            str(source),
+            str(self.root),
+            list(exclude),
+            limits.max_files,
+            limits.max_total_bytes,
+            limits.max_wall_s,
         )
         return _frozen(out)
 
@@ -191,7 +196,9 @@ class Store:
         out = []
         for number, raw in enumerate(parts[:-1], start=1):
             try:
-                out.append(jsonio.load(LedgerLine, raw, what="ledger line", max_bytes=jsonio.MAX_RECORD_BYTES))
+                out.append(
+                    jsonio.load(LedgerLine, raw, what="ledger line", max_bytes=jsonio.MAX_RECORD_BYTES)
+                )
             except InputError as exc:
                 raise InputError(
                     "ledger_corrupt", f"ledger line {number} is invalid: {exc.message}", path=LEDGER
@@ -243,7 +250,9 @@ _REF_FIELDS = ("experiment", "baseline", "previous", "selection")
 
 def ledger_keys(record: dict[str, Any]) -> dict[str, Any]:
     """What listings and gates filter on, taken from a record's top-level fields."""
-    keys: dict[str, Any] = {k: record[k] for k in _KEY_FIELDS if k in record and not isinstance(record[k], dict | list)}
+    keys: dict[str, Any] = {
+        k: record[k] for k in _KEY_FIELDS if k in record and not isinstance(record[k], dict | list)
+    }
     for k in _REF_FIELDS:
         value = record.get(k)
         if isinstance(value, dict) and isinstance(value.get("id"), str):
@@ -285,80 +294,93 @@ def _scan_records(store: Store) -> list[tuple[LedgerKind, str, str]]:
 
 def rebuilt_ledger_entries(store: Store) -> list[dict[str, Any]]:
     """The ledger as the files say it should be: one entry per record, ordered by publication time."""
-    entries = []
+    entries: list[tuple[tuple[int, str], dict[str, Any]]] = []
     for kind, rid, rel in _scan_records(store):
         data = store.read_bytes(rel)
         record = jsonio.parse(data, max_bytes=jsonio.MAX_RECORD_BYTES)
         mtime_ns = os.stat(store.root / rel, follow_symlinks=False).st_mtime_ns
         record_id = rid or str(record.get("id"))
-        entries.append(
-            {
-                "at_epoch": mtime_ns / 1e9,
-                "kind": kind,
-                "id": record_id,
-                "path": rel,
-                "sha256": jsonio.sha256_hex(data),
-                "keys": ledger_keys(record),
-                "_order": (mtime_ns, rel),
-            }
-        )
-    entries.sort(key=lambda e: e["_order"])
-    for seq, entry in enumerate(entries, start=1):
-        del entry["_order"]
-        entry["seq"] = seq
-    return entries
+        entry = {
+            "at_epoch": mtime_ns / 1e9,
+            "kind": kind,
+            "id": record_id,
+            "path": rel,
+            "sha256": jsonio.sha256_hex(data),
+            "keys": ledger_keys(record),
+        }
+        entries.append(((mtime_ns, rel), entry))
+    entries.sort(key=lambda e: e[0])
+    return [{**entry, "seq": seq} for seq, (_, entry) in enumerate(entries, start=1)]
 
 
 def reindex(store: Store) -> StoreReindex:
     """Rebuilds ``ledger/records.jsonl`` from the record files (under the root's exclusive lock)."""
     with store.lock("root", exclusive=True):
-        previous = jsonio.sha256_hex(store.read_bytes(LEDGER, max_bytes=1 << 34)) if store.exists(LEDGER) else None
+        previous = (
+            jsonio.sha256_hex(store.read_bytes(LEDGER, max_bytes=1 << 34)) if store.exists(LEDGER) else None
+        )
         entries = rebuilt_ledger_entries(store)
         sha = _native.ledger_rewrite(str(store.root), [jsonio.canonical(e) for e in entries])
     return StoreReindex(
-        root=str(store.root), lines=len(entries), sha256=sha, previous_sha256=previous, identical=previous == sha
+        root=str(store.root),
+        lines=len(entries),
+        sha256=sha,
+        previous_sha256=previous,
+        identical=previous == sha,
     )
+
+
+def _check_records(store: Store, lines: list[LedgerLine], *, deep: bool) -> list[RecordCheck]:
+    latest: dict[str, LedgerLine] = {line.path: line for line in lines}
+    checks: list[RecordCheck] = []
+    on_disk = {rel: (kind, rid) for kind, rid, rel in _scan_records(store)}
+    for rel, line in latest.items():
+        if rel not in on_disk:
+            checks.append(RecordCheck(kind=line.kind, id=line.id, path=rel, status="missing"))
+            continue
+        data = store.read_bytes(rel)
+        actual = jsonio.sha256_hex(data)
+        status: Any = "ok" if actual == line.sha256 else "changed"
+        detail = None if status == "ok" else f"ledger {line.sha256}, file {actual}"
+        if status == "ok" and deep:
+            try:
+                if jsonio.record_bytes(jsonio.parse(data, max_bytes=jsonio.MAX_RECORD_BYTES)) != data:
+                    status, detail = "invalid", "not canonical JSON"
+            except InputError as exc:
+                status, detail = "invalid", exc.message
+        checks.append(RecordCheck(kind=line.kind, id=line.id, path=rel, status=status, detail=detail))
+    for rel, (kind, rid) in sorted(on_disk.items()):
+        if rel not in latest:
+            checks.append(RecordCheck(kind=kind, id=rid, path=rel, status="unlisted"))
+    return checks
+
+
+def _record_temp_files(store: Store, *, repair: bool) -> list[str]:
+    found = []
+    for folder in ("experiments", "champion/selections", "maps", "champion"):
+        base = store.root / folder
+        if base.is_dir():
+            found += [f"{folder}/{p.name}" for p in base.iterdir() if p.name.startswith(TEMP_PREFIX)]
+    if repair:
+        for rel in found:
+            store.remove(rel)
+    return sorted(found)
 
 
 def verify(store: Store, *, deep: bool = False, repair: bool = False) -> StoreVerification:
     """Checks objects and records against the ledger; ``repair`` removes temp files and unreferenced blobs."""
     with store.lock("root", exclusive=repair):
-        objects = ObjectsCheck.model_validate_json(_native.store_verify_objects(str(store.root), deep, repair))
+        objects = ObjectsCheck.model_validate_json(
+            _native.store_verify_objects(str(store.root), deep, repair)
+        )
         lines, torn = store._ledger_lines()
-        latest: dict[str, LedgerLine] = {}
-        for line in lines:
-            latest[line.path] = line
-        checks: list[RecordCheck] = []
-        on_disk = {rel: (kind, rid) for kind, rid, rel in _scan_records(store)}
-        for rel, line in latest.items():
-            if rel not in on_disk:
-                checks.append(RecordCheck(kind=line.kind, id=line.id, path=rel, status="missing"))
-                continue
-            data = store.read_bytes(rel)
-            actual = jsonio.sha256_hex(data)
-            status: Any = "ok" if actual == line.sha256 else "changed"
-            detail = None if status == "ok" else f"ledger {line.sha256}, file {actual}"
-            if status == "ok" and deep:
-                try:
-                    record = jsonio.parse(data, max_bytes=jsonio.MAX_RECORD_BYTES)
-                    if jsonio.record_bytes(record) != data:
-                        status, detail = "invalid", "not canonical JSON"
-                except InputError as exc:
-                    status, detail = "invalid", exc.message
-            checks.append(RecordCheck(kind=line.kind, id=line.id, path=rel, status=status, detail=detail))
-        for rel, (kind, rid) in sorted(on_disk.items()):
-            if rel not in latest:
-                checks.append(RecordCheck(kind=kind, id=rid, path=rel, status="unlisted"))
-        for folder in ("experiments", "champion/selections", "maps", "champion"):
-            base = store.root / folder
-            if base.is_dir():
-                objects_temp = [f"{folder}/{p.name}" for p in base.iterdir() if p.name.startswith(TEMP_PREFIX)]
-                if objects_temp:
-                    extra = sorted(objects_temp)
-                    if repair:
-                        for rel in extra:
-                            store.remove(rel)
-                    objects = objects.model_copy(update={"temp_files": sorted([*objects.temp_files, *extra])})
+        checks = _check_records(store, lines, deep=deep)
+        extra = _record_temp_files(store, repair=repair)
+        if extra:
+            update: dict[str, Any] = {"temp_files": sorted([*objects.temp_files, *extra])}
+            if repair:
+                update["removed"] = sorted([*objects.removed, *extra])
+            objects = objects.model_copy(update=update)
     bad = any(c.status != "ok" for c in checks) or bool(
         objects.blobs_corrupt or objects.manifests_corrupt or objects.blobs_missing
     )

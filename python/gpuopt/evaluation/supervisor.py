@@ -10,13 +10,14 @@ escaped descendants stay findable and are killed with its group.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import threading
 import time
 import traceback
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:  # the detached path forks before importing anything heavy
     from gpuopt.evaluation import locks
@@ -64,10 +65,8 @@ class Heartbeat(threading.Thread):
 
         with self.lock:
             phase = self.phase
-        try:
+        with contextlib.suppress(GpuoptError):  # a full disk must not kill the supervisor
             self.events("heartbeat", phase=phase)
-        except GpuoptError:
-            pass
 
     def run(self) -> None:
         while not self.stopped.wait(HEARTBEAT_S):
@@ -82,7 +81,7 @@ class Supervisor:
         *,
         spec: ExecutionSpec,
         inv_dir: Path,
-        mode: str,
+        mode: Literal["detached", "probe"],
         launch_deadline_epoch: float | None,
         tool_identity: ToolIdentity | None,
         caller_fd: int | None = None,
@@ -126,12 +125,21 @@ class Supervisor:
         from gpuopt.models.evaluation.invocation import ActiveChild, ProcessRef
 
         child = ActiveChild(
-            call_index=call_index, pid=pid, start_token=token, pgid=pid, cgroup=None, gpus=self.spec.gpus, env_tag=tag
+            call_index=call_index,
+            pid=pid,
+            start_token=token,
+            pgid=pid,
+            cgroup=None,
+            gpus=self.spec.gpus,
+            env_tag=tag,
         )
         self.inv_store.replace_bytes("active-child.json", jsonio.record_bytes(child))
         if self.gpu_locks is not None:
             self.gpu_locks.occupy(
-                ProcessRef(pid=self.me, start_token=self.token), ProcessRef(pid=pid, start_token=token), pid, tag
+                ProcessRef(pid=self.me, start_token=self.token),
+                ProcessRef(pid=pid, start_token=token),
+                pid,
+                tag,
             )
 
     def _child_gone(self) -> None:
@@ -189,14 +197,24 @@ class Supervisor:
 
         started_epoch, started_mono = time.time(), time.monotonic()
         record = SupervisorRecord(
-            pid=self.me, start_token=self.token, started_at_epoch=started_epoch, lock_dir=str(locks.lock_dir()), mode=self.mode
+            pid=self.me,
+            start_token=self.token,
+            started_at_epoch=started_epoch,
+            lock_dir=str(locks.lock_dir()),
+            mode=self.mode,
         )
         if not self.inv_store.write_record("supervisor.json", record).created:
             return 0  # another supervisor owns this invocation
         if self.launch_deadline_epoch is not None and started_epoch > self.launch_deadline_epoch:
             self.events("launch_rejected", detail="the launch deadline passed before the supervisor started")
             self._publish(
-                refused_result(self.spec, "launch_deadline_exceeded", "invalid", started_at=started_epoch, message="the supervisor started after the launch deadline")
+                refused_result(
+                    self.spec,
+                    "launch_deadline_exceeded",
+                    "invalid",
+                    started_at=started_epoch,
+                    message="the supervisor started after the launch deadline",
+                )
             )
             self.events("supervisor_finished")
             return 0
@@ -207,7 +225,12 @@ class Supervisor:
             result = self._supervise(started_epoch, started_mono)
             if self.tool_identity is not None and current_tool_identity() != self.tool_identity:
                 result = result.model_copy(
-                    update={"execution_status": "invalid", "measurement_validity": "invalid", "verdict": "not_evaluated", "stop_reason": "tool_identity_changed"}
+                    update={
+                        "execution_status": "invalid",
+                        "measurement_validity": "invalid",
+                        "verdict": "not_evaluated",
+                        "stop_reason": "tool_identity_changed",
+                    }
                 )
             self.heartbeat.set_phase("finishing")
             self._publish(result)
@@ -227,7 +250,9 @@ class Supervisor:
         spec = self.spec
         try:
             if self.tool_identity is not None and current_tool_identity() != self.tool_identity:
-                raise InputError("tool_identity_changed", "gpuopt's modules changed since the request was frozen")
+                raise InputError(
+                    "tool_identity_changed", "gpuopt's modules changed since the request was frozen"
+                )
             if self.target_checks is not None:
                 self.target_checks()
         except GpuoptError as exc:
@@ -240,10 +265,18 @@ class Supervisor:
             self.events("resource_wait_started")
             wait_until = min(started_mono + spec.limits.resource_wait_timeout_s, deadlines.operation_mono)
             if not self.gpu_locks.acquire(wait_until, self.cancelled):
-                reason, status = ("cancelled", "cancelled") if self.cancelled() else ("resource_wait_timeout", "timed_out")
-                return refused_result(spec, reason, status, started_at=started_epoch, message="the GPU locks were not acquired")  # type: ignore[arg-type]
+                message = "the GPU locks were not acquired"
+                if self.cancelled():
+                    return refused_result(
+                        spec, "cancelled", "cancelled", started_at=started_epoch, message=message
+                    )
+                return refused_result(
+                    spec, "resource_wait_timeout", "timed_out", started_at=started_epoch, message=message
+                )
             try:
-                for recovered in self.gpu_locks.recover_orphans(spec.limits.termination_grace_s, spec.limits.cleanup_timeout_s):
+                for recovered in self.gpu_locks.recover_orphans(
+                    spec.limits.termination_grace_s, spec.limits.cleanup_timeout_s
+                ):
                     self.events("orphan_recovered", detail=recovered)
             except GpuoptError as exc:
                 return refused_result(spec, exc.code, "failed", started_at=started_epoch, message=exc.message)
@@ -264,10 +297,14 @@ class Supervisor:
             tables = Tables(samples=None, resources=None)
         cleanup = "not_required"
         if ex.receipts:
-            cleanup = "confirmed" if all(r.cleanup.status == "confirmed" for r in ex.receipts) else "unconfirmed"
+            cleanup = (
+                "confirmed" if all(r.cleanup.status == "confirmed" for r in ex.receipts) else "unconfirmed"
+            )
         held = 0.0 if self.gpu_locks is None else self.gpu_locks.held_s() * len(spec.gpus)
         worker.remove_workspace()
-        return build_result(spec, ex, started_at=started_epoch, gpu_seconds_held=held, cleanup_status=cleanup, tables=tables)
+        return build_result(
+            spec, ex, started_at=started_epoch, gpu_seconds_held=held, cleanup_status=cleanup, tables=tables
+        )
 
 
 def _host_id() -> str:

@@ -26,7 +26,9 @@ Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 Epoch = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 Count = Annotated[int, Field(ge=0)]
 TargetId = Annotated[str, StringConstraints(pattern=r"^tgt-[0-9a-f]{64}$")]
-InvocationId = Annotated[str, StringConstraints(pattern=r"^(inv-[0-9a-f]{32}(-r[1-9][0-9]{0,5})?|probe-[0-9a-f]{24})$")]
+InvocationId = Annotated[
+    str, StringConstraints(pattern=r"^(inv-[0-9a-f]{32}(-r[1-9][0-9]{0,5})?|probe-[0-9a-f]{24})$")
+]
 Role = Literal["original", "reference", "candidate"]
 VariantKind = Literal["source", "artifact"]
 Operation = Literal["readiness_smoke", "baseline", "noise", "screen", "target", "final_audit"]

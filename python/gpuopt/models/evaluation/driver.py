@@ -53,12 +53,15 @@ class DriverDeclaration(Record):
 
     argv: Annotated[list[Arg], Field(min_length=1, max_length=256)]
     request_flag: Annotated[str, StringConstraints(pattern=r"^-.{0,63}$")] = "--request"
-    inputs: list[Arg] = Field(default_factory=list, description="Files or trees the driver loads; hashed, not copied")
+    inputs: list[Arg] = Field(
+        default_factory=list, description="Files or trees the driver loads; hashed, not copied"
+    )
     env: dict[EnvName, Annotated[str, StringConstraints(max_length=4096)]] = Field(
         default_factory=dict, description="Literal variables, part of the identity"
     )
     env_inherit: list[EnvPattern] | None = Field(
-        default=None, description="Names and PREFIX* patterns inherited from the caller; omitted = the default list"
+        default=None,
+        description="Names and PREFIX* patterns inherited from the caller; omitted = the default list",
     )
     same_process: bool = False
     protocol: Literal["gpuopt.driver/v1"] = "gpuopt.driver/v1"
@@ -228,7 +231,10 @@ class ReportedRuntime(Record):
     gpu_names: list[str]
     driver_version: str | None
     cuda_runtime_version: str | None
-    frameworks: dict[Annotated[str, StringConstraints(min_length=1, max_length=128)], Annotated[str, StringConstraints(max_length=256)]]
+    frameworks: dict[
+        Annotated[str, StringConstraints(min_length=1, max_length=128)],
+        Annotated[str, StringConstraints(max_length=256)],
+    ]
     provenance: RuntimeProvenance
 
 

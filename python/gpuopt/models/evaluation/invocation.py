@@ -184,7 +184,9 @@ class Warning(Record):
 
 
 ExecutionStatus = Literal["succeeded", "failed", "timed_out", "cancelled", "invalid"]
-CleanupStatus = Literal["not_required", "confirmed", "unconfirmed", "orphan_running", "resource_cleanup_unknown"]
+CleanupStatus = Literal[
+    "not_required", "confirmed", "unconfirmed", "orphan_running", "resource_cleanup_unknown"
+]
 
 
 class InvocationResult(Record):
@@ -193,7 +195,9 @@ class InvocationResult(Record):
     format: Literal["gpuopt.invocation-result/v1"]
     invocation_id: InvocationId
     operation: Operation
-    target: RecordRef | None = Field(description="null only for a readiness probe, which runs before its Target exists")
+    target: RecordRef | None = Field(
+        description="null only for a readiness probe, which runs before its Target exists"
+    )
     request_digest: Sha256
     started_at_epoch: Epoch
     finished_at_epoch: Epoch
@@ -234,7 +238,9 @@ class ActiveChild(Record):
     pgid: Annotated[int, Field(ge=1)]
     cgroup: str | None
     gpus: list[str]
-    env_tag: str = Field(description="The environment entry every process of the call inherits (GPUOPT_REQUEST=...)")
+    env_tag: str = Field(
+        description="The environment entry every process of the call inherits (GPUOPT_REQUEST=...)"
+    )
 
 
 class ProcessRef(Record):

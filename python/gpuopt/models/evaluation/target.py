@@ -23,7 +23,12 @@ from gpuopt.models.evaluation.common import (
     Unit,
     VariantKind,
 )
-from gpuopt.models.evaluation.driver import DriverDeclaration, DriverRequest, NormalizedDriver, ReportedRuntime
+from gpuopt.models.evaluation.driver import (
+    DriverDeclaration,
+    DriverRequest,
+    NormalizedDriver,
+    ReportedRuntime,
+)
 from gpuopt.models.evaluation.invocation import CallReceipt, CorrectnessReceipt, Limits
 from gpuopt.models.evaluation.store import ScanLimits
 
@@ -342,7 +347,8 @@ class ReadinessRequest(Record):
     required_tools: list[Annotated[str, Field(min_length=1, max_length=128)]] = Field(default_factory=list)
     statistics: StatisticsSettings
     contamination: ContaminationSpec | None = Field(
-        default=None, description="Default: sampler disabled without rules for a CPU-only Target, else nvml + default"
+        default=None,
+        description="Default: sampler disabled without rules for a CPU-only Target, else nvml + default",
     )
     smoke: SmokeSpec = Field(default_factory=SmokeSpec)
     scan_limits: ScanLimits = Field(default_factory=ScanLimits)
