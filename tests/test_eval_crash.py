@@ -57,9 +57,9 @@ def test_kill_9_during_1000_record_writes_leaves_no_partial_record(fast_dir: Pat
     while True:
         proc = _worker("records", str(root), str(RECORDS))
         assert proc.stdout is not None
-        if kills < 20:
+        if kills < 12:
             # Let a random number of records through, then kill -9 wherever the writer happens to be.
-            for _ in range(rng.randint(1, 120)):
+            for _ in range(rng.randint(1, 160)):
                 if not proc.stdout.readline():
                     break
             proc.send_signal(signal.SIGKILL)

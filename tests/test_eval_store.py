@@ -94,7 +94,7 @@ def test_file_modified_while_hashed_is_refused(tmp_path: Path) -> None:
     src = tmp_path / "big"
     src.mkdir()
     target = src / "data.bin"
-    target.write_bytes(os.urandom(1 << 20) * 48)
+    target.write_bytes(os.urandom(1 << 20) * 16)
     stop = threading.Event()
 
     def touch() -> None:

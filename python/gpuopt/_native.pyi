@@ -94,8 +94,8 @@ def store_verify_objects(store_root: str, deep: bool, repair: bool) -> bytes:
 def store_write_once(root: str, rel: str, data: bytes) -> bytes:
     """Publishes ``data`` at ``rel`` once; JSON ``{sha256, created, mtime_ns}``."""
 
-def store_replace(root: str, rel: str, data: bytes, mode: int) -> bytes:
-    """Atomically replaces ``rel``; JSON ``{sha256, created, mtime_ns}``."""
+def store_replace(root: str, rel: str, data: bytes, mode: int, durable: bool = True) -> bytes:
+    """Atomically replaces ``rel``; JSON ``{sha256, created, mtime_ns}``; ``durable=False`` skips fsync."""
 
 def store_read(root: str, rel: str, max_bytes: int) -> bytes:
     """Reads a regular file below ``root`` without following links."""
@@ -103,8 +103,8 @@ def store_read(root: str, rel: str, max_bytes: int) -> bytes:
 def store_exists(root: str, rel: str) -> bool:
     """Whether ``rel`` exists below ``root`` (validating the path)."""
 
-def store_remove(root: str, rel: str) -> bool:
-    """Removes a file below ``root``; ``False`` when absent."""
+def store_remove(root: str, rel: str, durable: bool = True) -> bool:
+    """Removes a file below ``root``; ``False`` when absent; ``durable=False`` skips the folder fsync."""
 
 def store_ensure_dir(root: str, rel: str) -> None:
     """Creates folders below ``root`` without following links."""
@@ -122,8 +122,9 @@ def store_cas(
 ) -> bytes:
     """Compare-and-swap of ``rel`` under ``lock_rel``; ``stale_reference`` on another hash."""
 
-def ledger_append(root: str, rel: str, entry: bytes) -> bytes:
-    """Appends a JSON object to a sequenced JSON-lines file, adding ``seq``; returns the line."""
+def ledger_append(root: str, rel: str, entry: bytes, sync: bool = True) -> bytes:
+    """Appends a JSON object to a sequenced JSON-lines file, adding ``seq`` (fsynced unless ``sync`` is
+    false); returns the line."""
 
 def ledger_rewrite(root: str, lines: list[bytes]) -> str:
     """Replaces the ledger with these lines; returns its sha256."""

@@ -163,6 +163,28 @@ def identity_core(driver: NormalizedDriver) -> dict[str, Any]:
     return driver.model_dump(mode="json", exclude={"identity", "inherited"})
 
 
+_HASHED: dict[str, tuple[tuple[int, int, int, int, int], str]] = {}
+
+
+def _file_sha(path: str) -> str:
+    """A file's sha256, re-hashed only when its (dev, ino, size, mtime, ctime) changed since the last time
+    this process hashed it (any write through the file system changes ctime)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return "absent"
+    key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    cached = _HASHED.get(path)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    try:
+        sha = file_identity(path).sha256
+    except InputError:
+        return "absent"
+    _HASHED[path] = (key, sha)
+    return sha
+
+
 def check_driver(driver: NormalizedDriver) -> None:
     """Re-hashes the driver program, its file arguments and inputs: any change is ``driver_changed``."""
 
@@ -181,17 +203,11 @@ def check_driver(driver: NormalizedDriver) -> None:
         raise changed(
             "driver.executable", f"{exe.launch_path} now resolves elsewhere", exe.resolved, resolved
         )
-    try:
-        sha = file_identity(resolved).sha256
-    except InputError:
-        sha = "absent"
+    sha = _file_sha(resolved)
     if sha != exe.sha256:
         raise changed("driver.executable.sha256", f"{resolved} has other content", exe.sha256, sha)
     for item in driver.files:
-        try:
-            sha = file_identity(item.path).sha256
-        except InputError:
-            sha = "absent"
+        sha = _file_sha(item.path)
         if sha != item.sha256:
             raise changed(f"driver.files[{item.index}]", f"{item.path} has other content", item.sha256, sha)
     for index, inp in enumerate(driver.inputs):

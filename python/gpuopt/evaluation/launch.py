@@ -34,9 +34,10 @@ POLL_S = 0.05
 CANCEL_POLL_S = 0.1
 PIPE_BYTES = 1 << 20
 
-# The gate: reads the launch payload from fd 3 until EOF, then execs the driver; no payload, no driver.
+# The gate: reads the launch payload (NUL-separated: path, cwd, argc, argv..., KEY=VALUE...) from fd 3 until
+# EOF, then execs the driver; no payload, no driver. It imports nothing but os, to start fast.
 GATE_CODE = r"""
-import json, os, sys
+import os
 chunks = []
 while True:
     b = os.read(3, 65536)
@@ -46,14 +47,22 @@ while True:
 os.close(3)
 if not chunks:
     os._exit(125)
-p = json.loads(b"".join(chunks))
+p = b"".join(chunks).split(b"\0")
+n = int(p[2])
+env = dict(e.split(b"=", 1) for e in p[3 + n :])
 try:
-    os.chdir(p["cwd"])
-    os.execve(p["path"], p["argv"], p["env"])
+    os.chdir(p[1])
+    os.execve(p[0], p[3 : 3 + n], env)
 except OSError as e:
-    os.write(2, ("gpuopt: cannot execute %s: %s\n" % (p["path"], e)).encode())
+    os.write(2, b"gpuopt: cannot execute " + p[0] + b": " + str(e).encode() + b"\n")
     os._exit(127)
 """
+
+
+def gate_payload(path: str, cwd: str, argv: list[str], env: dict[str, str]) -> bytes:
+    """What the gate reads: NUL-separated fields (no NUL can occur in a path, argument or variable)."""
+    fields = [path, cwd, str(len(argv)), *argv, *(f"{k}={v}" for k, v in env.items())]
+    return b"\0".join(os.fsencode(f) for f in fields)
 
 
 class CappedLog:
@@ -228,16 +237,14 @@ class _Call:
             os.close(gate_w)  # the gate exits without running the driver
             raise
         self.hooks.event("call_started", call_index=self.spec.call_index, pid=pid, pgid=pid)
-        payload = {
-            "path": self.spec.argv[0],
-            "argv": self.spec.argv,
-            "env": self.spec.env,
-            "cwd": str(self.spec.call_dir),
-        }
+        payload = memoryview(
+            gate_payload(self.spec.argv[0], str(self.spec.call_dir), self.spec.argv, self.spec.env)
+        )
         self.start_mono = time.monotonic()
         self.start_ns = time.monotonic_ns()
         with contextlib.suppress(OSError):  # a dead gate shows in its exit status below
-            os.write(gate_w, json.dumps(payload).encode())
+            while payload:
+                payload = payload[os.write(gate_w, payload) :]
         os.close(gate_w)
         self.streams = {out_r: self.stdout, err_r: self.stderr}
         for fd in self.streams:

@@ -129,10 +129,11 @@ class GpuLocks:
             since_epoch=time.time(),
         )
         for name in self.names:
+            # Read after a supervisor crash, not a power cut (which ends every driver): no fsync.
             _native.store_replace(
-                str(self.directory), f"{name}.occupancy.json", jsonio.record_bytes(occ), 0o644
+                str(self.directory), f"{name}.occupancy.json", jsonio.record_bytes(occ), 0o644, False
             )
 
     def clear(self) -> None:
         for name in self.names:
-            _native.store_remove(str(self.directory), f"{name}.occupancy.json")
+            _native.store_remove(str(self.directory), f"{name}.occupancy.json", False)

@@ -81,8 +81,8 @@ class Store:
         out = json.loads(_native.store_write_once(str(self.root), rel, data))
         return Published(rel, out["sha256"], out["created"], out["mtime_ns"])
 
-    def replace_bytes(self, rel: str, data: bytes, mode: int = 0o644) -> Published:
-        out = json.loads(_native.store_replace(str(self.root), rel, data, mode))
+    def replace_bytes(self, rel: str, data: bytes, mode: int = 0o644, *, durable: bool = True) -> Published:
+        out = json.loads(_native.store_replace(str(self.root), rel, data, mode, durable))
         return Published(rel, out["sha256"], True, out["mtime_ns"])
 
     def read_bytes(self, rel: str, *, max_bytes: int = jsonio.MAX_RECORD_BYTES) -> bytes:
@@ -91,8 +91,8 @@ class Store:
     def exists(self, rel: str) -> bool:
         return _native.store_exists(str(self.root), rel)
 
-    def remove(self, rel: str) -> bool:
-        return _native.store_remove(str(self.root), rel)
+    def remove(self, rel: str, *, durable: bool = True) -> bool:
+        return _native.store_remove(str(self.root), rel, durable)
 
     def ensure_dir(self, rel: str) -> Path:
         _native.store_ensure_dir(str(self.root), rel)

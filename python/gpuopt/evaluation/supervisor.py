@@ -27,6 +27,8 @@ if TYPE_CHECKING:  # the detached path forks before importing anything heavy
     from gpuopt.models.evaluation.invocation import InvocationResult, ToolIdentity
 
 HEARTBEAT_S = 10.0
+UNSYNCED_EVENTS = frozenset({"heartbeat", "call_started", "call_finished", "termination"})
+"""Progress events whose facts are durable elsewhere (active-child.json, receipts): written, not fsynced."""
 
 
 class EventLog:
@@ -42,7 +44,8 @@ class EventLog:
 
         entry = {"at_epoch": time.time(), "at_mono_ns": time.monotonic_ns(), "event": event}
         entry.update({k: v for k, v in fields.items() if v is not None})
-        _native.ledger_append(str(self.base), self.rel, jsonio.canonical(entry))
+        sync = event not in UNSYNCED_EVENTS
+        _native.ledger_append(str(self.base), self.rel, jsonio.canonical(entry), sync)
 
 
 class Heartbeat(threading.Thread):
@@ -133,7 +136,8 @@ class Supervisor:
             gpus=self.spec.gpus,
             env_tag=tag,
         )
-        self.inv_store.replace_bytes("active-child.json", jsonio.record_bytes(child))
+        # Visibility is what matters here: a killed supervisor loses nothing, and a power cut kills the child.
+        self.inv_store.replace_bytes("active-child.json", jsonio.record_bytes(child), durable=False)
         if self.gpu_locks is not None:
             self.gpu_locks.occupy(
                 ProcessRef(pid=self.me, start_token=self.token),
@@ -143,7 +147,7 @@ class Supervisor:
             )
 
     def _child_gone(self) -> None:
-        self.inv_store.remove("active-child.json")
+        self.inv_store.remove("active-child.json", durable=False)
         if self.gpu_locks is not None:
             self.gpu_locks.clear()
 

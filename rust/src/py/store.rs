@@ -98,16 +98,21 @@ pub fn store_write_once(
     json(&outcome)
 }
 
-/// `store_replace(root, rel, data, mode) -> bytes`: atomic replace, `{sha256, created, mtime_ns}`.
+/// `store_replace(root, rel, data, mode, durable=True) -> bytes`: atomic replace, `{sha256, created,
+/// mtime_ns}`; without `durable` nothing is fsynced (state that dies with the machine).
 #[pyfunction]
+#[pyo3(signature = (root, rel, data, mode, durable = true))]
 pub fn store_replace(
     py: Python<'_>,
     root: PathBuf,
     rel: String,
     data: Vec<u8>,
     mode: u32,
+    durable: bool,
 ) -> PyResult<Vec<u8>> {
-    let outcome = run(py, || Dir::open(&root)?.replace(&rel, &data, mode))?;
+    let outcome = run(py, || {
+        Dir::open(&root)?.replace_with(&rel, &data, mode, durable)
+    })?;
     json(&outcome)
 }
 
@@ -123,10 +128,11 @@ pub fn store_exists(py: Python<'_>, root: PathBuf, rel: String) -> PyResult<bool
     run(py, || Dir::open(&root)?.exists(&rel))
 }
 
-/// `store_remove(root, rel) -> bool`: removes a file below `root`; `False` if it was absent.
+/// `store_remove(root, rel, durable=True) -> bool`: removes a file below `root`; `False` if it was absent.
 #[pyfunction]
-pub fn store_remove(py: Python<'_>, root: PathBuf, rel: String) -> PyResult<bool> {
-    run(py, || Dir::open(&root)?.remove_file(&rel))
+#[pyo3(signature = (root, rel, durable = true))]
+pub fn store_remove(py: Python<'_>, root: PathBuf, rel: String, durable: bool) -> PyResult<bool> {
+    run(py, || Dir::open(&root)?.remove_file_with(&rel, durable))
 }
 
 /// `store_ensure_dir(root, rel)`: creates folders below `root`, following no link.
@@ -181,18 +187,21 @@ pub fn store_cas(
     json(&outcome)
 }
 
-/// `ledger_append(root, rel, entry) -> bytes`: appends a JSON object (given without `seq`) to a sequenced
-/// JSON-lines file (`ledger/records.jsonl`, an invocation's `events.jsonl`); returns the line written.
+/// `ledger_append(root, rel, entry, sync=True) -> bytes`: appends a JSON object (given without `seq`) to a
+/// sequenced JSON-lines file (`ledger/records.jsonl`, an invocation's `events.jsonl`); returns the line.
 #[pyfunction]
+#[pyo3(signature = (root, rel, entry, sync = true))]
 pub fn ledger_append(
     py: Python<'_>,
     root: PathBuf,
     rel: String,
     entry: Vec<u8>,
+    sync: bool,
 ) -> PyResult<Vec<u8>> {
     run(py, || {
         let value = canonical::parse_strict(&entry)?;
-        ledger::append_at(&Dir::open(&root)?, &rel, value).map(|(_, line)| line.into_bytes())
+        ledger::append_with(&Dir::open(&root)?, &rel, value, sync)
+            .map(|(_, line)| line.into_bytes())
     })
 }
 

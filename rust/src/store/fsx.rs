@@ -246,13 +246,28 @@ impl Dir {
 
     /// Atomically replaces `rel` with `bytes` (temp, fsync, rename, fsync of the folder).
     pub fn replace(&self, rel: &str, bytes: &[u8], mode: u32) -> Result<WriteOutcome> {
+        self.replace_with(rel, bytes, mode, true)
+    }
+
+    /// [`Dir::replace`]; without `durable` nothing is fsynced: readers still see all or nothing and a killed
+    /// process loses nothing, only a power cut may (for state that dies with the machine, such as the
+    /// record of a running child).
+    pub fn replace_with(
+        &self,
+        rel: &str,
+        bytes: &[u8],
+        mode: u32,
+        durable: bool,
+    ) -> Result<WriteOutcome> {
         let (parent, name) = self.parent_of(rel, true)?;
-        let tmp = write_temp(&parent, bytes, mode, &self.shown(rel))?;
+        let tmp = write_temp_with(&parent, bytes, mode, &self.shown(rel), durable)?;
         if let Err(e) = rfs::renameat(&parent.fd, tmp.as_str(), &parent.fd, name) {
             let _ = rfs::unlinkat(&parent.fd, tmp.as_str(), AtFlags::empty());
             return Err(errno("replace", &self.shown(rel), e));
         }
-        fsync_dir(&parent)?;
+        if durable {
+            fsync_dir(&parent)?;
+        }
         Ok(WriteOutcome {
             sha256: sha256_hex(bytes),
             created: true,
@@ -262,6 +277,11 @@ impl Dir {
 
     /// Removes the file `rel` (not a directory); absence is fine.
     pub fn remove_file(&self, rel: &str) -> Result<bool> {
+        self.remove_file_with(rel, true)
+    }
+
+    /// [`Dir::remove_file`], fsyncing the folder only when `durable`.
+    pub fn remove_file_with(&self, rel: &str, durable: bool) -> Result<bool> {
         let (parent, name) = match self.parent_of(rel, false) {
             Ok(found) => found,
             Err(e) if e.code == crate::error::codes::FILE_NOT_FOUND => return Ok(false),
@@ -269,7 +289,9 @@ impl Dir {
         };
         match rfs::unlinkat(&parent.fd, name, AtFlags::empty()) {
             Ok(()) => {
-                fsync_dir(&parent)?;
+                if durable {
+                    fsync_dir(&parent)?;
+                }
                 Ok(true)
             }
             Err(Errno::NOENT) => Ok(false),
@@ -364,6 +386,17 @@ fn write_all(fd: &OwnedFd, mut bytes: &[u8], shown: &str) -> Result<()> {
 
 /// Writes `bytes` to a fresh temp file in `dir`, sets `mode`, fsyncs; returns its name.
 pub fn write_temp(dir: &Dir, bytes: &[u8], mode: u32, shown: &str) -> Result<String> {
+    write_temp_with(dir, bytes, mode, shown, true)
+}
+
+/// [`write_temp`], fsyncing only when `durable`.
+pub fn write_temp_with(
+    dir: &Dir,
+    bytes: &[u8],
+    mode: u32,
+    shown: &str,
+    durable: bool,
+) -> Result<String> {
     let name = temp_name();
     let fd = rfs::openat(
         &dir.fd,
@@ -376,7 +409,13 @@ pub fn write_temp(dir: &Dir, bytes: &[u8], mode: u32, shown: &str) -> Result<Str
         .and_then(|()| {
             rfs::fchmod(&fd, Mode::from_raw_mode(mode)).map_err(|e| errno("chmod", shown, e))
         })
-        .and_then(|()| rfs::fsync(&fd).map_err(|e| errno("fsync", shown, e)));
+        .and_then(|()| {
+            if durable {
+                rfs::fsync(&fd).map_err(|e| errno("fsync", shown, e))
+            } else {
+                Ok(())
+            }
+        });
     if let Err(e) = done {
         let _ = rfs::unlinkat(&dir.fd, name.as_str(), AtFlags::empty());
         return Err(e);

@@ -106,7 +106,13 @@ pub fn append(root: &Dir, entry: Json) -> Result<(u64, String)> {
 }
 
 /// Appends `entry` to any sequenced JSON-lines file below `root` (the ledger, an invocation's events).
-pub fn append_at(root: &Dir, rel: &str, mut entry: Json) -> Result<(u64, String)> {
+pub fn append_at(root: &Dir, rel: &str, entry: Json) -> Result<(u64, String)> {
+    append_with(root, rel, entry, true)
+}
+
+/// Appends `entry`; with `sync` false the line is written (ordered, under the lock) but not fsynced, for
+/// lines whose loss in a power cut loses nothing a record depends on (heartbeats, progress events).
+pub fn append_with(root: &Dir, rel: &str, mut entry: Json, sync: bool) -> Result<(u64, String)> {
     if !matches!(entry, Json::Object(_)) {
         return Err(Error::input(
             codes::RECORD_INVALID,
@@ -123,7 +129,9 @@ pub fn append_at(root: &Dir, rel: &str, mut entry: Json) -> Result<(u64, String)
         let n = rustix::io::write(&fd, rest).map_err(|e| errno("append", rel, e))?;
         rest = rest.get(n..).unwrap_or_default();
     }
-    rfs::fsync(&fd).map_err(|e| errno("fsync", rel, e))?;
+    if sync {
+        rfs::fsync(&fd).map_err(|e| errno("fsync", rel, e))?;
+    }
     Ok((seq, line))
 }
 

@@ -441,10 +441,8 @@ fn store_blob(
     };
     unlink_tmp();
     match published {
-        Ok(()) => {
-            fsx::fsync_dir(&parent)?;
-            Ok(true)
-        }
+        // The blob folder is fsynced once per freeze, before the manifest that references it.
+        Ok(()) => Ok(true),
         // Another writer published the same content first; it is re-verified on every read.
         Err(rustix::io::Errno::EXIST) => Ok(false),
         Err(e) => Err(errno("publish", &rel, e)),
@@ -564,6 +562,18 @@ pub fn freeze(
         }
     }
     let mut blobs_new = 0;
+    if let Some(s) = store {
+        let mut prefixes: Vec<&str> = hashed
+            .iter()
+            .filter(|(_, _, new)| *new)
+            .filter_map(|(_, sha, _)| sha.get(..2))
+            .collect();
+        prefixes.sort_unstable();
+        prefixes.dedup();
+        for prefix in prefixes {
+            fsx::fsync_dir(&s.open_dir(&format!("objects/blobs/{prefix}"))?)?;
+        }
+    }
     for (index, sha, new) in hashed {
         if let Some(Entry::File { sha256, .. }) = walk.entries.get_mut(index) {
             *sha256 = sha;
