@@ -72,7 +72,8 @@ def peer_freeze(source: Path, store: Path) -> str:
                     out.write(chunk)
                 os.fsync(out.fileno())
             st = os.stat(src)
-            entries.append({"path": rel, "kind": "file", "mode": st.st_mode & 0o7777, "size_bytes": st.st_size, "sha256": h.hexdigest()})
+            mode = st.st_mode & 0o7777
+            entries.append({"path": rel, "mode": mode, "size_bytes": st.st_size, "sha256": h.hexdigest()})
     manifest = json.dumps({"entries": entries}, sort_keys=True, separators=(",", ":")).encode()
     (store / "manifest.json").write_bytes(manifest)
     return hashlib.sha256(manifest).hexdigest()
@@ -142,7 +143,8 @@ def bench_store(files: int, mib: int) -> None:
     row("re-freeze (all blobs stored)", again, peer, "python hashlib+copy")
     start = time.perf_counter()
     listing = [str(p) for p in src.rglob("*") if p.is_file()]
-    subprocess.run(["xargs", "-0", "sha256sum"], input="\0".join(listing).encode(), capture_output=True, check=True)
+    names = "\0".join(listing).encode()
+    subprocess.run(["xargs", "-0", "sha256sum"], input=names, capture_output=True, check=True)
     sums = time.perf_counter() - start
     print(f"{'sha256sum (hash only, same files)':<34} {sums:7.3f} s")
     from gpuopt.evaluation.store import Store
@@ -158,7 +160,6 @@ def bench_calls(calls: int) -> None:
     """Per-call supervisor overhead against a bare subprocess.run of the same driver."""
     sys.path.insert(0, str(HERE.parent / "tests"))
     from eval_support import workload
-
     from gpuopt.evaluation import invocation, readiness
     from gpuopt.models.evaluation.invocation import Limits
 
@@ -168,14 +169,12 @@ def bench_calls(calls: int) -> None:
     readiness.check(json.dumps(workload.request(layout, base / "root")).encode())
     os.environ["GPUOPT_LOCK_DIR"] = str(base / "locks")
     target = invocation.targets.load(invocation.Store(base / "root"))[0]
-    steps = [
-        {"call_index": i, "pair_index": None, "case_id": "a", "order": None, "roles": ["original"], "lifecycle": "isolated"}
-        for i in range(calls)
-    ]
+    step = {"pair_index": None, "case_id": "a", "order": None, "roles": ["original"], "lifecycle": "isolated"}
+    plan = {"case_ids": ["a"], "pairs": None, "calls_per_case": calls, "samples_per_call": 5}
     core = {
         "operation": "readiness_smoke",
-        "plan": {"case_ids": ["a"], "pairs": None, "calls_per_case": calls, "samples_per_call": 5, "warmup_per_call": 0, "seed": 1, "lifecycle": "isolated"},
-        "evidence_plan": steps,
+        "plan": {**plan, "warmup_per_call": 0, "seed": 1, "lifecycle": "isolated"},
+        "evidence_plan": [{"call_index": i, **step} for i in range(calls)],
         "variants": {"original": {"kind": "source", "digest": target.original.digest}},
     }
     out = invocation.submit(base / "root", core, limits=Limits(), keep_workspace=True)
@@ -187,7 +186,6 @@ def bench_calls(calls: int) -> None:
     finished = [e for e in events if e["event"] == "call_finished"]
     per_call = (starts[-1] - starts[0]) / 1e9 / (len(starts) - 1)
     request = inv / "calls" / "0000" / "request.json"
-    argv = [*target.driver.argv, "--request", str(request)]
     scratch = base / "bare-output"
     bare = []
     for _ in range(calls):
@@ -197,14 +195,20 @@ def bench_calls(calls: int) -> None:
         req["output_dir"] = str(scratch)
         (base / "bare-request.json").write_text(json.dumps(req))
         t0 = time.perf_counter()
-        subprocess.run([*target.driver.argv, "--request", str(base / "bare-request.json")], check=True, env=os.environ)
+        bare_argv = [*target.driver.argv, "--request", str(base / "bare-request.json")]
+        subprocess.run(bare_argv, check=True, env=os.environ)
         bare.append(time.perf_counter() - t0)
     bare_mean = sum(bare) / len(bare)
     inside = sum(e["elapsed_s"] for e in finished) / len(finished)
-    print(f"driver call via supervisor: {per_call * 1e3:7.1f} ms per call (spawn to next spawn), {inside * 1e3:.1f} ms inside the call window")
+    print(
+        f"driver call via supervisor: {per_call * 1e3:7.1f} ms per call (spawn to next spawn), "
+        f"{inside * 1e3:.1f} ms inside the call window"
+    )
     print(f"same driver via subprocess.run: {bare_mean * 1e3:7.1f} ms per call")
-    print(f"supervisor overhead per call: {(per_call - bare_mean) * 1e3:7.1f} ms (goal <= 50 ms); ratio x{per_call / bare_mean:.2f}")
-    del argv
+    overhead = (per_call - bare_mean) * 1e3
+    print(
+        f"supervisor overhead per call: {overhead:7.1f} ms (goal <= 50 ms); ratio x{per_call / bare_mean:.2f}"
+    )
 
 
 def main() -> None:
@@ -220,7 +224,8 @@ def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     bench_store(args.files, args.mib)
     bench_calls(args.calls)
-    print(f"(peak RSS of this driver process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB)")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"(peak RSS of this benchmark process: {peak:.0f} MiB)")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 from conftest import gpuopt
@@ -254,13 +255,24 @@ def test_the_driver_runs_without_a_shell_in_its_own_group_with_no_gpu_visible(tm
 
 def test_driver_and_environment_changes_are_detected(layout: dict[str, Path], tmp_path: Path) -> None:
     root = tmp_path / "root"
-    _check(workload.request(layout, root))
+    config = layout["base"] / "cfg"
+    config.mkdir()
+    (config / "model.yaml").write_text("layers: 2\n")
+    req = workload.request(layout, root)
+    req["driver"]["inputs"] = [str(config)]
+    _check(req)
     target = Target.model_validate_json((root / "target.json").read_bytes())
     drv.check_driver(target.driver)
     drv.check_environment(target.driver, os.environ)
     with pytest.raises(InputError) as err:
         drv.check_environment(target.driver, {**os.environ, "LANG": "xx_XX.UTF-8"})
     assert (err.value.code, err.value.path) == ("environment_changed", "driver.inherited.LANG")
+    (config / "model.yaml").write_text("layers: 3\n")
+    with pytest.raises(InputError) as err:
+        drv.check_driver(target.driver)
+    assert (err.value.code, err.value.path) == ("driver_changed", "driver.inputs[0]")
+    (config / "model.yaml").write_text("layers: 2\n")
+    drv.check_driver(target.driver)
     layout["driver"].write_text(layout["driver"].read_text() + "\n# edited\n")
     with pytest.raises(InputError) as err:
         drv.check_driver(target.driver)
@@ -321,6 +333,18 @@ def test_invalid_requests_are_refused_with_code_and_path(
     assert (err.value.code, err.value.path) == (code, path)
     assert not (tmp_path / "root").exists()
     assert not (tmp_path / ".gpuopt-readiness").exists()
+
+
+def test_a_missing_required_tool_is_exit_3_and_the_attempt_is_kept(
+    layout: dict[str, Path], tmp_path: Path
+) -> None:
+    req = workload.request(layout, tmp_path / "root", required_tools=["gpuopt-no-such-tool"])
+    (tmp_path / "req.json").write_text(json.dumps(req))
+    run = gpuopt("readiness", "check", "--request", str(tmp_path / "req.json"), "--json")
+    assert run.code == 3
+    assert run.json()["errors"][0]["code"] == "tool_absent"
+    assert not (tmp_path / "root").exists()
+    assert json.loads((_attempt(tmp_path / "root") / "error.json").read_bytes())["code"] == "tool_absent"
 
 
 def test_an_existing_root_is_refused(layout: dict[str, Path], tmp_path: Path) -> None:
@@ -404,5 +428,31 @@ def test_cli_check_prints_a_target_result_envelope(layout: dict[str, Path], tmp_
     assert run.code == 0, run.stderr
     env = run.json()
     assert env["schema"] == "gpuopt.target-result/v1" and env["data"]["status"] == "ready"
+    jsonschema.validate(env, json.loads(gpuopt("schema", "gpuopt.target-result/v1").stdout))
+    target_doc = json.loads((tmp_path / "root" / "target.json").read_bytes())
+    jsonschema.validate(target_doc, json.loads(gpuopt("schema", "gpuopt.target/v1").stdout))
+    status = gpuopt("status", str(tmp_path / "root"), "--json")
+    assert status.code == 0
+    jsonschema.validate(status.json(), json.loads(gpuopt("schema", "gpuopt.status/v1").stdout))
     assert procs.running(str(layout["behavior"])) == []
     assert sys.executable
+
+
+def test_driver_init_writes_a_template_that_passes_readiness(layout: dict[str, Path], tmp_path: Path) -> None:
+    bench = tmp_path / "template"
+    run = gpuopt("driver", "init", str(bench), "--json")
+    assert run.code == 0, run.stderr
+    assert run.json()["data"]["files"] == [
+        "driver.py",
+        "schemas/driver-request.schema.json",
+        "schemas/driver-result.schema.json",
+    ]
+    assert (
+        json.loads((bench / "schemas" / "driver-result.schema.json").read_text())["title"] == "DriverResult"
+    )
+    again = gpuopt("driver", "init", str(bench), "--json")
+    assert (again.code, again.json()["errors"][0]["code"]) == (2, "destination_exists")
+    req = workload.request(layout, tmp_path / "root")
+    req["driver"] = {"argv": [sys.executable, str(bench / "driver.py")], "env_inherit": ["PATH"]}
+    result = _check(req)
+    assert [c.passed for c in result.smoke.correctness] == [True]

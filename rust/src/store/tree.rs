@@ -669,28 +669,89 @@ fn corrupt_blob(sha: &str, why: &str) -> Error {
     .with_path(blob_rel(sha))
 }
 
-/// Copies one blob into `dst` (reflink when the file system supports it) and verifies every byte.
-fn copy_blob(store: &Dir, sha: &str, size: u64, dst: &OwnedFd, deadline: Instant) -> Result<bool> {
-    let src = store.open_file(&blob_rel(sha)).map_err(|e| {
-        if e.code == crate::error::codes::FILE_NOT_FOUND {
-            corrupt_blob(sha, "missing")
-        } else {
-            e
+/// Reads blobs for a materialization: blob folders opened once, reflink tried until it proves unsupported.
+struct Blobs<'a> {
+    store: &'a Dir,
+    folders: std::sync::Mutex<std::collections::HashMap<String, Arc<Dir>>>,
+    reflink: std::sync::atomic::AtomicBool,
+}
+
+impl<'a> Blobs<'a> {
+    fn new(store: &'a Dir) -> Self {
+        Blobs {
+            store,
+            folders: std::sync::Mutex::new(std::collections::HashMap::new()),
+            reflink: std::sync::atomic::AtomicBool::new(true),
         }
-    })?;
-    let reflinked = rfs::ioctl_ficlone(dst, &src).is_ok();
-    let (got, n) = if reflinked {
-        hash_fd(&src, sha, deadline, None)?
-    } else {
-        hash_fd(&src, sha, deadline, Some(dst))?
-    };
-    if got != sha || n != size {
-        return Err(corrupt_blob(
-            sha,
-            &format!("read {n} bytes hashing to {got}"),
-        ));
     }
-    Ok(reflinked)
+
+    fn folder(&self, sha: &str) -> Result<Arc<Dir>> {
+        let prefix = sha.get(..2).unwrap_or("00").to_string();
+        if let Some(found) = self
+            .folders
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&prefix).cloned())
+        {
+            return Ok(found);
+        }
+        let opened = Arc::new(
+            self.store
+                .open_dir(&format!("objects/blobs/{prefix}"))
+                .map_err(|e| {
+                    if e.code == crate::error::codes::FILE_NOT_FOUND {
+                        corrupt_blob(sha, "missing")
+                    } else {
+                        e
+                    }
+                })?,
+        );
+        if let Ok(mut m) = self.folders.lock() {
+            m.insert(prefix, opened.clone());
+        }
+        Ok(opened)
+    }
+
+    /// Copies one blob into `dst` (reflink when the file system supports it) and verifies every byte.
+    fn copy(&self, sha: &str, size: u64, dst: &OwnedFd, deadline: Instant) -> Result<bool> {
+        use std::sync::atomic::Ordering;
+        let folder = self.folder(sha)?;
+        let src = rfs::openat(
+            folder.fd(),
+            sha,
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| match e {
+            rustix::io::Errno::NOENT => corrupt_blob(sha, "missing"),
+            other => errno("open", &blob_rel(sha), other),
+        })?;
+        let st = rfs::fstat(&src).map_err(|e| errno("stat", &blob_rel(sha), e))?;
+        if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+            return Err(corrupt_blob(sha, "not a regular file"));
+        }
+        let reflinked = self.reflink.load(Ordering::Relaxed) && {
+            let done = rfs::ioctl_ficlone(dst, &src);
+            if let Err(e) = done {
+                if e != rustix::io::Errno::BADF {
+                    self.reflink.store(false, Ordering::Relaxed);
+                }
+            }
+            done.is_ok()
+        };
+        let (got, n) = if reflinked {
+            hash_fd(&src, sha, deadline, None)?
+        } else {
+            hash_fd(&src, sha, deadline, Some(dst))?
+        };
+        if got != sha || n != size {
+            return Err(corrupt_blob(
+                sha,
+                &format!("read {n} bytes hashing to {got}"),
+            ));
+        }
+        Ok(reflinked)
+    }
 }
 
 /// Materializes object `digest` at `destination`, which must not exist. Nothing is left behind on failure.
@@ -801,7 +862,7 @@ fn materialize_file(
         ));
     };
     let fd = create_file(parent.fd(), tmp, tmp)?;
-    let reflinked = copy_blob(store, sha256, *size_bytes, &fd, deadline)?;
+    let reflinked = Blobs::new(store).copy(sha256, *size_bytes, &fd, deadline)?;
     rfs::fchmod(&fd, Mode::from_raw_mode(*mode)).map_err(|e| errno("chmod", tmp, e))?;
     Ok(u64::from(reflinked))
 }
@@ -815,6 +876,7 @@ fn materialize_tree(
 ) -> Result<u64> {
     rfs::mkdirat(parent.fd(), tmp, Mode::from_raw_mode(0o700))
         .map_err(|e| errno("mkdir", tmp, e))?;
+    let blobs = Blobs::new(store);
     let root = parent.open_dir(tmp)?;
     let mut dirs: std::collections::HashMap<String, Arc<Dir>> = std::collections::HashMap::new();
     let mut dir_modes: Vec<(String, u32)> = Vec::new();
@@ -857,7 +919,7 @@ fn materialize_tree(
                 None => (root.clone(), path.as_str()),
             };
             let fd = create_file(dir.fd(), name, path)?;
-            let r = copy_blob(store, sha256, *size_bytes, &fd, deadline)?;
+            let r = blobs.copy(sha256, *size_bytes, &fd, deadline)?;
             rfs::fchmod(&fd, Mode::from_raw_mode(*mode)).map_err(|e| errno("chmod", path, e))?;
             Ok(r)
         })
