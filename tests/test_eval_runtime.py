@@ -310,6 +310,7 @@ def test_status_is_running_then_lost_after_kill_9_and_cancel_kills_the_orphan(re
     _wait_running(root, out.invocation_id)
     inv = root / "invocations" / out.invocation_id
     sup = json.loads((inv / "supervisor.json").read_bytes())
+    os.kill(sup["pid"], signal.SIGSTOP)  # no heartbeat may land between the two snapshots
     before = _snapshot(inv)
     running = gpuopt("status", str(root), out.invocation_id, "--json")
     assert running.json()["data"]["invocation"]["state"] == "running"
@@ -421,10 +422,11 @@ def test_launch_deadlines(ready: dict[str, Path]) -> None:
         "evidence_plan": steps,
         "variants": {"original": {"kind": "source", "digest": target.original.digest}},
     }
-    out = invocation.submit(root, core, limits=Limits(launch_deadline_epoch=time.time() + 0.5), start=False)
-    assert invocation.status(root, out.invocation_id).state == "starting"
-    time.sleep(0.6)
-    assert invocation.status(root, out.invocation_id).state == "lost"
+    deadline = time.time() + 1.0
+    out = invocation.submit(root, core, limits=Limits(launch_deadline_epoch=deadline), start=False)
+    assert invocation.status(root, out.invocation_id, now=deadline - 0.01).state == "starting"
+    assert invocation.status(root, out.invocation_id, now=deadline + 0.01).state == "lost"
+    time.sleep(max(deadline - time.time() + 0.05, 0))
     invocation.start_supervisor(root, out.invocation_id)
     deadline = time.monotonic() + 60
     while (
