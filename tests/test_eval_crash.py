@@ -83,6 +83,8 @@ def test_kill_9_during_1000_record_writes_leaves_no_partial_record(fast_dir: Pat
     assert [line.path for line in store.ledger()] == [
         f"experiments/exp-{i:064x}.json" for i in range(RECORDS)
     ]
+    leftovers = sorted(f"experiments/{p.name}" for p in folder.iterdir() if p.name.startswith(".tmp-"))
+    assert verify(store, repair=True).objects.removed == leftovers  # a kill mid-write leaves only temp files
     assert [p.name for p in folder.iterdir() if p.name.startswith(".tmp-")] == []
 
 
