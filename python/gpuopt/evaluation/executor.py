@@ -410,7 +410,8 @@ class Worker:
         return ex
 
     def tables(self, ex: Execution) -> Tables:
-        if not ex.rows:
+        # A readiness probe's samples live in its frozen bundle (its work area goes once the Target exists).
+        if not ex.rows or self.spec.target is None:
             return Tables(samples=None, resources=None)
         import polars as pl
 
