@@ -10,6 +10,10 @@ from pydantic import BaseModel, Field, create_model
 from gpuopt.models.compiler import InductorReport, PtxasReport, ResUsageReport, TritonReport
 from gpuopt.models.doctor import DoctorReport
 from gpuopt.models.envelope import Envelope
+from gpuopt.models.evaluation.cli import DriverInit, StatusReport
+from gpuopt.models.evaluation.invocation import InvocationStatus, SubmitOutcome
+from gpuopt.models.evaluation.store import StoreReindex, StoreVerification
+from gpuopt.models.evaluation.target import ReadinessResult
 from gpuopt.models.ncu import NcuCollection, NcuSummary
 from gpuopt.models.sass import SassScanReport, SassTableData
 from gpuopt.models.schema import SchemaDocument
@@ -57,6 +61,13 @@ DATA_MODELS: dict[str, type[BaseModel] | None] = {
     "gpuopt.ncu.roofline/v1": TableData,
     "gpuopt.ncu.compare/v1": TableData,
     "gpuopt.ncu.collect/v1": NcuCollection,
+    "gpuopt.target-result/v1": ReadinessResult,
+    "gpuopt.submit/v1": SubmitOutcome,
+    "gpuopt.driver-init/v1": DriverInit,
+    "gpuopt.status/v1": StatusReport,
+    "gpuopt.cancel/v1": InvocationStatus,
+    "gpuopt.store-verify/v1": StoreVerification,
+    "gpuopt.store-reindex/v1": StoreReindex,
 }
 
 ENVELOPES: dict[str, type[Envelope[Any]]] = {name: envelope_for(name, m) for name, m in DATA_MODELS.items()}
@@ -65,3 +76,35 @@ ENVELOPES: dict[str, type[Envelope[Any]]] = {name: envelope_for(name, m) for nam
 def json_schema(name: str) -> dict[str, Any]:
     """The JSON Schema of one envelope (serialization mode: what gpuopt prints)."""
     return ENVELOPES[name].model_json_schema(by_alias=True, mode="serialization")
+
+
+def _document_models() -> dict[str, Any]:
+    from gpuopt.models.evaluation import driver, invocation, store, target
+
+    return {
+        "gpuopt.target/v1": target.Target | target.DiagnosticTarget,
+        "gpuopt.request.readiness-check/v1": target.ReadinessRequest | target.DiagnosticRequest,
+        "gpuopt.readiness-failure/v1": target.ReadinessFailure,
+        "gpuopt.tree/v1": store.TreeManifest,
+        "gpuopt.ledger-line/v1": store.LedgerLine,
+        "gpuopt.driver/v1": driver.DriverDeclaration,
+        "gpuopt.driver-request/v1": driver.DriverRequest,
+        "gpuopt.driver-result/v1": driver.DriverResult,
+        "gpuopt.invocation-request/v1": invocation.FrozenRequest,
+        "gpuopt.invocation-result/v1": invocation.InvocationResult,
+        "gpuopt.invocation-event/v1": invocation.Event,
+        "gpuopt.invocation-supervisor/v1": invocation.SupervisorRecord,
+        "gpuopt.invocation-active-child/v1": invocation.ActiveChild,
+        "gpuopt.gpu-occupancy/v1": invocation.Occupancy,
+    }
+
+
+DOCUMENTS: dict[str, Any] = _document_models()
+"""Records, requests and driver files that are not command envelopes: name -> model (or union)."""
+
+
+def document_schema(name: str) -> dict[str, Any]:
+    """The JSON Schema of a stored record, request or driver document."""
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(DOCUMENTS[name]).json_schema(by_alias=True, mode="validation")

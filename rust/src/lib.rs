@@ -5,8 +5,10 @@ pub mod error;
 pub mod identity;
 pub mod intervals;
 pub mod ncu;
+pub mod runtime;
 pub mod sass;
 pub mod stats;
+pub mod store;
 pub mod table;
 pub mod torch_trace;
 

@@ -61,6 +61,11 @@ _COMMANDS = (
     ("sass", "sass"),
     ("compiler", "compiler"),
     ("ncu", "ncu"),
+    ("readiness", "readiness"),
+    ("driver", "driver"),
+    ("invocation", "status"),
+    ("invocation", "cancel"),
+    ("store", "store"),
 )
 
 

@@ -24,16 +24,26 @@ def schema(name: str | None) -> Outcome:
       gpuopt schema                       # list names
       gpuopt schema gpuopt.doctor/v1      # the schema itself
     """
-    from gpuopt.schemas import ENVELOPES, json_schema
+    from gpuopt.schemas import DOCUMENTS, ENVELOPES, document_schema, json_schema
 
     names = sorted(ENVELOPES)
+    documents = sorted(DOCUMENTS)
     if name is None:
-        return Outcome(data=SchemaDocument(names=names, shown=None), render=lambda: "\n".join(names))
+        return Outcome(
+            data=SchemaDocument(names=names, shown=None, documents=documents),
+            render=lambda: "\n".join([*names, *documents]),
+        )
+    if name in DOCUMENTS:
+        doc = SchemaShown(name=name, json_schema=document_schema(name))
+        return Outcome(
+            data=SchemaDocument(names=names, shown=doc, documents=documents),
+            render=lambda: json.dumps(doc.json_schema, indent=2),
+        )
     if name not in ENVELOPES:
         raise InputError(
             "schema_unknown",
             f"no schema named {name!r}",
-            expected=", ".join(sorted(ENVELOPES)),
+            expected=", ".join(sorted([*ENVELOPES, *DOCUMENTS])),
             observed=name,
         )
     shown = SchemaShown(name=name, json_schema=json_schema(name))

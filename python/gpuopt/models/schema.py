@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import Field
+
 from gpuopt.models._base import Model
 
 
@@ -17,3 +19,6 @@ class SchemaDocument(Model):
 
     names: list[str]
     shown: SchemaShown | None
+    documents: list[str] = Field(
+        default_factory=list, description="Record, request and driver document schemas (not envelopes)"
+    )

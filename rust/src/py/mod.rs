@@ -4,8 +4,10 @@ mod arrow;
 mod boundary;
 mod identity;
 mod ncu;
+mod runtime;
 mod sass;
 mod stats;
+mod store;
 mod torch_trace;
 
 use pyo3::prelude::*;
@@ -23,12 +25,24 @@ mod _native {
         ncu_compare, ncu_from_columns, ncu_open_csv, ncu_rep_framing_json, ncu_unit, NcuReport,
     };
     #[pymodule_export]
+    use super::runtime::{
+        call_processes, group_exists, proc_alive, proc_info, reap_zombies, set_child_subreaper,
+        settle, terminate,
+    };
+    #[pymodule_export]
     use super::sass::{sass_builtin_catalog, sass_scan_path, sass_scan_text};
     #[pymodule_export]
     use super::stats::{
         stats_compare, stats_compare_files, stats_compare_unpaired, stats_constraint,
         stats_guardrail, stats_noise, stats_noise_file, stats_rng_draws, stats_schedule,
         stats_simulate,
+    };
+    #[pymodule_export]
+    use super::store::{
+        canonical_json, ledger_append, ledger_rewrite, rename_noreplace, storage_probe, store_cas,
+        store_ensure_dir, store_exists, store_freeze, store_lock_fd, store_manifest,
+        store_materialize, store_read, store_remove, store_replace, store_verify_objects,
+        store_write_once, validate_id,
     };
     #[pymodule_export]
     use super::torch_trace::{torch_trace_open, TorchTrace};

@@ -1,0 +1,132 @@
+"""``gpuopt readiness check`` and ``gpuopt readiness smoke``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import BinaryIO
+
+import click
+
+from gpuopt.cli._output import Outcome, command
+from gpuopt.cli._render import section, table
+from gpuopt.models.evaluation.invocation import SubmitOutcome
+from gpuopt.models.evaluation.target import ReadinessResult
+
+
+@click.group()
+def readiness() -> None:
+    """Freeze a Target (readiness check) and re-run its smoke as a supervised invocation."""
+
+
+def _render(r: ReadinessResult) -> str:
+    rows: list[tuple[str, object]] = [
+        ("status", r.status),
+        ("root", r.root),
+        ("target", r.target.id),
+        ("target sha256", r.target.sha256),
+        ("mode", r.mode),
+        ("claim layer", r.claim_layer),
+        ("attribution scope", r.attribution_scope),
+    ]
+    if r.smoke is not None:
+        rows.append(
+            (
+                "smoke",
+                f"{r.smoke.elapsed_s:.3f} s, correctness "
+                + ("passed" if all(c.passed for c in r.smoke.correctness) else "failed"),
+            )
+        )
+    out = section("Target frozen", rows)
+    if r.identity_notes:
+        out += "\n  notes:\n" + "\n".join(f"    - {n}" for n in r.identity_notes)
+    if r.unavailable:
+        out += "\n  unavailable (diagnostic Target): " + ", ".join(r.unavailable)
+    return out + "\n\n" + table(["object", "digest"], sorted(r.objects.items()))
+
+
+@readiness.command("check")
+@click.option(
+    "--request", "request_file", required=True, type=click.File("rb"), help="The request JSON ('-' = stdin)."
+)
+@command("gpuopt.target-result/v1")
+def check(request_file: BinaryIO) -> Outcome:
+    """Freeze a Target into a new artifact root after a 2-sample smoke call through its driver.
+
+    The request names `root` (which must not exist), the original, test set, accuracy rules, metrics,
+    objective, driver, GPUs and statistics settings; relative paths are relative to the current folder.
+    On failure nothing is created at the root and the attempt is kept under <parent>/.gpuopt-readiness/.
+
+    \b
+    Examples:
+      gpuopt readiness check --request target.json
+      gpuopt schema gpuopt.request.readiness-check/v1   # what the request may hold
+    """
+    from gpuopt.evaluation import readiness as lib
+
+    data = request_file.read()
+    result = lib.check(data, cwd=Path.cwd())
+    return Outcome(data=result, render=lambda: _render(result))
+
+
+def _render_submit(s: SubmitOutcome) -> str:
+    st = s.status
+    rows: list[tuple[str, object]] = [
+        ("invocation", s.invocation_id),
+        ("deduplicated", s.deduplicated),
+        ("state", st.state),
+        ("calls", f"{st.calls.completed}/{st.calls.planned}"),
+        ("cleanup", st.cleanup_status),
+    ]
+    if st.summary:
+        rows += list(st.summary.items())
+    return section("Smoke invocation", rows)
+
+
+@readiness.command("smoke")
+@click.argument("root", type=click.Path(path_type=Path, file_okay=False))
+@click.option("--case", "cases", multiple=True, help="A test case to run (repeatable; default: every case).")
+@click.option(
+    "--samples", default=2, show_default=True, type=click.IntRange(min=1), help="Samples per metric."
+)
+@click.option(
+    "--command-timeout-s", type=click.FloatRange(min=0, min_open=True), help="Per call (default 600)."
+)
+@click.option("--retry-of", help="The failed attempt this one retries.")
+@click.option("--keep-workspace", is_flag=True, help="Keep the materialized subjects after the run.")
+@click.option(
+    "--wait", "wait_s", type=click.FloatRange(min=0), help="Wait up to this many seconds for the end."
+)
+@command("gpuopt.submit/v1")
+def smoke(
+    root: Path,
+    cases: tuple[str, ...],
+    samples: int,
+    command_timeout_s: float | None,
+    retry_of: str | None,
+    keep_workspace: bool,
+    wait_s: float | None,
+) -> Outcome:
+    """Re-run the smoke of a published Target as a supervised invocation (gates and correctness, no stats).
+
+    Identical requests return the existing result; a failed one needs --retry-of.
+
+    \b
+    Examples:
+      gpuopt readiness smoke ./root --wait 120
+      gpuopt status ./root inv-0123...
+    """
+    from gpuopt.evaluation import invocation
+    from gpuopt.models.evaluation.invocation import Limits
+
+    limits = Limits() if command_timeout_s is None else Limits(command_timeout_s=command_timeout_s)
+    out = invocation.submit_smoke(
+        root,
+        case_ids=list(cases) or None,
+        samples_per_call=samples,
+        limits=limits,
+        retry_of=retry_of,
+        keep_workspace=keep_workspace,
+    )
+    if wait_s is not None:
+        out = out.model_copy(update={"status": invocation.wait(root, out.invocation_id, timeout_s=wait_s)})
+    return Outcome(data=out, render=lambda: _render_submit(out))

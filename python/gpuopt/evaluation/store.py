@@ -1,0 +1,400 @@
+"""One artifact root: records, objects, ledger and locks, all through the native no-follow primitives.
+
+Layout (spec §2.8): ``target.json``, ``objects/{blobs,trees,tmp}``, ``experiments/``, ``invocations/``,
+``champion/``, ``maps/``, ``ledger/records.jsonl``, ``locks/``, ``staging/``. Records are canonical JSON and
+a newline, published once; the ledger gets one line per publication, appended under ``flock``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from gpuopt import _native
+from gpuopt.errors import InputError
+from gpuopt.evaluation import jsonio
+from gpuopt.models.evaluation.common import RecordRef
+from gpuopt.models.evaluation.store import (
+    FrozenObject,
+    LedgerKind,
+    LedgerLine,
+    ObjectsCheck,
+    RecordCheck,
+    ScanLimits,
+    StoreReindex,
+    StoreVerification,
+    TreeManifest,
+)
+
+M = TypeVar("M", bound=BaseModel)
+
+LEDGER = "ledger/records.jsonl"
+TEMP_PREFIX = ".tmp-"
+
+
+@dataclass(frozen=True)
+class Published:
+    """A record just written: its path below the root, file sha256, whether it was new, its mtime."""
+
+    rel: str
+    sha256: str
+    created: bool
+    mtime_ns: int
+
+
+class Store:
+    """An artifact root (one per Target)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(os.path.abspath(root))
+
+    @classmethod
+    def open(cls, root: str | Path) -> Store:
+        path = Path(root)
+        if not path.is_dir() or path.is_symlink():
+            raise InputError("root_not_found", f"no artifact root at {path}", path=str(path))
+        return cls(path)
+
+    def __str__(self) -> str:
+        return str(self.root)
+
+    def path(self, rel: str) -> Path:
+        _native.store_exists(str(self.root), rel)  # validates the relative path
+        return self.root / rel
+
+    # ---- records ---------------------------------------------------------------------------------------
+
+    def write_record(self, rel: str, value: Any) -> Published:
+        """Publishes a record once (canonical JSON + newline); identical existing bytes are accepted."""
+        return self.write_bytes(rel, jsonio.record_bytes(value))
+
+    def write_bytes(self, rel: str, data: bytes) -> Published:
+        out = json.loads(_native.store_write_once(str(self.root), rel, data))
+        return Published(rel, out["sha256"], out["created"], out["mtime_ns"])
+
+    def replace_bytes(self, rel: str, data: bytes, mode: int = 0o644, *, durable: bool = True) -> Published:
+        out = json.loads(_native.store_replace(str(self.root), rel, data, mode, durable))
+        return Published(rel, out["sha256"], True, out["mtime_ns"])
+
+    def read_bytes(self, rel: str, *, max_bytes: int = jsonio.MAX_RECORD_BYTES) -> bytes:
+        return _native.store_read(str(self.root), rel, max_bytes)
+
+    def exists(self, rel: str) -> bool:
+        return _native.store_exists(str(self.root), rel)
+
+    def remove(self, rel: str, *, durable: bool = True) -> bool:
+        return _native.store_remove(str(self.root), rel, durable)
+
+    def ensure_dir(self, rel: str) -> Path:
+        _native.store_ensure_dir(str(self.root), rel)
+        return self.root / rel
+
+    def read_record(self, rel: str, model: type[M], *, what: str, sha256: str | None = None) -> tuple[M, str]:
+        """Reads a record strictly; with ``sha256``, its bytes must still hash to it (``record_changed``)."""
+        try:
+            data = self.read_bytes(rel)
+        except InputError as exc:
+            if exc.code == "file_not_found":
+                raise InputError("record_not_found", f"no {what} at {self.root / rel}", path=rel) from None
+            raise
+        actual = jsonio.sha256_hex(data)
+        if sha256 is not None and actual != sha256:
+            raise InputError(
+                "record_changed",
+                f"the {what} at {rel} no longer matches its ref",
+                path=rel,
+                expected=sha256,
+                observed=actual,
+            )
+        try:
+            value = jsonio.load(model, data, what=what, max_bytes=jsonio.MAX_RECORD_BYTES)
+        except InputError as exc:
+            raise InputError(
+                "record_invalid", f"the {what} at {rel} is invalid: {exc.message}", path=exc.path
+            ) from None
+        if data != jsonio.record_bytes(jsonio.parse(data, max_bytes=jsonio.MAX_RECORD_BYTES)):
+            raise InputError("record_invalid", f"the {what} at {rel} is not canonical JSON", path=rel)
+        return value, actual
+
+    # ---- objects ---------------------------------------------------------------------------------------
+
+    def freeze(self, source: str | Path, *, exclude: list[str], limits: ScanLimits) -> FrozenObject:
+        """Freezes a file or tree into this root's object store."""
+        out = _native.store_freeze(
+            str(source),
+            str(self.root),
+            list(exclude),
+            limits.max_files,
+            limits.max_total_bytes,
+            limits.max_wall_s,
+        )
+        return _frozen(out)
+
+    def materialize(self, digest: str, destination: str | Path) -> Path:
+        """Writes object ``digest`` to ``destination`` (which must not exist), verifying every byte."""
+        _native.store_materialize(str(self.root), digest, str(destination))
+        return Path(destination)
+
+    def manifest(self, digest: str) -> TreeManifest:
+        return TreeManifest.model_validate_json(_native.store_manifest(str(self.root), digest))
+
+    def read_blob(self, sha256: str, *, max_bytes: int) -> bytes:
+        """A blob's bytes, re-verified against its name (``object_corrupt``)."""
+        data = self.read_bytes(f"objects/blobs/{sha256[:2]}/{sha256}", max_bytes=max_bytes)
+        if jsonio.sha256_hex(data) != sha256:
+            raise InputError("object_corrupt", f"blob {sha256} is corrupt", path=f"objects/blobs/{sha256}")
+        return data
+
+    # ---- locks -----------------------------------------------------------------------------------------
+
+    @contextmanager
+    def lock(self, name: str, *, exclusive: bool = True) -> Iterator[None]:
+        """Holds ``flock`` on ``locks/<name>.lock`` (never deleted)."""
+        fd = _native.store_lock_fd(str(self.root), f"locks/{name}.lock")
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+            yield
+        finally:
+            os.close(fd)
+
+    # ---- ledger ----------------------------------------------------------------------------------------
+
+    def ledger_append(
+        self, kind: LedgerKind, record_id: str, published: Published, keys: dict[str, Any]
+    ) -> LedgerLine:
+        entry = {
+            "at_epoch": published.mtime_ns / 1e9,
+            "kind": kind,
+            "id": record_id,
+            "path": published.rel,
+            "sha256": published.sha256,
+            "keys": keys,
+        }
+        line = _native.ledger_append(str(self.root), LEDGER, jsonio.canonical(entry))
+        return LedgerLine.model_validate_json(line)
+
+    def ledger(self) -> list[LedgerLine]:
+        """Every complete ledger line, in order; a torn last line is ignored."""
+        lines, _ = self._ledger_lines()
+        return lines
+
+    def _ledger_lines(self) -> tuple[list[LedgerLine], bool]:
+        if not self.exists(LEDGER):
+            return [], False
+        data = self.read_bytes(LEDGER, max_bytes=1 << 34)
+        parts = data.split(b"\n")
+        torn = parts[-1] != b""
+        out = []
+        for number, raw in enumerate(parts[:-1], start=1):
+            try:
+                out.append(
+                    jsonio.load(LedgerLine, raw, what="ledger line", max_bytes=jsonio.MAX_RECORD_BYTES)
+                )
+            except InputError as exc:
+                raise InputError(
+                    "ledger_corrupt", f"ledger line {number} is invalid: {exc.message}", path=LEDGER
+                ) from None
+        return out, torn
+
+    # ---- refs ------------------------------------------------------------------------------------------
+
+    def target_ref(self) -> RecordRef:
+        """The Target's ref, read from ``target.json`` (its id and file hash)."""
+        data = self.read_bytes("target.json")
+        value = jsonio.parse(data, max_bytes=jsonio.MAX_RECORD_BYTES)
+        return RecordRef(id=str(value.get("id")), sha256=jsonio.sha256_hex(data))
+
+
+def _frozen(out: bytes) -> FrozenObject:
+    raw = json.loads(out)
+    raw.pop("manifest", None)
+    return FrozenObject.model_validate(raw)
+
+
+def hash_tree(source: str | Path, *, exclude: list[str], limits: ScanLimits) -> FrozenObject:
+    """Hashes a file or tree like a freeze, storing nothing (driver inputs)."""
+    return _frozen(
+        _native.store_freeze(
+            str(source), None, list(exclude), limits.max_files, limits.max_total_bytes, limits.max_wall_s
+        )
+    )
+
+
+# ---- reindex and verify ------------------------------------------------------------------------------------
+
+_KEY_FIELDS = (
+    "mode",
+    "claim_layer",
+    "operation",
+    "request_digest",
+    "retry_of",
+    "execution_status",
+    "measurement_validity",
+    "verdict",
+    "stop_reason",
+    "cleanup_status",
+    "decision",
+    "mechanism",
+)
+_REF_FIELDS = ("experiment", "baseline", "previous", "selection")
+
+
+def ledger_keys(record: dict[str, Any]) -> dict[str, Any]:
+    """What listings and gates filter on, taken from a record's top-level fields."""
+    keys: dict[str, Any] = {
+        k: record[k] for k in _KEY_FIELDS if k in record and not isinstance(record[k], dict | list)
+    }
+    for k in _REF_FIELDS:
+        value = record.get(k)
+        if isinstance(value, dict) and isinstance(value.get("id"), str):
+            keys[k] = value["id"]
+        elif value is None and k in record:
+            keys[k] = None
+    return keys
+
+
+def _scan_records(store: Store) -> list[tuple[LedgerKind, str, str]]:
+    """``(kind, id, rel)`` of every record file below the root."""
+    found: list[tuple[LedgerKind, str, str]] = []
+    root = store.root
+    if (root / "target.json").is_file():
+        found.append(("target", "", "target.json"))
+    for folder, kind, kind_id in (
+        ("experiments", "experiment", "experiment"),
+        ("champion/selections", "selection", "selection"),
+        ("maps", "map", "map"),
+    ):
+        base = root / folder
+        if base.is_dir():
+            for entry in sorted(base.iterdir()):
+                if entry.name.endswith(".json") and not entry.name.startswith(TEMP_PREFIX):
+                    rid = entry.name[: -len(".json")]
+                    _native.validate_id(kind_id, rid)
+                    found.append((kind, rid, f"{folder}/{entry.name}"))  # type: ignore[arg-type]
+    inv = root / "invocations"
+    if inv.is_dir():
+        for entry in sorted(inv.iterdir()):
+            _native.validate_id("invocation", entry.name)
+            for name, kind in (("request.json", "invocation"), ("result.json", "result")):
+                if (entry / name).is_file():
+                    found.append((kind, entry.name, f"invocations/{entry.name}/{name}"))  # type: ignore[arg-type]
+    if (root / "champion/current.json").is_file():
+        found.append(("pointer", "current", "champion/current.json"))
+    return found
+
+
+def rebuilt_ledger_entries(store: Store) -> list[dict[str, Any]]:
+    """The ledger as the files say it should be: one entry per record, ordered by publication time."""
+    entries: list[tuple[tuple[int, str], dict[str, Any]]] = []
+    for kind, rid, rel in _scan_records(store):
+        data = store.read_bytes(rel)
+        record = jsonio.parse(data, max_bytes=jsonio.MAX_RECORD_BYTES)
+        mtime_ns = os.stat(store.root / rel, follow_symlinks=False).st_mtime_ns
+        record_id = rid or str(record.get("id"))
+        entry = {
+            "at_epoch": mtime_ns / 1e9,
+            "kind": kind,
+            "id": record_id,
+            "path": rel,
+            "sha256": jsonio.sha256_hex(data),
+            "keys": ledger_keys(record),
+        }
+        entries.append(((mtime_ns, rel), entry))
+    entries.sort(key=lambda e: e[0])
+    return [{**entry, "seq": seq} for seq, (_, entry) in enumerate(entries, start=1)]
+
+
+def reindex(store: Store) -> StoreReindex:
+    """Rebuilds ``ledger/records.jsonl`` from the record files (under the root's exclusive lock)."""
+    with store.lock("root", exclusive=True):
+        previous = (
+            jsonio.sha256_hex(store.read_bytes(LEDGER, max_bytes=1 << 34)) if store.exists(LEDGER) else None
+        )
+        entries = rebuilt_ledger_entries(store)
+        sha = _native.ledger_rewrite(str(store.root), [jsonio.canonical(e) for e in entries])
+    return StoreReindex(
+        root=str(store.root),
+        lines=len(entries),
+        sha256=sha,
+        previous_sha256=previous,
+        identical=previous == sha,
+    )
+
+
+def _check_records(store: Store, lines: list[LedgerLine], *, deep: bool) -> list[RecordCheck]:
+    latest: dict[str, LedgerLine] = {line.path: line for line in lines}
+    checks: list[RecordCheck] = []
+    on_disk = {rel: (kind, rid) for kind, rid, rel in _scan_records(store)}
+    for rel, line in latest.items():
+        if rel not in on_disk:
+            checks.append(RecordCheck(kind=line.kind, id=line.id, path=rel, status="missing"))
+            continue
+        data = store.read_bytes(rel)
+        actual = jsonio.sha256_hex(data)
+        status: Any = "ok" if actual == line.sha256 else "changed"
+        detail = None if status == "ok" else f"ledger {line.sha256}, file {actual}"
+        if status == "ok" and deep:
+            try:
+                if jsonio.record_bytes(jsonio.parse(data, max_bytes=jsonio.MAX_RECORD_BYTES)) != data:
+                    status, detail = "invalid", "not canonical JSON"
+            except InputError as exc:
+                status, detail = "invalid", exc.message
+        checks.append(RecordCheck(kind=line.kind, id=line.id, path=rel, status=status, detail=detail))
+    for rel, (kind, rid) in sorted(on_disk.items()):
+        if rel not in latest:
+            checks.append(RecordCheck(kind=kind, id=rid, path=rel, status="unlisted"))
+    return checks
+
+
+def _record_temp_files(store: Store, *, repair: bool) -> list[str]:
+    found = []
+    for folder in ("experiments", "champion/selections", "maps", "champion"):
+        base = store.root / folder
+        if base.is_dir():
+            found += [f"{folder}/{p.name}" for p in base.iterdir() if p.name.startswith(TEMP_PREFIX)]
+    if repair:
+        for rel in found:
+            store.remove(rel)
+    return sorted(found)
+
+
+def verify(store: Store, *, deep: bool = False, repair: bool = False) -> StoreVerification:
+    """Checks objects and records against the ledger; ``repair`` removes temp files and unreferenced blobs."""
+    with store.lock("root", exclusive=repair):
+        objects = ObjectsCheck.model_validate_json(
+            _native.store_verify_objects(str(store.root), deep, repair)
+        )
+        lines, torn = store._ledger_lines()
+        checks = _check_records(store, lines, deep=deep)
+        extra = _record_temp_files(store, repair=repair)
+        if extra:
+            update: dict[str, Any] = {"temp_files": sorted([*objects.temp_files, *extra])}
+            if repair:
+                update["removed"] = sorted([*objects.removed, *extra])
+            objects = objects.model_copy(update=update)
+    bad = any(c.status != "ok" for c in checks) or bool(
+        objects.blobs_corrupt or objects.manifests_corrupt or objects.blobs_missing
+    )
+    return StoreVerification(
+        root=str(store.root),
+        deep=deep,
+        repaired=repair,
+        ok=not bad,
+        objects=objects,
+        records=checks,
+        ledger_lines=len(lines),
+        ledger_torn_tail=torn,
+    )
+
+
+def now_epoch() -> float:
+    return time.time()

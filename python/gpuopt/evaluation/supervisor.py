@@ -1,0 +1,372 @@
+"""The supervisor: one process per invocation that owns its launch-deadline and tool-identity checks, GPU
+locks and orphan recovery, deadlines, heartbeats, events, driver launches and cleanup, and runs the worker.
+
+``python -m gpuopt.evaluation.supervisor detached ROOT INVOCATION`` detaches (double fork, new session,
+stdio to ``supervisor.log``); ``... probe SPEC --caller-fd N`` runs a readiness smoke tied to its caller by
+a pipe, so the caller's death cancels the call. Either way it marks itself a child subreaper, so a driver's
+escaped descendants stay findable and are killed with its group.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+import threading
+import time
+import traceback
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:  # the detached path forks before importing anything heavy
+    from gpuopt.evaluation import locks
+    from gpuopt.evaluation.executor import ExecutionSpec
+    from gpuopt.evaluation.launch import CallOutcome, Deadlines, LaunchSpec
+    from gpuopt.evaluation.store import Store
+    from gpuopt.models.evaluation.invocation import InvocationResult, ToolIdentity
+
+HEARTBEAT_S = 10.0
+UNSYNCED_EVENTS = frozenset({"heartbeat", "call_started", "call_finished", "termination"})
+"""Progress events whose facts are durable elsewhere (active-child.json, receipts): written, not fsynced."""
+
+
+class EventLog:
+    """``events.jsonl``: sequenced, flock'd, fsynced appends (shared with ``gpuopt cancel``)."""
+
+    def __init__(self, base: Path, rel: str) -> None:
+        self.base = base
+        self.rel = rel
+
+    def __call__(self, event: str, **fields: Any) -> None:
+        from gpuopt import _native
+        from gpuopt.evaluation import jsonio
+
+        entry = {"at_epoch": time.time(), "at_mono_ns": time.monotonic_ns(), "event": event}
+        entry.update({k: v for k, v in fields.items() if v is not None})
+        sync = event not in UNSYNCED_EVENTS
+        _native.ledger_append(str(self.base), self.rel, jsonio.canonical(entry), sync)
+
+
+class Heartbeat(threading.Thread):
+    """Writes ``heartbeat {phase}`` every 10 s and at every phase change."""
+
+    def __init__(self, events: EventLog) -> None:
+        super().__init__(name="gpuopt-heartbeat", daemon=True)
+        self.events = events
+        self.phase = "between_calls"
+        self.stopped = threading.Event()
+        self.lock = threading.Lock()
+
+    def set_phase(self, phase: str) -> None:
+        with self.lock:
+            self.phase = phase
+        self.beat()
+
+    def beat(self) -> None:
+        from gpuopt.errors import GpuoptError
+
+        with self.lock:
+            phase = self.phase
+        with contextlib.suppress(GpuoptError):  # a full disk must not kill the supervisor
+            self.events("heartbeat", phase=phase)
+
+    def run(self) -> None:
+        while not self.stopped.wait(HEARTBEAT_S):
+            self.beat()
+
+
+class Supervisor:
+    """Supervises one invocation directory."""
+
+    def __init__(
+        self,
+        *,
+        spec: ExecutionSpec,
+        inv_dir: Path,
+        mode: Literal["detached", "probe"],
+        launch_deadline_epoch: float | None,
+        tool_identity: ToolIdentity | None,
+        caller_fd: int | None = None,
+        ledger_store: Store | None = None,
+        target_checks: Any = None,
+    ) -> None:
+        import json
+
+        from gpuopt import _native
+        from gpuopt.evaluation.store import Store
+
+        self.spec = spec
+        self.inv_dir = inv_dir
+        self.mode = mode
+        self.launch_deadline_epoch = launch_deadline_epoch
+        self.tool_identity = tool_identity
+        self.caller_fd = caller_fd
+        self.ledger_store = ledger_store
+        self.target_checks = target_checks
+        self.inv_store = Store(inv_dir)
+        self.events = EventLog(inv_dir, "events.jsonl")
+        self.heartbeat = Heartbeat(self.events)
+        self.me = os.getpid()
+        self.token = str(json.loads(_native.proc_info(self.me) or b"{}").get("start_token", "0"))
+        self.gpu_locks: locks.GpuLocks | None = None
+        self.caller_gone = False
+
+    # ---- hooks for the call runner ---------------------------------------------------------------------
+
+    def cancelled(self) -> bool:
+        if self.caller_fd is not None and not self.caller_gone:
+            import select
+
+            readable, _, _ = select.select([self.caller_fd], [], [], 0)
+            if readable and not os.read(self.caller_fd, 1):
+                self.caller_gone = True
+        return self.caller_gone or (self.inv_dir / "cancel").exists()
+
+    def _record_child(self, call_index: int, pid: int, token: str, tag: str) -> None:
+        from gpuopt.evaluation import jsonio
+        from gpuopt.models.evaluation.invocation import ActiveChild, ProcessRef
+
+        child = ActiveChild(
+            call_index=call_index,
+            pid=pid,
+            start_token=token,
+            pgid=pid,
+            cgroup=None,
+            gpus=self.spec.gpus,
+            env_tag=tag,
+        )
+        # Visibility is what matters here: a killed supervisor loses nothing, and a power cut kills the child.
+        self.inv_store.replace_bytes("active-child.json", jsonio.record_bytes(child), durable=False)
+        if self.gpu_locks is not None:
+            self.gpu_locks.occupy(
+                ProcessRef(pid=self.me, start_token=self.token),
+                ProcessRef(pid=pid, start_token=token),
+                pid,
+                tag,
+            )
+
+    def _child_gone(self) -> None:
+        self.inv_store.remove("active-child.json", durable=False)
+        if self.gpu_locks is not None:
+            self.gpu_locks.clear()
+
+    def run_call(self, spec: LaunchSpec, deadlines: Deadlines) -> CallOutcome:
+        from gpuopt.evaluation.launch import Hooks, run_call
+
+        self.heartbeat.set_phase("in_call")
+        hooks = Hooks(
+            record_child=lambda pid, token, tag: self._record_child(spec.call_index, pid, token, tag),
+            child_gone=self._child_gone,
+            event=self.events,
+            cancelled=self.cancelled,
+            caller_fd=None if self.caller_gone else self.caller_fd,
+        )
+        try:
+            return run_call(spec, deadlines, hooks)
+        finally:
+            self.heartbeat.set_phase("between_calls")
+
+    # ---- the run ---------------------------------------------------------------------------------------
+
+    def _deadlines(self, started_mono: float, started_epoch: float) -> Deadlines:
+        from gpuopt.evaluation.launch import Deadlines
+
+        limits = self.spec.limits
+        absolute = None
+        if limits.absolute_deadline_epoch is not None:
+            absolute = started_mono + (limits.absolute_deadline_epoch - started_epoch)
+        return Deadlines(operation_mono=started_mono + limits.operation_timeout_s, absolute_mono=absolute)
+
+    def _publish(self, result: InvocationResult) -> None:
+        from gpuopt.evaluation.store import Published, ledger_keys
+
+        published = self.inv_store.write_record("result.json", result)
+        if self.ledger_store is not None:
+            rel = f"invocations/{self.spec.invocation_id}/result.json"
+            self.ledger_store.ledger_append(
+                "result",
+                self.spec.invocation_id,
+                Published(rel, published.sha256, published.created, published.mtime_ns),
+                ledger_keys(result.model_dump(mode="json")),
+            )
+        self.events("result_published", sha256=published.sha256)
+
+    def run(self) -> int:
+        from gpuopt import _native
+        from gpuopt.evaluation import locks
+        from gpuopt.evaluation.executor import refused_result
+        from gpuopt.evaluation.identity import current_tool_identity
+        from gpuopt.models.evaluation.invocation import SupervisorRecord
+
+        started_epoch, started_mono = time.time(), time.monotonic()
+        record = SupervisorRecord(
+            pid=self.me,
+            start_token=self.token,
+            started_at_epoch=started_epoch,
+            lock_dir=str(locks.lock_dir()),
+            mode=self.mode,
+        )
+        if not self.inv_store.write_record("supervisor.json", record).created:
+            return 0  # another supervisor owns this invocation
+        if self.launch_deadline_epoch is not None and started_epoch > self.launch_deadline_epoch:
+            self.events("launch_rejected", detail="the launch deadline passed before the supervisor started")
+            self._publish(
+                refused_result(
+                    self.spec,
+                    "launch_deadline_exceeded",
+                    "invalid",
+                    started_at=started_epoch,
+                    message="the supervisor started after the launch deadline",
+                )
+            )
+            self.events("supervisor_finished")
+            return 0
+        _native.set_child_subreaper()
+        self.events("supervisor_started", pid=self.me)
+        self.heartbeat.start()
+        try:
+            result = self._supervise(started_epoch, started_mono)
+            if self.tool_identity is not None and current_tool_identity() != self.tool_identity:
+                result = result.model_copy(
+                    update={
+                        "execution_status": "invalid",
+                        "measurement_validity": "invalid",
+                        "verdict": "not_evaluated",
+                        "stop_reason": "tool_identity_changed",
+                    }
+                )
+            self.heartbeat.set_phase("finishing")
+            self._publish(result)
+        finally:
+            self.heartbeat.stopped.set()
+            if self.gpu_locks is not None:
+                self.gpu_locks.release()
+            self.events("supervisor_finished")
+        return 0
+
+    def _supervise(self, started_epoch: float, started_mono: float) -> InvocationResult:
+        from gpuopt.errors import GpuoptError, InputError
+        from gpuopt.evaluation import locks
+        from gpuopt.evaluation.executor import Worker, build_result, refused_result
+        from gpuopt.evaluation.identity import current_tool_identity
+
+        spec = self.spec
+        try:
+            if self.tool_identity is not None and current_tool_identity() != self.tool_identity:
+                raise InputError(
+                    "tool_identity_changed", "gpuopt's modules changed since the request was frozen"
+                )
+            if self.target_checks is not None:
+                self.target_checks()
+        except GpuoptError as exc:
+            return refused_result(spec, exc.code, "invalid", started_at=started_epoch, message=exc.message)
+        deadlines = self._deadlines(started_mono, started_epoch)
+        if spec.gpus:
+            host_id = _host_id()
+            self.gpu_locks = locks.GpuLocks(locks.lock_dir(), host_id, spec.gpus, spec.invocation_id)
+            self.heartbeat.set_phase("resource_wait")
+            self.events("resource_wait_started")
+            wait_until = min(started_mono + spec.limits.resource_wait_timeout_s, deadlines.operation_mono)
+            if not self.gpu_locks.acquire(wait_until, self.cancelled):
+                message = "the GPU locks were not acquired"
+                if self.cancelled():
+                    return refused_result(
+                        spec, "cancelled", "cancelled", started_at=started_epoch, message=message
+                    )
+                return refused_result(
+                    spec, "resource_wait_timeout", "timed_out", started_at=started_epoch, message=message
+                )
+            try:
+                for recovered in self.gpu_locks.recover_orphans(
+                    spec.limits.termination_grace_s, spec.limits.cleanup_timeout_s
+                ):
+                    self.events("orphan_recovered", detail=recovered)
+            except GpuoptError as exc:
+                return refused_result(spec, exc.code, "failed", started_at=started_epoch, message=exc.message)
+            self.events("resources_acquired")
+            self.heartbeat.set_phase("between_calls")
+        worker = Worker(spec, self.inv_dir, self, deadlines)
+        try:
+            ex = worker.execute()
+            tables = worker.tables(ex)
+        except Exception as exc:  # a defect in the worker: recorded, never a silent success
+            from gpuopt.evaluation.executor import Execution
+            from gpuopt.models.evaluation.invocation import Tables, Warning
+
+            ex = Execution()
+            ex.stop("failed", "worker_error")
+            ex.warnings.append(Warning(code="worker_error", message=f"{type(exc).__name__}: {exc}"[:4000]))
+            traceback.print_exc()
+            tables = Tables(samples=None, resources=None)
+        cleanup = "not_required"
+        if ex.receipts:
+            cleanup = (
+                "confirmed" if all(r.cleanup.status == "confirmed" for r in ex.receipts) else "unconfirmed"
+            )
+        held = 0.0 if self.gpu_locks is None else self.gpu_locks.held_s() * len(spec.gpus)
+        worker.remove_workspace()
+        return build_result(
+            spec, ex, started_at=started_epoch, gpu_seconds_held=held, cleanup_status=cleanup, tables=tables
+        )
+
+
+def _host_id() -> str:
+    """This host's id, as the doctor identity defines it."""
+    from gpuopt.host import host_identity
+
+    return host_identity().host_id
+
+
+def _detach(log_path: Path) -> None:
+    """Second fork: the submitter reaps the first process, this one is re-parented and owns nothing."""
+    if os.fork() > 0:
+        os._exit(0)
+    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    os.close(null)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; the detached mode forks away before any heavy import."""
+    parser = argparse.ArgumentParser(prog="gpuopt-supervisor")
+    sub = parser.add_subparsers(dest="mode", required=True)
+    det = sub.add_parser("detached")
+    det.add_argument("root")
+    det.add_argument("invocation")
+    probe = sub.add_parser("probe")
+    probe.add_argument("spec")
+    probe.add_argument("--caller-fd", type=int, required=True)
+    args = parser.parse_args(argv)
+    if args.mode == "detached":
+        if not args.invocation.startswith("inv-") or "/" in args.invocation or ".." in args.invocation:
+            return 2
+        inv_dir = Path(args.root) / "invocations" / args.invocation
+        _detach(inv_dir / "supervisor.log")
+        from gpuopt.evaluation import invocation
+
+        supervisor = invocation.supervisor_for(Path(args.root), args.invocation)
+        return supervisor.run()
+    from gpuopt.evaluation import jsonio
+    from gpuopt.evaluation.executor import ExecutionSpec
+
+    spec_path = Path(args.spec)
+    spec = jsonio.load(ExecutionSpec, spec_path.read_bytes(), what="probe spec")
+    os.set_blocking(args.caller_fd, False)
+    supervisor = Supervisor(
+        spec=spec,
+        inv_dir=spec_path.parent,
+        mode="probe",
+        launch_deadline_epoch=None,
+        tool_identity=None,
+        caller_fd=args.caller_fd,
+    )
+    return supervisor.run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Models of the evaluation core: records, requests, driver protocol, invocation runtime (no I/O here)."""
