@@ -14,7 +14,13 @@ from gpuopt.models.evaluation.champion import ChampionHistory, ChampionState, Se
 from gpuopt.models.evaluation.cli import DriverInit, StatusReport
 from gpuopt.models.evaluation.experiment import ExperimentOutcome
 from gpuopt.models.evaluation.invocation import InvocationStatus, SubmitOutcome
-from gpuopt.models.evaluation.operations import BaselineData, FinalAuditData, NoiseData, ScreenData, TargetData
+from gpuopt.models.evaluation.operations import (
+    BaselineData,
+    FinalAuditData,
+    NoiseEvaluationData,
+    ScreenData,
+    TargetData,
+)
 from gpuopt.models.evaluation.store import StoreReindex, StoreVerification
 from gpuopt.models.evaluation.target import ReadinessResult
 from gpuopt.models.evaluation.views import HandoffData, ReportData, ShowData
@@ -74,7 +80,7 @@ DATA_MODELS: dict[str, type[BaseModel] | None] = {
     "gpuopt.store-verify/v1": StoreVerification,
     "gpuopt.store-reindex/v1": StoreReindex,
     "gpuopt.baseline/v1": BaselineData,
-    "gpuopt.noise/v1": NoiseData,
+    "gpuopt.noise/v1": NoiseEvaluationData,
     "gpuopt.experiment-create/v1": ExperimentOutcome,
     "gpuopt.screen/v1": ScreenData,
     "gpuopt.target-evaluation/v1": TargetData,

@@ -123,8 +123,23 @@ def _render_history(h: ChampionHistory) -> str:
         for e in h.entries
     ]
     head = "Champion history (newest first)" + ("" if h.entries else ": the original, nothing selected")
-    return head + "\n" + table(
-        ["selection", "decision", "variant", "result", "verdict", "estimate", "CI", "mechanism", "orphan"], rows
+    return (
+        head
+        + "\n"
+        + table(
+            [
+                "selection",
+                "decision",
+                "variant",
+                "result",
+                "verdict",
+                "estimate",
+                "CI",
+                "mechanism",
+                "orphan",
+            ],
+            rows,
+        )
     )
 
 

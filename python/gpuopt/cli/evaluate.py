@@ -30,13 +30,17 @@ def _evaluation(operation: str, schema: str, doc: str) -> Callable[..., Any]:
         type=click.File("rb"),
         help="The request JSON ('-' = stdin); relative paths are relative to the current folder.",
     )
-    @click.option("--wait", is_flag=True, help="Wait for the result (else return the invocation status at once).")
+    @click.option(
+        "--wait", is_flag=True, help="Wait for the result (else return the invocation status at once)."
+    )
     @click.option(
         "--timeout-s",
         type=click.FloatRange(min=0, min_open=True),
         help="With --wait: stop waiting after this many seconds (default: operation timeout + 120 s).",
     )
-    @click.option("--dry-run", is_flag=True, help="Print the plan, dedupe decision and estimate; write nothing.")
+    @click.option(
+        "--dry-run", is_flag=True, help="Print the plan, dedupe decision and estimate; write nothing."
+    )
     @command(schema)
     def verb(request_file: BinaryIO, wait: bool, timeout_s: float | None, dry_run: bool) -> Outcome:
         from gpuopt.evaluation import operations

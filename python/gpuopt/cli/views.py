@@ -143,7 +143,9 @@ def report(root: Path, invocation_id: str | None, fmt: str, out: Path | None) ->
 @click.command("handoff")
 @click.argument("root", type=click.Path(path_type=Path, file_okay=False))
 @click.option(
-    "--out", type=click.Path(path_type=Path, dir_okay=False), help="Where to write (default ROOT/handoff.draft.md)."
+    "--out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Where to write (default ROOT/handoff.draft.md).",
 )
 @command("gpuopt.handoff/v1")
 def handoff(root: Path, out: Path | None) -> Outcome:
@@ -161,6 +163,8 @@ def handoff(root: Path, out: Path | None) -> Outcome:
     data: HandoffData = lib.write(root, out)
     return Outcome(
         data=data,
-        render=lambda: f"DRAFT written to {data.path}: {data.facts} cited facts, "
-        f"{len(data.placeholders)} sections TO COMPLETE ({', '.join(data.placeholders)})",
+        render=lambda: (
+            f"DRAFT written to {data.path}: {data.facts} cited facts, "
+            f"{len(data.placeholders)} sections TO COMPLETE ({', '.join(data.placeholders)})"
+        ),
     )

@@ -73,7 +73,7 @@ def summarize(samples: list[float], how: str) -> float:
 
 
 def effect_log(reference: float, candidate: float, direction: str) -> float | None:
-    """ℓ > 0 means the candidate is better (spec §6.2)."""
+    """The log-ratio effect; > 0 means the candidate is better (spec §6.2)."""
     if reference <= 0 or candidate <= 0:
         return None
     return math.log(reference / candidate) if direction == "lower" else math.log(candidate / reference)
@@ -95,7 +95,7 @@ def median(values: list[float]) -> float | None:
     return float(np.median(values)) if values else None
 
 
-# ---- the context of one invocation ------------------------------------------------------------------------
+# ---- the context of one invocation -------------------------------------------------------------------------
 
 
 @dataclass
@@ -250,7 +250,7 @@ def pair_records(ctx: Context) -> list[Pair]:
     return out
 
 
-# ---- statistics ----------------------------------------------------------------------------------------------
+# ---- statistics --------------------------------------------------------------------------------------------
 
 
 def _sides(pairs: list[_PairBuild], metric: str) -> tuple[list[list[float]], list[list[float]]]:
@@ -426,7 +426,7 @@ def statistics(ctx: Context) -> Statistics:
     )
 
 
-# ---- resolution ---------------------------------------------------------------------------------------------
+# ---- resolution --------------------------------------------------------------------------------------------
 
 
 def mde_pct(sd_log: float, n: int, *, confidence: float, power: float, estimator: str) -> float:
@@ -467,9 +467,7 @@ def resolution(store: Store, target: Target, noise_ref: ResultRef | None, planne
             method="normal_approx",
         )
     s = target.statistics
-    mde = mde_pct(
-        facts.sd_log, planned_pairs, confidence=s.confidence, power=s.power, estimator=s.estimator
-    )
+    mde = mde_pct(facts.sd_log, planned_pairs, confidence=s.confidence, power=s.power, estimator=s.estimator)
     return Resolution(
         noise_ref=noise_ref,
         planned_pairs=planned_pairs,
@@ -494,7 +492,7 @@ def resolution_warning(res: Resolution) -> Warning | None:
     )
 
 
-# ---- verdicts ------------------------------------------------------------------------------------------------
+# ---- verdicts ----------------------------------------------------------------------------------------------
 
 
 @dataclass
@@ -518,9 +516,9 @@ def _below_minimum(stats_: Statistics, m: float, minimum: int) -> bool:
 
 
 def formal_judgment(ex: Execution, stats_: Statistics | None, m: float, minimum: int) -> Judgment:
-    """Target and final audit (spec §6.5): passed ⇔ valid ∧ primary improved ∧ every constraint and
-    guardrail passed; rejected ⇔ correctness failed ∨ a guardrail or constraint failed ∨ (n ≥ minimum ∧
-    CI high < τ); otherwise inconclusive."""
+    """Target and final audit (spec §6.5): passed iff valid, primary improved and every constraint and
+    guardrail passed; rejected iff correctness failed, a guardrail or constraint failed, or (n >= minimum
+    and CI high < the minimum effect); otherwise inconclusive."""
     if ex.correctness_failed:
         return Judgment("rejected", "correctness_failed")
     if stats_ is None:
@@ -554,16 +552,22 @@ def screen_judgment(ex: Execution, stats_: Statistics | None, m: float, experime
     if failed is not None:
         return Judgment("rejected", failed)
     enough = stats_.primary.n_valid >= experiment.screen.minimum_pairs
-    if enough and "primary_regressed" in experiment.screen.reject_if and stats_.primary.verdict == "regressed":
+    if (
+        enough
+        and "primary_regressed" in experiment.screen.reject_if
+        and stats_.primary.verdict == "regressed"
+    ):
         return Judgment("rejected", "primary_regressed")
-    if enough and "upper_bound_below_minimum" in experiment.screen.reject_if and _below_minimum(
-        stats_, m, experiment.screen.minimum_pairs
+    if (
+        enough
+        and "upper_bound_below_minimum" in experiment.screen.reject_if
+        and _below_minimum(stats_, m, experiment.screen.minimum_pairs)
     ):
         return Judgment("rejected", "upper_bound_below_minimum")
     return Judgment("not_rejected", "completed")
 
 
-# ---- handlers -------------------------------------------------------------------------------------------------
+# ---- handlers ----------------------------------------------------------------------------------------------
 
 
 def _ctx(spec: ExecutionSpec, ex: Execution) -> Context:
@@ -648,13 +652,15 @@ class BaselineHandler(_Handler):
             )
         guardrails = []
         for g in ctx.target.objective.guardrails:
-            calls = [(i, s[g.metric]) for c in by_case.values() for i, s in c if g.metric in s]
+            checked = [(i, s[g.metric]) for c in by_case.values() for i, s in c if g.metric in s]
             bad = [
-                i for i, samples in calls if any((v > g.limit) if g.op == "le" else (v < g.limit) for v in samples)
+                i
+                for i, samples in checked
+                if any((v > g.limit) if g.op == "le" else (v < g.limit) for v in samples)
             ]
             guardrails.append(
                 OriginalGuardrail(
-                    metric=g.metric, op=g.op, limit=g.limit, calls_checked=len(calls), calls_violating=bad
+                    metric=g.metric, op=g.op, limit=g.limit, calls_checked=len(checked), calls_violating=bad
                 )
             )
             if bad:
@@ -662,7 +668,7 @@ class BaselineHandler(_Handler):
                     Warning(
                         code="original_violates_guardrail",
                         message=f"the original violates the guardrail {g.metric} {g.op} {g.limit:g} "
-                        f"in {len(bad)} of {len(calls)} calls",
+                        f"in {len(bad)} of {len(checked)} calls",
                         expected=f"{g.op} {g.limit:g}",
                         observed=f"calls {bad[:20]}",
                     )
@@ -900,10 +906,7 @@ class FinalAuditHandler(_Handler):
             for case in planned
         }
         candidate_failed = any(c.role == "candidate" and not c.passed for c in ex.correctness)
-        if candidate_failed:
-            supported = all(shown.values())
-        else:
-            supported = judgment.verdict == "rejected"
+        supported = all(shown.values()) if candidate_failed else judgment.verdict == "rejected"
         fields.update(
             {
                 "champion": ctx.request.champion,  # type: ignore[attr-defined]

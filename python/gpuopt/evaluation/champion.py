@@ -180,7 +180,9 @@ def _bound_to(result: Any, expected: RecordRef | Literal["original"]) -> bool:
     return jsonio.canonical(bound) == jsonio.canonical(expected)
 
 
-def _check_common(result: Any, tref: RecordRef, cur: Current, expected: RecordRef | Literal["original"]) -> None:
+def _check_common(
+    result: Any, tref: RecordRef, cur: Current, expected: RecordRef | Literal["original"]
+) -> None:
     checks = [
         (result.target is not None and result.target.id == tref.id, "target: another Target"),
         (result.execution_status == "succeeded", f"execution_status {result.execution_status}"),
@@ -215,7 +217,9 @@ def _publish(store: Store, tref: RecordRef, cur: Current, core: dict[str, Any]) 
     rel = selection_rel(sel_id)
     store.ensure_dir("champion/selections")
     with store.lock("root", exclusive=False):
-        _native.store_cas(str(store.root), POINTER, LOCK, cur.pointer_sha256, pointer_bytes, [(rel, sel_bytes)])
+        _native.store_cas(
+            str(store.root), POINTER, LOCK, cur.pointer_sha256, pointer_bytes, [(rel, sel_bytes)]
+        )
         for kind, rid, path, data, record in (
             ("selection", sel_id, rel, sel_bytes, selection),
             ("pointer", "current", POINTER, pointer_bytes, pointer),
@@ -244,7 +248,9 @@ def select(data: bytes | SelectRequest, *, cwd: Path | None = None) -> SelectOut
     result = _read_result(store, req.result, "target")
     _check_common(result, tref, cur, req.expected_selection)
     if result.verdict != "passed":
-        raise _not_eligible(f"the result's verdict is {result.verdict}, not passed", f"verdict {result.verdict}")
+        raise _not_eligible(
+            f"the result's verdict is {result.verdict}, not passed", f"verdict {result.verdict}"
+        )
     from gpuopt.evaluation import experiment as experiments
     from gpuopt.evaluation import invocation
 
@@ -299,10 +305,12 @@ def restore_original(data: bytes | RestoreRequest, *, cwd: Path | None = None) -
     return _publish(store, tref, cur, core)
 
 
-# ---- history ------------------------------------------------------------------------------------------------
+# ---- history -----------------------------------------------------------------------------------------------
 
 
-def _entry(store: Store, selection: Selection, ref: RecordRef, at: float | None, orphan: bool) -> HistoryEntry:
+def _entry(
+    store: Store, selection: Selection, ref: RecordRef, at: float | None, orphan: bool
+) -> HistoryEntry:
     verdict = estimate = low = high = None
     mechanism = None
     try:
@@ -316,7 +324,11 @@ def _entry(store: Store, selection: Selection, ref: RecordRef, at: float | None,
         verdict = result.verdict
         stats = getattr(result, "statistics", None)
         if stats is not None:
-            estimate, low, high = stats.primary.estimate_pct, stats.primary.ci_low_pct, stats.primary.ci_high_pct
+            estimate, low, high = (
+                stats.primary.estimate_pct,
+                stats.primary.ci_low_pct,
+                stats.primary.ci_high_pct,
+            )
         mechanism = getattr(result, "mechanism", None)
     return HistoryEntry(
         selection=ref,

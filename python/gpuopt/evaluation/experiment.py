@@ -9,7 +9,6 @@ explicit contradictions are checked; whether the claim is worth pursuing is neve
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +29,8 @@ from gpuopt.models.evaluation.experiment import (
 )
 from gpuopt.models.evaluation.operations import BaselineResult
 from gpuopt.models.evaluation.store import FileEntry, TreeManifest
-from gpuopt.models.evaluation.target import NormalizedDriver, Target
+from gpuopt.models.evaluation.driver import NormalizedDriver
+from gpuopt.models.evaluation.target import Target
 
 LAYERS = {"kernel": 0, "workload": 1, "serving": 2}
 TOLERANCE = 1e-6
@@ -64,7 +64,7 @@ def load(store: Store, ref: RecordRef) -> Experiment:
     return exp
 
 
-# ---- opportunity arithmetic ---------------------------------------------------------------------------------
+# ---- opportunity arithmetic --------------------------------------------------------------------------------
 
 
 def _bad(code: str, message: str, path: str, expected: Any = None, observed: Any = None) -> InputError:
@@ -147,7 +147,8 @@ def _check_source(store: Store, target: Target, inp: OpportunityInput, path: str
     if src.kind == "execution_map":
         raise _bad(
             "opportunity_source_mismatch",
-            "execution maps (gpuopt map account) are not built in this version; the source cannot be resolved",
+            "execution maps (gpuopt map account) are not built in this version: the source cannot be "
+            "resolved",
             f"{where}.ref",
             "a resolvable source",
             "execution_map",
@@ -185,6 +186,74 @@ def _check_source(store: Store, target: Target, inp: OpportunityInput, path: str
         )
 
 
+def _unquantified(claim: OpportunityClaim, path: str) -> OpportunityComputed:
+    if not claim.reason:
+        raise _bad("field_missing", "an unquantified claim needs a reason", f"{path}.reason")
+    if claim.coverage is not None or claim.local_saving is not None:
+        raise _bad(
+            "opportunity_arithmetic_invalid",
+            "an unquantified claim has no coverage or local saving",
+            f"{path}.coverage",
+        )
+    return OpportunityComputed(
+        f=None, r=None, ceiling_pct=None, required_saving=None, ceiling_vs_minimum="not_applicable"
+    )
+
+
+def _admissible(inputs: dict[str, tuple[int, OpportunityInput]], name: str, where: str, path: str) -> int:
+    if name not in inputs:
+        raise _bad("opportunity_arithmetic_invalid", f"no input named {name}", where, "an input name", name)
+    k, inp = inputs[name]
+    if inp.input_class == "diagnostic":
+        raise _bad(
+            "opportunity_input_not_admissible",
+            f"input {inp.name} is diagnostic: it cannot feed f or r",
+            f"{path}.inputs[{k}].class",
+            "same_boundary | conservative_bound",
+            "diagnostic",
+        )
+    return k
+
+
+def _check_declared(claim: OpportunityClaim, ceiling: float, required: float, path: str) -> None:
+    if claim.declared is None:
+        return
+    for name, declared, computed in (
+        ("ceiling_pct", claim.declared.ceiling_pct, ceiling),
+        ("required_saving", claim.declared.required_saving, required),
+    ):
+        if abs(declared - computed) > TOLERANCE * max(abs(computed), 1e-12):
+            raise _bad(
+                "opportunity_arithmetic_mismatch",
+                f"declared {name} {declared} differs from the computed {computed:.9g}",
+                f"{path}.declared.{name}",
+                f"{computed:.9g}",
+                declared,
+            )
+
+
+def _check_expected(claim: OpportunityClaim, ceiling: float, path: str) -> None:
+    expected = claim.expected_effect_pct
+    if expected is None:
+        return
+    if expected.low > expected.high:
+        raise _bad(
+            "opportunity_contradiction",
+            "the expected effect's low is above its high",
+            f"{path}.expected_effect_pct",
+            "low <= high",
+            f"{expected.low} > {expected.high}",
+        )
+    if expected.high > ceiling * (1 + TOLERANCE):
+        raise _bad(
+            "opportunity_contradiction",
+            f"the expected effect {expected.high} % exceeds the Amdahl ceiling {ceiling:.6g} %",
+            f"{path}.expected_effect_pct.high",
+            f"<= {ceiling:.9g}",
+            expected.high,
+        )
+
+
 def opportunity(
     claim: OpportunityClaim, target: Target, store: Store, *, path: str = "opportunity_claim"
 ) -> OpportunityComputed:
@@ -195,17 +264,7 @@ def opportunity(
     for k, inp in enumerate(claim.inputs):
         _check_source(store, target, inp, f"{path}.inputs[{k}]")
     if not claim.quantified:
-        if not claim.reason:
-            raise _bad("field_missing", "an unquantified claim needs a reason", f"{path}.reason")
-        if claim.coverage is not None or claim.local_saving is not None:
-            raise _bad(
-                "opportunity_arithmetic_invalid",
-                "an unquantified claim has no coverage or local saving",
-                f"{path}.coverage",
-            )
-        return OpportunityComputed(
-            f=None, r=None, ceiling_pct=None, required_saving=None, ceiling_vs_minimum="not_applicable"
-        )
+        return _unquantified(claim, path)
     primary = target.metrics[target.objective.primary]
     if primary.kind in ("quantile", "other"):
         raise _bad(
@@ -217,59 +276,15 @@ def opportunity(
         )
     if claim.coverage is None or claim.local_saving is None:
         raise _bad("field_missing", "a quantified claim needs coverage and local_saving", f"{path}.coverage")
-
-    def named(name: str, where: str) -> tuple[int, OpportunityInput]:
-        if name not in inputs:
-            raise _bad("opportunity_arithmetic_invalid", f"no input named {name}", where, "an input name", name)
-        return inputs[name]
-
-    fk, f_in = named(claim.coverage.input, f"{path}.coverage.input")
-    rk, r_in = named(claim.local_saving.input, f"{path}.local_saving.input")
-    for k, inp in ((fk, f_in), (rk, r_in)):
-        if inp.input_class == "diagnostic":
-            raise _bad(
-                "opportunity_input_not_admissible",
-                f"input {inp.name} is diagnostic: it cannot feed f or r",
-                f"{path}.inputs[{k}].class",
-                "same_boundary | conservative_bound",
-                "diagnostic",
-            )
-    f = _fraction(f_in, f"{path}.inputs[{fk}]", closed_high=True)
-    r = _saving(r_in, claim.local_saving.form, f"{path}.inputs[{rk}]")
+    fk = _admissible(inputs, claim.coverage.input, f"{path}.coverage.input", path)
+    rk = _admissible(inputs, claim.local_saving.input, f"{path}.local_saving.input", path)
+    f = _fraction(claim.inputs[fk], f"{path}.inputs[{fk}]", closed_high=True)
+    r = _saving(claim.inputs[rk], claim.local_saving.form, f"{path}.inputs[{rk}]")
     ceiling = 100.0 * (1.0 / (1.0 - f * r) - 1.0)
     m = float(target.objective.minimum_effect_pct) / 100.0
     required = m / ((1.0 + m) * f)
-    if claim.declared is not None:
-        for name, declared, computed in (
-            ("ceiling_pct", claim.declared.ceiling_pct, ceiling),
-            ("required_saving", claim.declared.required_saving, required),
-        ):
-            if abs(declared - computed) > TOLERANCE * max(abs(computed), 1e-12):
-                raise _bad(
-                    "opportunity_arithmetic_mismatch",
-                    f"declared {name} {declared} differs from the computed {computed:.9g}",
-                    f"{path}.declared.{name}",
-                    f"{computed:.9g}",
-                    declared,
-                )
-    expected = claim.expected_effect_pct
-    if expected is not None:
-        if expected.low > expected.high:
-            raise _bad(
-                "opportunity_contradiction",
-                "the expected effect's low is above its high",
-                f"{path}.expected_effect_pct",
-                "low <= high",
-                f"{expected.low} > {expected.high}",
-            )
-        if expected.high > ceiling * (1 + TOLERANCE):
-            raise _bad(
-                "opportunity_contradiction",
-                f"the expected effect {expected.high} % exceeds the Amdahl ceiling {ceiling:.6g} %",
-                f"{path}.expected_effect_pct.high",
-                f"<= {ceiling:.9g}",
-                expected.high,
-            )
+    _check_declared(claim, ceiling, required, path)
+    _check_expected(claim, ceiling, path)
     return OpportunityComputed(
         f=f,
         r=r,
@@ -279,13 +294,15 @@ def opportunity(
     )
 
 
-# ---- contract, screen, premises ---------------------------------------------------------------------------
+# ---- contract, screen, premises ----------------------------------------------------------------------------
 
 
 def check_contract(contract: Contract, target: Target, driver: NormalizedDriver, *, path: str) -> None:
     err = "contract_invalid"
     if contract.lifecycle == "isolated" and contract.shared_state:
-        raise _bad(err, "an isolated comparison shares no state", f"{path}.shared_state", [], contract.shared_state)
+        raise _bad(
+            err, "an isolated comparison shares no state", f"{path}.shared_state", [], contract.shared_state
+        )
     if contract.lifecycle == "same_process":
         if not contract.shared_state:
             raise _bad(err, "a same-process comparison declares its shared state", f"{path}.shared_state")
@@ -352,7 +369,7 @@ def check_premises(req: ExperimentRequest, store: Store) -> None:
                 )
 
 
-# ---- changed paths ------------------------------------------------------------------------------------------
+# ---- changed paths -----------------------------------------------------------------------------------------
 
 
 def _entries(manifest: TreeManifest) -> dict[str, tuple[Any, ...]]:
@@ -391,7 +408,7 @@ def check_scope(changed: list[str], scope: list[str]) -> None:
         )
 
 
-# ---- create -------------------------------------------------------------------------------------------------
+# ---- create ------------------------------------------------------------------------------------------------
 
 
 def _baseline(store: Store, req: ExperimentRequest, target_id: str) -> None:
@@ -411,7 +428,11 @@ def _baseline(store: Store, req: ExperimentRequest, target_id: str) -> None:
     raw = jsonio.parse(store.read_bytes(rel), max_bytes=jsonio.MAX_RECORD_BYTES)
     if not isinstance(raw, dict) or raw.get("operation") != "baseline":
         raise _bad(
-            "baseline_invalid", "the ref is not a baseline result", "baseline", "baseline", raw.get("operation")
+            "baseline_invalid",
+            "the ref is not a baseline result",
+            "baseline",
+            "baseline",
+            raw.get("operation"),
         )
     result, _ = store.read_record(rel, BaselineResult, what="baseline result", sha256=ref.sha256)
     facts = (result.execution_status, result.measurement_validity, result.verdict)
@@ -459,16 +480,15 @@ def _validate(req: ExperimentRequest, store: Store, target: Target) -> Opportuni
 def create(data: bytes | ExperimentRequest, *, cwd: Path | None = None) -> ExperimentOutcome:
     """Creates (or finds, if identical) an Experiment; see the module documentation."""
     cwd = Path.cwd() if cwd is None else cwd
-    req = data if isinstance(data, ExperimentRequest) else jsonio.load(ExperimentRequest, data, what="request")
+    req = (
+        data if isinstance(data, ExperimentRequest) else jsonio.load(ExperimentRequest, data, what="request")
+    )
     store = Store.open(cwd / req.root)
     target_any, tref = targets.load(store, req.target)
     target = targets.optimizable(target_any)
     computed = _validate(req, store, target)
     current = champion.resolve(store, target, tref)
-    if req.source_base == "original":
-        base_digest = target.original.digest
-    else:
-        base_digest = current.variant.digest
+    base_digest = target.original.digest if req.source_base == "original" else current.variant.digest
     if req.source_base_digest is not None and req.source_base_digest != base_digest:
         raise _bad(
             "source_base_mismatch",
@@ -516,7 +536,9 @@ def create(data: bytes | ExperimentRequest, *, cwd: Path | None = None) -> Exper
         experiment = jsonio.validate(Experiment, {**core, "id": exp_id}, what="experiment")
         published = store.write_record(experiment_rel(exp_id), experiment)
         if published.created:
-            store.ledger_append("experiment", exp_id, published, ledger_keys(experiment.model_dump(mode="json")))
+            store.ledger_append(
+                "experiment", exp_id, published, ledger_keys(experiment.model_dump(mode="json"))
+            )
     return ExperimentOutcome(
         created=published.created,
         experiment=RecordRef(id=exp_id, sha256=published.sha256),

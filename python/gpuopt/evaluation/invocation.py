@@ -379,7 +379,9 @@ def decide(store: Store, first: str, retry_of: str | None) -> tuple[Dedupe, str]
         _native.validate_id("invocation", retry_of)
         for existing in chain:
             if read_request(store, existing).retry_of == retry_of:
-                return ("attach" if status(store.root, existing).state in ("starting", "running") else "reuse"), existing
+                return (
+                    "attach" if status(store.root, existing).state in ("starting", "running") else "reuse"
+                ), existing
     if not chain:
         if retry_of is not None:
             raise InputError(
@@ -460,7 +462,9 @@ def submit(
         action, inv_id = decide(store, prepared.first, retry_of)
         if action != "run":
             return _outcome(store, inv_id, digest, deduplicated=True)
-        frozen = frozen_document(prepared, limits=limits, retry_of=retry_of, keep_workspace=keep_workspace, now=now)
+        frozen = frozen_document(
+            prepared, limits=limits, retry_of=retry_of, keep_workspace=keep_workspace, now=now
+        )
         published = store.write_record(_rel(inv_id, "request.json"), frozen)
         store.ledger_append("invocation", inv_id, published, ledger_keys(frozen.model_dump(mode="json")))
     if start:

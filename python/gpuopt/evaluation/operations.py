@@ -51,7 +51,9 @@ WAIT_MARGIN_S = 120.0
 class _Built:
     """An operation's frozen core, ready to submit."""
 
-    def __init__(self, store: Store, target: Target, core: dict[str, Any], restore: list[EvidenceStep]) -> None:
+    def __init__(
+        self, store: Store, target: Target, core: dict[str, Any], restore: list[EvidenceStep]
+    ) -> None:
         self.store = store
         self.target = target
         self.core = core
@@ -66,7 +68,9 @@ def _variant(kind: str, digest: str) -> dict[str, str]:
     return {"kind": kind, "digest": digest}
 
 
-def _plan(target: Target, plan: Any, *, pairs: int | None, calls: int | None, lifecycle: str) -> dict[str, Any]:
+def _plan(
+    target: Target, plan: Any, *, pairs: int | None, calls: int | None, lifecycle: str
+) -> dict[str, Any]:
     cases = plans.case_ids(target, plan.case_ids)
     plans.check_samples(target.metrics, plan.samples_per_call)
     return {
@@ -89,7 +93,11 @@ def _open(req: EvaluationRequestBase, cwd: Path) -> tuple[Store, Target, RecordR
 def _newest_noise(store: Store, lifecycle: str, samples: int) -> ResultRef | None:
     """The newest passed noise result of this Target with the same lifecycle and samples per call."""
     for line in reversed(store.ledger()):
-        if line.kind != "result" or line.keys.get("operation") != "noise" or line.keys.get("verdict") != "passed":
+        if (
+            line.kind != "result"
+            or line.keys.get("operation") != "noise"
+            or line.keys.get("verdict") != "passed"
+        ):
             continue
         try:
             request = invocation.read_request(store, line.id)
@@ -105,7 +113,10 @@ def _noise_ref(store: Store, given: ResultRef | None, plan: dict[str, Any]) -> d
         from gpuopt.models.evaluation.operations import NoiseResult
 
         store.read_record(
-            f"invocations/{given.invocation_id}/result.json", NoiseResult, what="noise result", sha256=given.sha256
+            f"invocations/{given.invocation_id}/result.json",
+            NoiseResult,
+            what="noise result",
+            sha256=given.sha256,
         )
         return given.model_dump()
     found = _newest_noise(store, plan["lifecycle"], plan["samples_per_call"])
@@ -124,7 +135,7 @@ def _minimum_pairs(target: Target, plan: dict[str, Any]) -> None:
         )
 
 
-# ---- builders -----------------------------------------------------------------------------------------------
+# ---- builders ----------------------------------------------------------------------------------------------
 
 
 def _build_baseline(req: BaselineRequest, cwd: Path) -> _Built:
@@ -348,7 +359,10 @@ def _build_final_audit(req: FinalAuditRequest, cwd: Path) -> _Built:
             "experiment": None if exp_ref is None else exp_ref.model_dump(),
             "contract_source": source,
         },
-        "reference_binding": {"selection": cur.selection_ref.model_dump(), "pointer_sha256": cur.pointer_sha256},
+        "reference_binding": {
+            "selection": cur.selection_ref.model_dump(),
+            "pointer_sha256": cur.pointer_sha256,
+        },
         "contract": contract.model_dump(),
         "noise": _noise_ref(store, req.noise, plan),
         "restore_checks": plans.step_dicts(restore),
@@ -365,7 +379,7 @@ _BUILDERS: dict[str, Any] = {
 }
 
 
-# ---- run ----------------------------------------------------------------------------------------------------
+# ---- run ---------------------------------------------------------------------------------------------------
 
 
 def parse(operation: str, data: bytes | dict[str, Any] | EvaluationRequestBase) -> EvaluationRequestBase:
@@ -461,7 +475,9 @@ def run(
         limit = timeout_s if timeout_s is not None else req.limits.operation_timeout_s + WAIT_MARGIN_S
         status = invocation.wait(built.store.root, sub.invocation_id, timeout_s=limit)
         sub = sub.model_copy(update={"status": status})
-    found = invocation.read_result(built.store, sub.invocation_id) if sub.status.state == "completed" else None
+    found = (
+        invocation.read_result(built.store, sub.invocation_id) if sub.status.state == "completed" else None
+    )
     result = None if found is None else found[0]
     return model.model_validate(
         {
@@ -469,9 +485,13 @@ def run(
             "dry_run": None,
             "submission": sub,
             "estimate": estimate,
-            "result_ref": None if found is None else ResultRef(invocation_id=sub.invocation_id, sha256=found[1]),
+            "result_ref": None
+            if found is None
+            else ResultRef(invocation_id=sub.invocation_id, sha256=found[1]),
             "result": result,
-            "summary": result_summary(result) if result is not None else [f"{sub.invocation_id}: {sub.status.state}"],
+            "summary": result_summary(result)
+            if result is not None
+            else [f"{sub.invocation_id}: {sub.status.state}"],
         }
     )
 
@@ -501,7 +521,7 @@ def final_audit(data: bytes | dict[str, Any] | FinalAuditRequest, **kw: Any) -> 
     return run("final_audit", data, **kw)
 
 
-# ---- summaries for people ------------------------------------------------------------------------------------
+# ---- summaries for people ----------------------------------------------------------------------------------
 
 
 def _pct(value: float | None) -> str:
@@ -537,7 +557,8 @@ def result_summary(result: InvocationResult) -> list[str]:
             at = ", ".join(f"{a.mde_pct:.2f} % at {a.n_pairs}" for a in n.at)
             lines.append(
                 f"noise {name}: A/A {n.aa_verdict} {_pct(n.aa_estimate_pct)} "
-                f"[{_pct(n.aa_ci_low_pct)}, {_pct(n.aa_ci_high_pct)}], SD {n.sd_log:.4f} (log), MDE {at} pairs"
+                f"[{_pct(n.aa_ci_low_pct)}, {_pct(n.aa_ci_high_pct)}], SD {n.sd_log:.4f} (log), "
+                f"MDE {at} pairs"
             )
     for case in getattr(result, "cases", []):
         facts = ", ".join(f"{k} median {v.median:.4g} {v.unit}" for k, v in case.metrics.items())
@@ -564,6 +585,7 @@ def dry_run_summary(plan: DryRun) -> list[str]:
     ]
     for step in plan.evidence_plan:
         pair = "" if step.pair_index is None else f" pair {step.pair_index} {step.order}"
-        lines.append(f"  call {step.call_index}: {step.case_id}{pair} {'+'.join(step.roles)} ({step.lifecycle})")
+        lines.append(
+            f"  call {step.call_index}: {step.case_id}{pair} {'+'.join(step.roles)} ({step.lifecycle})"
+        )
     return lines
-

@@ -186,7 +186,7 @@ def estimate(
             found = basis.baseline.get(step.case_id)
             factor_subjects = float(subjects)
         if not found and basis.smoke is not None and basis.smoke[0] == step.case_id:
-            case, elapsed, smoke_work = basis.smoke
+            _, elapsed, smoke_work = basis.smoke
             found = [(elapsed, smoke_work, "target.readiness.smoke_receipt")]
             factor_subjects = float(subjects)
         if not found:

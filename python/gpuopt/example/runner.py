@@ -125,7 +125,7 @@ class Runner:
         rel = self._write(name, request)
         started = time.monotonic()
         out = operations.run(operation, request, cwd=self.dir, wait=True)
-        result = out.result
+        result = getattr(out, "result", None)
         if result is None:
             raise InputError(
                 "example_step_incomplete",
@@ -158,7 +158,9 @@ class Runner:
         if result.stop_reason == "correctness_failed":
             failed = [c for c in result.correctness if not c.passed]
             rule = next((r for c in failed for r in c.rules if not r.passed), None)
-            what = "" if rule is None else f": {rule.metric} {rule.observed:.3g} (rule {rule.op} {rule.value:g})"
+            what = (
+                "" if rule is None else f": {rule.metric} {rule.observed:.3g} (rule {rule.op} {rule.value:g})"
+            )
             return f"correctness failed{what}; performance not interpreted"
         if stats is not None:
             p = stats.primary
@@ -366,7 +368,8 @@ class Runner:
                 ci_low_pct=None,
                 ci_high_pct=None,
                 elapsed_s=time.monotonic() - started,
-                detail="selected explicitly: the example acts as the user here (gpuopt never selects by itself)",
+                detail="selected explicitly: the example acts as the user here "
+                "(gpuopt never selects by itself)",
             )
         )
 
@@ -436,12 +439,23 @@ def readiness_request(workload: str) -> dict[str, Any]:
         "test_set": {"path": "project/testset/cases.json", "case_ids": CASES[workload]},
         "accuracy": {"rules": [{"metric": "max_abs_error", "op": "le", "value": tolerance}]},
         # Each call's value is the minimum of its samples: on a shared machine preemption only adds time.
-        "metrics": {"time_ms": {"unit": "ms", "direction": "lower", "kind": "duration", "within_call": "min"}},
+        "metrics": {
+            "time_ms": {"unit": "ms", "direction": "lower", "kind": "duration", "within_call": "min"}
+        },
         "objective": {"primary": "time_ms", "minimum_effect_pct": 5},
         "driver": {
             "argv": [sys.executable, "project/bench/driver.py"],
             "env": {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"},
-            "env_inherit": ["PATH", "HOME", "LANG", "LC_ALL", "TZ", "PYTHONPATH", "VIRTUAL_ENV", "CONDA_PREFIX"],
+            "env_inherit": [
+                "PATH",
+                "HOME",
+                "LANG",
+                "LC_ALL",
+                "TZ",
+                "PYTHONPATH",
+                "VIRTUAL_ENV",
+                "CONDA_PREFIX",
+            ],
             "same_process": True,
         },
         "gpus": gpus,

@@ -112,9 +112,9 @@ def _experiments_section(doc: _Doc, root: Root) -> None:
     results_by_exp: dict[str, list[str]] = {}
     for inv_id in root.ids("invocation"):
         line = root.latest[("invocation", inv_id)]
-        exp_id = line.keys.get("experiment")
-        if isinstance(exp_id, str):
-            results_by_exp.setdefault(exp_id, []).append(inv_id)
+        of = line.keys.get("experiment")
+        if isinstance(of, str):
+            results_by_exp.setdefault(of, []).append(inv_id)
     doc.head("Experiments by mechanism")
     if not by_mechanism:
         doc.note("(no Experiment recorded)")
@@ -123,7 +123,9 @@ def _experiments_section(doc: _Doc, root: Root) -> None:
         for exp_id in exp_ids:
             exp, sha = root.experiment(exp_id)
             comp = exp.opportunity_claim.computed
-            ceiling = "not quantified" if comp.ceiling_pct is None else f"Amdahl ceiling {comp.ceiling_pct:.4g} %"
+            ceiling = (
+                "not quantified" if comp.ceiling_pct is None else f"Amdahl ceiling {comp.ceiling_pct:.4g} %"
+            )
             doc.fact(
                 f"candidate {exp.candidate.digest} (changed {', '.join(exp.changed_paths)}), "
                 f"rejection scope {exp.rejection_scope}, {ceiling}; hypothesis: {exp.hypothesis}",
@@ -181,7 +183,8 @@ def _noise_section(doc: _Doc, root: Root) -> None:
             any_noise = True
             at = ", ".join(f"{a.mde_pct:.3g} % at {a.n_pairs}" for a in n.at)
             doc.fact(
-                f"{name}: A/A {n.aa_verdict} {pct(n.aa_estimate_pct)} {ci(n.aa_ci_low_pct, n.aa_ci_high_pct)}, "
+                f"{name}: A/A {n.aa_verdict} {pct(n.aa_estimate_pct)} "
+                f"{ci(n.aa_ci_low_pct, n.aa_ci_high_pct)}, "
                 f"SD {n.sd_log:.4g} (log ratio), MDE {at} pairs ({facts.lifecycle}, "
                 f"{facts.samples_per_call} samples per call)",
                 inv_id,

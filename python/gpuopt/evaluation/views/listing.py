@@ -145,11 +145,16 @@ def ls(root_path: str | Path, kind: str = "invocations", **filters: str | None) 
     return pl.DataFrame(rows, infer_schema_length=None)
 
 
-# ---- show ----------------------------------------------------------------------------------------------------
+# ---- show --------------------------------------------------------------------------------------------------
 
 
 def _kind_of(rid: str) -> str:
-    for prefix, kind in (("tgt-", "target"), ("exp-", "experiment"), ("inv-", "invocation"), ("sel-", "selection")):
+    for prefix, kind in (
+        ("tgt-", "target"),
+        ("exp-", "experiment"),
+        ("inv-", "invocation"),
+        ("sel-", "selection"),
+    ):
         if rid.startswith(prefix):
             return kind
     raise InputError(

@@ -152,7 +152,12 @@ def _stat_rows(stats: dict[str, Any]) -> list[str]:
 
 
 def _invocation_md(rep: dict[str, Any]) -> list[str]:
-    lines = [f"# Report — {rep['operation']} {rep['invocation_id']}", "", "_A view of the records, never evidence._", ""]
+    lines = [
+        f"# Report — {rep['operation']} {rep['invocation_id']}",
+        "",
+        "_A view of the records, never evidence._",
+        "",
+    ]
     plan = rep["plan"]
     lines += [
         f"- plan: cases {', '.join(plan['case_ids'])}, pairs {plan['pairs']}, calls per case "
@@ -216,6 +221,12 @@ def _invocation_md(rep: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _pairs(r: dict[str, Any]) -> str | None:
+    if r["pairs_valid"] is None:
+        return None
+    return f"{r['pairs_valid']}/{r['pairs_valid'] + r['pairs_invalid']}"
+
+
 def _root_md(rep: dict[str, Any]) -> list[str]:
     t = rep["totals"]
     lines = [
@@ -224,17 +235,19 @@ def _root_md(rep: dict[str, Any]) -> list[str]:
         "_A view of the records, never evidence._",
         "",
         f"- Target {rep['target']['id']}",
-        f"- {t['invocations']} invocations, {t['experiments']} Experiments, {t['gpu_seconds']:.3f} GPU-seconds",
+        f"- {t['invocations']} invocations, {t['experiments']} Experiments, "
+        f"{t['gpu_seconds']:.3f} GPU-seconds",
         "",
         "## Invocations",
         "",
     ]
     lines += _table(
-        ["invocation", "operation", "state", "verdict", "stop", "primary", "estimate", "CI", "pairs", "GPU-s"],
+        ["invocation", "operation", "state", "verdict", "stop", "primary", "estimate", "CI", "pairs",
+         "GPU-s"],
         [
             [r["id"], r["operation"], r["state"], r["verdict"], r["stop_reason"], r["primary_verdict"],
              pct(r["estimate_pct"]), ci(r["ci_low_pct"], r["ci_high_pct"]),
-             None if r["pairs_valid"] is None else f"{r['pairs_valid']}/{r['pairs_valid'] + r['pairs_invalid']}",
+             _pairs(r),
              r["gpu_seconds"]]
             for r in rep["invocations"]
         ],
@@ -266,41 +279,41 @@ def markdown(rep: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _html_row(line: str, first: bool) -> str:
+    cells = [c.strip() for c in line.strip("|").split(" | ")]
+    tag = "th" if first else "td"
+    return "<tr>" + "".join(f"<{tag}>{html.escape(c)}</{tag}>" for c in cells) + "</tr>"
+
+
+def _is_rule(line: str) -> bool:
+    return all(set(c) <= {"-"} for c in line.strip("|").split("|"))
+
+
 def to_html(md: str) -> str:
     """The report's own Markdown (headings, lists, tables, paragraphs) as a standalone HTML page."""
     body: list[str] = []
-    in_table = in_list = False
+    block: str | None = None  # "table" or "list" while one is open
     for raw in md.splitlines():
         line = raw.rstrip()
-        if in_table and not line.startswith("|"):
-            body.append("</table>")
-            in_table = False
-        if in_list and not line.startswith("- "):
-            body.append("</ul>")
-            in_list = False
-        if line.startswith("|"):
-            cells = [c.strip() for c in line.strip("|").split(" | ")]
-            if all(set(c) <= {"-"} for c in line.strip("|").split("|")):
+        kind = "table" if line.startswith("|") else "list" if line.startswith("- ") else None
+        if block is not None and kind != block:
+            body.append("</table>" if block == "table" else "</ul>")
+            block = None
+        if kind == "table":
+            if _is_rule(line):
                 continue
-            tag = "th" if not in_table else "td"
-            if not in_table:
-                body.append("<table>")
-                in_table = True
-            body.append("<tr>" + "".join(f"<{tag}>{html.escape(c)}</{tag}>" for c in cells) + "</tr>")
+            body.append(("<table>" if block is None else "") + _html_row(line, block is None))
+            block = "table"
+        elif kind == "list":
+            body.append(("<ul>" if block is None else "") + f"<li>{html.escape(line[2:])}</li>")
+            block = "list"
         elif line.startswith("#"):
             level = len(line) - len(line.lstrip("#"))
             body.append(f"<h{level}>{html.escape(line[level:].strip())}</h{level}>")
-        elif line.startswith("- "):
-            if not in_list:
-                body.append("<ul>")
-                in_list = True
-            body.append(f"<li>{html.escape(line[2:])}</li>")
         elif line:
             body.append(f"<p>{html.escape(line)}</p>")
-    if in_table:
-        body.append("</table>")
-    if in_list:
-        body.append("</ul>")
+    if block is not None:
+        body.append("</table>" if block == "table" else "</ul>")
     return (
         "<!doctype html>\n<html><head><meta charset='utf-8'><title>gpuopt report</title>"
         "<style>table{border-collapse:collapse}td,th{border:1px solid #999;padding:2px 6px}</style>"
@@ -308,7 +321,9 @@ def to_html(md: str) -> str:
     )
 
 
-def report(root_path: str | Path, rid: str | None = None, *, fmt: str = "md", out: str | Path | None = None) -> ReportData:
+def report(
+    root_path: str | Path, rid: str | None = None, *, fmt: str = "md", out: str | Path | None = None
+) -> ReportData:
     rep = build(root_path, rid)
     scope = str(root_path) if rid is None else rid
     if fmt == "json":
@@ -316,7 +331,9 @@ def report(root_path: str | Path, rid: str | None = None, *, fmt: str = "md", ou
             import json
 
             Path(out).write_text(json.dumps(rep, indent=2) + "\n", encoding="utf-8")
-        return ReportData(format="json", scope=scope, out=None if out is None else str(out), text=None, report=rep)
+        return ReportData(
+            format="json", scope=scope, out=None if out is None else str(out), text=None, report=rep
+        )
     text = markdown(rep)
     if fmt == "html":
         text = to_html(text)

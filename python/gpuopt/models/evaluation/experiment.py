@@ -166,7 +166,7 @@ class CandidateSpec(Record):
 
 
 class ExperimentRequest(Record):
-    """``gpuopt experiment``: freeze a candidate and how it will be compared (``gpuopt.request.experiment/v1``)."""
+    """``gpuopt experiment`` (``gpuopt.request.experiment/v1``): a candidate and how it will be compared."""
 
     root: Annotated[str, Field(min_length=1, max_length=4096)]
     target: RecordRef | None = Field(default=None, description="If given, must be the root's Target")
@@ -236,4 +236,3 @@ class ExperimentOutcome(Record):
     mechanism: Slug
     opportunity: OpportunityComputed
     blobs_new: Annotated[int, Field(ge=0)]
-

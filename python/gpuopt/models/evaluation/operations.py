@@ -201,7 +201,7 @@ class Statistic(Record):
 
 
 class ConstraintStat(Record):
-    """A relative guardrail: non-inferiority on the regression ρ = -ℓ."""
+    """A relative guardrail: non-inferiority on the regression (minus the log-ratio effect)."""
 
     metric: Name
     max_regression_pct: NonNegative
@@ -495,7 +495,7 @@ class BaselineData(EvaluationData):
     result: BaselineResult | None
 
 
-class NoiseData(EvaluationData):
+class NoiseEvaluationData(EvaluationData):
     result: NoiseResult | None
 
 
@@ -513,7 +513,7 @@ class FinalAuditData(EvaluationData):
 
 DATA_MODELS: dict[str, type[EvaluationData]] = {
     "baseline": BaselineData,
-    "noise": NoiseData,
+    "noise": NoiseEvaluationData,
     "screen": ScreenData,
     "target": TargetData,
     "final_audit": FinalAuditData,
