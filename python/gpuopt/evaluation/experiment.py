@@ -509,6 +509,14 @@ def create(data: bytes | ExperimentRequest, *, cwd: Path | None = None) -> Exper
                 "a changed tree",
                 frozen.digest,
             )
+        if frozen.digest == current.variant.digest:
+            raise _bad(
+                "candidate_unchanged",
+                "the candidate is the current Champion",
+                "candidate.path",
+                "a tree other than the current Champion",
+                frozen.digest,
+            )
         check_scope(changed, req.change_scope)
         core: dict[str, Any] = {
             "format": "gpuopt.experiment/v1",
