@@ -932,11 +932,12 @@ HANDLERS: dict[str, Any] = {
 
 
 def mark_stale(result: InvocationResult, *, observed: str | None) -> InvocationResult:
-    """A bound result whose Champion moved before publication: measurement invalid, not evaluated."""
+    """A bound result whose Champion moved before publication: measurement invalid, not evaluated. A result
+    that was already not evaluated (refused, failed, timed out) keeps its stop reason."""
     update: dict[str, Any] = {
         "measurement_validity": "invalid",
         "verdict": "not_evaluated",
-        "stop_reason": "stale_reference",
+        "stop_reason": "stale_reference" if result.verdict != "not_evaluated" else result.stop_reason,
         "warnings": [
             *result.warnings,
             Warning(
