@@ -250,3 +250,14 @@ def test_handoff_is_a_draft_citing_a_record_for_every_fact(example: dict[str, An
     assert all(cited.search(line).group(1) in ledger for line in facts)  # type: ignore[union-attr]
     for section in ("Conclusion", "Stop reason", "Open risks", "Next directions"):
         assert f"## {section}\n\nTO COMPLETE" in text
+
+
+def test_gpu_example_fails_closed_without_torch_or_cuda(tmp_path: Path) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is not None:
+        pytest.skip("torch is installed here: the GPU example is exercised on a GPU machine")
+    run = gpuopt("example", "run", str(tmp_path / "gpu"), "--gpu", "--json")
+    assert run.code == 3
+    assert run.json()["errors"][0]["code"] == "example_gpu_unavailable"
+    assert not (tmp_path / "gpu").exists()

@@ -17,6 +17,7 @@ from gpuopt.evaluation import champion, jsonio
 from gpuopt.evaluation import target as targets
 from gpuopt.evaluation.store import Store, ledger_keys
 from gpuopt.models.evaluation.common import RecordRef
+from gpuopt.models.evaluation.driver import NormalizedDriver
 from gpuopt.models.evaluation.experiment import (
     Contract,
     Experiment,
@@ -29,7 +30,6 @@ from gpuopt.models.evaluation.experiment import (
 )
 from gpuopt.models.evaluation.operations import BaselineResult
 from gpuopt.models.evaluation.store import FileEntry, TreeManifest
-from gpuopt.models.evaluation.driver import NormalizedDriver
 from gpuopt.models.evaluation.target import Target
 
 LAYERS = {"kernel": 0, "workload": 1, "serving": 2}
