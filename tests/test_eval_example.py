@@ -238,6 +238,30 @@ def test_views_read_the_ledger_and_verify_records(example: dict[str, Any]) -> No
     assert history["entries"][0]["verdict"] == "passed" and history["entries"][0]["orphan"] is False
 
 
+def test_records_validate_against_their_document_schemas(example: dict[str, Any]) -> None:
+    from gpuopt.schemas import document_schema
+
+    root: Path = example["root"]
+    names = {"final_audit": "final-audit"}
+    checked = 0
+    for inv in sorted((root / "invocations").iterdir()):
+        for kind in ("request", "result"):
+            doc = json.loads((inv / f"{kind}.json").read_text())
+            op = names.get(doc["operation"], doc["operation"])
+            jsonschema.validate(doc, document_schema(f"gpuopt.invocation-{kind}.{op}/v1"))
+            checked += 1
+    for path in (root / "experiments").iterdir():
+        jsonschema.validate(json.loads(path.read_text()), document_schema("gpuopt.experiment/v1"))
+    for path in (root / "champion" / "selections").iterdir():
+        jsonschema.validate(json.loads(path.read_text()), document_schema("gpuopt.selection/v1"))
+    pointer = json.loads((root / "champion" / "current.json").read_text())
+    jsonschema.validate(pointer, document_schema("gpuopt.champion-pointer/v1"))
+    assert checked == 2 * 8
+    # The ledger lists every record, and store verify finds them all intact.
+    verify = _valid("gpuopt.store-verify/v1", gpuopt("store", "verify", str(root), "--deep", "--json").json())
+    assert verify["ok"] is True, [r for r in verify["records"] if r["status"] != "ok"]
+
+
 def test_handoff_is_a_draft_citing_a_record_for_every_fact(example: dict[str, Any]) -> None:
     text = Path(example["data"]["handoff"]).read_text()
     assert text.startswith("# Handoff notes — DRAFT — generated from records by gpuopt")
