@@ -571,6 +571,10 @@ def result_summary(result: InvocationResult) -> list[str]:
     return lines
 
 
+def _basis_text(basis: list[str]) -> str:
+    return ", ".join(basis) if len(basis) <= 6 else f"{', '.join(basis[:6])} and {len(basis) - 6} more"
+
+
 def dry_run_summary(plan: DryRun) -> list[str]:
     est = plan.estimate
     duration = "unknown" if est.p50_s is None else f"p50 {est.p50_s:.1f} s, p90 {est.p90_s or 0:.1f} s"
@@ -579,7 +583,7 @@ def dry_run_summary(plan: DryRun) -> list[str]:
         + ", ".join(f"{k} {v}" for k, v in sorted(plan.calls.by_role.items()))
         + (f", {plan.calls.restore_checks} conditional restore checks" if plan.restore_checks else ""),
         f"expected duration {duration}"
-        + (f" (basis {', '.join(est.basis)})" if est.basis else "")
+        + (f" (basis {_basis_text(est.basis)})" if est.basis else "")
         + (", scaled" if est.scaled else "")
         + (f", {len(est.unknown_steps)} steps without basis" if est.unknown_steps else ""),
     ]
