@@ -94,6 +94,11 @@ def test_faster_candidate_is_improved_passed_and_selected(example: dict[str, Any
     assert target.reference_binding.status == "current" and target.reference_binding.selection is None
     assert target.contamination.checked is False and target.performance_interpreted is True
     assert target.formal_attempts == 1
+    # Its resolution comes from the example's noise record; a minimum effect below the MDE is a warning.
+    assert target.resolution.noise_ref.invocation_id == steps[("noise", "original")]["record"]
+    assert target.resolution.planned_pairs == 10 and target.resolution.mde_pct > 0
+    below = any(w.code == "minimum_effect_below_mde" for w in target.warnings)
+    assert below == (target.resolution.status == "below_mde")
     assert [s.invocation_id for s in target.screen_gate] == [screen["record"]]
     # The explicit selection made it the Champion; the final audit of it passed.
     show = _valid("gpuopt.champion-show/v1", gpuopt("champion", "show", str(root), "--json").json())

@@ -12,6 +12,15 @@ from gpuopt.cli._render import section
 from gpuopt.cli._tables import render_frame, table_data, table_options, table_outcome, write_table
 from gpuopt.models.evaluation.views import HandoffData, ReportData, ShowData
 
+HUMAN_COLUMNS = {
+    "invocations": [
+        "id", "operation", "mechanism", "state", "verdict", "stop_reason", "primary_verdict",
+        "estimate_pct", "ci_low_pct", "ci_high_pct", "pairs_valid",
+    ],
+    "experiments": ["id", "mechanism", "claim_layer", "rejection_scope", "screen_verdict", "target_verdict"],
+}  # fmt: skip
+"""The columns shown to a person (``--json`` and ``--out`` carry them all)."""
+
 
 @click.command("ls")
 @click.argument("root", type=click.Path(path_type=Path, file_okay=False))
@@ -59,7 +68,14 @@ def ls(
         verdict=verdict,
         status=status,
     )
-    return table_outcome(kind, frame, limit=limit, out=out, inputs=[])
+    outcome = table_outcome(kind, frame, limit=limit, out=out, inputs=[])
+    shown = [c for c in HUMAN_COLUMNS.get(kind, frame.columns) if c in frame.columns]
+    narrow = frame.select(shown) if shown else frame
+    outcome.render = lambda: (
+        render_frame(narrow, limit)
+        + ("\n(more columns with --json or --out FILE)" if narrow.width < frame.width else "")
+    )
+    return outcome
 
 
 def _render_show(data: ShowData, text: str | None) -> str:

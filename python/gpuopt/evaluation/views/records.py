@@ -105,4 +105,6 @@ def pct(value: float | None) -> str:
 
 
 def ci(low: float | None, high: float | None) -> str:
+    if low is None and high is None:
+        return "—"
     return f"[{pct(low)}, {pct(high)}]"
