@@ -50,6 +50,11 @@ class Flow:
             folder.mkdir(parents=True)
             (folder / "impl.py").write_text(code)
             self.dirs[name] = folder
+        notes = base / "candidates" / "champion_plus_notes"
+        notes.mkdir()
+        (notes / "impl.py").write_text(IMPLS["fast_wrong_on_b"])
+        (notes / "notes.txt").write_text("why this variant\n")
+        self.dirs["champion_plus_notes"] = notes
         self.root = base / "root"
         request = workload.request(
             self.layout, self.root, statistics={"seed": 7, "minimum_pairs": 2, "resamples": 1000}
@@ -118,8 +123,7 @@ def flow(tmp_path_factory: pytest.TempPathFactory) -> Flow:
     f.screens = {name: f.run("screen", f.pairs(f.exp[name])) for name in ("fast", "wrong", "fast_wrong_on_b")}
     e["screen_rejected"] = _code(f.run, "target", f.pairs(f.exp["wrong"]), dry_run=True)
     e["screen_required"] = _code(f.run, "target", f.pairs(f.exp["fast_again"]), dry_run=True)
-    for seed in (1, 2):
-        f.run("screen", f.pairs(f.exp["fast_again"], pairs=1, seed=seed))
+    f.short_screens = [f.run("screen", f.pairs(f.exp["fast_again"], pairs=1, seed=seed)) for seed in (1, 2)]
     e["screen_attempt_changed"] = _code(f.run, "target", f.pairs(f.exp["fast_again"]), dry_run=True)
     e["pairs_below_minimum"] = _code(f.run, "target", f.pairs(f.exp["fast"], pairs=1), dry_run=True)
     # A target bound to the original, submitted but not started yet ...
@@ -141,6 +145,8 @@ def flow(tmp_path_factory: pytest.TempPathFactory) -> Flow:
             }
         ).encode()
     )
+    # An Experiment from the Champion's tree diffs against the Champion, not the original.
+    f.on_champion = f.create("champion_plus_notes", source_base="champion", change_scope=["notes.txt"])
     inv = f.stale_target.submission.invocation_id
     invocation.start_supervisor(f.root, inv)
     invocation.wait(f.root, inv, timeout_s=120)
@@ -213,12 +219,28 @@ def test_screens_and_target_gates(flow: Flow) -> None:
         "pairs_below_minimum": "pairs_below_minimum",
         "target_attempt_exists": "target_attempt_exists",
     }
+    # Below the screen's minimum pairs the statistics never reject: not_rejected, primary inconclusive.
+    for short in flow.short_screens:
+        r = short.result
+        assert (r.verdict, r.statistics.primary.verdict, r.statistics.primary.n_valid) == (
+            "not_rejected",
+            "inconclusive",
+            1,
+        )
+        assert r.statistics.primary.verdict_reason == "too_few_pairs"
     formal = flow.formal.result
     assert (formal.verdict, formal.statistics.primary.verdict, formal.formal_attempts) == (
         "passed",
         "improved",
         1,
     )
+
+
+def test_experiment_from_the_champion_diffs_against_it(flow: Flow) -> None:
+    out = flow.on_champion
+    assert out.changed_paths == ["notes.txt"]
+    assert out.reference.selection == flow.selected.selection
+    assert out.reference.variant.digest == flow.selected.variant.digest
 
 
 def test_champion_move_makes_a_bound_target_stale_and_unselectable(flow: Flow) -> None:
