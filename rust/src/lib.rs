@@ -3,6 +3,8 @@
 pub mod build_info;
 pub mod error;
 pub mod identity;
+pub mod intervals;
+pub mod nsys;
 pub mod table;
 
 #[cfg(feature = "python")]

@@ -3,6 +3,7 @@
 mod arrow;
 mod boundary;
 mod identity;
+mod nsys;
 
 use pyo3::prelude::*;
 
@@ -14,6 +15,8 @@ mod _native {
     use super::identity::{
         build_info_json, debug_panic, file_identities_table, file_identity_json,
     };
+    #[pymodule_export]
+    use super::nsys::{nsys_open, nsys_stats_reports, NsysReport};
 
     use pyo3::prelude::*;
 
