@@ -5,11 +5,14 @@ from typing import Any, final
 __all__ = [
     "BUILD_ID",
     "ArrowTable",
+    "NsysReport",
     "__version__",
     "build_info_json",
     "debug_panic",
     "file_identities_table",
     "file_identity_json",
+    "nsys_open",
+    "nsys_stats_reports",
 ]
 
 __version__: str
@@ -37,3 +40,49 @@ def build_info_json() -> bytes:
 
 def debug_panic() -> None:
     """Panics inside the engine on purpose; surfaces as ``gpuopt.errors.InternalError``."""
+
+@final
+class NsysReport:
+    """An opened, validated nsys SQLite export (see ``gpuopt.nsys``)."""
+
+    @property
+    def path(self) -> str: ...
+    def captured_tables(self) -> list[str]: ...
+    def unread_tables(self) -> list[str]: ...
+    def info_json(self) -> bytes: ...
+    def stats(
+        self,
+        report: str,
+        window_start_ns: int | None = None,
+        window_end_ns: int | None = None,
+        nvtx: str | None = None,
+    ) -> ArrowTable: ...
+    def kernels(
+        self,
+        short_names: bool = False,
+        window_start_ns: int | None = None,
+        window_end_ns: int | None = None,
+        nvtx: str | None = None,
+    ) -> ArrowTable: ...
+    def memory(
+        self, window_start_ns: int | None = None, window_end_ns: int | None = None, nvtx: str | None = None
+    ) -> ArrowTable: ...
+    def nvtx(
+        self,
+        per_instance: bool = False,
+        window_start_ns: int | None = None,
+        window_end_ns: int | None = None,
+        nvtx: str | None = None,
+    ) -> ArrowTable: ...
+    def gaps(
+        self, window_start_ns: int | None = None, window_end_ns: int | None = None, nvtx: str | None = None
+    ) -> ArrowTable: ...
+    def timeline_json(
+        self, window_start_ns: int | None = None, window_end_ns: int | None = None, nvtx: str | None = None
+    ) -> bytes: ...
+
+def nsys_open(path: str) -> NsysReport:
+    """Opens and validates an nsys SQLite export; raises ``gpuopt.errors.InputError`` subclasses."""
+
+def nsys_stats_reports() -> list[str]:
+    """The ``nsys stats`` report names gpuopt reproduces."""

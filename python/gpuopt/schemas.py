@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field, create_model
 
 from gpuopt.models.doctor import DoctorReport
 from gpuopt.models.envelope import Envelope
+from gpuopt.models.nsys import NsysSummaryData, NsysTableData, NsysTimelineData
 from gpuopt.models.schema import SchemaDocument
 
 
@@ -26,6 +27,9 @@ DATA_MODELS: dict[str, type[BaseModel] | None] = {
     "gpuopt.doctor/v1": DoctorReport,
     "gpuopt.schema/v1": SchemaDocument,
     "gpuopt.error/v1": None,
+    "gpuopt.nsys.summary/v1": NsysSummaryData,
+    "gpuopt.nsys.table/v1": NsysTableData,
+    "gpuopt.nsys.timeline/v1": NsysTimelineData,
 }
 
 ENVELOPES: dict[str, type[Envelope[Any]]] = {name: envelope_for(name, m) for name, m in DATA_MODELS.items()}

@@ -58,6 +58,10 @@ def _register() -> None:
     cli.add_command(doctor.doctor)
     cli.add_command(schema.schema)
 
+    from gpuopt.cli import nsys
+
+    cli.add_command(nsys.nsys)
+
 
 _register()
 

@@ -39,6 +39,20 @@ impl NsysReport {
         self.inner.schema.path.display().to_string()
     }
 
+    /// The source tables this export has, by gpuopt's names (versioned `_V<n>` names resolved).
+    fn captured_tables(&self) -> Vec<String> {
+        self.inner
+            .schema
+            .resolved()
+            .map(|t| t.logical.clone())
+            .collect()
+    }
+
+    /// Tables in the file that no gpuopt fact reads.
+    fn unread_tables(&self) -> Vec<String> {
+        self.inner.schema.unread_tables()
+    }
+
     /// The export's identity and what it holds, as JSON.
     fn info_json(&self, py: Python<'_>) -> PyResult<Vec<u8>> {
         let r = self.inner.clone();
