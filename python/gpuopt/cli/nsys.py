@@ -275,7 +275,7 @@ def timeline(file: Path, window: str | None, nvtx_range: str | None) -> Outcome:
     data = NsysTimelineData(path=report.path, source=report.source, selection=sel, timeline=facts)
     return Outcome(
         data=data,
-        render=lambda: _render_timeline(facts, sel),
+        render=lambda: _render_timeline(facts, sel, report.path),
         inputs=_inputs(file),
         unmodeled=_unmodeled(report),
     )
@@ -285,13 +285,13 @@ def _ms(ns: int | float | None) -> str:
     return "—" if ns is None else f"{ns / 1e6:.3f} ms"
 
 
-def _render_timeline(t: Timeline, sel: NsysSelection) -> str:
+def _render_timeline(t: Timeline, sel: NsysSelection, path: str | None = None) -> str:
     scope = []
     if sel.window_start_ns is not None or sel.window_end_ns is not None:
         scope.append(f"window {sel.window_start_ns}:{sel.window_end_ns}")
     if sel.nvtx:
         scope.append(f"NVTX range {sel.nvtx!r}")
-    title = "Timeline" + (f" ({', '.join(scope)})" if scope else "")
+    title = "Timeline" + (f" — {path}" if path else "") + (f" ({', '.join(scope)})" if scope else "")
     rows = []
     for d in t.devices:
         for label, b in [(f"{d.device_id}", d), *[(f"{d.device_id}/s{s.stream_id}", s) for s in d.streams]]:
