@@ -339,13 +339,9 @@ where
     F: Fn(&mut A, &Cells<'_>) -> Result<()> + Sync,
 {
     if reader == Reader::Auto {
-        match scan_pages(schema, table, columns, &init, &fold) {
-            Ok(done) => return done,
-            Err(why) => {
-                if std::env::var_os("GPUOPT_NSYS_DEBUG").is_some() {
-                    eprintln!("direct reader stepped aside on {}: {}", table.actual, why.0);
-                }
-            }
+        // The direct reader steps aside (Err) on layouts it does not handle; SQLite reads those.
+        if let Ok(done) = scan_pages(schema, table, columns, &init, &fold) {
+            return done;
         }
     }
     scan_sqlite(schema, table, columns, &init, &fold)

@@ -2,7 +2,6 @@
 //! oracle; the Python tests compare every cell, these pin the engine without an interpreter).
 
 use super::db::{self, Reader};
-use super::pages::Val;
 use super::schema::SOURCES;
 use super::select::Request;
 use super::Report;
@@ -57,16 +56,6 @@ fn texts(t: &crate::table::Table, col: &str) -> Vec<String> {
     (0..a.len()).map(|i| a.value(i).to_string()).collect()
 }
 
-fn render(v: &Val<'_>) -> String {
-    match v {
-        Val::Null => "NULL".into(),
-        Val::Int(i) => format!("i{i}"),
-        Val::Real(r) => format!("r{r}"),
-        Val::Text(t) => format!("t{}", String::from_utf8_lossy(t)),
-        Val::Blob(b) => format!("b{b:?}"),
-    }
-}
-
 /// The direct page reader and SQLite agree on every row and column of every table gpuopt reads, in
 /// every fixture (the same rows in the same order).
 #[test]
@@ -112,7 +101,6 @@ fn page_reader_agrees_with_sqlite_on_every_fixture() {
             assert_eq!(direct, sqlite, "{} {}", path.display(), table.actual);
         }
     }
-    let _ = render(&Val::Null);
 }
 
 #[test]
@@ -203,15 +191,4 @@ fn nvtx_selection_keeps_work_launched_in_the_range() {
         unknown.map(|_| ()).map_err(|e| e.code),
         Err(super::codes::NVTX_RANGE_UNKNOWN)
     );
-}
-
-#[test]
-#[ignore = "needs the benchmark file"]
-fn big_file_probe() {
-    let report = Report::open(std::path::Path::new("/tmp/gpuopt-nsys-bench/big.sqlite")).unwrap();
-    let t = std::time::Instant::now();
-    let k = report
-        .stats("cuda_gpu_kern_sum", &Request::default())
-        .unwrap();
-    eprintln!("kern {:?} {}", t.elapsed(), k.num_rows());
 }
