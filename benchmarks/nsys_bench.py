@@ -95,7 +95,7 @@ def work_sql(path: Path, fact: str) -> dict[str, Any]:
     con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
     aggregates = con.execute(
         f"SELECT {key}, count(*), sum(end - start), min(end - start), max(end - start), "
-        f"sum((end - start) * (end - start)) FROM {table} GROUP BY {key}"
+        f"sum(CAST(end - start AS REAL) * (end - start)) FROM {table} GROUP BY {key}"
     ).fetchall()
     medians = dict(
         con.execute(
@@ -196,6 +196,7 @@ def main() -> None:
     parser.add_argument("--peer-repeat", type=int, default=1, help="runs of each peer (best kept)")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per run before it is stopped")
     parser.add_argument("--peers", default="sqlite3-sql,nsys-ai", help="comma-separated peers to run")
+    parser.add_argument("--facts", default="kernels,api", help="comma-separated summaries to measure")
     parser.add_argument(
         "--nsys-ai", default=shutil.which("nsys-ai"), help="the nsys-ai command, if installed"
     )
@@ -216,7 +217,7 @@ def main() -> None:
     if "nsys-ai" in args.peers and not args.nsys_ai:
         print("nsys-ai: not installed (pip install nsys-ai), skipped", flush=True)
     results: list[dict[str, Any]] = []
-    for fact in ("kernels", "api"):
+    for fact in [f for f in ("kernels", "api") if f in args.facts.split(",")]:
         for impl in ["gpuopt", *peers]:
             if impl == "nsys-ai" and fact == "api":
                 continue  # nsys-ai has no CUDA API summary
