@@ -74,13 +74,14 @@ def work_gpuopt(path: Path, fact: str) -> dict[str, Any]:
 
     from gpuopt import nsys
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     report = nsys.open(path)
     frame = report.kernel_summary() if fact == "kernels" else report.api_summary()
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     count = "instances" if fact == "kernels" else "num_calls"
     return {
         "seconds": seconds,
+        "call_cpu_s": cpu,
         "rows": frame.height,
         "events": int(frame[count].sum()),
         "total_ns": int(frame["total_time_ns"].sum()),
@@ -91,7 +92,7 @@ def work_sql(path: Path, fact: str) -> dict[str, Any]:
     import sqlite3
 
     table, key = TABLES[fact]
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
     aggregates = con.execute(
         f"SELECT {key}, count(*), sum(end - start), min(end - start), max(end - start), "
@@ -111,9 +112,10 @@ def work_sql(path: Path, fact: str) -> dict[str, Any]:
         rows.append((k, n, total, total / n, medians[k], lo, hi, max(var, 0.0) ** 0.5))
     names = dict(con.execute("SELECT id, value FROM StringIds").fetchall())
     rows = [(names[r[0]], *r[1:]) for r in sorted(rows, key=lambda r: -r[2])]
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     return {
         "seconds": seconds,
+        "call_cpu_s": cpu,
         "rows": len(rows),
         "events": sum(r[1] for r in rows),
         "total_ns": sum(r[2] for r in rows),
@@ -232,15 +234,20 @@ def main() -> None:
 
 def report(results: list[dict[str, Any]]) -> None:
     print()
-    header = ("fact", "implementation", "wall s", "cpu s", "peak MB", "vs gpuopt")
-    print("{:<8} {:<14} {:>8} {:>8} {:>8} {:>10}  check".format(*header))
+    header = ("fact", "implementation", "wall s", "call cpu s", "proc cpu s", "peak MB", "vs gpuopt")
+    print("{:<8} {:<14} {:>8} {:>10} {:>10} {:>8} {:>10}  check".format(*header))
     for fact in ("kernels", "api"):
         ours = next((r for r in results if r["impl"] == "gpuopt" and r["fact"] == fact), None)
         for r in (r for r in results if r["fact"] == fact):
             if "error" in r:
-                print(f"{fact:<8} {r['impl']!s:<14} {'—':>8} {'—':>8} {'—':>8} {'—':>10}  {r['error']}")
+                print(
+                    "{:<8} {:<14} {:>8} {:>10} {:>10} {:>8} {:>10}  {}".format(
+                        fact, r["impl"], *"—" * 5, r["error"]
+                    )
+                )
                 continue
             ratio = float(r["seconds"]) / float(ours["seconds"]) if ours and "seconds" in ours else None
+            call_cpu = f"{float(r['call_cpu_s']):.2f}" if "call_cpu_s" in r else "—"
             check = ""
             if r["impl"] == "gpuopt":
                 wall_goal, rss_goal = GOALS[fact]
@@ -248,8 +255,10 @@ def report(results: list[dict[str, Any]]) -> None:
                 check = f"goal <= {wall_goal:g} s, <= {rss_goal:g} MB: {'met' if met else 'NOT met'}"
             elif ours and r.get("events") is not None:
                 check = "same events" if r.get("events") == ours.get("events") else "EVENT COUNTS DIFFER"
+            wall, proc = f"{float(r['seconds']):.2f}", f"{float(r['cpu_s']):.2f}"
+            times = f"{wall:>8} {call_cpu:>10} {proc:>10}"
             print(
-                f"{fact:<8} {r['impl']!s:<14} {float(r['seconds']):>8.2f} {float(r['cpu_s']):>8.2f} "
+                f"{fact:<8} {r['impl']!s:<14} {times} "
                 f"{float(r['rss_mb']):>8.0f} {'' if ratio is None else f'{ratio:.1f}x':>10}  {check}"
             )
     print(
