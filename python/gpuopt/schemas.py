@@ -15,6 +15,7 @@ from gpuopt.models.evaluation.invocation import InvocationStatus, SubmitOutcome
 from gpuopt.models.evaluation.store import StoreReindex, StoreVerification
 from gpuopt.models.evaluation.target import ReadinessResult
 from gpuopt.models.ncu import NcuCollection, NcuSummary
+from gpuopt.models.nsys import NsysSummaryData, NsysTableData, NsysTimelineData
 from gpuopt.models.sass import SassScanReport, SassTableData
 from gpuopt.models.schema import SchemaDocument
 from gpuopt.models.stats import CompareData, NoiseData
@@ -68,6 +69,9 @@ DATA_MODELS: dict[str, type[BaseModel] | None] = {
     "gpuopt.cancel/v1": InvocationStatus,
     "gpuopt.store-verify/v1": StoreVerification,
     "gpuopt.store-reindex/v1": StoreReindex,
+    "gpuopt.nsys.summary/v1": NsysSummaryData,
+    "gpuopt.nsys.table/v1": NsysTableData,
+    "gpuopt.nsys.timeline/v1": NsysTimelineData,
 }
 
 ENVELOPES: dict[str, type[Envelope[Any]]] = {name: envelope_for(name, m) for name, m in DATA_MODELS.items()}
