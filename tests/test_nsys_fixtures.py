@@ -83,8 +83,12 @@ def test_fixture_loads_with_consistent_facts(shared: Path, name: str) -> None:
     assert exec_sum["count"].sum() == matched
 
     kern_nvtx = report.stats("nvtx_kern_sum")
-    # Kernels outside every range form rows with a null range; all kernels appear at least once.
-    assert kern_nvtx["kernel_instances"].sum() >= kernels
+    if report.not_captured("nvtx_kern_sum"):
+        # nsys skips the report without NVTX data (tests/test_nsys_oracle_public.py shows its output).
+        assert kern_nvtx.height == 0
+    else:
+        # Kernels outside every range form rows with a null range; all kernels appear at least once.
+        assert kern_nvtx["kernel_instances"].sum() >= kernels
     for method in (report.memory, report.gaps, report.nvtx):
         method()
 

@@ -256,7 +256,12 @@ def stats(
 
     report, sel, parsed = _open(file, window, nvtx_range)
     frame = report.stats(report_name, window=parsed, nvtx=nvtx_range)
-    render = (lambda: lib.stats_csv(frame, report_name).rstrip("\n")) if as_csv else None
+    missing = report.not_captured(report_name)
+
+    def render_csv() -> str:
+        return lib.stats_csv(frame, report_name, path=str(file), missing=missing).rstrip("\n")
+
+    render = render_csv if as_csv else None
     return _table_outcome(
         file, report, sel, report_name, report_name, frame, limit=limit, out=out, render=render
     )

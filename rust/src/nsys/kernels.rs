@@ -155,9 +155,14 @@ pub fn kern_exec_sum(schema: &Schema, strings: &Strings, sel: &Selection) -> Res
             .opt_float(med, rows.iter().map(|r| get(r).map(|s| s.median)).collect())
             .opt_int(min, rows.iter().map(|r| get(r).map(|s| s.min)).collect())
             .opt_int(max, rows.iter().map(|r| get(r).map(|s| s.max)).collect())
+            // nsys's stdev() aggregate gives 0.0 for fewer than two values, none included: a
+            // group whose kernels all started before their call returned has no queue times but a
+            // queue StdDev of 0.0 (seen in nsys 2025.3 stats of the public Fuser and H100 exports).
             .opt_float(
                 stddev,
-                rows.iter().map(|r| get(r).map(|s| s.stddev)).collect(),
+                rows.iter()
+                    .map(|r| Some(get(r).map_or(0.0, |s| s.stddev)))
+                    .collect(),
             );
     }
     cols.text("api_name", rows.iter().map(|r| r.0 .3.clone()).collect())

@@ -373,7 +373,15 @@ fn launched(
 /// `nvtx_kern_sum`: kernels grouped by every same-thread range containing their launch call.
 pub fn nvtx_kern_sum(schema: &Schema, strings: &Strings, sel: &Selection) -> Result<Table> {
     let data = load(schema, strings)?;
-    let l = launched(schema, strings, sel, &[OpKind::Kernel])?;
+    // Without NVTX data nsys skips the report; kernels are not listed under an empty range.
+    let l = if data.present {
+        launched(schema, strings, sel, &[OpKind::Kernel])?
+    } else {
+        Launched {
+            ops: Vec::new(),
+            calls: Vec::new(),
+        }
+    };
     let by_thread = ranges_by_thread(&data, false);
     let hits = containing(&data, &by_thread, &l.calls);
     // Group key: (range tag or None, style, pid, tid, kernel name).
