@@ -8,6 +8,8 @@ summary itself, the process's CPU time and its peak RSS:
 * gpuopt: ``nsys.open(path).kernel_summary()`` / ``.api_summary()`` (median and sample stddev too);
 * sqlite3-sql: plain Python ``sqlite3`` with SQL aggregates and window-function medians, the same
   statistics (the peer a person writes without gpuopt);
+* nsys-stats (when ``nsys`` is found, as gpuopt finds it): NVIDIA's ``nsys stats --report
+  cuda_gpu_kern_sum|cuda_api_sum --format csv`` on the same file (peak RSS is that of the nsys process);
 * nsys-ai (when its ``nsys-ai`` command is installed): ``nsys-ai skill run top_kernels`` (count,
   total, avg, min, max only: no median or deviation), kernels only. It writes indexes into the file it
   reads, so it runs on a copy (made before its clock starts; needs as much disk again, and more).
@@ -21,6 +23,7 @@ wall time is reported with the peak RSS of that run.
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
 import shutil
@@ -65,6 +68,13 @@ def build(workdir: Path, reps: int) -> Path:
     os.replace(partial, target)
     print(f"built in {time.perf_counter() - started:.0f} s: {target.stat().st_size / 1e9:.2f} GB", flush=True)
     return target
+
+
+def _find_nsys() -> str | None:
+    from gpuopt.tools import find_tool
+
+    found = find_tool("nsys")
+    return found.path if found else None
 
 
 # --- workers (each runs in its own process, prints one JSON line) ---------------------------------
@@ -159,12 +169,33 @@ def run_nsys_ai(path: Path, command: str) -> dict[str, Any]:
     return {"seconds": seconds, "rows": len(rows), "events": sum(int(r["invocations"]) for r in rows)}
 
 
+def work_nsys_stats(path: Path, fact: str, command: str) -> dict[str, Any]:
+    # NVIDIA's own tool: `nsys stats` runs its report script on the export (the named peer).
+    report = "cuda_gpu_kern_sum" if fact == "kernels" else "cuda_api_sum"
+    started = time.perf_counter()
+    done = subprocess.run(
+        [command, "stats", "--report", report, "--format", "csv", "--output", "-", str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        return {"seconds": seconds, "error": done.stderr.strip().splitlines()[-1:]}
+    lines = [line for line in done.stdout.splitlines() if line and not line.startswith("Processing [")]
+    count = 2  # Instances (kernels) and Num Calls (API) are the third CSV column of both reports
+    rows = list(csv.reader(lines[1:]))
+    return {"seconds": seconds, "rows": len(rows), "events": sum(int(r[count]) for r in rows)}
+
+
 def worker(args: argparse.Namespace) -> None:
     path = Path(args.file)
     if args.worker == "gpuopt":
         out = work_gpuopt(path, args.fact)
     elif args.worker == "sqlite3-sql":
         out = work_sql(path, args.fact)
+    elif args.worker == "nsys-stats":
+        out = work_nsys_stats(path, args.fact, args.nsys)
     else:
         out = work_nsys_ai(path, args.fact, args.nsys_ai)
     print(json.dumps(out))
@@ -178,6 +209,8 @@ def measure(impl: str, fact: str, path: Path, args: argparse.Namespace) -> dict[
     command = [sys.executable, __file__, "--worker", impl, "--fact", fact, "--file", str(path)]
     if args.nsys_ai:
         command += ["--nsys-ai", args.nsys_ai]
+    if args.nsys:
+        command += ["--nsys", args.nsys]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     deadline = time.monotonic() + args.timeout
     while True:
@@ -213,6 +246,9 @@ def main() -> None:
     parser.add_argument(
         "--nsys-ai", default=shutil.which("nsys-ai"), help="the nsys-ai command, if installed"
     )
+    parser.add_argument(
+        "--nsys", default=_find_nsys(), help="NVIDIA's nsys, for the nsys-stats peer (found like gpuopt does)"
+    )
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--fact", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -227,6 +263,8 @@ def main() -> None:
         flush=True,
     )
     peers = [p for p in args.peers.split(",") if p and (p != "nsys-ai" or args.nsys_ai)]
+    if args.nsys and "nsys-stats" not in peers:
+        peers.append("nsys-stats")
     if "nsys-ai" in args.peers and not args.nsys_ai:
         print("nsys-ai: not installed (pip install nsys-ai), skipped", flush=True)
     results: list[dict[str, Any]] = []
