@@ -6,6 +6,7 @@ __all__ = [
     "BUILD_ID",
     "ArrowTable",
     "NcuReport",
+    "NsysReport",
     "TorchTrace",
     "__version__",
     "build_info_json",
@@ -22,6 +23,8 @@ __all__ = [
     "ncu_open_csv",
     "ncu_rep_framing_json",
     "ncu_unit",
+    "nsys_open",
+    "nsys_stats_reports",
     "proc_alive",
     "proc_info",
     "reap_zombies",
@@ -350,3 +353,49 @@ def terminate(
     pgid: int, reaper: int | None, exclude: list[int], tag: str | None, grace_s: float, timeout_s: float
 ) -> bytes:
     """SIGTERM, grace, SIGKILL, verify; JSON ``{confirmed, signals, escaped, survivors, reaped, ...}``."""
+
+@final
+class NsysReport:
+    """An opened, validated nsys SQLite export (see ``gpuopt.nsys``)."""
+
+    @property
+    def path(self) -> str: ...
+    def captured_tables(self) -> list[str]: ...
+    def unread_tables(self) -> list[str]: ...
+    def info_json(self) -> bytes: ...
+    def stats(
+        self,
+        report: str,
+        window_start_ns: int | None = None,
+        window_end_ns: int | None = None,
+        nvtx: str | None = None,
+    ) -> ArrowTable: ...
+    def kernels(
+        self,
+        short_names: bool = False,
+        window_start_ns: int | None = None,
+        window_end_ns: int | None = None,
+        nvtx: str | None = None,
+    ) -> ArrowTable: ...
+    def memory(
+        self, window_start_ns: int | None = None, window_end_ns: int | None = None, nvtx: str | None = None
+    ) -> ArrowTable: ...
+    def nvtx(
+        self,
+        per_instance: bool = False,
+        window_start_ns: int | None = None,
+        window_end_ns: int | None = None,
+        nvtx: str | None = None,
+    ) -> ArrowTable: ...
+    def gaps(
+        self, window_start_ns: int | None = None, window_end_ns: int | None = None, nvtx: str | None = None
+    ) -> ArrowTable: ...
+    def timeline_json(
+        self, window_start_ns: int | None = None, window_end_ns: int | None = None, nvtx: str | None = None
+    ) -> bytes: ...
+
+def nsys_open(path: str) -> NsysReport:
+    """Opens and validates an nsys SQLite export; raises ``gpuopt.errors.InputError`` subclasses."""
+
+def nsys_stats_reports() -> list[str]:
+    """The ``nsys stats`` report names gpuopt reproduces."""

@@ -26,6 +26,7 @@ from gpuopt.models.evaluation.target import ReadinessResult
 from gpuopt.models.evaluation.views import HandoffData, ReportData, ShowData
 from gpuopt.models.example import ExampleRun
 from gpuopt.models.ncu import NcuCollection, NcuSummary
+from gpuopt.models.nsys import NsysSummaryData, NsysTableData, NsysTimelineData
 from gpuopt.models.sass import SassScanReport, SassTableData
 from gpuopt.models.schema import SchemaDocument
 from gpuopt.models.stats import CompareData, NoiseData
@@ -94,6 +95,9 @@ DATA_MODELS: dict[str, type[BaseModel] | None] = {
     "gpuopt.report/v1": ReportData,
     "gpuopt.handoff/v1": HandoffData,
     "gpuopt.example-run/v1": ExampleRun,
+    "gpuopt.nsys.summary/v1": NsysSummaryData,
+    "gpuopt.nsys.table/v1": NsysTableData,
+    "gpuopt.nsys.timeline/v1": NsysTimelineData,
 }
 
 ENVELOPES: dict[str, type[Envelope[Any]]] = {name: envelope_for(name, m) for name, m in DATA_MODELS.items()}

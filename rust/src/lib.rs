@@ -5,6 +5,7 @@ pub mod error;
 pub mod identity;
 pub mod intervals;
 pub mod ncu;
+pub mod nsys;
 pub mod runtime;
 pub mod sass;
 pub mod stats;

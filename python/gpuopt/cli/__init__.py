@@ -56,6 +56,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
 _COMMANDS = (
     ("doctor", "doctor"),
     ("schema", "schema"),
+    ("nsys", "nsys"),
     ("torch_trace", "torch"),
     ("stats", "stats"),
     ("sass", "sass"),

@@ -4,6 +4,7 @@ mod arrow;
 mod boundary;
 mod identity;
 mod ncu;
+mod nsys;
 mod runtime;
 mod sass;
 mod stats;
@@ -24,6 +25,8 @@ mod _native {
     use super::ncu::{
         ncu_compare, ncu_from_columns, ncu_open_csv, ncu_rep_framing_json, ncu_unit, NcuReport,
     };
+    #[pymodule_export]
+    use super::nsys::{nsys_open, nsys_stats_reports, NsysReport};
     #[pymodule_export]
     use super::runtime::{
         call_processes, group_exists, proc_alive, proc_info, reap_zombies, set_child_subreaper,

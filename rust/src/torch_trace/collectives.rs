@@ -59,7 +59,10 @@ fn compute_unions(trace: &Trace) -> BTreeMap<i64, Vec<Span>> {
     let mut spans: BTreeMap<i64, Vec<Span>> = BTreeMap::new();
     for e in &trace.events.gpu {
         if e.kind == GpuKind::Kernel && !is_communication(trace.name(e.name)) {
-            spans.entry(e.device).or_default().push((e.start, e.end));
+            spans
+                .entry(e.device)
+                .or_default()
+                .push(Span::new(e.start, e.end));
         }
     }
     spans
@@ -106,7 +109,7 @@ pub fn totals(trace: &Trace) -> Option<CollectiveTotals> {
             by_device
                 .entry(e.device)
                 .or_default()
-                .push((e.start, e.end));
+                .push(Span::new(e.start, e.end));
         }
     }
     let (mut busy, mut overlap) = (0, 0);
@@ -115,7 +118,7 @@ pub fn totals(trace: &Trace) -> Option<CollectiveTotals> {
         busy += intervals::total(&union);
         overlap += compute
             .get(&device)
-            .map_or(0, |c| intervals::overlap(&union, c));
+            .map_or(0, |c| intervals::intersection_len(&union, c));
     }
     Some(CollectiveTotals {
         kernels: kernels.len(),
@@ -144,9 +147,9 @@ pub fn table(set: &TraceSet) -> Result<Table> {
             let dtype = args.and_then(|(a, _)| text_of(a.dtype));
             let size = dtype.as_deref().and_then(dtype_size);
             let in_nelems = args.and_then(|(a, _)| known(a.in_nelems));
-            let overlap = compute
-                .get(&e.device)
-                .map_or(0, |c| intervals::overlap(&[(e.start, e.end)], c));
+            let overlap = compute.get(&e.device).map_or(0, |c| {
+                intervals::intersection_len(&[Span::new(e.start, e.end)], c)
+            });
             name.push(trace.name(e.name).to_owned());
             for (col, v) in texts.iter_mut().zip([
                 args.and_then(|(a, _)| text_of(a.collective)),

@@ -101,7 +101,12 @@ pub fn table(set: &TraceSet) -> Result<Table> {
                 Some(acc.map_or((s, e), |(a, b)| (a.min(s), b.max(e))))
             });
             let gpu_events = spans.len();
-            let busy = intervals::total(&intervals::union(spans));
+            let busy = intervals::total(&intervals::union(
+                spans
+                    .iter()
+                    .map(|&(s, e)| intervals::Span::new(s, e))
+                    .collect(),
+            ));
             let label = trace.name(range.name);
             name.push(label.to_owned());
             kind.push(if label.starts_with("ProfilerStep#") {

@@ -61,12 +61,20 @@ impl Track {
         let gpu = &trace.events.gpu;
         let span = |g: &u32| gpu.get(*g as usize).map_or((0, 0), |e| (e.start, e.end));
         events.sort_unstable_by_key(|g| (span(g), *g));
-        let union = intervals::union(events.iter().map(span).collect());
+        let union = intervals::union(
+            events
+                .iter()
+                .map(|g| {
+                    let (s, e) = span(g);
+                    Span::new(s, e)
+                })
+                .collect(),
+        );
         Track { events, union }
     }
 
     fn window(&self) -> Option<Span> {
-        Some((self.union.first()?.0, self.union.last()?.1))
+        Some(Span::new(self.union.first()?.start, self.union.last()?.end))
     }
 
     /// Each gap of the busy union with the event that ends it and its cause.
@@ -74,7 +82,8 @@ impl Track {
         let gpu = &trace.events.gpu;
         intervals::gaps(&self.union)
             .into_iter()
-            .map(|(a, b)| {
+            .map(|gap| {
+                let (a, b) = (gap.start, gap.end);
                 let k = self
                     .events
                     .partition_point(|&g| gpu.get(g as usize).is_some_and(|e| e.start < b));
@@ -90,7 +99,7 @@ impl Track {
                     _ if b - a < threshold => Cause::KernelWait,
                     _ => Cause::Other,
                 };
-                ((a, b), next, cause)
+                (gap, next, cause)
             })
             .collect()
     }
@@ -121,7 +130,8 @@ fn idle_by_cause(gaps: &[(Span, u32, Cause)], threshold: i64) -> IdleByCause {
         kernel_wait_threshold_ns: threshold,
         ..IdleByCause::default()
     };
-    for ((a, b), _, cause) in gaps {
+    for (gap, _, cause) in gaps {
+        let (a, b) = (gap.start, gap.end);
         match cause {
             Cause::HostWait => out.host_wait_ns += b - a,
             Cause::KernelWait => out.kernel_wait_ns += b - a,
@@ -173,7 +183,7 @@ pub fn devices(trace: &Trace, threshold: i64) -> Vec<DeviceTimeline> {
         .into_iter()
         .filter_map(|((device, _), events)| {
             let track = Track::new(trace, events);
-            let (start, end) = track.window()?;
+            let Span { start, end } = track.window()?;
             let busy = intervals::total(&track.union);
             let class_union = |c: usize| {
                 intervals::union(
@@ -181,7 +191,13 @@ pub fn devices(trace: &Trace, threshold: i64) -> Vec<DeviceTimeline> {
                         .events
                         .iter()
                         .filter(|&&g| class(trace, g as usize) == c)
-                        .filter_map(|&g| trace.events.gpu.get(g as usize).map(|e| (e.start, e.end)))
+                        .filter_map(|&g| {
+                            trace
+                                .events
+                                .gpu
+                                .get(g as usize)
+                                .map(|e| Span::new(e.start, e.end))
+                        })
                         .collect(),
                 )
             };
@@ -215,7 +231,7 @@ pub fn devices(trace: &Trace, threshold: i64) -> Vec<DeviceTimeline> {
 fn kernel_types(unions: &[Vec<Span>; 3], busy: i64) -> Vec<KernelTypeTime> {
     let mut edges: Vec<(i64, i8, usize)> = Vec::new();
     for (c, union) in unions.iter().enumerate() {
-        for &(s, e) in union {
+        for &Span { start: s, end: e } in union {
             edges.push((s, 1, c));
             edges.push((e, -1, c));
         }
@@ -267,7 +283,7 @@ pub fn streams_table(set: &TraceSet, threshold: i64) -> Result<Table> {
     for trace in &set.traces {
         for ((device, stream), events) in tracks(trace, true) {
             let track = Track::new(trace, events);
-            let Some((start, end)) = track.window() else {
+            let Some(Span { start, end }) = track.window() else {
                 continue;
             };
             let kinds = |k: GpuKind| {
@@ -301,7 +317,7 @@ pub fn streams_table(set: &TraceSet, threshold: i64) -> Result<Table> {
                 busy,
                 end - start - busy,
                 count(gaps.len()),
-                gaps.iter().map(|((a, b), _, _)| b - a).max().unwrap_or(0),
+                gaps.iter().map(|(gap, _, _)| gap.len()).max().unwrap_or(0),
                 idle.host_wait_ns,
                 idle.kernel_wait_ns,
                 idle.other_ns,
@@ -343,7 +359,7 @@ pub fn gaps_table(set: &TraceSet, threshold: i64) -> Result<Table> {
     for trace in &set.traces {
         for ((device, stream), events) in tracks(trace, true) {
             let track = Track::new(trace, events);
-            for ((a, b), next, why) in track.gaps(trace, threshold) {
+            for (Span { start: a, end: b }, next, why) in track.gaps(trace, threshold) {
                 for (col, v) in c.iter_mut().zip([
                     trace.rank,
                     device,

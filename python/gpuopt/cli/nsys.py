@@ -1,0 +1,400 @@
+"""``gpuopt nsys ...``: Nsight Systems facts from an nsys SQLite export (or a ``.nsys-rep``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from gpuopt.cli._output import Outcome, command
+from gpuopt.cli._render import section, table
+from gpuopt.cli._tables import table_data, table_options, write_table
+from gpuopt.models.envelope import FileIdentity, UnmodeledItem
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from gpuopt.models.nsys import NsysSelection, Timeline
+    from gpuopt.nsys import Report
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+TABLE_SCHEMA = "gpuopt.nsys.table/v1"
+
+
+def _selection_options(fn: F) -> F:
+    fn = click.option(
+        "--nvtx",
+        "nvtx_range",
+        metavar="RANGE",
+        help="Only work launched inside this NVTX range (its text, e.g. step_3, or DOMAIN:TEXT).",
+    )(fn)
+    fn = click.option(
+        "--window",
+        metavar="START:END",
+        help="Only events overlapping this time window (ns on the capture clock, or with ns/us/ms/s).",
+    )(fn)
+    return fn
+
+
+def _file_argument(fn: F) -> F:
+    return click.argument("file", type=click.Path(path_type=Path, dir_okay=False))(fn)
+
+
+def _open(file: Path, window: str | None, nvtx: str | None) -> tuple[Report, NsysSelection, Any]:
+    from gpuopt import nsys
+
+    parsed = nsys.parse_window(window) if window else None
+    return nsys.open(file), nsys.selection(parsed, nvtx), parsed
+
+
+def _inputs(file: Path) -> list[FileIdentity]:
+    from gpuopt.provenance import file_identity
+
+    return [file_identity(file)]
+
+
+def _unmodeled(report: Report) -> list[UnmodeledItem]:
+    return [UnmodeledItem(kind="table", name=name) for name in report.unread_tables()]
+
+
+def _header(report: Report, name: str, sel: NsysSelection, missing: list[str]) -> str:
+    parts = [f"{name} — {report.path}"]
+    if sel.window_start_ns is not None or sel.window_end_ns is not None:
+        parts.append(f"window {sel.window_start_ns}:{sel.window_end_ns}")
+    if sel.nvtx:
+        parts.append(f"launched in NVTX range {sel.nvtx!r}")
+    text = ", ".join(parts)
+    if missing:
+        text += f"\nnot captured: {', '.join(missing)}"
+    return text
+
+
+def _table_outcome(
+    file: Path,
+    report: Report,
+    sel: NsysSelection,
+    name: str,
+    fact: str,
+    frame: pl.DataFrame,
+    *,
+    limit: int,
+    out: Path | None,
+    render: Callable[[], str] | None = None,
+) -> Outcome:
+    from gpuopt.cli._tables import render_frame
+    from gpuopt.models.nsys import NsysTableData
+
+    if out is not None:
+        write_table(frame, out)
+    missing = report.not_captured(fact)
+    data = NsysTableData(
+        path=report.path,
+        source=report.source,
+        selection=sel,
+        report=name,
+        not_captured=missing,
+        table=table_data(name, frame, limit),
+    )
+
+    def default_render() -> str:
+        return _header(report, name, sel, missing) + "\n" + render_frame(frame, limit)
+
+    return Outcome(data=data, render=render or default_render, inputs=_inputs(file))
+
+
+@click.group()
+def nsys() -> None:
+    """Nsight Systems: facts from an nsys SQLite export (`nsys export --type sqlite`).
+
+    A .nsys-rep is exported first when nsys is installed (exit 3 when it is not). Summaries equal
+    NVIDIA's `nsys stats` reports; --window and --nvtx restrict every fact.
+
+    \b
+    Examples:
+      gpuopt nsys summary profile.sqlite
+      gpuopt nsys kernels profile.sqlite --nvtx step_3
+      gpuopt nsys stats profile.sqlite --report cuda_gpu_kern_sum --csv
+      gpuopt nsys timeline profile.sqlite --window 7.2s:7.3s --json
+    """
+
+
+@nsys.command("summary")
+@_file_argument
+@_selection_options
+@command("gpuopt.nsys.summary/v1")
+def summary(file: Path, window: str | None, nvtx_range: str | None) -> Outcome:
+    """The export's identity (versions, GPUs, what was captured) and headline timeline facts."""
+    from gpuopt.models.nsys import NsysSummaryData
+
+    report, sel, parsed = _open(file, window, nvtx_range)
+    info = report.info()
+    timeline = report.timeline(window=parsed, nvtx=nvtx_range)
+    data = NsysSummaryData(
+        path=report.path, source=report.source, selection=sel, info=info, timeline=timeline
+    )
+
+    def render() -> str:
+        e = info.export
+        parts = [
+            section(
+                f"nsys export — {report.path}",
+                [
+                    ("schema", f"{e.schema_version} ({e.metadata_table})"),
+                    ("product", f"{e.product_name or 'nsys'} {e.product_version or '?'}"),
+                    ("exported by", report.source.nsys_version if report.source else None),
+                    ("gpus", ", ".join(f"{g.id}: {g.name or '?'}" for g in info.gpus) or "none recorded"),
+                    ("nvtx ranges", f"{info.nvtx_ranges} ({info.nvtx_open_ranges} open)"),
+                ],
+            ),
+            "Sources\n"
+            + table(
+                ["table", "in file", "rows"],
+                [[s.table, s.actual or "not captured", s.rows] for s in info.sources],
+            ),
+            _render_timeline(timeline, sel),
+        ]
+        return "\n\n".join(parts)
+
+    return Outcome(data=data, render=render, inputs=_inputs(file), unmodeled=_unmodeled(report))
+
+
+@nsys.command("kernels")
+@_file_argument
+@_selection_options
+@click.option("--short-names", is_flag=True, help="Group by shortName (nsys' :base) instead of demangled.")
+@table_options
+@command(TABLE_SCHEMA)
+def kernels(
+    file: Path, window: str | None, nvtx_range: str | None, short_names: bool, limit: int, out: Path | None
+) -> Outcome:
+    """Kernel time by name: cuda_gpu_kern_sum (Time %, total, instances, avg/med/min/max/stddev)."""
+    report, sel, parsed = _open(file, window, nvtx_range)
+    frame = report.kernels(short_names=short_names, window=parsed, nvtx=nvtx_range)
+    return _table_outcome(file, report, sel, "cuda_gpu_kern_sum", "kernels", frame, limit=limit, out=out)
+
+
+@nsys.command("api")
+@_file_argument
+@_selection_options
+@table_options
+@command(TABLE_SCHEMA)
+def api(file: Path, window: str | None, nvtx_range: str | None, limit: int, out: Path | None) -> Outcome:
+    """CUDA runtime/driver call time by name: cuda_api_sum."""
+    report, sel, parsed = _open(file, window, nvtx_range)
+    frame = report.api_summary(window=parsed, nvtx=nvtx_range)
+    return _table_outcome(file, report, sel, "cuda_api_sum", "cuda_api_sum", frame, limit=limit, out=out)
+
+
+@nsys.command("mem")
+@_file_argument
+@_selection_options
+@table_options
+@command(TABLE_SCHEMA)
+def mem(file: Path, window: str | None, nvtx_range: str | None, limit: int, out: Path | None) -> Outcome:
+    """Memcpy/memset by device and kind: count, bytes, time, bandwidth (GB/s), pageable vs pinned."""
+    report, sel, parsed = _open(file, window, nvtx_range)
+    frame = report.memory(window=parsed, nvtx=nvtx_range)
+    return _table_outcome(file, report, sel, "memory", "memory", frame, limit=limit, out=out)
+
+
+@nsys.command("nvtx")
+@_file_argument
+@_selection_options
+@click.option("--per-instance", is_flag=True, help="One row per range instance instead of per range name.")
+@table_options
+@command(TABLE_SCHEMA)
+def nvtx(
+    file: Path, window: str | None, nvtx_range: str | None, per_instance: bool, limit: int, out: Path | None
+) -> Outcome:
+    """GPU work per NVTX push/pop range: kernel time inclusive/exclusive, GPU projection."""
+    report, sel, parsed = _open(file, window, nvtx_range)
+    frame = report.nvtx(per_instance=per_instance, window=parsed, nvtx=nvtx_range)
+    name = "nvtx_instances" if per_instance else "nvtx_ranges"
+    return _table_outcome(file, report, sel, name, "nvtx", frame, limit=limit, out=out)
+
+
+@nsys.command("gaps")
+@_file_argument
+@_selection_options
+@table_options
+@command(TABLE_SCHEMA)
+def gaps(file: Path, window: str | None, nvtx_range: str | None, limit: int, out: Path | None) -> Outcome:
+    """Every idle interval between GPU operations, per device and per stream, with its neighbours."""
+    report, sel, parsed = _open(file, window, nvtx_range)
+    frame = report.gaps(window=parsed, nvtx=nvtx_range)
+    return _table_outcome(file, report, sel, "gaps", "gaps", frame, limit=limit, out=out)
+
+
+@nsys.command("stats")
+@_file_argument
+@click.option(
+    "--report",
+    "report_name",
+    required=True,
+    metavar="NAME",
+    help="cuda_gpu_kern_sum, cuda_api_sum, cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum, nvtx_sum, "
+    "cuda_kern_exec_sum or nvtx_kern_sum.",
+)
+@click.option("--csv", "as_csv", is_flag=True, help="Print exactly what `nsys stats --format csv` prints.")
+@_selection_options
+@table_options
+@command(TABLE_SCHEMA)
+def stats(
+    file: Path,
+    report_name: str,
+    as_csv: bool,
+    window: str | None,
+    nvtx_range: str | None,
+    limit: int,
+    out: Path | None,
+) -> Outcome:
+    """An `nsys stats` report by its nsys name, equal to NVIDIA's own output (unrounded in --json)."""
+    from gpuopt import nsys as lib
+
+    report, sel, parsed = _open(file, window, nvtx_range)
+    frame = report.stats(report_name, window=parsed, nvtx=nvtx_range)
+    missing = report.not_captured(report_name)
+
+    def render_csv() -> str:
+        return lib.stats_csv(frame, report_name, path=str(file), missing=missing).rstrip("\n")
+
+    render = render_csv if as_csv else None
+    return _table_outcome(
+        file, report, sel, report_name, report_name, frame, limit=limit, out=out, render=render
+    )
+
+
+@nsys.command("timeline")
+@_file_argument
+@_selection_options
+@command("gpuopt.nsys.timeline/v1")
+def timeline(file: Path, window: str | None, nvtx_range: str | None) -> Outcome:
+    """Per device and stream: busy/idle, gaps, concurrency, compute/copy overlap, sync, launch latency."""
+    from gpuopt.models.nsys import NsysTimelineData
+
+    report, sel, parsed = _open(file, window, nvtx_range)
+    facts = report.timeline(window=parsed, nvtx=nvtx_range)
+    data = NsysTimelineData(path=report.path, source=report.source, selection=sel, timeline=facts)
+    return Outcome(
+        data=data,
+        render=lambda: _render_timeline(facts, sel, report.path),
+        inputs=_inputs(file),
+        unmodeled=_unmodeled(report),
+    )
+
+
+def _ms(ns: int | float | None) -> str:
+    return "—" if ns is None else f"{ns / 1e6:.3f} ms"
+
+
+def _render_timeline(t: Timeline, sel: NsysSelection, path: str | None = None) -> str:
+    scope = []
+    if sel.window_start_ns is not None or sel.window_end_ns is not None:
+        scope.append(f"window {sel.window_start_ns}:{sel.window_end_ns}")
+    if sel.nvtx:
+        scope.append(f"NVTX range {sel.nvtx!r}")
+    title = "Timeline" + (f" — {path}" if path else "") + (f" ({', '.join(scope)})" if scope else "")
+    rows = []
+    for d in t.devices:
+        for label, b in [(f"{d.device_id}", d), *[(f"{d.device_id}/s{s.stream_id}", s) for s in d.streams]]:
+            rows.append(
+                [
+                    label,
+                    b.kernels,
+                    b.memcpys + b.memsets,
+                    _ms(b.span_ns),
+                    _ms(b.busy_ns),
+                    f"{b.busy_pct:.1f}",
+                    b.gaps.count,
+                    _ms(b.gaps.median_ns),
+                    _ms(b.compute_copy_overlap_ns),
+                    b.concurrency.max_kernels,
+                    f"{b.concurrency.mean_kernels_when_busy:.2f}",
+                ]
+            )
+    parts = [
+        title
+        + "\n"
+        + table(
+            [
+                "device/stream",
+                "kernels",
+                "copies",
+                "span",
+                "busy",
+                "busy %",
+                "gaps",
+                "gap med",
+                "overlap",
+                "max conc",
+                "mean conc",
+            ],
+            rows,
+        )
+    ]
+    if t.launch:
+        parts.append(
+            "Launch (kernel start vs. its API call)\n"
+            + table(
+                [
+                    "device",
+                    "kernels",
+                    "matched",
+                    "api med",
+                    "queue med",
+                    "queue<0",
+                    "latency med",
+                    "latency p90",
+                ],
+                [
+                    [
+                        x.device_id,
+                        x.kernels,
+                        x.matched,
+                        _ms(x.api_ns.median_ns),
+                        _ms(x.queue_delay_ns.median_ns),
+                        x.negative_queue_delays,
+                        _ms(x.launch_latency_ns.median_ns),
+                        _ms(x.launch_latency_ns.p90_ns),
+                    ]
+                    for x in t.launch
+                ],
+            )
+        )
+    if t.synchronization:
+        parts.append(
+            "Synchronization\n"
+            + table(
+                ["type", "api", "count", "total", "max"],
+                [
+                    [s.sync_type, s.api_name, s.count, _ms(s.total_ns), _ms(s.max_ns)]
+                    for s in t.synchronization
+                ],
+            )
+        )
+    if t.host_sync:
+        parts.append(
+            "Host blocked in synchronizing calls\n"
+            + table(
+                ["api", "calls", "blocked", "profiler overhead", "blocked excl. overhead"],
+                [
+                    [
+                        h.api_name,
+                        h.calls,
+                        _ms(h.blocked_ns),
+                        _ms(h.profiler_overhead_ns),
+                        _ms(h.blocked_excl_overhead_ns),
+                    ]
+                    for h in t.host_sync
+                ],
+            )
+        )
+    o = t.profiler_overhead
+    parts.append(
+        f"Profiler overhead: {'recorded' if o.recorded else 'not recorded'}, "
+        f"{o.intervals} intervals, {_ms(o.total_ns)}"
+    )
+    return "\n\n".join(parts)

@@ -1,0 +1,530 @@
+//! SQLite access: read-only, immutable connections, SQLite error mapping, and parallel row scans
+//! split by rowid so that every core reads its own part of a table through its own connection.
+
+use super::codes;
+use super::pages::{self, Val};
+use super::schema::{Schema, TableInfo};
+use crate::error::{Error, Result};
+use rayon::prelude::*;
+use rusqlite::types::ValueRef;
+use rusqlite::{Connection, OpenFlags, Row};
+use std::io::Read;
+use std::path::Path;
+
+/// The 16-byte magic at the start of every SQLite 3 database file.
+const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
+/// The size of the database header; a shorter file cannot be a database.
+const HEADER_LEN: usize = 100;
+/// Page cache per connection (KiB, as a negative `cache_size`): scans are sequential, so a small
+/// cache keeps the resident set small without costing speed.
+const CACHE_KIB: i64 = 8192;
+
+/// Checks that `path` is a regular file holding a complete SQLite database (magic, header, and the
+/// page count the header claims), before SQLite itself touches it.
+pub fn check_sqlite_file(path: &Path) -> Result<()> {
+    let shown = path.display().to_string();
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, &e))?;
+    if !meta.is_file() {
+        return Err(Error::input(
+            crate::error::codes::NOT_A_FILE,
+            format!("{shown} is not a regular file"),
+        )
+        .with_path(shown));
+    }
+    let mut header = [0u8; HEADER_LEN];
+    let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, &e))?;
+    let read = read_up_to(&mut file, &mut header).map_err(|e| Error::io(path, &e))?;
+    let magic = header.get(..16).unwrap_or_default();
+    if read < 16 || magic != SQLITE_MAGIC {
+        return Err(Error::input(
+            codes::FORMAT_INVALID,
+            format!("{shown} is not an SQLite database (an nsys export is made by `nsys export --type sqlite`)"),
+        )
+        .with_path(shown)
+        .with_expected("an SQLite 3 file starting with \"SQLite format 3\"")
+        .with_observed(describe_magic(magic)));
+    }
+    if read < HEADER_LEN {
+        return Err(truncated(&shown, meta.len(), HEADER_LEN as u64));
+    }
+    let page_size = match u16_at(&header, 16) {
+        1 => 65536u64,
+        n => u64::from(n),
+    };
+    let page_count = u64::from(u32_at(&header, 28));
+    // The in-header page count is valid only when the "version-valid-for" number equals the change
+    // counter (SQLite file format §1.3.7); older writers leave it stale.
+    let valid = u32_at(&header, 92) == u32_at(&header, 24);
+    let expected = page_size.saturating_mul(page_count);
+    if valid && page_count > 0 && meta.len() < expected {
+        return Err(truncated(&shown, meta.len(), expected));
+    }
+    Ok(())
+}
+
+fn truncated(shown: &str, have: u64, need: u64) -> Error {
+    Error::input(
+        codes::FILE_TRUNCATED,
+        format!("{shown} is truncated: {have} bytes, the SQLite header describes {need}"),
+    )
+    .with_path(shown)
+    .with_expected(format!("{need} bytes"))
+    .with_observed(format!("{have} bytes"))
+}
+
+fn describe_magic(magic: &[u8]) -> String {
+    let text: String = magic
+        .iter()
+        .map(|&b| {
+            if b.is_ascii_graphic() || b == b' ' {
+                char::from(b)
+            } else {
+                '.'
+            }
+        })
+        .collect();
+    format!("first bytes {text:?}")
+}
+
+fn read_up_to(file: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        let Some(rest) = buf.get_mut(filled..) else {
+            break;
+        };
+        match file.read(rest)? {
+            0 => break,
+            n => filled += n,
+        }
+    }
+    Ok(filled)
+}
+
+fn u16_at(buf: &[u8], at: usize) -> u16 {
+    match buf.get(at..at + 2) {
+        Some(&[a, b]) => u16::from_be_bytes([a, b]),
+        _ => 0,
+    }
+}
+
+fn u32_at(buf: &[u8], at: usize) -> u32 {
+    match buf.get(at..at + 4) {
+        Some(&[a, b, c, d]) => u32::from_be_bytes([a, b, c, d]),
+        _ => 0,
+    }
+}
+
+/// The `file:` URI that opens `path` read-only and immutable (no locks, no journal, never a write).
+pub fn uri_for(path: &Path) -> String {
+    let mut uri = String::from("file:");
+    for byte in path.to_string_lossy().bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'/' | b'.' | b'_' | b'-' | b'~') {
+            uri.push(char::from(byte));
+        } else {
+            uri.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    uri.push_str("?mode=ro&immutable=1");
+    uri
+}
+
+/// Opens a read-only, immutable connection.
+pub fn connect(uri: &str, path: &Path) -> Result<Connection> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_URI
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(uri, flags).map_err(|e| sql_error(&e, path))?;
+    conn.pragma_update(None, "cache_size", -CACHE_KIB)
+        .map_err(|e| sql_error(&e, path))?;
+    conn.pragma_update(None, "query_only", true)
+        .map_err(|e| sql_error(&e, path))?;
+    Ok(conn)
+}
+
+/// Maps an SQLite error to the crate's error: a damaged file is `file_truncated`/`format_invalid`,
+/// anything else `nsys_sqlite_error`.
+pub fn sql_error(err: &rusqlite::Error, path: &Path) -> Error {
+    let shown = path.display().to_string();
+    let code = match err.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::DatabaseCorrupt) => codes::FILE_TRUNCATED,
+        Some(rusqlite::ErrorCode::NotADatabase) => codes::FORMAT_INVALID,
+        _ => codes::SQLITE_ERROR,
+    };
+    Error::input(code, format!("{shown}: SQLite: {err}")).with_path(shown)
+}
+
+/// An integer cell that must be present.
+pub fn int(row: &Row<'_>, idx: usize, table: &str, column: &str) -> Result<i64> {
+    cell_int(&value_of(row, idx)?, table, column)
+}
+
+/// An integer cell that may be NULL.
+pub fn opt_int(row: &Row<'_>, idx: usize, table: &str, column: &str) -> Result<Option<i64>> {
+    cell_opt_int(&value_of(row, idx)?, table, column)
+}
+
+/// A text cell that may be NULL.
+pub fn opt_text(row: &Row<'_>, idx: usize) -> Result<Option<String>> {
+    Ok(cell_opt_text(&value_of(row, idx)?))
+}
+
+fn value_of<'a>(row: &'a Row<'_>, idx: usize) -> Result<Val<'a>> {
+    match row.get_ref(idx) {
+        Ok(v) => Ok(from_ref(v)),
+        Err(e) => Err(Error::input(codes::SQLITE_ERROR, e.to_string())),
+    }
+}
+
+fn from_ref(v: ValueRef<'_>) -> Val<'_> {
+    match v {
+        ValueRef::Null => Val::Null,
+        ValueRef::Integer(i) => Val::Int(i),
+        ValueRef::Real(r) => Val::Real(r),
+        ValueRef::Text(t) => Val::Text(t),
+        ValueRef::Blob(b) => Val::Blob(b),
+    }
+}
+
+fn cell_int(v: &Val<'_>, table: &str, column: &str) -> Result<i64> {
+    match cell_opt_int(v, table, column)? {
+        Some(i) => Ok(i),
+        None => Err(Error::input(
+            codes::VALUE_NULL,
+            format!("{table}.{column} is NULL in a row where a value is required"),
+        )
+        .with_expected(format!("an integer in {table}.{column}"))
+        .with_observed("NULL")),
+    }
+}
+
+fn cell_opt_int(v: &Val<'_>, table: &str, column: &str) -> Result<Option<i64>> {
+    match v {
+        Val::Int(i) => Ok(Some(*i)),
+        Val::Null => Ok(None),
+        other => Err(Error::input(
+            codes::VALUE_INVALID,
+            format!("{table}.{column} holds a non-integer value"),
+        )
+        .with_expected(format!("an integer in {table}.{column}"))
+        .with_observed(kind_of(other).to_string())),
+    }
+}
+
+fn cell_opt_text(v: &Val<'_>) -> Option<String> {
+    match v {
+        Val::Null => None,
+        Val::Int(i) => Some(i.to_string()),
+        Val::Real(r) => Some(r.to_string()),
+        Val::Text(t) | Val::Blob(t) => Some(String::from_utf8_lossy(t).into_owned()),
+    }
+}
+
+fn kind_of(v: &Val<'_>) -> &'static str {
+    match v {
+        Val::Null => "NULL",
+        Val::Int(_) => "integer",
+        Val::Real(_) => "real",
+        Val::Text(_) => "text",
+        Val::Blob(_) => "blob",
+    }
+}
+
+fn inverted(table: &str, start: i64, end: i64) -> Error {
+    Error::input(
+        codes::INTERVAL_INVERTED,
+        format!("{table} has a row that ends before it starts (start {start}, end {end})"),
+    )
+    .with_expected("end >= start")
+    .with_observed(format!("end - start = {}", end - start))
+}
+
+/// A `start`/`end` pair that must form a forward interval.
+pub fn interval(row: &Row<'_>, s: usize, e: usize, table: &str) -> Result<(i64, i64)> {
+    let start = int(row, s, table, "start")?;
+    let end = int(row, e, table, "end")?;
+    if end < start {
+        return Err(inverted(table, start, end));
+    }
+    Ok((start, end))
+}
+
+/// One scanned row: the requested columns, in request order.
+pub struct Cells<'a> {
+    vals: &'a [Val<'a>],
+    names: &'a [&'a str],
+    table: &'a str,
+}
+
+impl Cells<'_> {
+    fn val(&self, i: usize) -> Val<'_> {
+        self.vals.get(i).copied().unwrap_or(Val::Null)
+    }
+
+    fn name(&self, i: usize) -> &str {
+        self.names.get(i).copied().unwrap_or("?")
+    }
+
+    /// An integer that must be present.
+    #[inline]
+    pub fn int(&self, i: usize) -> Result<i64> {
+        match self.val(i) {
+            Val::Int(v) => Ok(v),
+            other => cell_int(&other, self.table, self.name(i)),
+        }
+    }
+
+    /// An integer that may be NULL.
+    #[inline]
+    pub fn opt_int(&self, i: usize) -> Result<Option<i64>> {
+        match self.val(i) {
+            Val::Int(v) => Ok(Some(v)),
+            other => cell_opt_int(&other, self.table, self.name(i)),
+        }
+    }
+
+    pub fn opt_text(&self, i: usize) -> Option<String> {
+        cell_opt_text(&self.val(i))
+    }
+
+    /// Columns `s` and `e` as a forward interval.
+    #[inline]
+    pub fn interval(&self, s: usize, e: usize) -> Result<(i64, i64)> {
+        let (start, end) = (self.int(s)?, self.int(e)?);
+        if end < start {
+            return Err(inverted(self.table, start, end));
+        }
+        Ok((start, end))
+    }
+}
+
+/// How a scan reads the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reader {
+    /// The direct b-tree reader, falling back to SQLite when it steps aside.
+    Auto,
+    /// SQLite only (`sqlite3_step` per row).
+    Sqlite,
+}
+
+/// Scans columns of `table` (`"rowid"` names the rowid), folding rows into per-worker accumulators.
+/// The leaf pages (or rowid ranges, through SQLite) are split among the workers in order, and the
+/// accumulators come back in that order, so a merge is deterministic whatever the thread count.
+pub fn scan<A, I, F>(
+    schema: &Schema,
+    table: &TableInfo,
+    columns: &[&str],
+    init: I,
+    fold: F,
+) -> Result<Vec<A>>
+where
+    A: Send,
+    I: Fn() -> A + Sync,
+    F: Fn(&mut A, &Cells<'_>) -> Result<()> + Sync,
+{
+    scan_with(Reader::Auto, schema, table, columns, init, fold)
+}
+
+/// [`scan`] with a chosen reader (tests compare the two).
+pub fn scan_with<A, I, F>(
+    reader: Reader,
+    schema: &Schema,
+    table: &TableInfo,
+    columns: &[&str],
+    init: I,
+    fold: F,
+) -> Result<Vec<A>>
+where
+    A: Send,
+    I: Fn() -> A + Sync,
+    F: Fn(&mut A, &Cells<'_>) -> Result<()> + Sync,
+{
+    if reader == Reader::Auto {
+        // The direct reader steps aside (Err) on layouts it does not handle; SQLite reads those.
+        if let Ok(done) = scan_pages(schema, table, columns, &init, &fold) {
+            return done;
+        }
+    }
+    scan_sqlite(schema, table, columns, &init, &fold)
+}
+
+fn scan_pages<A, I, F>(
+    schema: &Schema,
+    table: &TableInfo,
+    columns: &[&str],
+    init: &I,
+    fold: &F,
+) -> std::result::Result<Result<Vec<A>>, pages::Unsupported>
+where
+    A: Send,
+    I: Fn() -> A + Sync,
+    F: Fn(&mut A, &Cells<'_>) -> Result<()> + Sync,
+{
+    let Some(root) = table.layout.root else {
+        return Err(pages::Unsupported("no table b-tree".into()));
+    };
+    let mut positions = Vec::with_capacity(columns.len());
+    for c in columns {
+        match table.layout.position(c) {
+            Some(p) => positions.push(p),
+            None => return Err(pages::Unsupported(format!("no column {c}"))),
+        }
+    }
+    let tree = pages::Tree::open(&schema.path, root)?;
+    let workers = rayon::current_num_threads().max(1);
+    let per = tree.leaves.len().div_ceil(workers).max(1);
+    let chunks: Vec<&[u32]> = tree.leaves.chunks(per).collect();
+    let table_name = table.actual.as_str();
+    let results: Vec<std::result::Result<Result<A>, pages::Unsupported>> = chunks
+        .into_par_iter()
+        .map(|leaves| {
+            let mut acc = init();
+            let mut each = |vals: &[Val<'_>]| {
+                fold(
+                    &mut acc,
+                    &Cells {
+                        vals,
+                        names: columns,
+                        table: table_name,
+                    },
+                )
+            };
+            match tree.scan(leaves, &positions, &mut each)? {
+                Ok(()) => Ok(Ok(acc)),
+                Err(e) => Ok(Err(e)),
+            }
+        })
+        .collect();
+    let mut out = Vec::with_capacity(results.len());
+    for r in results {
+        match r? {
+            Ok(acc) => out.push(acc),
+            Err(e) => return Ok(Err(e)),
+        }
+    }
+    if out.is_empty() {
+        out.push(init());
+    }
+    Ok(Ok(out))
+}
+
+fn scan_sqlite<A, I, F>(
+    schema: &Schema,
+    table: &TableInfo,
+    columns: &[&str],
+    init: &I,
+    fold: &F,
+) -> Result<Vec<A>>
+where
+    A: Send,
+    I: Fn() -> A + Sync,
+    F: Fn(&mut A, &Cells<'_>) -> Result<()> + Sync,
+{
+    let (uri, path, name) = (&schema.uri, &schema.path, table.actual.as_str());
+    let conn = connect(uri, path)?;
+    let bounds: (Option<i64>, Option<i64>) = conn
+        .query_row(
+            &format!("SELECT min(rowid), max(rowid) FROM \"{name}\""),
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .map_err(|e| sql_error(&e, path))?;
+    let (Some(lo), Some(hi)) = bounds else {
+        return Ok(vec![init()]);
+    };
+    let quoted: Vec<String> = columns
+        .iter()
+        .map(|c| {
+            if *c == "rowid" {
+                "rowid".to_string()
+            } else {
+                format!("\"{c}\"")
+            }
+        })
+        .collect();
+    let sql = format!(
+        "SELECT {} FROM \"{name}\" WHERE rowid >= ?1 AND rowid <= ?2",
+        quoted.join(", ")
+    );
+    ranges(lo, hi, rayon::current_num_threads().max(1))
+        .into_par_iter()
+        .map(|(a, b)| {
+            let conn = connect(uri, path)?;
+            let mut stmt = conn.prepare(&sql).map_err(|e| sql_error(&e, path))?;
+            let mut rows = stmt.query([a, b]).map_err(|e| sql_error(&e, path))?;
+            let mut acc = init();
+            while let Some(row) = rows.next().map_err(|e| sql_error(&e, path))? {
+                let mut vals = [Val::Null; pages::MAX_COLUMNS];
+                for (i, slot) in vals.iter_mut().enumerate().take(columns.len()) {
+                    *slot = value_of(row, i)?;
+                }
+                let cells = Cells {
+                    vals: vals.get(..columns.len()).unwrap_or_default(),
+                    names: columns,
+                    table: name,
+                };
+                fold(&mut acc, &cells)?;
+            }
+            Ok(acc)
+        })
+        .collect()
+}
+
+/// Runs a whole query on one connection (small tables: metadata, enums, strings, NVTX).
+pub fn query_all<T, F>(uri: &str, path: &Path, sql: &str, mut each: F) -> Result<Vec<T>>
+where
+    F: FnMut(&Row<'_>) -> Result<T>,
+{
+    let conn = connect(uri, path)?;
+    query_on(&conn, path, sql, &mut each)
+}
+
+/// Like [`query_all`], on an open connection.
+pub fn query_on<T, F>(conn: &Connection, path: &Path, sql: &str, each: &mut F) -> Result<Vec<T>>
+where
+    F: FnMut(&Row<'_>) -> Result<T>,
+{
+    let mut stmt = conn.prepare(sql).map_err(|e| sql_error(&e, path))?;
+    let mut rows = stmt.query([]).map_err(|e| sql_error(&e, path))?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next().map_err(|e| sql_error(&e, path))? {
+        out.push(each(row)?);
+    }
+    Ok(out)
+}
+
+/// Splits `[lo, hi]` into at most `n` contiguous, non-empty ranges.
+fn ranges(lo: i64, hi: i64, n: usize) -> Vec<(i64, i64)> {
+    let span = i128::from(hi) - i128::from(lo) + 1;
+    let n = i128::try_from(n).unwrap_or(1).clamp(1, span.max(1));
+    let step = (span + n - 1) / n;
+    let mut out = Vec::new();
+    let mut a = i128::from(lo);
+    while a <= i128::from(hi) {
+        let b = (a + step - 1).min(i128::from(hi));
+        if let (Ok(x), Ok(y)) = (i64::try_from(a), i64::try_from(b)) {
+            out.push((x, y));
+        }
+        a = b + 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_cover_exactly() {
+        assert_eq!(ranges(1, 10, 3), vec![(1, 4), (5, 8), (9, 10)]);
+        assert_eq!(ranges(5, 5, 4), vec![(5, 5)]);
+        assert_eq!(ranges(1, 2, 8), vec![(1, 1), (2, 2)]);
+    }
+
+    #[test]
+    fn uri_escapes_query_characters() {
+        assert_eq!(
+            uri_for(Path::new("/a b/x?y#z%.sqlite")),
+            "file:/a%20b/x%3Fy%23z%25.sqlite?mode=ro&immutable=1"
+        );
+    }
+}

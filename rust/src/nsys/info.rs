@@ -1,0 +1,202 @@
+//! The identity of an export: versions, capture options, GPUs, and what was captured.
+
+use super::db;
+use super::nvtx;
+use super::schema::{ExportMeta, Schema, SOURCES};
+use super::strings::Strings;
+use crate::error::Result;
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CaptureOption {
+    pub name: String,
+    pub value: String,
+}
+
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Gpu {
+    pub id: Option<i64>,
+    pub cuda_id: Option<i64>,
+    pub name: Option<String>,
+    pub chip_name: Option<String>,
+    pub bus_location: Option<String>,
+    pub uuid: Option<String>,
+    pub sm_count: Option<i64>,
+    pub total_memory_bytes: Option<i64>,
+    pub memory_bandwidth_bytes_per_s: Option<i64>,
+    pub clock_rate_hz: Option<i64>,
+    pub l2_cache_bytes: Option<i64>,
+    pub compute_capability: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SourceStatus {
+    /// The table gpuopt reads (`CUPTI_ACTIVITY_KIND_KERNEL`).
+    pub table: String,
+    /// Its name in this file (a `_V<n>` name where versioned), or None when not captured.
+    pub actual: Option<String>,
+    pub captured: bool,
+    pub rows: Option<i64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Info {
+    pub export: ExportMeta,
+    pub capture: Vec<CaptureOption>,
+    /// How many capture rows were environment variables (not reproduced: they may be private).
+    pub capture_environment_variables: u64,
+    pub gpus: Vec<Gpu>,
+    /// Where `gpus` came from: `TARGET_INFO_GPU`, `TARGET_INFO_CUDA_DEVICE`, or none.
+    pub gpu_source: Option<String>,
+    pub sources: Vec<SourceStatus>,
+    pub nvtx_ranges: u64,
+    pub nvtx_open_ranges: u64,
+    pub string_ids: u64,
+    /// Tables in the file that no gpuopt fact reads.
+    pub unread_tables: Vec<String>,
+}
+
+pub fn info(schema: &Schema, strings: &Strings) -> Result<Info> {
+    let conn = schema.connect()?;
+    let mut capture = Vec::new();
+    let mut env = 0u64;
+    if schema
+        .all_tables
+        .get("META_DATA_CAPTURE")
+        .is_some_and(|c| c.contains("name") && c.contains("value"))
+    {
+        let rows = db::query_on(
+            &conn,
+            &schema.path,
+            "SELECT name, value FROM META_DATA_CAPTURE",
+            &mut |row| {
+                Ok((
+                    db::opt_text(row, 0)?.unwrap_or_default(),
+                    db::opt_text(row, 1)?.unwrap_or_default(),
+                ))
+            },
+        )?;
+        for (name, value) in rows {
+            if name.ends_with("ENVIRONMENT_VARIABLE") {
+                env += 1;
+            } else {
+                capture.push(CaptureOption { name, value });
+            }
+        }
+    }
+    let (gpus, gpu_source) = gpus(schema, &conn)?;
+    let mut sources = Vec::new();
+    for source in SOURCES {
+        let table = schema.table(source);
+        let rows = match table {
+            Some(t) => Some(
+                conn.query_row(&format!("SELECT count(*) FROM \"{}\"", t.actual), [], |r| {
+                    r.get(0)
+                })
+                .map_err(|e| db::sql_error(&e, &schema.path))?,
+            ),
+            None => None,
+        };
+        sources.push(SourceStatus {
+            table: source.name.to_string(),
+            actual: table.map(|t| t.actual.clone()),
+            captured: table.is_some(),
+            rows,
+        });
+    }
+    let nv = nvtx::load(schema, strings)?;
+    Ok(Info {
+        export: schema.meta.clone(),
+        capture,
+        capture_environment_variables: env,
+        gpus,
+        gpu_source,
+        sources,
+        nvtx_ranges: u64::try_from(nv.ranges.len()).unwrap_or(u64::MAX),
+        nvtx_open_ranges: u64::try_from(nv.open_ranges).unwrap_or(u64::MAX),
+        string_ids: u64::try_from(strings.len()).unwrap_or(u64::MAX),
+        unread_tables: schema.unread_tables(),
+    })
+}
+
+/// GPUs from `TARGET_INFO_GPU`, else `TARGET_INFO_CUDA_DEVICE`; only the columns the file has.
+fn gpus(schema: &Schema, conn: &rusqlite::Connection) -> Result<(Vec<Gpu>, Option<String>)> {
+    for table in ["TARGET_INFO_GPU", "TARGET_INFO_CUDA_DEVICE"] {
+        let Some(columns) = schema.all_tables.get(table) else {
+            continue;
+        };
+        let pick = |c: &str| {
+            if columns.contains(c) {
+                c.to_string()
+            } else {
+                "NULL".to_string()
+            }
+        };
+        let gpu_table = table == "TARGET_INFO_GPU";
+        let cols = if gpu_table {
+            [
+                "id",
+                "cuDevice",
+                "name",
+                "chipName",
+                "busLocation",
+                "uuid",
+                "smCount",
+                "totalMemory",
+                "memoryBandwidth",
+                "clockRate",
+                "l2CacheSize",
+                "computeMajor",
+                "computeMinor",
+            ]
+        } else {
+            [
+                "gpuId",
+                "cudaId",
+                "NULL",
+                "NULL",
+                "NULL",
+                "uuid",
+                "numMultiprocessors",
+                "NULL",
+                "NULL",
+                "NULL",
+                "NULL",
+                "NULL",
+                "NULL",
+            ]
+        };
+        let select: Vec<String> = cols.iter().map(|c| pick(c)).collect();
+        let rows = db::query_on(
+            conn,
+            &schema.path,
+            &format!("SELECT DISTINCT {} FROM {table}", select.join(", ")),
+            &mut |row| {
+                let i = |k| db::opt_int(row, k, table, "gpu");
+                let t = |k| db::opt_text(row, k);
+                let cc = match (i(11)?, i(12)?) {
+                    (Some(a), Some(b)) => Some(format!("{a}.{b}")),
+                    _ => None,
+                };
+                Ok(Gpu {
+                    id: i(0)?,
+                    cuda_id: i(1)?,
+                    name: t(2)?,
+                    chip_name: t(3)?,
+                    bus_location: t(4)?,
+                    uuid: t(5)?,
+                    sm_count: i(6)?,
+                    total_memory_bytes: i(7)?,
+                    memory_bandwidth_bytes_per_s: i(8)?,
+                    clock_rate_hz: i(9)?,
+                    l2_cache_bytes: i(10)?,
+                    compute_capability: cc,
+                })
+            },
+        )?;
+        if !rows.is_empty() {
+            return Ok((rows, Some(table.to_string())));
+        }
+    }
+    Ok((Vec::new(), None))
+}

@@ -1,0 +1,741 @@
+//! NVTX ranges: loading with domain/text resolution, `nvtx_sum`, `nvtx_kern_sum`, and attribution of
+//! GPU work to the push/pop range stack of the thread that launched it.
+//!
+//! Resolution rules (those of `nsys stats`): a range's text is the `StringIds` value of `textId` when
+//! set, else the inline `text`, else empty. Its domain is the name of the domain-create event (type 75)
+//! with the same `domainId` in the same process, else empty. A range is tagged `DOMAIN:TEXT`, so the
+//! default domain prints as `:TEXT`. Open ranges (`end` NULL) are closed at the latest timestamp of the
+//! NVTX table (`nvtx_sum`) or of its range events (`nvtx_kern_sum`).
+
+use super::codes;
+use super::db;
+use super::describe::Durations;
+use super::hash::{IdMap, IdSet};
+use super::ops::{self, Call, Op, OpKind};
+use super::out::{pct, total_i64, Columns};
+use super::schema::{Schema, NVTX};
+use super::select::Selection;
+use super::strings::Strings;
+use crate::error::{Error, Result};
+use crate::table::Table;
+use std::collections::BTreeMap;
+
+const PUSHPOP: i64 = 59;
+const STARTEND: i64 = 60;
+const NVTXT_PUSHPOP: i64 = 70;
+const NVTXT_STARTEND: i64 = 71;
+const DOMAIN_CREATE: i64 = 75;
+/// The process bits of a `globalTid` as the domain join compares them.
+const DOMAIN_PID_MASK: i64 = 0x0000_FFFF_FF00_0000;
+
+/// One NVTX range event.
+#[derive(Debug, Clone)]
+pub struct Range {
+    pub rowid: i64,
+    pub start: i64,
+    pub end: Option<i64>,
+    pub event_type: i64,
+    pub tid: i64,
+    pub end_tid: Option<i64>,
+    /// Index into [`NvtxData::tags`].
+    pub tag: u32,
+    /// Index into [`NvtxData::texts`].
+    pub text: u32,
+}
+
+impl Range {
+    pub fn style(&self) -> &'static str {
+        match self.event_type {
+            PUSHPOP | NVTXT_PUSHPOP => "PushPop",
+            STARTEND | NVTXT_STARTEND => "StartEnd",
+            _ => "Unknown",
+        }
+    }
+
+    pub fn is_pushpop(&self) -> bool {
+        matches!(self.event_type, PUSHPOP | NVTXT_PUSHPOP)
+    }
+
+    /// Ends on the thread it started on (`endGlobalTid` NULL), as `nvtx_kern_sum` requires.
+    pub fn same_thread(&self) -> bool {
+        self.end_tid.is_none()
+    }
+}
+
+/// The NVTX ranges of an export.
+#[derive(Debug, Default)]
+pub struct NvtxData {
+    pub present: bool,
+    pub ranges: Vec<Range>,
+    pub tags: Vec<String>,
+    pub texts: Vec<String>,
+    /// Latest start or end of any NVTX event (closes open ranges for `nvtx_sum`).
+    pub max_any: i64,
+    /// Latest start or end of any range event (closes open ranges for `nvtx_kern_sum`).
+    pub max_ranges: i64,
+    pub open_ranges: usize,
+}
+
+impl NvtxData {
+    pub fn close_for_sum(&self, end: Option<i64>) -> i64 {
+        end.unwrap_or(self.max_any)
+    }
+
+    pub fn close_for_kernels(&self, end: Option<i64>) -> i64 {
+        end.unwrap_or(self.max_ranges)
+    }
+
+    pub fn tag(&self, r: &Range) -> &str {
+        usize::try_from(r.tag)
+            .ok()
+            .and_then(|i| self.tags.get(i))
+            .map_or("", String::as_str)
+    }
+
+    pub fn text(&self, r: &Range) -> &str {
+        usize::try_from(r.text)
+            .ok()
+            .and_then(|i| self.texts.get(i))
+            .map_or("", String::as_str)
+    }
+
+    /// A range matches a requested name by its full tag (`DOMAIN:TEXT`) or by its text alone.
+    pub fn matches(&self, r: &Range, name: &str) -> bool {
+        self.tag(r) == name || self.text(r) == name
+    }
+}
+
+struct Raw {
+    rowid: i64,
+    start: i64,
+    end: Option<i64>,
+    event_type: i64,
+    tid: i64,
+    end_tid: Option<i64>,
+    text_id: Option<i64>,
+    text: Option<String>,
+    domain: Option<i64>,
+}
+
+/// Loads the range and domain events of `NVTX_EVENTS` (an absent table gives no ranges).
+pub fn load(schema: &Schema, strings: &Strings) -> Result<NvtxData> {
+    let Some(table) = schema.table(&NVTX) else {
+        return Ok(NvtxData::default());
+    };
+    let name = table.actual.clone();
+    let conn = schema.connect()?;
+    let (max_any, max_ranges) = conn
+        .query_row(
+            &format!(
+                "SELECT max(start), max(end), \
+                 (SELECT max(start) FROM \"{name}\" WHERE eventType IN (59, 60, 70, 71)), \
+                 (SELECT max(end) FROM \"{name}\" WHERE eventType IN (59, 60, 70, 71)) FROM \"{name}\""
+            ),
+            [],
+            |r| {
+                let v: [Option<i64>; 4] = [r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?];
+                Ok((v[0].max(v[1]).unwrap_or(0), v[2].max(v[3]).unwrap_or(0)))
+            },
+        )
+        .map_err(|e| db::sql_error(&e, &schema.path))?;
+    let raws = db::query_on(
+        &conn,
+        &schema.path,
+        &format!(
+            "SELECT rowid, start, end, eventType, globalTid, endGlobalTid, textId, text, domainId \
+             FROM \"{name}\" WHERE eventType IN (59, 60, 70, 71, 75)"
+        ),
+        &mut |row| {
+            Ok(Raw {
+                rowid: db::int(row, 0, &name, "rowid")?,
+                start: db::int(row, 1, &name, "start")?,
+                end: db::opt_int(row, 2, &name, "end")?,
+                event_type: db::int(row, 3, &name, "eventType")?,
+                tid: db::opt_int(row, 4, &name, "globalTid")?.unwrap_or(0),
+                end_tid: db::opt_int(row, 5, &name, "endGlobalTid")?,
+                text_id: db::opt_int(row, 6, &name, "textId")?,
+                text: db::opt_text(row, 7)?,
+                domain: db::opt_int(row, 8, &name, "domainId")?,
+            })
+        },
+    )?;
+    let text_of = |r: &Raw| -> Result<String> {
+        match r.text_id {
+            Some(id) => Ok(strings
+                .value(strings.resolve(id, &name, "textId")?)
+                .to_string()),
+            None => Ok(r.text.clone().unwrap_or_default()),
+        }
+    };
+    // Domain names: the earliest create event per (domainId, thread), looked up per process.
+    let mut domains: BTreeMap<(i64, i64), (i64, String)> = BTreeMap::new();
+    for r in raws.iter().filter(|r| r.event_type == DOMAIN_CREATE) {
+        let key = (r.domain.unwrap_or(0), r.tid & DOMAIN_PID_MASK);
+        let text = text_of(r)?;
+        let entry = domains.entry(key).or_insert((r.start, text.clone()));
+        if r.start < entry.0 {
+            *entry = (r.start, text);
+        }
+    }
+    let mut data = NvtxData {
+        present: true,
+        max_any,
+        max_ranges,
+        ..NvtxData::default()
+    };
+    let mut tag_index: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
+    let mut text_index: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
+    for r in raws.iter().filter(|r| r.event_type != DOMAIN_CREATE) {
+        if let Some(end) = r.end {
+            if end < r.start {
+                return Err(Error::input(
+                    codes::INTERVAL_INVERTED,
+                    format!(
+                        "{name} has a range that ends before it starts (start {}, end {end})",
+                        r.start
+                    ),
+                )
+                .with_expected("end >= start"));
+            }
+        } else {
+            data.open_ranges += 1;
+        }
+        let text = text_of(r)?;
+        let domain = domains
+            .get(&(r.domain.unwrap_or(0), r.tid & DOMAIN_PID_MASK))
+            .map_or("", |(_, d)| d.as_str());
+        let tag = format!("{domain}:{text}");
+        let text_idx = intern(&mut text_index, &mut data.texts, text);
+        let tag_idx = intern(&mut tag_index, &mut data.tags, tag);
+        data.ranges.push(Range {
+            rowid: r.rowid,
+            start: r.start,
+            end: r.end,
+            event_type: r.event_type,
+            tid: r.tid,
+            end_tid: r.end_tid,
+            tag: tag_idx,
+            text: text_idx,
+        });
+    }
+    Ok(data)
+}
+
+fn intern(
+    index: &mut std::collections::HashMap<String, u32>,
+    values: &mut Vec<String>,
+    value: String,
+) -> u32 {
+    let next = u32::try_from(values.len()).unwrap_or(u32::MAX);
+    *index.entry(value.clone()).or_insert_with(|| {
+        values.push(value);
+        next
+    })
+}
+
+/// `nvtx_sum`: range durations grouped by (tag, style), sorted by total time.
+pub fn nvtx_sum(schema: &Schema, strings: &Strings, sel: &Selection) -> Result<Table> {
+    let data = load(schema, strings)?;
+    let mut groups: BTreeMap<(u32, &'static str), Durations> = BTreeMap::new();
+    for r in &data.ranges {
+        let end = data.close_for_sum(r.end);
+        if sel.keep_cpu(r.start, end, r.tid) {
+            groups
+                .entry((r.tag, r.style()))
+                .or_default()
+                .push(end - r.start);
+        }
+    }
+    let mut rows: Vec<(String, &'static str, super::describe::Summary)> = groups
+        .into_iter()
+        .filter_map(|((tag, style), d)| {
+            let tag = data.tags.get(usize::try_from(tag).ok()?)?.clone();
+            Some((tag, style, d.describe()?))
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        b.2.total
+            .cmp(&a.2.total)
+            .then_with(|| a.0.cmp(&b.0))
+            .then_with(|| a.1.cmp(b.1))
+    });
+    let grand: i128 = rows.iter().map(|r| r.2.total).sum();
+    Columns::default()
+        .float(
+            "time_pct",
+            rows.iter().map(|r| pct(r.2.total, grand)).collect(),
+        )
+        .int(
+            "total_time_ns",
+            rows.iter().map(|r| total_i64(r.2.total)).collect(),
+        )
+        .int(
+            "instances",
+            rows.iter().map(|r| count_i64(r.2.count)).collect(),
+        )
+        .float("avg_ns", rows.iter().map(|r| r.2.mean).collect())
+        .float("med_ns", rows.iter().map(|r| r.2.median).collect())
+        .int("min_ns", rows.iter().map(|r| r.2.min).collect())
+        .int("max_ns", rows.iter().map(|r| r.2.max).collect())
+        .float("stddev_ns", rows.iter().map(|r| r.2.stddev).collect())
+        .text("style", rows.iter().map(|r| r.1.to_string()).collect())
+        .text("range", rows.iter().map(|r| r.0.clone()).collect())
+        .build()
+}
+
+pub fn count_i64(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// Same-thread ranges (`endGlobalTid` NULL) per thread, sorted by start: indices into `ranges`.
+fn ranges_by_thread(data: &NvtxData, pushpop_only: bool) -> IdMap<i64, Vec<usize>> {
+    let mut by: IdMap<i64, Vec<usize>> = IdMap::default();
+    for (i, r) in data.ranges.iter().enumerate() {
+        if r.same_thread() && (!pushpop_only || r.is_pushpop()) {
+            by.entry(r.tid).or_default().push(i);
+        }
+    }
+    for v in by.values_mut() {
+        v.sort_unstable_by_key(|&i| data.ranges.get(i).map(|r| (r.start, r.rowid)));
+    }
+    by
+}
+
+/// For every call (by index into `calls`), the ranges on its thread that contain it
+/// (`range.start <= call.start && call.end <= range.end`), found by one sweep per thread.
+fn containing(
+    data: &NvtxData,
+    by_thread: &IdMap<i64, Vec<usize>>,
+    calls: &[Option<Call>],
+) -> Vec<Vec<usize>> {
+    let mut out: Vec<Vec<usize>> = vec![Vec::new(); calls.len()];
+    let mut per_thread: IdMap<i64, Vec<usize>> = IdMap::default();
+    for (i, c) in calls.iter().enumerate() {
+        if let Some(c) = c {
+            per_thread.entry(c.global_tid).or_default().push(i);
+        }
+    }
+    for (tid, mut queries) in per_thread {
+        let Some(ranges) = by_thread.get(&tid) else {
+            continue;
+        };
+        queries.sort_unstable_by_key(|&q| calls.get(q).copied().flatten().map(|c| c.start));
+        let mut next = 0usize;
+        let mut active: Vec<usize> = Vec::new();
+        for q in queries {
+            let Some(call) = calls.get(q).copied().flatten() else {
+                continue;
+            };
+            while let Some(&ri) = ranges.get(next) {
+                match data.ranges.get(ri) {
+                    Some(r) if r.start <= call.start => {
+                        active.push(ri);
+                        next += 1;
+                    }
+                    _ => break,
+                }
+            }
+            active.retain(|&ri| {
+                data.ranges
+                    .get(ri)
+                    .is_some_and(|r| data.close_for_kernels(r.end) >= call.start)
+            });
+            if let Some(slot) = out.get_mut(q) {
+                slot.extend(active.iter().copied().filter(|&ri| {
+                    data.ranges
+                        .get(ri)
+                        .is_some_and(|r| data.close_for_kernels(r.end) >= call.end)
+                }));
+            }
+        }
+    }
+    out
+}
+
+/// Kernels with their launching call, for the NVTX joins.
+struct Launched {
+    ops: Vec<Op>,
+    calls: Vec<Option<Call>>,
+}
+
+fn launched(
+    schema: &Schema,
+    strings: &Strings,
+    sel: &Selection,
+    kinds: &[OpKind],
+) -> Result<Launched> {
+    let ops = ops::load(schema, strings, sel, kinds)?;
+    let keys: Vec<(i64, i64)> = ops.iter().map(|k| (k.global_pid, k.correlation)).collect();
+    let calls = ops::join_calls(schema, strings, &keys)?;
+    Ok(Launched { ops, calls })
+}
+
+/// `nvtx_kern_sum`: kernels grouped by every same-thread range containing their launch call.
+pub fn nvtx_kern_sum(schema: &Schema, strings: &Strings, sel: &Selection) -> Result<Table> {
+    let data = load(schema, strings)?;
+    // Without NVTX data nsys skips the report; kernels are not listed under an empty range.
+    let l = if data.present {
+        launched(schema, strings, sel, &[OpKind::Kernel])?
+    } else {
+        Launched {
+            ops: Vec::new(),
+            calls: Vec::new(),
+        }
+    };
+    let by_thread = ranges_by_thread(&data, false);
+    let hits = containing(&data, &by_thread, &l.calls);
+    // Group key: (range tag or None, style, pid, tid, kernel name).
+    type Key = (
+        Option<u32>,
+        Option<&'static str>,
+        Option<i64>,
+        Option<i64>,
+        i64,
+    );
+    struct Group {
+        ranges: IdSet<i64>,
+        kernels: usize,
+        durations: Durations,
+    }
+    let mut groups: BTreeMap<Key, Group> = BTreeMap::new();
+    for ((k, call), ranges) in l.ops.iter().zip(&l.calls).zip(&hits) {
+        let (pid, tid) = match call {
+            Some(c) => (
+                Some((c.global_tid >> 24) & 0xFF_FFFF),
+                Some(c.global_tid & 0xFF_FFFF),
+            ),
+            None => (None, None),
+        };
+        let mut seen: Vec<Key> = Vec::new();
+        let pairs: Vec<(Option<&Range>, i64)> = if ranges.is_empty() {
+            vec![(None, -1)]
+        } else {
+            ranges
+                .iter()
+                .filter_map(|&ri| data.ranges.get(ri).map(|r| (Some(r), r.rowid)))
+                .collect()
+        };
+        for (range, rowid) in pairs {
+            let key: Key = (
+                range.map(|r| r.tag),
+                range.map(Range::style),
+                pid,
+                tid,
+                k.name,
+            );
+            let g = groups.entry(key).or_insert_with(|| Group {
+                ranges: IdSet::default(),
+                kernels: 0,
+                durations: Durations::default(),
+            });
+            if range.is_some() {
+                g.ranges.insert(rowid);
+            }
+            if !seen.contains(&key) {
+                g.kernels += 1;
+                seen.push(key);
+            }
+            g.durations.push(k.duration());
+        }
+    }
+    let mut rows = Vec::new();
+    for ((tag, style, pid, tid, kname), g) in groups {
+        let Some(s) = g.durations.describe() else {
+            continue;
+        };
+        let tag = tag.and_then(|t| data.tags.get(usize::try_from(t).ok()?).cloned());
+        let kname = strings
+            .value(u32::try_from(kname).unwrap_or(u32::MAX))
+            .to_string();
+        rows.push((tag, style, pid, tid, g.ranges.len(), g.kernels, s, kname));
+    }
+    // nsys: ORDER BY range, pid, tid, total DESC (NULL ranges first); then the kernel name.
+    rows.sort_by(|a, b| {
+        a.0.cmp(&b.0)
+            .then_with(|| a.2.cmp(&b.2))
+            .then_with(|| a.3.cmp(&b.3))
+            .then_with(|| b.6.total.cmp(&a.6.total))
+            .then_with(|| a.7.cmp(&b.7))
+    });
+    Columns::default()
+        .opt_text("range", rows.iter().map(|r| r.0.clone()).collect())
+        .opt_text(
+            "style",
+            rows.iter().map(|r| r.1.map(str::to_string)).collect(),
+        )
+        .opt_int("pid", rows.iter().map(|r| r.2).collect())
+        .opt_int("tid", rows.iter().map(|r| r.3).collect())
+        .int(
+            "nvtx_instances",
+            rows.iter()
+                .map(|r| i64::try_from(r.4).unwrap_or(i64::MAX))
+                .collect(),
+        )
+        .int(
+            "kernel_instances",
+            rows.iter()
+                .map(|r| i64::try_from(r.5).unwrap_or(i64::MAX))
+                .collect(),
+        )
+        .int(
+            "total_time_ns",
+            rows.iter().map(|r| total_i64(r.6.total)).collect(),
+        )
+        .float("avg_ns", rows.iter().map(|r| r.6.mean).collect())
+        .float("med_ns", rows.iter().map(|r| r.6.median).collect())
+        .int("min_ns", rows.iter().map(|r| r.6.min).collect())
+        .int("max_ns", rows.iter().map(|r| r.6.max).collect())
+        .float("stddev_ns", rows.iter().map(|r| r.6.stddev).collect())
+        .text("kernel_name", rows.iter().map(|r| r.7.clone()).collect())
+        .build()
+}
+
+/// Per push/pop range instance: the GPU work launched inside it.
+#[derive(Debug, Clone, Default)]
+struct Instance {
+    depth: usize,
+    kernels: usize,
+    kernel_inclusive: i128,
+    kernel_exclusive: i128,
+    ops: usize,
+    gpu_start: Option<i64>,
+    gpu_end: Option<i64>,
+}
+
+/// Attribution of GPU work to push/pop ranges, per range instance (`per_instance`) or per range tag.
+///
+/// A GPU operation belongs to every push/pop range open on its launching thread around its API call
+/// (inclusive) and, exclusively, to the innermost one. Kernel time is summed; the GPU projection of a
+/// range instance runs from the first start to the last end of the operations (kernels, memcpys,
+/// memsets) launched inside it.
+pub fn attribution(
+    schema: &Schema,
+    strings: &Strings,
+    sel: &Selection,
+    per_instance: bool,
+) -> Result<Table> {
+    let data = load(schema, strings)?;
+    let l = launched(
+        schema,
+        strings,
+        sel,
+        &[OpKind::Kernel, OpKind::Memcpy, OpKind::Memset],
+    )?;
+    let by_thread = ranges_by_thread(&data, true);
+    let hits = containing(&data, &by_thread, &l.calls);
+    let mut inst: Vec<Instance> = vec![Instance::default(); data.ranges.len()];
+    // Nesting depth of each range: how many same-thread push/pop ranges enclose it.
+    for ids in by_thread.values() {
+        let mut stack: Vec<i64> = Vec::new();
+        for &ri in ids {
+            let Some(r) = data.ranges.get(ri) else {
+                continue;
+            };
+            let end = data.close_for_kernels(r.end);
+            while stack.last().is_some_and(|&e| e < end) {
+                stack.pop();
+            }
+            if let Some(slot) = inst.get_mut(ri) {
+                slot.depth = stack.len();
+            }
+            stack.push(end);
+        }
+    }
+    for (op, ranges) in l.ops.iter().zip(&hits) {
+        let innermost = ranges
+            .iter()
+            .copied()
+            .max_by_key(|&ri| data.ranges.get(ri).map(|r| (r.start, r.rowid)));
+        for &ri in ranges {
+            let Some(slot) = inst.get_mut(ri) else {
+                continue;
+            };
+            slot.ops += 1;
+            slot.gpu_start = Some(slot.gpu_start.map_or(op.start, |s| s.min(op.start)));
+            slot.gpu_end = Some(slot.gpu_end.map_or(op.end, |e| e.max(op.end)));
+            if op.kind == OpKind::Kernel {
+                slot.kernels += 1;
+                slot.kernel_inclusive += i128::from(op.duration());
+                if Some(ri) == innermost {
+                    slot.kernel_exclusive += i128::from(op.duration());
+                }
+            }
+        }
+    }
+    let keep = |r: &Range| {
+        r.same_thread()
+            && r.is_pushpop()
+            && sel.keep_cpu(r.start, data.close_for_kernels(r.end), r.tid)
+    };
+    if per_instance {
+        return instance_table(&data, &inst, &keep);
+    }
+    tag_table(&data, &inst, &keep, &l.ops, &hits)
+}
+
+fn instance_table(
+    data: &NvtxData,
+    inst: &[Instance],
+    keep: &dyn Fn(&Range) -> bool,
+) -> Result<Table> {
+    let mut rows: Vec<(&Range, &Instance)> = data
+        .ranges
+        .iter()
+        .zip(inst)
+        .filter(|(r, _)| keep(r))
+        .collect();
+    rows.sort_by_key(|(r, _)| (r.start, r.rowid));
+    Columns::default()
+        .text(
+            "range",
+            rows.iter().map(|(r, _)| data.tag(r).to_string()).collect(),
+        )
+        .int(
+            "pid",
+            rows.iter()
+                .map(|(r, _)| (r.tid >> 24) & 0xFF_FFFF)
+                .collect(),
+        )
+        .int("tid", rows.iter().map(|(r, _)| r.tid & 0xFF_FFFF).collect())
+        .int(
+            "depth",
+            rows.iter().map(|(_, i)| usize_i64(i.depth)).collect(),
+        )
+        .int("start_ns", rows.iter().map(|(r, _)| r.start).collect())
+        .int(
+            "end_ns",
+            rows.iter()
+                .map(|(r, _)| data.close_for_kernels(r.end))
+                .collect(),
+        )
+        .int(
+            "cpu_ns",
+            rows.iter()
+                .map(|(r, _)| data.close_for_kernels(r.end) - r.start)
+                .collect(),
+        )
+        .int(
+            "kernels",
+            rows.iter().map(|(_, i)| usize_i64(i.kernels)).collect(),
+        )
+        .int(
+            "kernel_inclusive_ns",
+            rows.iter()
+                .map(|(_, i)| total_i64(i.kernel_inclusive))
+                .collect(),
+        )
+        .int(
+            "kernel_exclusive_ns",
+            rows.iter()
+                .map(|(_, i)| total_i64(i.kernel_exclusive))
+                .collect(),
+        )
+        .int(
+            "gpu_ops",
+            rows.iter().map(|(_, i)| usize_i64(i.ops)).collect(),
+        )
+        .opt_int(
+            "gpu_start_ns",
+            rows.iter().map(|(_, i)| i.gpu_start).collect(),
+        )
+        .opt_int("gpu_end_ns", rows.iter().map(|(_, i)| i.gpu_end).collect())
+        .opt_int(
+            "gpu_projected_ns",
+            rows.iter()
+                .map(|(_, i)| Some(i.gpu_end? - i.gpu_start?))
+                .collect(),
+        )
+        .build()
+}
+
+#[derive(Default)]
+struct TagRow {
+    instances: usize,
+    cpu: i128,
+    kernels: usize,
+    inclusive: i128,
+    exclusive: i128,
+    ops: usize,
+    projected: i128,
+}
+
+fn tag_table(
+    data: &NvtxData,
+    inst: &[Instance],
+    keep: &dyn Fn(&Range) -> bool,
+    ops: &[Op],
+    hits: &[Vec<usize>],
+) -> Result<Table> {
+    let mut by_tag: BTreeMap<String, TagRow> = BTreeMap::new();
+    for (r, i) in data.ranges.iter().zip(inst).filter(|(r, _)| keep(r)) {
+        let row = by_tag.entry(data.tag(r).to_string()).or_default();
+        row.instances += 1;
+        row.cpu += i128::from(data.close_for_kernels(r.end) - r.start);
+        row.exclusive += i.kernel_exclusive;
+        if let (Some(s), Some(e)) = (i.gpu_start, i.gpu_end) {
+            row.projected += i128::from(e - s);
+        }
+    }
+    // Inclusive time per tag counts an operation once even when ranges of that tag nest.
+    for (op, ranges) in ops.iter().zip(hits) {
+        let mut tags: Vec<u32> = ranges
+            .iter()
+            .filter_map(|&ri| data.ranges.get(ri))
+            .filter(|r| keep(r))
+            .map(|r| r.tag)
+            .collect();
+        tags.sort_unstable();
+        tags.dedup();
+        for t in tags {
+            let Some(name) = data.tags.get(usize::try_from(t).unwrap_or(usize::MAX)) else {
+                continue;
+            };
+            let Some(row) = by_tag.get_mut(name) else {
+                continue;
+            };
+            row.ops += 1;
+            if op.kind == OpKind::Kernel {
+                row.kernels += 1;
+                row.inclusive += i128::from(op.duration());
+            }
+        }
+    }
+    let mut rows: Vec<(String, TagRow)> = by_tag.into_iter().collect();
+    rows.sort_by(|a, b| {
+        b.1.inclusive
+            .cmp(&a.1.inclusive)
+            .then_with(|| a.0.cmp(&b.0))
+    });
+    Columns::default()
+        .text("range", rows.iter().map(|r| r.0.clone()).collect())
+        .int(
+            "instances",
+            rows.iter().map(|r| usize_i64(r.1.instances)).collect(),
+        )
+        .int(
+            "cpu_total_ns",
+            rows.iter().map(|r| total_i64(r.1.cpu)).collect(),
+        )
+        .int(
+            "kernels",
+            rows.iter().map(|r| usize_i64(r.1.kernels)).collect(),
+        )
+        .int(
+            "kernel_inclusive_ns",
+            rows.iter().map(|r| total_i64(r.1.inclusive)).collect(),
+        )
+        .int(
+            "kernel_exclusive_ns",
+            rows.iter().map(|r| total_i64(r.1.exclusive)).collect(),
+        )
+        .int("gpu_ops", rows.iter().map(|r| usize_i64(r.1.ops)).collect())
+        .int(
+            "gpu_projected_ns",
+            rows.iter().map(|r| total_i64(r.1.projected)).collect(),
+        )
+        .build()
+}
+
+fn usize_i64(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}

@@ -1,0 +1,208 @@
+//! GPU operations (kernels, memcpys, memsets) as compact rows, and their join to the CUDA API call
+//! that launched them (`correlationId` *and* process: correlation ids are unique only per process).
+
+use super::db;
+use super::hash::IdMap;
+use super::schema::{Schema, KERNEL, MEMCPY, MEMSET, RUNTIME};
+use super::select::{Selection, PID_MASK};
+use super::strings::Strings;
+use crate::error::Result;
+use rayon::prelude::*;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum OpKind {
+    Kernel,
+    Memcpy,
+    Memset,
+}
+
+impl OpKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OpKind::Kernel => "kernel",
+            OpKind::Memcpy => "memcpy",
+            OpKind::Memset => "memset",
+        }
+    }
+}
+
+/// One GPU operation.
+#[derive(Debug, Clone, Copy)]
+pub struct Op {
+    pub kind: OpKind,
+    pub rowid: i64,
+    pub start: i64,
+    pub end: i64,
+    pub device: i64,
+    pub stream: i64,
+    pub global_pid: i64,
+    pub correlation: i64,
+    /// Kernels: the demangled name's string index. Memcpys: `copyKind`. Memsets: `memKind` or -1.
+    pub name: i64,
+    /// Bytes moved or set (0 for kernels).
+    pub bytes: i64,
+    /// Memcpys: `srcKind` and `dstKind` (−1 otherwise).
+    pub src_kind: i64,
+    pub dst_kind: i64,
+}
+
+impl Op {
+    pub fn duration(&self) -> i64 {
+        self.end - self.start
+    }
+}
+
+/// Loads the selected operations of the given kinds, sorted by (start, end, kind, rowid).
+pub fn load(
+    schema: &Schema,
+    strings: &Strings,
+    sel: &Selection,
+    kinds: &[OpKind],
+) -> Result<Vec<Op>> {
+    let mut all = Vec::new();
+    for kind in kinds {
+        all.extend(load_kind(schema, strings, sel, *kind)?);
+    }
+    all.par_sort_unstable_by_key(|o| (o.start, o.end, o.kind, o.rowid));
+    Ok(all)
+}
+
+fn load_kind(schema: &Schema, strings: &Strings, sel: &Selection, kind: OpKind) -> Result<Vec<Op>> {
+    let (source, extra): (_, &[&str]) = match kind {
+        OpKind::Kernel => (&KERNEL, &["demangledName"]),
+        OpKind::Memcpy => (&MEMCPY, &["copyKind", "bytes", "srcKind", "dstKind"]),
+        OpKind::Memset if schema.has_column(&MEMSET, "memKind") => (&MEMSET, &["memKind", "bytes"]),
+        OpKind::Memset => (&MEMSET, &["rowid", "bytes"]),
+    };
+    let Some(table) = schema.table(source) else {
+        return Ok(Vec::new());
+    };
+    let name = table.actual.clone();
+    let mut columns = vec![
+        "rowid",
+        "start",
+        "end",
+        "deviceId",
+        "streamId",
+        "globalPid",
+        "correlationId",
+    ];
+    columns.extend(extra);
+    let memset_kind = kind == OpKind::Memset && extra.first() == Some(&"memKind");
+    let parts = db::scan(
+        schema,
+        table,
+        &columns,
+        Vec::new,
+        |acc: &mut Vec<Op>, row| {
+            let (start, end) = row.interval(1, 2)?;
+            let global_pid = row.opt_int(5)?.unwrap_or(0);
+            let correlation = row.opt_int(6)?.unwrap_or(0);
+            if !sel.keep_gpu(start, end, global_pid, correlation) {
+                return Ok(());
+            }
+            let name_value = match kind {
+                OpKind::Kernel => {
+                    i64::from(strings.resolve(row.int(7)?, &name, "demangledName")?)
+                }
+                OpKind::Memcpy => row.int(7)?,
+                OpKind::Memset if memset_kind => row.opt_int(7)?.unwrap_or(-1),
+                OpKind::Memset => -1,
+            };
+            let (bytes, src_kind, dst_kind) = match kind {
+                OpKind::Kernel => (0, -1, -1),
+                OpKind::Memcpy => (
+                    row.opt_int(8)?.unwrap_or(0),
+                    row.opt_int(9)?.unwrap_or(-1),
+                    row.opt_int(10)?.unwrap_or(-1),
+                ),
+                OpKind::Memset => (row.opt_int(8)?.unwrap_or(0), -1, -1),
+            };
+            acc.push(Op {
+                kind,
+                rowid: row.int(0)?,
+                start,
+                end,
+                device: row.int(3)?,
+                stream: row.int(4)?,
+                global_pid,
+                correlation,
+                name: name_value,
+                bytes,
+                src_kind,
+                dst_kind,
+            });
+            Ok(())
+        },
+    )?;
+    Ok(parts.into_iter().flatten().collect())
+}
+
+/// The CUDA API call that launched an operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Call {
+    pub start: i64,
+    pub end: i64,
+    pub global_tid: i64,
+    /// The API name's string index.
+    pub name: u32,
+}
+
+/// For each key `(globalPid, correlationId)`, the runtime call with that correlation id in that
+/// process (None when the export has no such call, e.g. a trace window cut it off).
+pub fn join_calls(
+    schema: &Schema,
+    strings: &Strings,
+    keys: &[(i64, i64)],
+) -> Result<Vec<Option<Call>>> {
+    let mut slots: IdMap<(i64, i64), u32> = IdMap::default();
+    for &(pid, corr) in keys {
+        let next = u32::try_from(slots.len()).unwrap_or(u32::MAX);
+        slots.entry((pid & PID_MASK, corr)).or_insert(next);
+    }
+    let mut found: Vec<Option<Call>> = vec![None; slots.len()];
+    if let Some(table) = schema.table(&RUNTIME) {
+        let name = table.actual.clone();
+        let parts = db::scan(
+            schema,
+            table,
+            &["start", "end", "globalTid", "correlationId", "nameId"],
+            Vec::new,
+            |acc: &mut Vec<(u32, Call)>, row| {
+                let Some(corr) = row.opt_int(3)? else {
+                    return Ok(());
+                };
+                let tid = row.opt_int(2)?.unwrap_or(0);
+                let Some(&slot) = slots.get(&(tid & PID_MASK, corr)) else {
+                    return Ok(());
+                };
+                let (start, end) = row.interval(0, 1)?;
+                let api = strings.resolve(row.int(4)?, &name, "nameId")?;
+                acc.push((
+                    slot,
+                    Call {
+                        start,
+                        end,
+                        global_tid: tid,
+                        name: api,
+                    },
+                ));
+                Ok(())
+            },
+        )?;
+        for (slot, call) in parts.into_iter().flatten() {
+            if let Some(cell) = usize::try_from(slot).ok().and_then(|i| found.get_mut(i)) {
+                // Keep the first call in rowid order if a process repeats a correlation id.
+                cell.get_or_insert(call);
+            }
+        }
+    }
+    Ok(keys
+        .iter()
+        .map(|&(pid, corr)| {
+            slots
+                .get(&(pid & PID_MASK, corr))
+                .and_then(|&slot| found.get(usize::try_from(slot).ok()?).copied().flatten())
+        })
+        .collect())
+}

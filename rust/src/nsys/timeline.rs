@@ -1,0 +1,578 @@
+//! Timeline facts per device and per stream: busy time (interval union of kernels, memcpys and
+//! memsets), idle time and gaps, kernel concurrency, compute/copy overlap, synchronization, host time
+//! blocked in synchronizing calls, and launch latency / queue delay.
+//!
+//! Definitions: the *span* runs from the first operation's start to the last operation's end (after
+//! clipping to the window, when one is given); `busy` is the union of operation intervals inside it;
+//! `idle = span − busy`; a *gap* is a maximal idle interval between two operations. Concurrency counts
+//! kernels running at the same instant (back-to-back kernels do not overlap). Host-side times exclude
+//! recorded profiler overhead (`PROFILER_OVERHEAD`, `CUPTI_ACTIVITY_KIND_OVERHEAD`) on the same thread.
+
+use super::api::strip_version;
+use super::db;
+use super::describe::percentile_sorted;
+use super::hash::IdMap;
+use super::memory::enum_labels;
+use super::ops::{self, Op, OpKind};
+use super::out::Columns;
+use super::schema::{
+    Schema, CUPTI_OVERHEAD, ENUM_MEMCPY_OPER, ENUM_SYNC_TYPE, PROFILER_OVERHEAD, SYNC,
+};
+use super::select::Selection;
+use super::strings::Strings;
+use crate::error::Result;
+use crate::intervals::{self, Span};
+use crate::table::Table;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Upper bounds (ns, exclusive) of the gap histogram buckets; the last bucket is open-ended.
+const GAP_BUCKETS_NS: [i64; 5] = [1_000, 10_000, 100_000, 1_000_000, 10_000_000];
+
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Distribution {
+    pub count: u64,
+    pub total_ns: i64,
+    pub min_ns: Option<i64>,
+    pub median_ns: Option<i64>,
+    pub p90_ns: Option<i64>,
+    pub max_ns: Option<i64>,
+    pub mean_ns: Option<f64>,
+}
+
+impl Distribution {
+    /// Nearest-rank median and p90 of integer values.
+    pub fn of(mut values: Vec<i64>) -> Self {
+        values.sort_unstable();
+        let total: i128 = values.iter().map(|&v| i128::from(v)).sum();
+        Self {
+            count: u64::try_from(values.len()).unwrap_or(u64::MAX),
+            total_ns: i64::try_from(total).unwrap_or(i64::MAX),
+            min_ns: values.first().copied(),
+            median_ns: percentile_sorted(&values, 50.0),
+            p90_ns: percentile_sorted(&values, 90.0),
+            max_ns: values.last().copied(),
+            mean_ns: (!values.is_empty()).then(|| total as f64 / values.len() as f64),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct GapBucket {
+    pub lower_ns: i64,
+    pub upper_ns: Option<i64>,
+    pub count: u64,
+    pub total_ns: i64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Gaps {
+    #[serde(flatten)]
+    pub distribution: Distribution,
+    pub histogram: Vec<GapBucket>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct KernelConcurrency {
+    pub max_kernels: u32,
+    /// Time-weighted mean number of kernels running while at least one runs.
+    pub mean_kernels_when_busy: f64,
+    /// `time_at_level_ns[k]`: time with exactly k kernels running (k = 0: idle between kernels).
+    pub time_at_level_ns: Vec<i64>,
+}
+
+/// Busy/idle facts of one device or one stream.
+#[derive(Debug, Clone, Serialize)]
+pub struct Busy {
+    pub kernels: u64,
+    pub memcpys: u64,
+    pub memsets: u64,
+    pub span_start_ns: Option<i64>,
+    pub span_end_ns: Option<i64>,
+    pub span_ns: i64,
+    pub busy_ns: i64,
+    pub idle_ns: i64,
+    pub busy_pct: f64,
+    pub kernel_busy_ns: i64,
+    pub copy_busy_ns: i64,
+    pub compute_copy_overlap_ns: i64,
+    pub kernel_only_ns: i64,
+    pub copy_only_ns: i64,
+    pub gaps: Gaps,
+    pub concurrency: KernelConcurrency,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StreamTimeline {
+    pub stream_id: i64,
+    #[serde(flatten)]
+    pub busy: Busy,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceTimeline {
+    pub device_id: i64,
+    #[serde(flatten)]
+    pub busy: Busy,
+    pub streams: Vec<StreamTimeline>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SyncByType {
+    pub sync_type: String,
+    pub api_name: Option<String>,
+    pub count: u64,
+    pub total_ns: i64,
+    pub max_ns: i64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct HostSync {
+    pub api_name: String,
+    pub calls: u64,
+    pub blocked_ns: i64,
+    pub profiler_overhead_ns: i64,
+    pub blocked_excl_overhead_ns: i64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Launch {
+    pub device_id: i64,
+    pub kernels: u64,
+    /// Kernels whose launch call is in the export (joined on correlationId and process).
+    pub matched: u64,
+    pub api_ns: Distribution,
+    pub api_excl_overhead_ns: Distribution,
+    /// Kernel start − launch call end; negative when the kernel started before the call returned.
+    pub queue_delay_ns: Distribution,
+    pub negative_queue_delays: u64,
+    /// Kernel start − launch call start.
+    pub launch_latency_ns: Distribution,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Overhead {
+    pub recorded: bool,
+    pub intervals: u64,
+    pub total_ns: i64,
+}
+
+/// Every timeline fact of a selection.
+#[derive(Debug, Clone, Serialize)]
+pub struct Timeline {
+    pub devices: Vec<DeviceTimeline>,
+    pub synchronization: Vec<SyncByType>,
+    pub host_sync: Vec<HostSync>,
+    pub launch: Vec<Launch>,
+    pub profiler_overhead: Overhead,
+}
+
+/// Profiler overhead intervals per thread (union), for excluding them from host-side times.
+struct OverheadIndex {
+    by_thread: IdMap<i64, Vec<Span>>,
+    intervals: u64,
+    recorded: bool,
+}
+
+impl OverheadIndex {
+    fn load(schema: &Schema) -> Result<Self> {
+        let mut raw: IdMap<i64, Vec<Span>> = IdMap::default();
+        let mut intervals = 0u64;
+        let mut recorded = false;
+        for source in [&PROFILER_OVERHEAD, &CUPTI_OVERHEAD] {
+            let Some(table) = schema.table(source) else {
+                continue;
+            };
+            recorded = true;
+            let name = table.actual.clone();
+            let rows = db::query_all(
+                &schema.uri,
+                &schema.path,
+                &format!("SELECT start, end, globalTid FROM \"{name}\""),
+                |row| {
+                    let (s, e) = db::interval(row, 0, 1, &name)?;
+                    Ok((
+                        db::opt_int(row, 2, &name, "globalTid")?.unwrap_or(0),
+                        Span::new(s, e),
+                    ))
+                },
+            )?;
+            for (tid, span) in rows {
+                intervals += 1;
+                raw.entry(tid).or_default().push(span);
+            }
+        }
+        let by_thread = raw
+            .into_iter()
+            .map(|(tid, spans)| (tid, intervals::union(spans)))
+            .collect();
+        Ok(Self {
+            by_thread,
+            intervals,
+            recorded,
+        })
+    }
+
+    fn within(&self, tid: i64, span: Span) -> i64 {
+        self.by_thread
+            .get(&tid)
+            .map_or(0, |m| intervals::covered_within(m, span))
+    }
+
+    fn summary(&self, sel: &Selection) -> Overhead {
+        let total = self
+            .by_thread
+            .values()
+            .flat_map(|m| m.iter())
+            .filter_map(|s| match sel.window {
+                Some(w) => s.clip(w),
+                None => Some(*s),
+            })
+            .map(|s| s.len())
+            .sum();
+        Overhead {
+            recorded: self.recorded,
+            intervals: self.intervals,
+            total_ns: total,
+        }
+    }
+}
+
+/// The operation's interval, clipped to the window when there is one.
+fn clipped(op: &Op, sel: &Selection) -> Option<Span> {
+    let s = Span::new(op.start, op.end);
+    match sel.window {
+        Some(w) => s
+            .clip(w)
+            .or((s.is_empty() && sel.in_window(s.start, s.end)).then_some(s)),
+        None => Some(s),
+    }
+}
+
+fn busy(ops: &[(Span, OpKind)]) -> Busy {
+    let (mut kernels, mut copies) = (Vec::new(), Vec::new());
+    let mut counts = [0u64; 3];
+    for (span, kind) in ops {
+        match kind {
+            OpKind::Kernel => {
+                counts[0] += 1;
+                kernels.push(*span);
+            }
+            OpKind::Memcpy => {
+                counts[1] += 1;
+                copies.push(*span);
+            }
+            OpKind::Memset => {
+                counts[2] += 1;
+                copies.push(*span);
+            }
+        }
+    }
+    let span_start = ops.iter().map(|(s, _)| s.start).min();
+    let span_end = ops.iter().map(|(s, _)| s.end).max();
+    let span_ns = match (span_start, span_end) {
+        (Some(a), Some(b)) => b - a,
+        _ => 0,
+    };
+    let conc = intervals::concurrency(&kernels);
+    let k = intervals::union(kernels);
+    let c = intervals::union(copies);
+    let all = intervals::union(ops.iter().map(|(s, _)| *s).collect());
+    let busy_ns = intervals::total(&all);
+    let k_ns = intervals::total(&k);
+    let c_ns = intervals::total(&c);
+    let overlap = intervals::intersection_len(&k, &c);
+    let gap_lens: Vec<i64> = intervals::gaps(&all).iter().map(Span::len).collect();
+    Busy {
+        kernels: counts[0],
+        memcpys: counts[1],
+        memsets: counts[2],
+        span_start_ns: span_start,
+        span_end_ns: span_end,
+        span_ns,
+        busy_ns,
+        idle_ns: span_ns - busy_ns,
+        busy_pct: if span_ns > 0 {
+            busy_ns as f64 * 100.0 / span_ns as f64
+        } else {
+            0.0
+        },
+        kernel_busy_ns: k_ns,
+        copy_busy_ns: c_ns,
+        compute_copy_overlap_ns: overlap,
+        kernel_only_ns: k_ns - overlap,
+        copy_only_ns: c_ns - overlap,
+        gaps: gap_stats(gap_lens),
+        concurrency: KernelConcurrency {
+            max_kernels: conc.max,
+            mean_kernels_when_busy: conc.mean_when_busy(),
+            time_at_level_ns: conc.time_at,
+        },
+    }
+}
+
+fn gap_stats(lens: Vec<i64>) -> Gaps {
+    let mut histogram: Vec<GapBucket> = Vec::new();
+    let mut lower = 0i64;
+    for upper in GAP_BUCKETS_NS.iter().copied().map(Some).chain([None]) {
+        let inside: Vec<i64> = lens
+            .iter()
+            .copied()
+            .filter(|&g| g >= lower && upper.is_none_or(|u| g < u))
+            .collect();
+        histogram.push(GapBucket {
+            lower_ns: lower,
+            upper_ns: upper,
+            count: u64::try_from(inside.len()).unwrap_or(u64::MAX),
+            total_ns: inside.iter().sum(),
+        });
+        lower = upper.unwrap_or(lower);
+    }
+    Gaps {
+        distribution: Distribution::of(lens),
+        histogram,
+    }
+}
+
+/// Computes every timeline fact of the selection.
+pub fn timeline(schema: &Schema, strings: &Strings, sel: &Selection) -> Result<Timeline> {
+    let all = ops::load(
+        schema,
+        strings,
+        sel,
+        &[OpKind::Kernel, OpKind::Memcpy, OpKind::Memset],
+    )?;
+    let mut by_device: BTreeMap<i64, Vec<(Span, OpKind)>> = BTreeMap::new();
+    let mut by_stream: BTreeMap<(i64, i64), Vec<(Span, OpKind)>> = BTreeMap::new();
+    for op in &all {
+        if let Some(span) = clipped(op, sel) {
+            by_device
+                .entry(op.device)
+                .or_default()
+                .push((span, op.kind));
+            by_stream
+                .entry((op.device, op.stream))
+                .or_default()
+                .push((span, op.kind));
+        }
+    }
+    let devices = by_device
+        .iter()
+        .map(|(&device, ops)| DeviceTimeline {
+            device_id: device,
+            busy: busy(ops),
+            streams: by_stream
+                .range((device, i64::MIN)..=(device, i64::MAX))
+                .map(|(&(_, stream), ops)| StreamTimeline {
+                    stream_id: stream,
+                    busy: busy(ops),
+                })
+                .collect(),
+        })
+        .collect();
+    let overhead = OverheadIndex::load(schema)?;
+    let kernels: Vec<&Op> = all.iter().filter(|o| o.kind == OpKind::Kernel).collect();
+    let launch = launch_facts(schema, strings, &kernels, &overhead)?;
+    let (synchronization, host_sync) = sync_facts(schema, strings, sel, &overhead)?;
+    Ok(Timeline {
+        devices,
+        synchronization,
+        host_sync,
+        launch,
+        profiler_overhead: overhead.summary(sel),
+    })
+}
+
+fn launch_facts(
+    schema: &Schema,
+    strings: &Strings,
+    kernels: &[&Op],
+    overhead: &OverheadIndex,
+) -> Result<Vec<Launch>> {
+    let keys: Vec<(i64, i64)> = kernels
+        .iter()
+        .map(|k| (k.global_pid, k.correlation))
+        .collect();
+    let calls = ops::join_calls(schema, strings, &keys)?;
+    #[derive(Default)]
+    struct Acc {
+        kernels: u64,
+        api: Vec<i64>,
+        api_excl: Vec<i64>,
+        queue: Vec<i64>,
+        latency: Vec<i64>,
+    }
+    let mut per: BTreeMap<i64, Acc> = BTreeMap::new();
+    for (k, call) in kernels.iter().zip(&calls) {
+        let acc = per.entry(k.device).or_default();
+        acc.kernels += 1;
+        if let Some(c) = call {
+            let api = c.end - c.start;
+            acc.api.push(api);
+            acc.api_excl
+                .push(api - overhead.within(c.global_tid, Span::new(c.start, c.end)));
+            acc.queue.push(k.start - c.end);
+            acc.latency.push(k.start - c.start);
+        }
+    }
+    Ok(per
+        .into_iter()
+        .map(|(device, a)| Launch {
+            device_id: device,
+            kernels: a.kernels,
+            matched: u64::try_from(a.api.len()).unwrap_or(u64::MAX),
+            negative_queue_delays: u64::try_from(a.queue.iter().filter(|&&q| q < 0).count())
+                .unwrap_or(u64::MAX),
+            api_ns: Distribution::of(a.api),
+            api_excl_overhead_ns: Distribution::of(a.api_excl),
+            queue_delay_ns: Distribution::of(a.queue),
+            launch_latency_ns: Distribution::of(a.latency),
+        })
+        .collect())
+}
+
+type SyncFacts = (Vec<SyncByType>, Vec<HostSync>);
+
+fn sync_facts(
+    schema: &Schema,
+    strings: &Strings,
+    sel: &Selection,
+    overhead: &OverheadIndex,
+) -> Result<SyncFacts> {
+    let Some(table) = schema.table(&SYNC) else {
+        return Ok((Vec::new(), Vec::new()));
+    };
+    let labels = enum_labels(schema, &ENUM_SYNC_TYPE)?;
+    let name = table.actual.clone();
+    let rows = db::query_all(
+        &schema.uri,
+        &schema.path,
+        &format!("SELECT start, end, globalPid, correlationId, syncType FROM \"{name}\""),
+        |row| {
+            let (s, e) = db::interval(row, 0, 1, &name)?;
+            Ok((
+                Span::new(s, e),
+                db::opt_int(row, 2, &name, "globalPid")?.unwrap_or(0),
+                db::opt_int(row, 3, &name, "correlationId")?.unwrap_or(0),
+                db::opt_int(row, 4, &name, "syncType")?.unwrap_or(0),
+            ))
+        },
+    )?;
+    let rows: Vec<_> = rows
+        .into_iter()
+        .filter(|(s, pid, corr, _)| sel.keep_gpu(s.start, s.end, *pid, *corr))
+        .collect();
+    let keys: Vec<(i64, i64)> = rows.iter().map(|r| (r.1, r.2)).collect();
+    let calls = ops::join_calls(schema, strings, &keys)?;
+    let mut by_type: BTreeMap<(String, Option<String>), (u64, i64, i64)> = BTreeMap::new();
+    let mut host: BTreeMap<String, (u64, i64, i64)> = BTreeMap::new();
+    for (row, call) in rows.iter().zip(&calls) {
+        let sync_type = labels
+            .get(&row.3)
+            .cloned()
+            .unwrap_or_else(|| format!("unknown ({})", row.3));
+        let api = call.map(|c| strip_version(strings.value(c.name)).to_string());
+        let e = by_type.entry((sync_type, api.clone())).or_default();
+        e.0 += 1;
+        e.1 += row.0.len();
+        e.2 = e.2.max(row.0.len());
+        if let (Some(c), Some(api)) = (call, api) {
+            let span = Span::new(c.start, c.end);
+            let h = host.entry(api).or_default();
+            h.0 += 1;
+            h.1 += span.len();
+            h.2 += overhead.within(c.global_tid, span);
+        }
+    }
+    let synchronization = by_type
+        .into_iter()
+        .map(|((sync_type, api_name), (count, total, max))| SyncByType {
+            sync_type,
+            api_name,
+            count,
+            total_ns: total,
+            max_ns: max,
+        })
+        .collect();
+    let host_sync = host
+        .into_iter()
+        .map(|(api_name, (calls, blocked, over))| HostSync {
+            api_name,
+            calls,
+            blocked_ns: blocked,
+            profiler_overhead_ns: over,
+            blocked_excl_overhead_ns: blocked - over,
+        })
+        .collect();
+    Ok((synchronization, host_sync))
+}
+
+/// The gap list: every idle interval between operations, per device (`stream_id` null) and per
+/// stream, with the operations on either side.
+pub fn gaps(schema: &Schema, strings: &Strings, sel: &Selection) -> Result<Table> {
+    let all = ops::load(
+        schema,
+        strings,
+        sel,
+        &[OpKind::Kernel, OpKind::Memcpy, OpKind::Memset],
+    )?;
+    let opers = enum_labels(schema, &ENUM_MEMCPY_OPER)?;
+    let op_name = |op: &Op| -> String {
+        match op.kind {
+            OpKind::Kernel => strings
+                .value(u32::try_from(op.name).unwrap_or(u32::MAX))
+                .to_string(),
+            OpKind::Memcpy => format!(
+                "[CUDA memcpy {}]",
+                opers.get(&op.name).map_or("Unknown", String::as_str)
+            ),
+            OpKind::Memset => "[CUDA memset]".to_string(),
+        }
+    };
+    type Lane<'a> = Vec<(Span, &'a Op)>;
+    let mut groups: BTreeMap<(i64, Option<i64>), Lane<'_>> = BTreeMap::new();
+    for op in &all {
+        if let Some(span) = clipped(op, sel) {
+            groups
+                .entry((op.device, None))
+                .or_default()
+                .push((span, op));
+            groups
+                .entry((op.device, Some(op.stream)))
+                .or_default()
+                .push((span, op));
+        }
+    }
+    let mut rows: Vec<(i64, Option<i64>, Span, String, String)> = Vec::new();
+    for ((device, stream), ops) in groups {
+        // `all` is sorted by start, so each group is too.
+        let mut cur: Option<(i64, &Op)> = None;
+        for (span, op) in ops {
+            if let Some((end, before)) = cur {
+                if span.start > end {
+                    rows.push((
+                        device,
+                        stream,
+                        Span::new(end, span.start),
+                        op_name(before),
+                        op_name(op),
+                    ));
+                }
+                if span.end > end {
+                    cur = Some((span.end, op));
+                }
+            } else {
+                cur = Some((span.end, op));
+            }
+        }
+    }
+    Columns::default()
+        .int("device_id", rows.iter().map(|r| r.0).collect())
+        .opt_int("stream_id", rows.iter().map(|r| r.1).collect())
+        .int("start_ns", rows.iter().map(|r| r.2.start).collect())
+        .int("end_ns", rows.iter().map(|r| r.2.end).collect())
+        .int("duration_ns", rows.iter().map(|r| r.2.len()).collect())
+        .text("before", rows.iter().map(|r| r.3.clone()).collect())
+        .text("after", rows.iter().map(|r| r.4.clone()).collect())
+        .build()
+}

@@ -1,0 +1,153 @@
+//! Bindings for the Nsight Systems engine: one opened report object; facts come back as Arrow tables
+//! or JSON documents.
+
+use super::arrow::ArrowTable;
+use super::{json, run};
+use crate::nsys::select::Request;
+use crate::nsys::Report;
+use pyo3::prelude::*;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// An opened, validated nsys SQLite export.
+#[pyclass(frozen, module = "gpuopt._native")]
+pub struct NsysReport {
+    inner: Arc<Report>,
+}
+
+fn request(start: Option<i64>, end: Option<i64>, nvtx: Option<String>) -> Request {
+    Request {
+        window_start_ns: start,
+        window_end_ns: end,
+        nvtx,
+    }
+}
+
+/// `nsys_open(path) -> NsysReport`: validates the export and interns its strings.
+#[pyfunction]
+pub fn nsys_open(py: Python<'_>, path: PathBuf) -> PyResult<NsysReport> {
+    let report = run(py, || Report::open(&path))?;
+    Ok(NsysReport {
+        inner: Arc::new(report),
+    })
+}
+
+#[pymethods]
+impl NsysReport {
+    #[getter]
+    fn path(&self) -> String {
+        self.inner.schema.path.display().to_string()
+    }
+
+    /// The source tables this export has, by gpuopt's names (versioned `_V<n>` names resolved).
+    fn captured_tables(&self) -> Vec<String> {
+        self.inner
+            .schema
+            .resolved()
+            .map(|t| t.logical.clone())
+            .collect()
+    }
+
+    /// Tables in the file that no gpuopt fact reads.
+    fn unread_tables(&self) -> Vec<String> {
+        self.inner.schema.unread_tables()
+    }
+
+    /// The export's identity and what it holds, as JSON.
+    fn info_json(&self, py: Python<'_>) -> PyResult<Vec<u8>> {
+        let r = self.inner.clone();
+        let doc = run(py, move || r.info())?;
+        json(&doc)
+    }
+
+    #[pyo3(signature = (report, window_start_ns = None, window_end_ns = None, nvtx = None))]
+    fn stats(
+        &self,
+        py: Python<'_>,
+        report: String,
+        window_start_ns: Option<i64>,
+        window_end_ns: Option<i64>,
+        nvtx: Option<String>,
+    ) -> PyResult<ArrowTable> {
+        let r = self.inner.clone();
+        let req = request(window_start_ns, window_end_ns, nvtx);
+        Ok(run(py, move || r.stats(&report, &req))?.into())
+    }
+
+    #[pyo3(signature = (short_names = false, window_start_ns = None, window_end_ns = None, nvtx = None))]
+    fn kernels(
+        &self,
+        py: Python<'_>,
+        short_names: bool,
+        window_start_ns: Option<i64>,
+        window_end_ns: Option<i64>,
+        nvtx: Option<String>,
+    ) -> PyResult<ArrowTable> {
+        let r = self.inner.clone();
+        let req = request(window_start_ns, window_end_ns, nvtx);
+        Ok(run(py, move || r.kernels(&req, short_names))?.into())
+    }
+
+    #[pyo3(signature = (window_start_ns = None, window_end_ns = None, nvtx = None))]
+    fn memory(
+        &self,
+        py: Python<'_>,
+        window_start_ns: Option<i64>,
+        window_end_ns: Option<i64>,
+        nvtx: Option<String>,
+    ) -> PyResult<ArrowTable> {
+        let r = self.inner.clone();
+        let req = request(window_start_ns, window_end_ns, nvtx);
+        Ok(run(py, move || r.memory(&req))?.into())
+    }
+
+    #[pyo3(signature = (per_instance = false, window_start_ns = None, window_end_ns = None, nvtx = None))]
+    fn nvtx(
+        &self,
+        py: Python<'_>,
+        per_instance: bool,
+        window_start_ns: Option<i64>,
+        window_end_ns: Option<i64>,
+        nvtx: Option<String>,
+    ) -> PyResult<ArrowTable> {
+        let r = self.inner.clone();
+        let req = request(window_start_ns, window_end_ns, nvtx);
+        Ok(run(py, move || r.nvtx(&req, per_instance))?.into())
+    }
+
+    #[pyo3(signature = (window_start_ns = None, window_end_ns = None, nvtx = None))]
+    fn gaps(
+        &self,
+        py: Python<'_>,
+        window_start_ns: Option<i64>,
+        window_end_ns: Option<i64>,
+        nvtx: Option<String>,
+    ) -> PyResult<ArrowTable> {
+        let r = self.inner.clone();
+        let req = request(window_start_ns, window_end_ns, nvtx);
+        Ok(run(py, move || r.gaps(&req))?.into())
+    }
+
+    #[pyo3(signature = (window_start_ns = None, window_end_ns = None, nvtx = None))]
+    fn timeline_json(
+        &self,
+        py: Python<'_>,
+        window_start_ns: Option<i64>,
+        window_end_ns: Option<i64>,
+        nvtx: Option<String>,
+    ) -> PyResult<Vec<u8>> {
+        let r = self.inner.clone();
+        let req = request(window_start_ns, window_end_ns, nvtx);
+        let doc = run(py, move || r.timeline(&req))?;
+        json(&doc)
+    }
+}
+
+/// `nsys_stats_reports() -> list[str]`: the `nsys stats` report names gpuopt reproduces.
+#[pyfunction]
+pub fn nsys_stats_reports() -> Vec<String> {
+    crate::nsys::STATS_REPORTS
+        .iter()
+        .map(|s| (*s).to_string())
+        .collect()
+}

@@ -1,0 +1,184 @@
+"""Bad input fails closed: a typed error with a stable code, exit 2 (3 for an absent nsys), no data."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import gpuopt
+from gpuopt import errors, nsys
+from nsys_db import SCHEMA, Export
+
+
+def expect_error(path: Path, code: str, *args: str) -> dict[str, Any]:
+    run = gpuopt("nsys", "kernels", str(path), "--json", *args)
+    assert run.code == 2, run.stdout + run.stderr
+    env = run.json()
+    assert env["ok"] is False and env["data"] is None
+    assert env["errors"][0]["code"] == code, env["errors"]
+    return dict(env["errors"][0])
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    expect_error(tmp_path / "nope.sqlite", "file_not_found")
+
+
+def test_not_sqlite(tmp_path: Path) -> None:
+    path = tmp_path / "report.sqlite"
+    path.write_text("Time (%),Total Time (ns)\n")
+    err = expect_error(path, "format_invalid")
+    assert "SQLite" in err["expected"]
+    with pytest.raises(errors.FormatError):
+        nsys.open(path)
+
+
+def test_truncated_export(shared: Path, tmp_path: Path) -> None:
+    data = (shared / "h200/nsys/eager.sqlite").read_bytes()
+    path = tmp_path / "cut.sqlite"
+    path.write_bytes(data[: len(data) // 2])
+    expect_error(path, "file_truncated")
+
+
+def test_sqlite_without_nsys_tables(tmp_path: Path) -> None:
+    path = tmp_path / "other.sqlite"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE t (x INTEGER)")
+    con.commit()
+    con.close()
+    err = expect_error(path, "version_unsupported")
+    assert "META_DATA_EXPORT" in err["expected"]
+
+
+def test_unknown_schema_major(tmp_path: Path) -> None:
+    err = expect_error(Export(schema_version="4.0.0").write(tmp_path / "v4.sqlite"), "version_unsupported")
+    assert (err["expected"], err["observed"]) == ("export schema 3.x", "4.0.0")
+    with pytest.raises(errors.UnsupportedVersionError):
+        nsys.open(tmp_path / "v4.sqlite")
+
+
+def test_missing_string_table(tmp_path: Path) -> None:
+    expect_error(Export(drop={"StringIds"}).write(tmp_path / "nostr.sqlite"), "nsys_table_missing")
+
+
+def test_missing_required_column(tmp_path: Path) -> None:
+    kernel = SCHEMA["CUPTI_ACTIVITY_KIND_KERNEL"].replace("shortName INTEGER NOT NULL, ", "")
+    e = Export(columns={"CUPTI_ACTIVITY_KIND_KERNEL": kernel})
+    err = expect_error(e.write(tmp_path / "nocol.sqlite"), "nsys_column_missing")
+    assert "shortName" in err["message"]
+
+
+def test_null_end(tmp_path: Path) -> None:
+    e = Export()
+    e.kernel(0, 10)
+    e.kernel(20, None)
+    err = expect_error(e.write(tmp_path / "null.sqlite"), "nsys_value_null")
+    assert "CUPTI_ACTIVITY_KIND_KERNEL.end" in err["message"]
+
+
+def test_inverted_interval(tmp_path: Path) -> None:
+    e = Export()
+    e.kernel(30, 20)
+    expect_error(e.write(tmp_path / "inverted.sqlite"), "nsys_interval_inverted")
+
+
+def test_dangling_string_id(tmp_path: Path) -> None:
+    e = Export()
+    e.kernel(0, 10, name="a")
+    e.kernels.append((20, 30, 0, 1, 7, 0, 0, 99, 99, None))
+    err = expect_error(e.write(tmp_path / "dangling.sqlite"), "nsys_string_dangling")
+    assert err["observed"] == "id 99"
+
+
+@pytest.mark.parametrize("window", ["5:3", "abc", "1:2:3"])
+def test_bad_window(shared: Path, window: str) -> None:
+    expect_error(shared / "h200/nsys/eager.sqlite", "nsys_window_invalid", "--window", window)
+
+
+def test_the_users_file_is_never_written(shared: Path, tmp_path: Path) -> None:
+    path = shutil.copy(shared / "h200/nsys/eager.sqlite", tmp_path / "eager.sqlite")
+    before = (hashlib.sha256(Path(path).read_bytes()).hexdigest(), os.stat(path).st_mtime_ns)
+    report = nsys.open(path)
+    for name in nsys.STATS_REPORTS:
+        report.stats(name)
+    report.timeline()
+    report.info()
+    after = (hashlib.sha256(Path(path).read_bytes()).hexdigest(), os.stat(path).st_mtime_ns)
+    assert before == after
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["eager.sqlite"]  # no journal, no WAL
+
+
+def _run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "gpuopt", *args], capture_output=True, text=True, env=env, check=False
+    )
+
+
+def _isolated_env(tmp_path: Path, path_dirs: list[Path]) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join(str(p) for p in path_dirs)
+    env["GPUOPT_CACHE_DIR"] = str(tmp_path / "cache")
+    env.pop("CUDA_HOME", None)
+    env.pop("CUDA_PATH", None)
+    return env
+
+
+@pytest.mark.skipif(
+    any(Path(p).exists() for p in ("/opt/nvidia/nsight-systems", "/usr/local/cuda/bin/nsys")),
+    reason="this machine has nsys in a standard location",
+)
+def test_nsys_rep_without_nsys_is_exit_3(tmp_path: Path) -> None:
+    rep = tmp_path / "profile.nsys-rep"
+    rep.write_bytes(b"NVIDIA Tegra Profiler Report 2025@3@2@0\n")
+    run = _run(["nsys", "kernels", str(rep), "--json"], _isolated_env(tmp_path, [tmp_path / "empty"]))
+    assert run.returncode == 3, run.stdout + run.stderr
+    err = json.loads(run.stdout)["errors"][0]
+    assert err["code"] == "tool_absent"
+    assert "nsys" in err["message"]
+
+
+FAKE_NSYS = """#!/bin/sh
+# A stand-in for nsys: prints a version and "exports" by copying a real SQLite export.
+if [ "$1" = "--version" ]; then echo "NVIDIA Nsight Systems version 2025.3.2.0-test"; exit 0; fi
+echo "$@" >> "$FAKE_NSYS_LOG"
+out=""
+while [ $# -gt 0 ]; do
+  if [ "$1" = "--output" ]; then out="$2"; fi
+  shift
+done
+cat "$FAKE_NSYS_SQLITE" > "$out"
+"""
+
+
+def test_nsys_rep_is_exported_once_and_recorded(shared: Path, tmp_path: Path) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "nsys"
+    fake.write_text(FAKE_NSYS)
+    fake.chmod(0o755)
+    rep = tmp_path / "profile.nsys-rep"
+    rep.write_bytes(b"NVIDIA Tegra Profiler Report 2025@3@2@0\n")
+    env = _isolated_env(tmp_path, [bin_dir, Path("/usr/bin"), Path("/bin")])
+    env["FAKE_NSYS_SQLITE"] = str(shared / "h200/nsys/eager.sqlite")
+    env["FAKE_NSYS_LOG"] = str(tmp_path / "calls.log")
+    first = _run(["nsys", "kernels", str(rep), "--json"], env)
+    assert first.returncode == 0, first.stdout + first.stderr
+    data = json.loads(first.stdout)["data"]
+    assert data["source"]["nsys_version"] == "2025.3.2.0"
+    assert data["source"]["report_path"] == str(rep)
+    assert data["source"]["cached"] is False
+    assert data["source"]["sqlite_path"].startswith(str(tmp_path / "cache"))
+    assert data["table"]["total_rows"] == 7
+    second = json.loads(_run(["nsys", "kernels", str(rep), "--json"], env).stdout)["data"]
+    assert second["source"]["cached"] is True
+    calls = (tmp_path / "calls.log").read_text().splitlines()
+    assert len(calls) == 1 and calls[0].startswith("export --type sqlite")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bin", "cache", "calls.log", "profile.nsys-rep"]
