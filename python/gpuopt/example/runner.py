@@ -53,10 +53,12 @@ SAMPLES = {"samples_per_call": 10, "warmup_per_call": 2}
 SCREEN_PAIRS = 2
 FORMAL_PAIRS = 5
 NOISE_PAIRS = 4
+LIMITS = {"operation_timeout_s": 900, "command_timeout_s": 300}
+"""Bounds on each evaluation of the example (a first torch import can take a while)."""
 ACQUISITION = {"shared_state": ["python_interpreter", "framework"], "rebuilt_state": ["subject_module"]}
 HYPOTHESES = {
-    "faster": "Replacing the per-row loop by one pass over all rows cuts the time per call by at least 5 %.",
-    "wrong": "Replacing the per-row loop by one pass over the whole array cuts the time per call by 5 %.",
+    "faster": "Replacing the per-row loop by one pass over all rows cuts the time per call by at least 10 %.",
+    "wrong": "Replacing the per-row loop by one pass over the whole array cuts the time per call by 10 %.",
     "no_effect": "Renaming the loop's temporaries changes nothing measurable (a control).",
 }
 MECHANISMS = {"faster": "vectorize-rows", "wrong": "vectorize-columns", "no_effect": "rename-temporaries"}
@@ -144,6 +146,7 @@ class Runner:
     def _evaluation(self, operation: str, name: str, subject: str | None, request: dict[str, Any]) -> Any:
         from gpuopt.evaluation import operations
 
+        request = {**request, "limits": LIMITS}
         rel = self._write(name, request)
         started = time.monotonic()
         out = operations.run(operation, request, cwd=self.dir, wait=True)
@@ -449,7 +452,7 @@ class Runner:
 
 
 def readiness_request(workload: str) -> dict[str, Any]:
-    """The example's Target: one primary time metric, an exact-output accuracy rule, a 5 % minimum
+    """The example's Target: one primary time metric, an exact-output accuracy rule, a 10 % minimum
     effect, CPU-only (numpy) or the first GPU (torch)."""
     tolerance = WORKLOADS[workload]["tolerance"]
     gpus: list[str] = [first_gpu()] if workload == "torch" else []
@@ -464,7 +467,8 @@ def readiness_request(workload: str) -> dict[str, Any]:
         "metrics": {
             "time_ms": {"unit": "ms", "direction": "lower", "kind": "duration", "within_call": "min"}
         },
-        "objective": {"primary": "time_ms", "minimum_effect_pct": 5},
+        # 10 %: on a shared 2-core machine smaller effects drown in contention (see the noise step's MDE).
+        "objective": {"primary": "time_ms", "minimum_effect_pct": 10},
         "driver": {
             "argv": [sys.executable, "project/bench/driver.py"],
             "env": {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"},
