@@ -10,10 +10,21 @@ from pydantic import BaseModel, Field, create_model
 from gpuopt.models.compiler import InductorReport, PtxasReport, ResUsageReport, TritonReport
 from gpuopt.models.doctor import DoctorReport
 from gpuopt.models.envelope import Envelope
+from gpuopt.models.evaluation.champion import ChampionHistory, ChampionState, SelectOutcome
 from gpuopt.models.evaluation.cli import DriverInit, StatusReport
+from gpuopt.models.evaluation.experiment import ExperimentOutcome
 from gpuopt.models.evaluation.invocation import InvocationStatus, SubmitOutcome
+from gpuopt.models.evaluation.operations import (
+    BaselineData,
+    FinalAuditData,
+    NoiseEvaluationData,
+    ScreenData,
+    TargetData,
+)
 from gpuopt.models.evaluation.store import StoreReindex, StoreVerification
 from gpuopt.models.evaluation.target import ReadinessResult
+from gpuopt.models.evaluation.views import HandoffData, ReportData, ShowData
+from gpuopt.models.example import ExampleRun
 from gpuopt.models.ncu import NcuCollection, NcuSummary
 from gpuopt.models.nsys import NsysSummaryData, NsysTableData, NsysTimelineData
 from gpuopt.models.sass import SassScanReport, SassTableData
@@ -69,6 +80,21 @@ DATA_MODELS: dict[str, type[BaseModel] | None] = {
     "gpuopt.cancel/v1": InvocationStatus,
     "gpuopt.store-verify/v1": StoreVerification,
     "gpuopt.store-reindex/v1": StoreReindex,
+    "gpuopt.baseline/v1": BaselineData,
+    "gpuopt.noise/v1": NoiseEvaluationData,
+    "gpuopt.experiment-create/v1": ExperimentOutcome,
+    "gpuopt.screen/v1": ScreenData,
+    "gpuopt.target-evaluation/v1": TargetData,
+    "gpuopt.final-audit/v1": FinalAuditData,
+    "gpuopt.champion-show/v1": ChampionState,
+    "gpuopt.champion-select/v1": SelectOutcome,
+    "gpuopt.champion-restore/v1": SelectOutcome,
+    "gpuopt.champion-history/v1": ChampionHistory,
+    "gpuopt.ls/v1": TableData,
+    "gpuopt.show/v1": ShowData,
+    "gpuopt.report/v1": ReportData,
+    "gpuopt.handoff/v1": HandoffData,
+    "gpuopt.example-run/v1": ExampleRun,
     "gpuopt.nsys.summary/v1": NsysSummaryData,
     "gpuopt.nsys.table/v1": NsysTableData,
     "gpuopt.nsys.timeline/v1": NsysTimelineData,
@@ -83,7 +109,7 @@ def json_schema(name: str) -> dict[str, Any]:
 
 
 def _document_models() -> dict[str, Any]:
-    from gpuopt.models.evaluation import driver, invocation, store, target
+    from gpuopt.models.evaluation import champion, driver, experiment, invocation, operations, store, target
 
     return {
         "gpuopt.target/v1": target.Target | target.DiagnosticTarget,
@@ -100,6 +126,27 @@ def _document_models() -> dict[str, Any]:
         "gpuopt.invocation-supervisor/v1": invocation.SupervisorRecord,
         "gpuopt.invocation-active-child/v1": invocation.ActiveChild,
         "gpuopt.gpu-occupancy/v1": invocation.Occupancy,
+        "gpuopt.experiment/v1": experiment.Experiment,
+        "gpuopt.request.experiment/v1": experiment.ExperimentRequest,
+        "gpuopt.request.baseline/v1": operations.BaselineRequest,
+        "gpuopt.request.noise/v1": operations.NoiseRequest,
+        "gpuopt.request.screen/v1": operations.ScreenRequest,
+        "gpuopt.request.target/v1": operations.TargetRequest,
+        "gpuopt.request.final-audit/v1": operations.FinalAuditRequest,
+        "gpuopt.request.champion-select/v1": champion.SelectRequest,
+        "gpuopt.request.champion-restore/v1": champion.RestoreRequest,
+        "gpuopt.champion-pointer/v1": champion.ChampionPointer,
+        "gpuopt.selection/v1": champion.Selection,
+        "gpuopt.invocation-request.baseline/v1": operations.BaselineFrozen,
+        "gpuopt.invocation-request.noise/v1": operations.NoiseFrozen,
+        "gpuopt.invocation-request.screen/v1": operations.ScreenFrozen,
+        "gpuopt.invocation-request.target/v1": operations.TargetFrozen,
+        "gpuopt.invocation-request.final-audit/v1": operations.FinalAuditFrozen,
+        "gpuopt.invocation-result.baseline/v1": operations.BaselineResult,
+        "gpuopt.invocation-result.noise/v1": operations.NoiseResult,
+        "gpuopt.invocation-result.screen/v1": operations.ScreenResult,
+        "gpuopt.invocation-result.target/v1": operations.TargetResult,
+        "gpuopt.invocation-result.final-audit/v1": operations.FinalAuditResult,
     }
 
 

@@ -67,6 +67,18 @@ _COMMANDS = (
     ("invocation", "status"),
     ("invocation", "cancel"),
     ("store", "store"),
+    ("evaluate", "baseline"),
+    ("evaluate", "noise"),
+    ("evaluate", "experiment"),
+    ("evaluate", "screen"),
+    ("evaluate", "target"),
+    ("evaluate", "final_audit"),
+    ("champion", "champion"),
+    ("views", "ls"),
+    ("views", "show"),
+    ("views", "report"),
+    ("views", "handoff"),
+    ("example", "example"),
 )
 
 

@@ -42,7 +42,7 @@ REQUEST_KEYS = {
 }  # fmt: skip
 
 
-# ---- EDIT 1: load one test case ------------------------------------------------------------------
+# ---- EDIT 1: load one test case ----------------------------------------------------------------------------
 def load_case(test_set_path: str, case_id: str, input_seed: int) -> Any:
     """Loads the inputs of case ``case_id`` from the frozen test set. Use ``input_seed`` for any random input:
     both subjects of a pair get the same seed."""
@@ -50,7 +50,7 @@ def load_case(test_set_path: str, case_id: str, input_seed: int) -> Any:
         return json.load(f)
 
 
-# ---- EDIT 2: import one subject ------------------------------------------------------------------
+# ---- EDIT 2: import one subject ----------------------------------------------------------------------------
 def load_implementation(subject_path: str, role: str) -> ModuleType:
     """Imports the code under test from a subject folder (a fresh copy per invocation; no path caches)."""
     spec = importlib.util.spec_from_file_location(f"subject_{role}", os.path.join(subject_path, "impl.py"))
@@ -61,7 +61,7 @@ def load_implementation(subject_path: str, role: str) -> ModuleType:
     return module
 
 
-# ---- EDIT 3: one measured run --------------------------------------------------------------------
+# ---- EDIT 3: one measured run ------------------------------------------------------------------------------
 def run_once(impl: ModuleType, case: Any) -> Any:
     """Runs the workload once and returns its output. On a GPU, synchronize the device before returning."""
     return impl.run(case)
@@ -71,7 +71,7 @@ MEASURE: dict[str, str] = {"step_time_ms": "ms"}
 """The metrics this driver can measure (name -> unit); each sample is one timed ``run_once``."""
 
 
-# ---- EDIT 4: correctness metrics -----------------------------------------------------------------
+# ---- EDIT 4: correctness metrics ---------------------------------------------------------------------------
 def correctness(output: Any, case: Any, reference_path: str | None) -> dict[str, float]:
     """The correctness metrics of one subject's last output (gpuopt applies the frozen rules to them)."""
     return {"max_abs_error": abs(float(output) - float(case["expected"]))}
@@ -82,7 +82,7 @@ def driver_says_passed(metrics: dict[str, float]) -> bool:
     return all(math.isfinite(v) and v <= 1e-3 for v in metrics.values())
 
 
-# ---- runtime identity ----------------------------------------------------------------------------
+# ---- runtime identity --------------------------------------------------------------------------------------
 def collect_identity() -> dict[str, Any]:
     """The runtime this call ran in; it must be identical on every call of a Target."""
     visible = [u for u in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if u]
@@ -103,7 +103,7 @@ def collect_identity() -> dict[str, Any]:
     }
 
 
-# ---- protocol plumbing (keep) --------------------------------------------------------------------
+# ---- protocol plumbing (keep) ------------------------------------------------------------------------------
 def _no_constants(name: str) -> None:
     raise ValueError(f"{name} is not JSON")
 

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from pydantic import Field
+
 from gpuopt.errors import InputError
 from gpuopt.evaluation import driver as drv
 from gpuopt.evaluation import jsonio
@@ -36,6 +38,7 @@ from gpuopt.models.evaluation.invocation import (
     Tables,
     Warning,
 )
+from gpuopt.models.evaluation.operations import Binding
 from gpuopt.models.evaluation.store import ScanLimits
 from gpuopt.models.evaluation.target import AccuracyRule, MetricDeclaration
 
@@ -68,6 +71,14 @@ class ExecutionSpec(Record):
     expected_reported: ReportedRuntime | None
     limits: Limits
     keep_workspace: bool
+    gates: list[AccuracyRule] = Field(default_factory=list, description="Candidate-only correctness rules")
+    diagnostics: list[Name] = Field(default_factory=list, description="Candidate correctness metrics kept")
+    restore_checks: list[EvidenceStep] = Field(
+        default_factory=list, description="Original calls run only after a candidate correctness failure"
+    )
+    binding: Binding | None = Field(
+        default=None, description="The Champion pointer the calls are bound to (checked before every call)"
+    )
 
 
 def samples_for(metrics: dict[str, MetricDeclaration], plan_samples: int) -> dict[str, int]:
@@ -105,6 +116,8 @@ class Execution:
     reported: ReportedRuntime | None = None
     warnings: list[Warning] = field(default_factory=list)
     gpu_seconds: float = 0.0
+    analysis: dict[str, Any] = field(default_factory=dict)
+    """What an operation handler computed once (statistics, verdict) for its verdict and fields."""
 
     def stop(self, status: ExecutionStatus, reason: str, *, valid: bool = False) -> None:
         self.execution_status = status
@@ -146,6 +159,15 @@ class SmokeHandler:
 
 
 OPERATIONS: dict[str, OperationHandler] = {"readiness_smoke": SmokeHandler()}
+
+
+def handler_for(operation: str) -> OperationHandler:
+    """The handler of an operation (the evaluations' handlers live in :mod:`analysis`)."""
+    if operation not in OPERATIONS:
+        from gpuopt.evaluation import analysis
+
+        OPERATIONS.update(analysis.HANDLERS)
+    return OPERATIONS[operation]
 
 
 def _stop_status(reason: str) -> ExecutionStatus:
@@ -208,7 +230,9 @@ class Worker:
             if step.pair_index is None or step.order is None
             else {"index": step.pair_index, "order": step.order}
         )
-        correctness_metrics = sorted({r.metric for r in spec.rules})
+        correctness_metrics = sorted(
+            {r.metric for r in spec.rules} | {g.metric for g in spec.gates} | set(spec.diagnostics)
+        )
         return drv.build_request(
             {
                 "target_id": spec.target_id,
@@ -341,7 +365,9 @@ class Worker:
             ex.receipts.append(self._receipt(step, outcome, bundle, violations, None))
             ex.stop("failed", violations[0].code if violations else "result_missing")
             return False
-        receipts = drv.correctness_receipts(request, result, spec.rules)
+        receipts = drv.correctness_receipts(
+            request, result, spec.rules, gates=spec.gates, diagnostics=spec.diagnostics
+        )
         ex.correctness.extend(receipts)
         expected = spec.expected_reported or ex.reported
         identity_equal = expected is None or jsonio.canonical(result.runtime_identity) == jsonio.canonical(
@@ -387,6 +413,25 @@ class Worker:
             return False
         return True
 
+    def _binding_current(self, ex: Execution) -> bool:
+        """The Champion pointer still has the bound hash; else the plan stops with ``stale_reference``."""
+        binding = self.spec.binding
+        if binding is None:
+            return True
+        current = pointer_sha256(self.store)
+        if current == binding.pointer_sha256:
+            return True
+        ex.stop("succeeded" if ex.receipts else "invalid", "stale_reference")
+        ex.warnings.append(
+            Warning(
+                code="stale_reference",
+                message="the Champion changed while this invocation ran",
+                expected=binding.pointer_sha256 or "absent",
+                observed=current or "absent",
+            )
+        )
+        return False
+
     def execute(self) -> Execution:
         ex = Execution()
         plan = self.spec.evidence_plan
@@ -399,7 +444,7 @@ class Worker:
                 self.deadlines.absolute_mono is not None and time.monotonic() >= self.deadlines.absolute_mono
             ):
                 ex.stop("timed_out", "absolute_deadline")
-            elif self._pre_call_check(ex) and self._call(step, ex):
+            elif self._binding_current(ex) and self._pre_call_check(ex) and self._call(step, ex):
                 continue
             ex.skipped = (
                 [s.call_index for s in plan[position + 1 :]]
@@ -407,7 +452,32 @@ class Worker:
                 else [s.call_index for s in plan[position:]]
             )
             break
+        if self.spec.restore_checks and ex.correctness_failed and self._candidate_failed(ex):
+            self._restore_checks(ex)
         return ex
+
+    def _candidate_failed(self, ex: Execution) -> bool:
+        return any(c.role == "candidate" and not c.passed for c in ex.correctness)
+
+    def _restore_checks(self, ex: Execution) -> None:
+        """After the candidate failed correctness: one original call per case whose original correctness
+        this invocation has not shown, stopping if the original fails."""
+        digest = self.spec.variants["original"].digest
+        for step in self.spec.restore_checks:
+            shown = any(
+                c.passed and c.digest == digest and c.case_id == step.case_id and c.role != "candidate"
+                for c in ex.correctness
+            )
+            if shown:
+                continue
+            if self.runner.cancelled() or time.monotonic() >= self.deadlines.operation_mono:
+                return
+            saved = (ex.execution_status, ex.validity, ex.stop_reason)
+            ok = self._call(step, ex)
+            # The comparison's outcome stands; the restore check's own outcome is in its receipts.
+            ex.execution_status, ex.validity, ex.stop_reason = saved
+            if not ok:
+                return
 
     def tables(self, ex: Execution) -> Tables:
         # A readiness probe's samples live in its frozen bundle (its work area goes once the Target exists).
@@ -449,7 +519,8 @@ def build_result(
     tables: Tables,
     overrides: dict[str, Any] | None = None,
 ) -> InvocationResult:
-    handler = OPERATIONS[spec.operation]
+    handler = handler_for(spec.operation)
+    extra = handler.extra_fields(spec, ex)
     finished = time.time()
     fields: dict[str, Any] = {
         "format": "gpuopt.invocation-result/v1",
@@ -473,7 +544,7 @@ def build_result(
         "reported_runtime": ex.reported,
         "warnings": ex.warnings,
         "tables": tables,
-        **handler.extra_fields(spec, ex),
+        **extra,
         **(overrides or {}),
     }
     return handler.result_model.model_validate(fields)
@@ -505,3 +576,11 @@ def refused_result(
 
 
 Now = Callable[[], float]
+
+
+def pointer_sha256(store: Store) -> str | None:
+    """The Champion pointer file's sha256, or None when absent (the original is the Champion)."""
+    rel = "champion/current.json"
+    if not store.exists(rel):
+        return None
+    return jsonio.sha256_hex(store.read_bytes(rel, max_bytes=1 << 20))

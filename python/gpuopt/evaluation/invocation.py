@@ -11,6 +11,7 @@ import json
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -37,6 +38,7 @@ from gpuopt.models.evaluation.invocation import (
     SubmitOutcome,
     SupervisorRecord,
 )
+from gpuopt.models.evaluation.operations import FROZEN_MODELS, RESULT_MODELS
 from gpuopt.models.evaluation.target import Target
 
 DIGEST_EXCLUDES = ("limits", "retry_of", "keep_workspace", "created_at_epoch", "request_digest")
@@ -44,7 +46,7 @@ LAUNCH_WINDOW_S = 60.0
 UNRESPONSIVE_S = 60.0
 MAX_RETRIES = 100_000
 
-REQUEST_MODELS: dict[str, type[FrozenRequest]] = {"readiness_smoke": FrozenRequest}
+REQUEST_MODELS: dict[str, type[FrozenRequest]] = {"readiness_smoke": FrozenRequest, **FROZEN_MODELS}
 """Frozen-request model per operation (operations with their own fields register a subclass)."""
 
 
@@ -74,7 +76,10 @@ def read_result(store: Store, inv_id: str) -> tuple[InvocationResult, str] | Non
     rel = _rel(inv_id, "result.json")
     if not store.exists(rel):
         return None
-    result, sha = store.read_record(rel, InvocationResult, what="invocation result")
+    raw = jsonio.parse(store.read_bytes(rel), max_bytes=jsonio.MAX_RECORD_BYTES, what="result.json")
+    operation = raw.get("operation") if isinstance(raw, dict) else None
+    model = RESULT_MODELS.get(str(operation), InvocationResult)
+    result, sha = store.read_record(rel, model, what="invocation result")
     return result, sha
 
 
@@ -278,7 +283,7 @@ def _clear_occupancy(request: FrozenRequest, inv_id: str) -> None:
 # ---- submit ------------------------------------------------------------------------------------------------
 
 
-def _is_final(result: InvocationResult) -> bool:
+def is_final(result: InvocationResult) -> bool:
     return result.execution_status == "succeeded" and (
         result.measurement_validity == "valid" or result.stop_reason == "correctness_failed"
     )
@@ -305,7 +310,7 @@ def _outcome(store: Store, inv_id: str, digest: str, *, deduplicated: bool) -> S
     )
 
 
-def _resolve_limits(limits: Limits, now: float) -> Limits:
+def resolve_limits(limits: Limits, now: float) -> Limits:
     if limits.launch_deadline_epoch is not None and limits.launch_deadline_epoch <= now:
         raise InputError(
             "deadline_passed",
@@ -331,6 +336,111 @@ def _resolve_limits(limits: Limits, now: float) -> Limits:
     return limits
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """A request frozen in memory (nothing written): its digest and the id of its first attempt."""
+
+    store: Store
+    request: dict[str, Any]
+    digest: str
+    first: str
+    model: type[FrozenRequest]
+
+
+def prepare(root: str | Path, core: dict[str, Any]) -> Prepared:
+    """Freezes a request in memory: adds the Target ref, gpuopt's tool identity, the observed host and the
+    GPUs, after re-verifying that the Target can run here. Writes nothing."""
+    store = Store.open(root)
+    target, ref = targets.load(store)
+    target = targets.optimizable(target)
+    targets.check_runnable(store, target, ref)
+    model = REQUEST_MODELS.get(str(core.get("operation")), FrozenRequest)
+    request: dict[str, Any] = {
+        **core,
+        "format": formats.INVOCATION_REQUEST,
+        "target": ref.model_dump(),
+        "tool_identity": tool_identity().model_dump(),
+        "host_id": target.runtime_identity.observed.host.host_id,
+        "gpus": list(target.gpus),
+    }
+    digest = request_digest(request)
+    return Prepared(store, request, digest, base_id(digest), model)
+
+
+Dedupe = Literal["run", "reuse", "attach"]
+
+
+def decide(store: Store, first: str, retry_of: str | None) -> tuple[Dedupe, str]:
+    """What submitting this digest would do now: ``reuse`` a final result, ``attach`` to a running attempt,
+    or ``run`` a new attempt (its id). ``retry_required``, ``retry_invalid`` and ``cleanup_unconfirmed``
+    are raised. Reads only."""
+    chain = _chain(store, first)
+    if retry_of is not None:
+        _native.validate_id("invocation", retry_of)
+        for existing in chain:
+            if read_request(store, existing).retry_of == retry_of:
+                return (
+                    "attach" if status(store.root, existing).state in ("starting", "running") else "reuse"
+                ), existing
+    if not chain:
+        if retry_of is not None:
+            raise InputError(
+                "retry_invalid",
+                "there is no earlier attempt of this request to retry",
+                path="retry_of",
+                observed=retry_of,
+            )
+        return "run", first
+    latest = chain[-1]
+    st = status(store.root, latest)
+    found = read_result(store, latest)
+    if found is not None and st.state == "completed" and is_final(found[0]):
+        return "reuse", latest
+    if st.state in ("starting", "running"):
+        return "attach", latest
+    if retry_of is None:
+        raise InputError(
+            "retry_required",
+            f"the latest attempt {latest} of this request did not end final "
+            f"({st.summary or st.state}); "
+            "rerun with retry_of set to it",
+            expected=latest,
+        )
+    if retry_of != latest:
+        raise InputError(
+            "retry_invalid",
+            "retry_of must name the latest attempt",
+            path="retry_of",
+            expected=latest,
+            observed=retry_of,
+        )
+    if st.cleanup_status not in ("confirmed", "not_required"):
+        raise InputError(
+            "cleanup_unconfirmed",
+            f"{latest} has cleanup {st.cleanup_status}; run gpuopt cancel on it first",
+            expected="confirmed",
+            observed=st.cleanup_status,
+        )
+    return "run", f"{first}-r{len(chain)}"
+
+
+def frozen_document(
+    prepared: Prepared, *, limits: Limits, retry_of: str | None, keep_workspace: bool, now: float
+) -> FrozenRequest:
+    return jsonio.validate(
+        prepared.model,
+        {
+            **prepared.request,
+            "limits": limits.model_dump(),
+            "retry_of": retry_of,
+            "keep_workspace": keep_workspace,
+            "created_at_epoch": now,
+            "request_digest": prepared.digest,
+        },
+        what="frozen request",
+    )
+
+
 def submit(
     root: str | Path,
     core: dict[str, Any],
@@ -344,82 +454,16 @@ def submit(
     ``evidence_plan``, ``variants`` and any operation-specific ones); gpuopt adds the Target ref, its tool
     identity, the observed host and the GPUs. Identical requests dedupe; a failed attempt needs
     ``retry_of``."""
-    store = Store.open(root)
-    target, ref = targets.load(store)
-    target = targets.optimizable(target)
-    targets.check_runnable(store, target, ref)
+    prepared = prepare(root, core)
+    store, digest = prepared.store, prepared.digest
     now = time.time()
-    limits = _resolve_limits(limits, now)
-    model = REQUEST_MODELS.get(str(core.get("operation")), FrozenRequest)
-    request: dict[str, Any] = {
-        **core,
-        "format": formats.INVOCATION_REQUEST,
-        "target": ref.model_dump(),
-        "tool_identity": tool_identity().model_dump(),
-        "host_id": target.runtime_identity.observed.host.host_id,
-        "gpus": list(target.gpus),
-    }
-    digest = request_digest(request)
-    first = base_id(digest)
+    limits = resolve_limits(limits, now)
     with store.lock("root", exclusive=False), store.lock(f"inv-{digest[:16]}"):
-        chain = _chain(store, first)
-        if retry_of is not None:
-            _native.validate_id("invocation", retry_of)
-            for existing in chain:
-                if read_request(store, existing).retry_of == retry_of:
-                    return _outcome(store, existing, digest, deduplicated=True)
-        if chain:
-            latest = chain[-1]
-            st = status(store.root, latest)
-            found = read_result(store, latest)
-            if found is not None and st.state == "completed" and _is_final(found[0]):
-                return _outcome(store, latest, digest, deduplicated=True)
-            if st.state in ("starting", "running"):
-                return _outcome(store, latest, digest, deduplicated=True)
-            if retry_of is None:
-                raise InputError(
-                    "retry_required",
-                    f"the latest attempt {latest} of this request did not end final "
-                    f"({st.summary or st.state}); "
-                    "rerun with retry_of set to it",
-                    expected=latest,
-                )
-            if retry_of != latest:
-                raise InputError(
-                    "retry_invalid",
-                    "retry_of must name the latest attempt",
-                    path="retry_of",
-                    expected=latest,
-                    observed=retry_of,
-                )
-            if st.cleanup_status not in ("confirmed", "not_required"):
-                raise InputError(
-                    "cleanup_unconfirmed",
-                    f"{latest} has cleanup {st.cleanup_status}; run gpuopt cancel on it first",
-                    expected="confirmed",
-                    observed=st.cleanup_status,
-                )
-            inv_id = f"{first}-r{len(chain)}"
-        else:
-            if retry_of is not None:
-                raise InputError(
-                    "retry_invalid",
-                    "there is no earlier attempt of this request to retry",
-                    path="retry_of",
-                    observed=retry_of,
-                )
-            inv_id = first
-        frozen = jsonio.validate(
-            model,
-            {
-                **request,
-                "limits": limits.model_dump(),
-                "retry_of": retry_of,
-                "keep_workspace": keep_workspace,
-                "created_at_epoch": now,
-                "request_digest": digest,
-            },
-            what="frozen request",
+        action, inv_id = decide(store, prepared.first, retry_of)
+        if action != "run":
+            return _outcome(store, inv_id, digest, deduplicated=True)
+        frozen = frozen_document(
+            prepared, limits=limits, retry_of=retry_of, keep_workspace=keep_workspace, now=now
         )
         published = store.write_record(_rel(inv_id, "request.json"), frozen)
         store.ledger_append("invocation", inv_id, published, ledger_keys(frozen.model_dump(mode="json")))
@@ -466,6 +510,8 @@ def supervisor_for(root: Path, inv_id: str) -> Supervisor:
 
 
 def execution_spec(store: Store, inv_id: str, request: FrozenRequest, target: Target) -> ExecutionSpec:
+    contract = getattr(request, "contract", None)
+    binding = getattr(request, "reference_binding", None)
     return ExecutionSpec(
         invocation_id=inv_id,
         operation=request.operation,
@@ -484,11 +530,15 @@ def execution_spec(store: Store, inv_id: str, request: FrozenRequest, target: Ta
         samples_per_call=request.plan.samples_per_call,
         warmup_per_call=request.plan.warmup_per_call,
         seed=request.plan.seed,
-        shared_state=[],
-        rebuilt_state=[],
+        shared_state=[] if contract is None else list(contract.shared_state),
+        rebuilt_state=[] if contract is None else list(contract.rebuilt_state),
         expected_reported=target.runtime_identity.reported,
         limits=request.limits,
         keep_workspace=request.keep_workspace,
+        gates=[] if contract is None else list(contract.gates),
+        diagnostics=[] if contract is None else list(contract.diagnostics),
+        restore_checks=list(getattr(request, "restore_checks", [])),
+        binding=binding,
     )
 
 

@@ -244,8 +244,53 @@ _KEY_FIELDS = (
     "cleanup_status",
     "decision",
     "mechanism",
+    "rejection_scope",
+    "gpu_seconds",
+    "performance_interpreted",
 )
-_REF_FIELDS = ("experiment", "baseline", "previous", "selection")
+_REF_FIELDS = ("experiment", "baseline", "previous", "selection", "supersedes")
+
+
+def _ref_id(value: Any) -> str | None:
+    if isinstance(value, dict):
+        for key in ("id", "invocation_id"):
+            if isinstance(value.get(key), str):
+                return str(value[key])
+    return None
+
+
+def _evaluation_keys(record: dict[str, Any]) -> dict[str, Any]:
+    """Keys of evaluation requests and results that listings show without opening the record."""
+    keys: dict[str, Any] = {}
+    stats = record.get("statistics")
+    primary = stats.get("primary") if isinstance(stats, dict) else None
+    if isinstance(primary, dict):
+        for name in ("verdict", "estimate_pct", "ci_low_pct", "ci_high_pct"):
+            keys[f"primary_{name}"] = primary.get(name)
+    pairs = record.get("pairs")
+    if isinstance(pairs, list):
+        valid = sum(1 for p in pairs if isinstance(p, dict) and p.get("valid") is True)
+        keys["pairs_valid"] = valid
+        keys["pairs_invalid"] = len(pairs) - valid
+    binding = record.get("reference_binding")
+    if isinstance(binding, dict) and isinstance(binding.get("status"), str):
+        keys["binding_status"] = binding["status"]
+    variants = record.get("variants")
+    if isinstance(variants, dict):
+        for role in ("candidate", "reference"):
+            variant = variants.get(role)
+            if isinstance(variant, dict) and isinstance(variant.get("digest"), str):
+                keys[f"{role}_digest"] = variant["digest"]
+    candidate = record.get("candidate")
+    if isinstance(candidate, dict) and isinstance(candidate.get("digest"), str):
+        keys["candidate_digest"] = candidate["digest"]
+    variant = record.get("variant")
+    if isinstance(variant, dict) and isinstance(variant.get("digest"), str):
+        keys["variant_digest"] = variant["digest"]
+    result = record.get("result")
+    if isinstance(result, dict) and isinstance(result.get("invocation_id"), str):
+        keys["result"] = result["invocation_id"]
+    return keys
 
 
 def ledger_keys(record: dict[str, Any]) -> dict[str, Any]:
@@ -255,10 +300,12 @@ def ledger_keys(record: dict[str, Any]) -> dict[str, Any]:
     }
     for k in _REF_FIELDS:
         value = record.get(k)
-        if isinstance(value, dict) and isinstance(value.get("id"), str):
-            keys[k] = value["id"]
+        ref = _ref_id(value)
+        if ref is not None:
+            keys[k] = ref
         elif value is None and k in record:
             keys[k] = None
+    keys.update(_evaluation_keys(record))
     return keys
 
 

@@ -178,10 +178,42 @@ class Supervisor:
             absolute = started_mono + (limits.absolute_deadline_epoch - started_epoch)
         return Deadlines(operation_mono=started_mono + limits.operation_timeout_s, absolute_mono=absolute)
 
+    def _write_result(self, result: InvocationResult) -> tuple[InvocationResult, Any]:
+        """Writes ``result.json``; a result bound to the Champion is published under the Champion lock only
+        if the pointer still has the bound hash, else it is re-labelled ``stale_reference``."""
+        from gpuopt import _native
+        from gpuopt.errors import InputError
+        from gpuopt.evaluation import jsonio
+        from gpuopt.evaluation.store import Published
+
+        binding = self.spec.binding
+        if binding is None or self.ledger_store is None:
+            return result, self.inv_store.write_record("result.json", result)
+        rel = f"invocations/{self.spec.invocation_id}/result.json"
+        data = jsonio.record_bytes(result)
+        try:
+            _native.store_cas(
+                str(self.ledger_store.root),
+                "champion/current.json",
+                "locks/champion.lock",
+                binding.pointer_sha256,
+                None,
+                [(rel, data)],
+            )
+        except InputError as exc:
+            if exc.code != "stale_reference":
+                raise
+            from gpuopt.evaluation.analysis import mark_stale
+
+            result = mark_stale(result, observed=exc.observed)
+            return result, self.inv_store.write_record("result.json", result)
+        mtime_ns = os.stat(self.inv_dir / "result.json", follow_symlinks=False).st_mtime_ns
+        return result, Published("result.json", jsonio.sha256_hex(data), True, mtime_ns)
+
     def _publish(self, result: InvocationResult) -> None:
         from gpuopt.evaluation.store import Published, ledger_keys
 
-        published = self.inv_store.write_record("result.json", result)
+        result, published = self._write_result(result)
         if self.ledger_store is not None:
             rel = f"invocations/{self.spec.invocation_id}/result.json"
             self.ledger_store.ledger_append(

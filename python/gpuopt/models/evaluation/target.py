@@ -292,7 +292,7 @@ class DiagnosticTarget(Record):
     readiness: DiagnosticReadiness
 
 
-# ---- readiness request and result ----------------------------------------------------------------------
+# ---- readiness request and result --------------------------------------------------------------------------
 
 
 class OriginalSpec(Record):

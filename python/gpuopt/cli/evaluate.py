@@ -1,0 +1,173 @@
+"""``gpuopt baseline | noise | experiment | screen | target | final-audit``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import click
+
+from gpuopt.cli._output import Outcome, command
+from gpuopt.cli._render import section, table
+from gpuopt.models.evaluation.experiment import ExperimentOutcome
+from gpuopt.models.evaluation.operations import EvaluationData
+
+
+def _render(data: EvaluationData) -> str:
+    head = data.operation.replace("_", "-")
+    if data.dry_run is not None:
+        return f"{head} (dry run: nothing written)\n" + "\n".join(f"  {line}" for line in data.summary)
+    return head + "\n" + "\n".join(f"  {line}" for line in data.summary)
+
+
+def _evaluation(operation: str, schema: str, doc: str) -> Callable[..., Any]:
+    @click.command(operation.replace("_", "-"), help=doc)
+    @click.option(
+        "--request",
+        "request_file",
+        required=True,
+        type=click.File("rb"),
+        help="The request JSON ('-' = stdin); relative paths are relative to the current folder.",
+    )
+    @click.option(
+        "--wait", is_flag=True, help="Wait for the result (else return the invocation status at once)."
+    )
+    @click.option(
+        "--timeout-s",
+        type=click.FloatRange(min=0, min_open=True),
+        help="With --wait: stop waiting after this many seconds (default: operation timeout + 120 s).",
+    )
+    @click.option(
+        "--dry-run", is_flag=True, help="Print the plan, dedupe decision and estimate; write nothing."
+    )
+    @command(schema)
+    def verb(request_file: BinaryIO, wait: bool, timeout_s: float | None, dry_run: bool) -> Outcome:
+        from gpuopt.evaluation import operations
+
+        data = operations.run(
+            operation,
+            request_file.read(),
+            cwd=Path.cwd(),
+            dry_run=dry_run,
+            wait=wait,
+            timeout_s=timeout_s,
+        )
+        return Outcome(data=data, render=lambda: _render(data))
+
+    return verb
+
+
+baseline = _evaluation(
+    "baseline",
+    "gpuopt.baseline/v1",
+    """Run the original on every case (isolated calls, raw samples kept; correctness first).
+
+    The first correctness failure stops it (failed, remaining calls skipped). Identical requests return the
+    existing result; a failed one needs retry_of.
+
+    \b
+    Examples:
+      gpuopt baseline --request baseline.json --wait
+      gpuopt baseline --request baseline.json --dry-run     # plan and expected duration
+      gpuopt schema gpuopt.request.baseline/v1
+    """,
+)
+noise = _evaluation(
+    "noise",
+    "gpuopt.noise/v1",
+    """Measure noise: A/A pairs of the original against itself (two separate copies) in the same plan
+    machinery; reports SD, CI half-width and minimum detectable effect (warning aa_effect_detected when the
+    A/A interval excludes 0).
+
+    \b
+    Examples:
+      gpuopt noise --request noise.json --wait
+      gpuopt schema gpuopt.request.noise/v1
+    """,
+)
+screen = _evaluation(
+    "screen",
+    "gpuopt.screen/v1",
+    """Run an Experiment's short screen: verdict rejected or not_rejected (it never passes).
+
+    Seeded balanced AB/BA pairs frozen before running; the first correctness or contract failure stops it;
+    no statistical rejection below the screen's minimum pairs.
+
+    \b
+    Examples:
+      gpuopt screen --request screen.json --wait
+      gpuopt screen --request screen.json --dry-run
+    """,
+)
+target = _evaluation(
+    "target",
+    "gpuopt.target-evaluation/v1",
+    """Run an Experiment's formal comparison against the current Champion: passed, rejected or inconclusive.
+
+    Needs a completed not_rejected screen of the same Experiment (screen_required, screen_rejected,
+    screen_attempt_changed) and allows one formal attempt per Experiment (target_attempt_exists). Only a
+    passed target can be selected, explicitly, with `gpuopt champion select`.
+
+    \b
+    Examples:
+      gpuopt target --request target.json --wait
+    """,
+)
+final_audit = _evaluation(
+    "final_audit",
+    "gpuopt.final-audit/v1",
+    """Audit the current Champion against the original (needs a selected Champion).
+
+    If the Champion fails correctness, the remaining comparisons are skipped and one original call per case
+    checks that restoring the original is supported (restore_supported).
+
+    \b
+    Examples:
+      gpuopt final-audit --request audit.json --wait
+    """,
+)
+
+
+def _render_experiment(o: ExperimentOutcome) -> str:
+    c = o.opportunity
+    rows: list[tuple[str, object]] = [
+        ("experiment", o.experiment.id),
+        ("sha256", o.experiment.sha256),
+        ("created", o.created),
+        ("mechanism", o.mechanism),
+        ("candidate", o.candidate.digest),
+        ("reference", o.reference.variant.digest),
+        ("reference selection", None if o.reference.selection is None else o.reference.selection.id),
+        ("f (coverage)", c.f),
+        ("r (local saving)", None if c.r is None else round(c.r, 6)),
+        ("Amdahl ceiling %", None if c.ceiling_pct is None else round(c.ceiling_pct, 6)),
+        ("required saving", None if c.required_saving is None else round(c.required_saving, 6)),
+        ("ceiling vs minimum", c.ceiling_vs_minimum),
+    ]
+    return section("Experiment", rows) + "\n\n" + table(["changed path"], [[p] for p in o.changed_paths])
+
+
+@click.command("experiment")
+@click.option(
+    "--request", "request_file", required=True, type=click.File("rb"), help="The request JSON ('-' = stdin)."
+)
+@command("gpuopt.experiment-create/v1")
+def experiment(request_file: BinaryIO) -> Outcome:
+    """Freeze a candidate against the current Champion (or the original) with its comparison contract,
+    screen design, opportunity claim and premises.
+
+    Checks the change scope, the contract, and the opportunity claim's arithmetic (coverage f, local saving
+    r, the Amdahl ceiling, the required saving) and explicit contradictions; it never ranks candidates or
+    judges whether the claim is worth pursuing. Creating the same Experiment twice returns it (created:
+    false).
+
+    \b
+    Examples:
+      gpuopt experiment --request experiment.json
+      gpuopt schema gpuopt.request.experiment/v1
+    """
+    from gpuopt.evaluation import experiment as lib
+
+    out = lib.create(request_file.read(), cwd=Path.cwd())
+    return Outcome(data=out, render=lambda: _render_experiment(out))

@@ -1,0 +1,186 @@
+"""``gpuopt ls | show | report | handoff``: read-only views of an artifact root."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from gpuopt.cli._output import Outcome, command
+from gpuopt.cli._render import section
+from gpuopt.cli._tables import render_frame, table_data, table_options, table_outcome, write_table
+from gpuopt.models.evaluation.views import HandoffData, ReportData, ShowData
+
+HUMAN_COLUMNS = {
+    "invocations": [
+        "id", "operation", "mechanism", "state", "verdict", "stop_reason", "primary_verdict",
+        "estimate_pct", "ci_low_pct", "ci_high_pct", "pairs_valid",
+    ],
+    "experiments": ["id", "mechanism", "claim_layer", "rejection_scope", "screen_verdict", "target_verdict"],
+}  # fmt: skip
+"""The columns shown to a person (``--json`` and ``--out`` carry them all)."""
+
+
+@click.command("ls")
+@click.argument("root", type=click.Path(path_type=Path, file_okay=False))
+@click.argument(
+    "kind",
+    required=False,
+    default="invocations",
+    type=click.Choice(["invocations", "experiments", "selections", "maps", "objects"]),
+)
+@click.option("--operation", help="Only this operation (baseline, noise, screen, target, final_audit).")
+@click.option("--experiment", help="Only this Experiment id.")
+@click.option("--mechanism", help="Only this mechanism.")
+@click.option("--verdict", help="Only this verdict.")
+@click.option("--status", help="Only this state (starting, running, completed, lost).")
+@table_options
+@command("gpuopt.ls/v1")
+def ls(
+    root: Path,
+    kind: str,
+    operation: str | None,
+    experiment: str | None,
+    mechanism: str | None,
+    verdict: str | None,
+    status: str | None,
+    limit: int,
+    out: Path | None,
+) -> Outcome:
+    """List records from the ledger (plus the live state of unfinished invocations): id, operation,
+    Experiment, mechanism, verdict, primary estimate and CI, valid/invalid pairs, GPU-seconds, time.
+
+    \b
+    Examples:
+      gpuopt ls ./root
+      gpuopt ls ./root experiments
+      gpuopt ls ./root --operation target --verdict passed --json
+    """
+    from gpuopt.evaluation.views import listing
+
+    frame = listing.ls(
+        root,
+        kind,
+        operation=operation,
+        experiment=experiment,
+        mechanism=mechanism,
+        verdict=verdict,
+        status=status,
+    )
+    outcome = table_outcome(kind, frame, limit=limit, out=out, inputs=[])
+    shown = [c for c in HUMAN_COLUMNS.get(kind, frame.columns) if c in frame.columns]
+    narrow = frame.select(shown) if shown else frame
+    outcome.render = lambda: (
+        render_frame(narrow, limit)
+        + ("\n(more columns with --json or --out FILE)" if narrow.width < frame.width else "")
+    )
+    return outcome
+
+
+def _render_show(data: ShowData, text: str | None) -> str:
+    rows: list[tuple[str, object]] = [
+        ("kind", data.kind),
+        ("id", data.id),
+        ("path", data.path),
+        ("sha256", data.sha256),
+        ("verified", data.verified),
+    ]
+    if data.status is not None:
+        rows += [("state", data.status.state), ("cleanup", data.status.cleanup_status)]
+    head = section("Record", rows)
+    if text is not None:
+        return head + "\n\n" + text
+    return head + "\n\n" + json.dumps(data.record, indent=2)
+
+
+@click.command("show")
+@click.argument("root", type=click.Path(path_type=Path, file_okay=False))
+@click.argument("record_id")
+@click.option(
+    "--part",
+    type=click.Choice(["pairs", "samples", "calls", "events", "resources"]),
+    help="Show one table of an invocation instead of the record.",
+)
+@table_options
+@command("gpuopt.show/v1")
+def show(root: Path, record_id: str, part: str | None, limit: int, out: Path | None) -> Outcome:
+    """Show one record (Target, Experiment, invocation, Selection) verified against its ledger hash, with
+    the derived status of an invocation; or one table of an invocation (--part pairs|samples|calls|events).
+
+    \b
+    Examples:
+      gpuopt show ./root inv-0123456789abcdef0123456789abcdef
+      gpuopt show ./root inv-0123456789abcdef0123456789abcdef --part pairs --out pairs.parquet
+    """
+    from gpuopt.evaluation.views import listing
+
+    data, frame = listing.show(root, record_id, part=part)
+    text = None
+    if frame is not None:
+        if out is not None:
+            write_table(frame, out)
+        data = data.model_copy(update={"table": table_data(part or "table", frame, limit)})
+        text = render_frame(frame, limit)
+    shown = data
+    return Outcome(data=shown, render=lambda: _render_show(shown, text))
+
+
+@click.command("report")
+@click.argument("root", type=click.Path(path_type=Path, file_okay=False))
+@click.argument("invocation_id", required=False)
+@click.option("--format", "fmt", type=click.Choice(["md", "html", "json"]), default="md", show_default=True)
+@click.option("--out", type=click.Path(path_type=Path, dir_okay=False), help="Write the report to this file.")
+@command("gpuopt.report/v1")
+def report(root: Path, invocation_id: str | None, fmt: str, out: Path | None) -> Outcome:
+    """A report of a root (invocations, Experiments by mechanism, Champion history, totals) or of one
+    invocation (plan, statistics with CIs, per-case effects, pairs, resolution, contamination,
+    GPU-seconds). Reports are views, never evidence.
+
+    \b
+    Examples:
+      gpuopt report ./root
+      gpuopt report ./root inv-0123456789abcdef0123456789abcdef --format html --out report.html
+    """
+    from gpuopt.evaluation.views import report as lib
+
+    data: ReportData = lib.report(root, invocation_id, fmt=fmt, out=out)
+
+    def render() -> str:
+        if data.out is not None:
+            return f"report written to {data.out}"
+        if data.text is not None:
+            return data.text
+        return json.dumps(data.report, indent=2)
+
+    return Outcome(data=data, render=render)
+
+
+@click.command("handoff")
+@click.argument("root", type=click.Path(path_type=Path, file_okay=False))
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Where to write (default ROOT/handoff.draft.md).",
+)
+@command("gpuopt.handoff/v1")
+def handoff(root: Path, out: Path | None) -> Outcome:
+    """Draft the handoff notes from the records: Target, Champion (or original) with its justifying result
+    and final-audit status, Experiments by mechanism, scoped local results, noise, contamination,
+    unfinished invocations, GPU-seconds. Marked as a draft; every fact cites its record; conclusion, stop
+    reason, open risks and next directions are left TO COMPLETE.
+
+    \b
+    Examples:
+      gpuopt handoff ./root
+    """
+    from gpuopt.evaluation.views import handoff as lib
+
+    data: HandoffData = lib.write(root, out)
+    return Outcome(
+        data=data,
+        render=lambda: (
+            f"DRAFT written to {data.path}: {data.facts} cited facts, "
+            f"{len(data.placeholders)} sections TO COMPLETE ({', '.join(data.placeholders)})"
+        ),
+    )

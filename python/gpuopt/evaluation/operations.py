@@ -1,0 +1,595 @@
+"""The evaluations: ``baseline``, ``noise``, ``screen``, ``target`` and ``final-audit`` (spec §3.3, §3.5).
+
+Each validates its request, applies its gates (stale Experiments, the screen gate, one formal attempt, a
+non-original Champion), builds the frozen evidence plan and submits one supervised invocation — or, with
+``dry_run``, returns the plan, the dedupe decision and the expected duration, writing nothing. The plan a
+dry run shows is the plan that runs: both come from the same frozen request.
+
+Python twins of the CLI verbs: :func:`baseline`, :func:`noise`, :func:`screen`, :func:`target`,
+:func:`final_audit` take the request (model, JSON bytes or dict) and return the command's data model.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from gpuopt.errors import InputError
+from gpuopt.evaluation import champion, invocation, jsonio, plans
+from gpuopt.evaluation import experiment as experiments
+from gpuopt.evaluation import target as targets
+from gpuopt.evaluation.identity import tool_identity
+from gpuopt.evaluation.store import Store
+from gpuopt.models.evaluation.common import RecordRef, ResultRef
+from gpuopt.models.evaluation.experiment import Contract, Experiment
+from gpuopt.models.evaluation.invocation import EvidenceStep, InvocationResult
+from gpuopt.models.evaluation.operations import (
+    DATA_MODELS,
+    BaselineRequest,
+    CallCounts,
+    DryRun,
+    EvaluationData,
+    EvaluationRequestBase,
+    FinalAuditRequest,
+    NoiseRequest,
+    ScreenRequest,
+    TargetRequest,
+)
+from gpuopt.models.evaluation.target import Target
+
+REQUESTS: dict[str, type[EvaluationRequestBase]] = {
+    "baseline": BaselineRequest,
+    "noise": NoiseRequest,
+    "screen": ScreenRequest,
+    "target": TargetRequest,
+    "final_audit": FinalAuditRequest,
+}
+WAIT_MARGIN_S = 120.0
+
+
+class _Built:
+    """An operation's frozen core, ready to submit."""
+
+    def __init__(
+        self, store: Store, target: Target, core: dict[str, Any], restore: list[EvidenceStep]
+    ) -> None:
+        self.store = store
+        self.target = target
+        self.core = core
+        self.restore = restore
+
+    @property
+    def steps(self) -> list[EvidenceStep]:
+        return [EvidenceStep.model_validate(s) for s in self.core["evidence_plan"]]
+
+
+def _variant(kind: str, digest: str) -> dict[str, str]:
+    return {"kind": kind, "digest": digest}
+
+
+def _plan(
+    target: Target, plan: Any, *, pairs: int | None, calls: int | None, lifecycle: str
+) -> dict[str, Any]:
+    cases = plans.case_ids(target, plan.case_ids)
+    plans.check_samples(target.metrics, plan.samples_per_call)
+    return {
+        "case_ids": cases,
+        "pairs": pairs,
+        "calls_per_case": calls,
+        "samples_per_call": plan.samples_per_call,
+        "warmup_per_call": plan.warmup_per_call,
+        "seed": target.statistics.seed if plan.seed is None else plan.seed,
+        "lifecycle": lifecycle,
+    }
+
+
+def _open(req: EvaluationRequestBase, cwd: Path) -> tuple[Store, Target, RecordRef]:
+    store = Store.open(cwd / req.root)
+    target, ref = targets.load(store, req.target)
+    return store, targets.optimizable(target), ref
+
+
+def _newest_noise(store: Store, lifecycle: str, samples: int) -> ResultRef | None:
+    """The newest passed noise result of this Target with the same lifecycle and samples per call."""
+    for line in reversed(store.ledger()):
+        if (
+            line.kind != "result"
+            or line.keys.get("operation") != "noise"
+            or line.keys.get("verdict") != "passed"
+        ):
+            continue
+        try:
+            request = invocation.read_request(store, line.id)
+        except InputError:
+            continue
+        if request.plan.lifecycle == lifecycle and request.plan.samples_per_call == samples:
+            return ResultRef(invocation_id=line.id, sha256=line.sha256)
+    return None
+
+
+def _noise_ref(store: Store, given: ResultRef | None, plan: dict[str, Any]) -> dict[str, str] | None:
+    if given is not None:
+        from gpuopt.models.evaluation.operations import NoiseResult
+
+        store.read_record(
+            f"invocations/{given.invocation_id}/result.json",
+            NoiseResult,
+            what="noise result",
+            sha256=given.sha256,
+        )
+        return given.model_dump()
+    found = _newest_noise(store, plan["lifecycle"], plan["samples_per_call"])
+    return None if found is None else found.model_dump()
+
+
+def _minimum_pairs(target: Target, plan: dict[str, Any]) -> None:
+    total = plan["pairs"] * len(plan["case_ids"])
+    if total < target.statistics.minimum_pairs:
+        raise InputError(
+            "pairs_below_minimum",
+            f"{plan['pairs']} pairs x {len(plan['case_ids'])} cases = {total} is below the Target's minimum",
+            path="plan.pairs",
+            expected=f">= {target.statistics.minimum_pairs} pairs in all",
+            observed=str(total),
+        )
+
+
+# ---- builders ----------------------------------------------------------------------------------------------
+
+
+def _build_baseline(req: BaselineRequest, cwd: Path) -> _Built:
+    store, target, _ = _open(req, cwd)
+    plan = _plan(target, req.plan, pairs=None, calls=req.plan.calls_per_case, lifecycle="isolated")
+    steps = plans.single_steps(plan["case_ids"], req.plan.calls_per_case, "original")
+    core = {
+        "operation": "baseline",
+        "plan": plan,
+        "evidence_plan": plans.step_dicts(steps),
+        "variants": {"original": _variant(target.original.kind, target.original.digest)},
+    }
+    return _Built(store, target, core, [])
+
+
+def _build_noise(req: NoiseRequest, cwd: Path) -> _Built:
+    store, target, _ = _open(req, cwd)
+    plan = _plan(target, req.plan, pairs=req.plan.pairs, calls=None, lifecycle=req.plan.lifecycle)
+    contract = Contract(
+        lifecycle=req.plan.lifecycle,
+        shared_state=req.acquisition.shared_state,
+        rebuilt_state=req.acquisition.rebuilt_state,
+    )
+    experiments.check_contract(contract, target, target.driver, path="acquisition")
+    steps = plans.paired_steps(plan["case_ids"], req.plan.pairs, plan["seed"], req.plan.lifecycle)
+    original = _variant(target.original.kind, target.original.digest)
+    core = {
+        "operation": "noise",
+        "plan": plan,
+        "evidence_plan": plans.step_dicts(steps),
+        "variants": {"reference": original, "candidate": original},
+        "contract": contract.model_dump(),
+    }
+    return _Built(store, target, core, [])
+
+
+def _stale(exp: Experiment, cur: champion.Current) -> None:
+    if exp.reference.pointer_sha256 != cur.pointer_sha256:
+        raise InputError(
+            "stale_reference",
+            f"the Champion changed since Experiment {exp.id} was created; a new Experiment is needed",
+            path="experiment",
+            expected=exp.reference.pointer_sha256 or "absent",
+            observed=cur.pointer_sha256 or "absent",
+        )
+
+
+def _comparison_core(
+    operation: str, req: ScreenRequest, cwd: Path
+) -> tuple[Store, Target, Experiment, champion.Current, dict[str, Any]]:
+    store, target, tref = _open(req, cwd)
+    exp = experiments.load(store, req.experiment)
+    if exp.target.id != tref.id:
+        raise InputError(
+            "experiment_not_found", "the Experiment belongs to another Target", path="experiment.id"
+        )
+    cur = champion.resolve(store, target, tref)
+    _stale(exp, cur)
+    lifecycle = exp.contract.lifecycle
+    plan = _plan(target, req.plan, pairs=req.plan.pairs, calls=None, lifecycle=lifecycle)
+    steps = plans.paired_steps(plan["case_ids"], req.plan.pairs, plan["seed"], lifecycle)
+    core = {
+        "operation": operation,
+        "plan": plan,
+        "evidence_plan": plans.step_dicts(steps),
+        "variants": {
+            "reference": _variant(cur.variant.kind, cur.variant.digest),
+            "candidate": _variant(exp.candidate.kind, exp.candidate.digest),
+        },
+        "experiment": req.experiment.model_dump(),
+        "mechanism": exp.mechanism,
+        "reference_binding": {
+            "selection": None if cur.selection_ref is None else cur.selection_ref.model_dump(),
+            "pointer_sha256": cur.pointer_sha256,
+        },
+        "contract": exp.contract.model_dump(),
+        "noise": _noise_ref(store, req.noise, plan),
+    }
+    return store, target, exp, cur, core
+
+
+def _build_screen(req: ScreenRequest, cwd: Path) -> _Built:
+    store, target, _, _, core = _comparison_core("screen", req, cwd)
+    return _Built(store, target, core, [])
+
+
+def _lines_of(store: Store, operation: str, exp_id: str) -> list[str]:
+    seen: list[str] = []
+    for line in store.ledger():
+        if (
+            line.kind == "invocation"
+            and line.keys.get("operation") == operation
+            and line.keys.get("experiment") == exp_id
+            and line.id not in seen
+        ):
+            seen.append(line.id)
+    return seen
+
+
+def _result_verdicts(store: Store) -> dict[str, tuple[str, str]]:
+    out = {}
+    for line in store.ledger():
+        if line.kind == "result":
+            out[line.id] = (str(line.keys.get("verdict")), line.sha256)
+    return out
+
+
+def screen_gate(store: Store, exp: Experiment, core: dict[str, Any]) -> list[ResultRef]:
+    """The target's screen gate (spec §3.5): no rejected screen of this Experiment under any tool identity;
+    under the current tool identity, with the same variants and binding, one retry chain of one request
+    digest ending in a completed ``not_rejected`` result."""
+    verdicts = _result_verdicts(store)
+    screens = _lines_of(store, "screen", exp.id)
+    for inv_id in screens:
+        if verdicts.get(inv_id, ("", ""))[0] == "rejected":
+            raise InputError(
+                "screen_rejected",
+                f"screen {inv_id} of this Experiment rejected the candidate",
+                path="experiment",
+                observed=inv_id,
+            )
+    current = tool_identity().model_dump()
+    digests: dict[str, list[str]] = {}
+    for inv_id in screens:
+        request = invocation.read_request(store, inv_id)
+        same = (
+            request.tool_identity.model_dump() == current
+            and jsonio.canonical({k: v.model_dump() for k, v in request.variants.items()})
+            == jsonio.canonical(core["variants"])
+            and jsonio.canonical(getattr(request, "reference_binding", None))
+            == jsonio.canonical(core["reference_binding"])
+        )
+        if same:
+            digests.setdefault(request.request_digest, []).append(inv_id)
+    if len(digests) > 1:
+        raise InputError(
+            "screen_attempt_changed",
+            "this Experiment's screens under the current tool identity come from more than one request",
+            path="experiment",
+            observed=", ".join(sorted(digests)),
+        )
+    if not digests:
+        raise InputError(
+            "screen_required",
+            "a completed not_rejected screen of this Experiment is required before its target",
+            path="experiment",
+        )
+    chain = next(iter(digests.values()))
+    latest = chain[-1]
+    verdict = verdicts.get(latest)
+    if verdict is None or verdict[0] != "not_rejected":
+        raise InputError(
+            "screen_required",
+            f"the latest screen {latest} has not ended not_rejected",
+            path="experiment",
+            expected="not_rejected",
+            observed="running or no result" if verdict is None else verdict[0],
+        )
+    return [ResultRef(invocation_id=latest, sha256=verdict[1])]
+
+
+def _one_formal_attempt(store: Store, exp: Experiment, digest: str) -> None:
+    for inv_id in _lines_of(store, "target", exp.id):
+        request = invocation.read_request(store, inv_id)
+        if request.request_digest == digest:
+            continue
+        st = invocation.status(store.root, inv_id)
+        found = invocation.read_result(store, inv_id)
+        final = found is not None and invocation.is_final(found[0])
+        if st.state in ("starting", "running") or final:
+            raise InputError(
+                "target_attempt_exists",
+                f"Experiment {exp.id} already has a formal attempt ({inv_id}); a new try is a new "
+                "Experiment with supersedes",
+                path="experiment",
+                observed=inv_id,
+            )
+
+
+def _build_target(req: TargetRequest, cwd: Path) -> _Built:
+    store, target, exp, _, core = _comparison_core("target", req, cwd)
+    _minimum_pairs(target, core["plan"])
+    core["screens"] = [r.model_dump() for r in screen_gate(store, exp, core)]
+    digest = invocation.prepare(store.root, core).digest
+    _one_formal_attempt(store, exp, digest)
+    return _Built(store, target, core, [])
+
+
+def _build_final_audit(req: FinalAuditRequest, cwd: Path) -> _Built:
+    store, target, tref = _open(req, cwd)
+    cur = champion.resolve(store, target, tref)
+    if cur.is_original or cur.selection is None or cur.selection_ref is None:
+        raise InputError(
+            "champion_required", "a final audit needs a selected (non-original) Champion", path="champion"
+        )
+    exp_ref = cur.selection.experiment
+    exp = None if exp_ref is None else experiments.load(store, exp_ref)
+    if req.contract is not None:
+        contract, source = req.contract, "request"
+    elif exp is not None:
+        contract, source = exp.contract, "experiment"
+    else:
+        raise InputError("field_missing", "the Champion has no Experiment: give a contract", path="contract")
+    experiments.check_contract(contract, target, target.driver, path="contract")
+    plan = _plan(target, req.plan, pairs=req.plan.pairs, calls=None, lifecycle=contract.lifecycle)
+    _minimum_pairs(target, plan)
+    steps = plans.paired_steps(plan["case_ids"], req.plan.pairs, plan["seed"], contract.lifecycle)
+    restore = plans.single_steps(plan["case_ids"], 1, "original", start=len(steps))
+    original = _variant(target.original.kind, target.original.digest)
+    core = {
+        "operation": "final_audit",
+        "plan": plan,
+        "evidence_plan": plans.step_dicts(steps),
+        "variants": {
+            "reference": original,
+            "candidate": _variant(cur.variant.kind, cur.variant.digest),
+            "original": original,
+        },
+        "champion": {
+            "selection": cur.selection_ref.model_dump(),
+            "experiment": None if exp_ref is None else exp_ref.model_dump(),
+            "contract_source": source,
+        },
+        "reference_binding": {
+            "selection": cur.selection_ref.model_dump(),
+            "pointer_sha256": cur.pointer_sha256,
+        },
+        "contract": contract.model_dump(),
+        "noise": _noise_ref(store, req.noise, plan),
+        "restore_checks": plans.step_dicts(restore),
+    }
+    return _Built(store, target, core, restore)
+
+
+_BUILDERS: dict[str, Any] = {
+    "baseline": _build_baseline,
+    "noise": _build_noise,
+    "screen": _build_screen,
+    "target": _build_target,
+    "final_audit": _build_final_audit,
+}
+
+
+# ---- run ---------------------------------------------------------------------------------------------------
+
+
+def parse(operation: str, data: bytes | dict[str, Any] | EvaluationRequestBase) -> EvaluationRequestBase:
+    model = REQUESTS[operation]
+    if isinstance(data, model):
+        return data
+    if isinstance(data, bytes):
+        return jsonio.load(model, data, what=f"{operation} request")
+    return jsonio.validate(model, data, what=f"{operation} request")
+
+
+def _dry_run(built: _Built, req: EvaluationRequestBase) -> DryRun:
+    prepared = invocation.prepare(built.store.root, built.core)
+    try:
+        action, inv_id = invocation.decide(built.store, prepared.first, req.retry_of)
+        dedupe: Any = action
+    except InputError as exc:
+        if exc.code != "retry_required":
+            raise
+        dedupe, inv_id = "retry_required", prepared.first
+    now = time.time()
+    limits = invocation.resolve_limits(req.limits, now)
+    frozen = invocation.frozen_document(
+        prepared, limits=limits, retry_of=req.retry_of, keep_workspace=req.keep_workspace, now=now
+    )
+    steps = built.steps
+    plan = frozen.plan
+    counts = plans.role_counts(steps)
+    return DryRun(
+        request=frozen.model_dump(mode="json"),
+        request_digest=prepared.digest,
+        invocation_id=inv_id,
+        dedupe=dedupe,
+        evidence_plan=steps,
+        restore_checks=built.restore,
+        calls=CallCounts(total=len(steps), by_role=counts, restore_checks=len(built.restore)),  # type: ignore[arg-type]
+        estimate=plans.estimate(
+            built.store,
+            built.target,
+            steps,
+            samples_per_call=plan.samples_per_call,
+            warmup_per_call=plan.warmup_per_call,
+        ),
+    )
+
+
+def run(
+    operation: str,
+    data: bytes | dict[str, Any] | EvaluationRequestBase,
+    *,
+    cwd: Path | None = None,
+    dry_run: bool = False,
+    wait: bool = False,
+    timeout_s: float | None = None,
+    start: bool = True,
+) -> EvaluationData:
+    """Validates, gates and submits one evaluation (or only plans it with ``dry_run``)."""
+    cwd = Path.cwd() if cwd is None else cwd
+    req = parse(operation, data)
+    built: _Built = _BUILDERS[operation](req, cwd)
+    model = DATA_MODELS[operation]
+    if dry_run:
+        plan = _dry_run(built, req)
+        return model.model_validate(
+            {
+                "operation": operation,
+                "dry_run": plan,
+                "submission": None,
+                "estimate": plan.estimate,
+                "result_ref": None,
+                "result": None,
+                "summary": dry_run_summary(plan),
+            }
+        )
+    steps = built.steps
+    plan_model = built.core["plan"]
+    estimate = plans.estimate(
+        built.store,
+        built.target,
+        steps,
+        samples_per_call=plan_model["samples_per_call"],
+        warmup_per_call=plan_model["warmup_per_call"],
+    )
+    sub = invocation.submit(
+        built.store.root,
+        built.core,
+        limits=req.limits,
+        retry_of=req.retry_of,
+        keep_workspace=req.keep_workspace,
+        start=start,
+    )
+    if wait:
+        limit = timeout_s if timeout_s is not None else req.limits.operation_timeout_s + WAIT_MARGIN_S
+        status = invocation.wait(built.store.root, sub.invocation_id, timeout_s=limit)
+        sub = sub.model_copy(update={"status": status})
+    found = (
+        invocation.read_result(built.store, sub.invocation_id) if sub.status.state == "completed" else None
+    )
+    result = None if found is None else found[0]
+    return model.model_validate(
+        {
+            "operation": operation,
+            "dry_run": None,
+            "submission": sub,
+            "estimate": estimate,
+            "result_ref": None
+            if found is None
+            else ResultRef(invocation_id=sub.invocation_id, sha256=found[1]),
+            "result": result,
+            "summary": result_summary(result)
+            if result is not None
+            else [f"{sub.invocation_id}: {sub.status.state}"],
+        }
+    )
+
+
+def baseline(data: bytes | dict[str, Any] | BaselineRequest, **kw: Any) -> EvaluationData:
+    """``gpuopt baseline``: the original on every case, isolated; correctness first."""
+    return run("baseline", data, **kw)
+
+
+def noise(data: bytes | dict[str, Any] | NoiseRequest, **kw: Any) -> EvaluationData:
+    """``gpuopt noise``: A/A pairs of the original against itself (two materialized copies)."""
+    return run("noise", data, **kw)
+
+
+def screen(data: bytes | dict[str, Any] | ScreenRequest, **kw: Any) -> EvaluationData:
+    """``gpuopt screen``: the Experiment's short comparison (rejected or not_rejected, never passed)."""
+    return run("screen", data, **kw)
+
+
+def target(data: bytes | dict[str, Any] | TargetRequest, **kw: Any) -> EvaluationData:
+    """``gpuopt target``: the formal comparison (needs a non-rejecting screen; one formal attempt)."""
+    return run("target", data, **kw)
+
+
+def final_audit(data: bytes | dict[str, Any] | FinalAuditRequest, **kw: Any) -> EvaluationData:
+    """``gpuopt final-audit``: the original vs the current Champion, with restore checks."""
+    return run("final_audit", data, **kw)
+
+
+# ---- summaries for people ----------------------------------------------------------------------------------
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{value:+.2f} %"
+
+
+def statistic_line(label: str, s: Any) -> str:
+    return (
+        f"{label}: {s.verdict} {_pct(s.estimate_pct)} "
+        f"[{_pct(s.ci_low_pct)}, {_pct(s.ci_high_pct)}] at {s.confidence:g} "
+        f"({s.n_valid} valid pairs, minimum effect {s.threshold_pct:g} %)"
+    )
+
+
+def result_summary(result: InvocationResult) -> list[str]:
+    lines = [
+        f"{result.invocation_id} {result.operation}: {result.verdict} "
+        f"({result.execution_status}/{result.measurement_validity}, stop {result.stop_reason})",
+        f"calls {result.calls.completed}/{result.calls.planned}, skipped {len(result.calls.skipped)}, "
+        f"cleanup {result.cleanup_status}, {result.elapsed_s:.1f} s",
+    ]
+    stats = getattr(result, "statistics", None)
+    if stats is not None:
+        lines.append(statistic_line(f"primary {stats.primary.metric}", stats.primary))
+        lines += [f"constraint {c.metric}: {c.status}" for c in stats.constraints]
+        lines += [f"guardrail {g.metric}: {g.status}" for g in stats.guardrails]
+        lines += [statistic_line(f"secondary {s.metric}", s) for s in stats.secondary]
+    elif getattr(result, "performance_interpreted", True) is False:
+        lines.append("performance not interpreted (measurement invalid)")
+    noise_facts = getattr(result, "noise", None)
+    if noise_facts is not None:
+        for name, n in noise_facts.metrics.items():
+            at = ", ".join(f"{a.mde_pct:.2f} % at {a.n_pairs}" for a in n.at)
+            lines.append(
+                f"noise {name}: A/A {n.aa_verdict} {_pct(n.aa_estimate_pct)} "
+                f"[{_pct(n.aa_ci_low_pct)}, {_pct(n.aa_ci_high_pct)}], SD {n.sd_log:.4f} (log), "
+                f"MDE {at} pairs"
+            )
+    for case in getattr(result, "cases", []):
+        facts = ", ".join(f"{k} median {v.median:.4g} {v.unit}" for k, v in case.metrics.items())
+        lines.append(f"case {case.case_id}: {case.calls} calls, {facts}")
+    res = getattr(result, "resolution", None)
+    if res is not None:
+        mde = "—" if res.mde_pct is None else f"{res.mde_pct:.2f} %"
+        lines.append(f"resolution: {res.status} (MDE {mde} at {res.planned_pairs} planned pairs)")
+    lines += [f"warning {w.code}: {w.message}" for w in result.warnings]
+    return lines
+
+
+def _basis_text(basis: list[str]) -> str:
+    return ", ".join(basis) if len(basis) <= 6 else f"{', '.join(basis[:6])} and {len(basis) - 6} more"
+
+
+def dry_run_summary(plan: DryRun) -> list[str]:
+    est = plan.estimate
+    duration = "unknown" if est.p50_s is None else f"p50 {est.p50_s:.1f} s, p90 {est.p90_s or 0:.1f} s"
+    lines = [
+        f"{plan.invocation_id}: dedupe {plan.dedupe}, {plan.calls.total} calls "
+        + ", ".join(f"{k} {v}" for k, v in sorted(plan.calls.by_role.items()))
+        + (f", {plan.calls.restore_checks} conditional restore checks" if plan.restore_checks else ""),
+        f"expected duration {duration}"
+        + (f" (basis {_basis_text(est.basis)})" if est.basis else "")
+        + (", scaled" if est.scaled else "")
+        + (f", {len(est.unknown_steps)} steps without basis" if est.unknown_steps else ""),
+    ]
+    for step in plan.evidence_plan:
+        pair = "" if step.pair_index is None else f" pair {step.pair_index} {step.order}"
+        lines.append(
+            f"  call {step.call_index}: {step.case_id}{pair} {'+'.join(step.roles)} ({step.lifecycle})"
+        )
+    return lines
