@@ -278,16 +278,19 @@ class _Call:
         call_deadline, cause = self.deadlines.for_call(self.start_mono, self.spec.command_timeout_s)
         next_cancel_check = 0.0
         while self.stop is None:
-            self.drain(POLL_S)
+            # Never sleep past the deadline, and check it before reaping: an exit first seen after the
+            # deadline cannot be shown to have come before it, so it counts as the timeout.
+            self.drain(min(POLL_S, max(0.0, call_deadline - time.monotonic())))
+            now = time.monotonic()
+            if now >= call_deadline:
+                self.stop = cause
+                return
             done_pid, status = os.waitpid(self.pid, os.WNOHANG)
             if done_pid == self.pid:
                 self.returncode = _returncode(status)
                 self.end_ns = time.monotonic_ns()
                 return
-            now = time.monotonic()
-            if now >= call_deadline:
-                self.stop = cause
-            elif now >= next_cancel_check:
+            if now >= next_cancel_check:
                 next_cancel_check = now + CANCEL_POLL_S
                 if self.hooks.cancelled():
                     self.stop = "cancelled"
