@@ -196,7 +196,7 @@ fn mark(ranks: &mut [usize; LANES], lanes: u32, r: usize) {
 #[cfg(target_arch = "x86_64")]
 mod simd {
     use super::{Counts, LANES};
-    use fearless_simd::{u64x8, Level, Simd, SimdBase, SimdFrom, SimdMask};
+    use fearless_simd::{u32x16, u64x8, Bytes, Level, Simd, SimdBase, SimdFrom};
 
     pub fn available() -> bool {
         Level::new().as_avx2().is_some()
@@ -221,9 +221,8 @@ mod simd {
         let mut s2 = u64x8::simd_from(simd, *w2);
         let mut s3 = u64x8::simd_from(simd, *w3);
         let bound = u64x8::splat(simd, u64::from(n));
-        let low = u64x8::splat(simd, 0xFFFF_FFFF);
-        let zero = u64x8::splat(simd, 0);
-        let mut flagged = zero.simd_ne(zero);
+        let below = u32x16::splat(simd, u32::from(n) - 1);
+        let mut probe = u32x16::splat(simd, u32::MAX);
         for _ in 0..n {
             // xoshiro256++ (rng.rs), eight streams at once.
             let sum = s0 + s3;
@@ -235,10 +234,11 @@ mod simd {
             s0 ^= s3;
             s2 ^= t;
             s3 = (s3 << 45) | (s3 >> 19);
-            // Lemire: index ⌊x·n / 2^64⌋ from two 32×32-bit products; flag m mod 2^32 = 0.
-            let m = (x >> 32) * bound + (((x & low) * bound) >> 32);
-            flagged = flagged | (m & low).simd_eq(zero);
-            let index: [u64; LANES] = (m >> 32).into();
+            // Lemire from the high half: a = x_h·n; index a >> 32 unless a mod 2^32 is 0 or above
+            // 2^32 − n (probe: (a + n − 1) mod 2^32 < n).
+            let a = (x >> 32) * bound;
+            probe = probe.min(a.bitcast::<u32x16<S>>() + below);
+            let index: [u64; LANES] = (a >> 32).into();
             for (lane, &i) in index.iter().enumerate() {
                 // i < n ≤ 65 535, so the u16 is the index itself.
                 if let Some(c) = counts
@@ -249,7 +249,14 @@ mod simd {
                 }
             }
         }
-        u32::try_from(flagged.to_bitmask() & 0xFF).unwrap_or(u32::MAX)
+        let probe: [u32; 2 * LANES] = probe.into();
+        probe
+            .chunks_exact(2)
+            .enumerate()
+            .fold(0, |bits, (lane, words)| {
+                let low_word = words.first().copied().unwrap_or(0);
+                bits | (u32::from(low_word < u32::from(n)) << lane)
+            })
     }
 }
 
@@ -344,25 +351,49 @@ mod tests {
         for n in [5u64, 1000] {
             let threshold = n.wrapping_neg() % n;
             let above = (1u128 << 64).div_ceil(u128::from(n)) as u64;
-            let mut kinds = [0; 2];
-            for x in [0, above, above + 1] {
-                let low = (u128::from(x) * u128::from(n)) as u64;
-                kinds[usize::from(low >= threshold)] += 1;
-                let m = (x >> 32) * n + (((x & 0xFFFF_FFFF) * n) >> 32);
-                assert_eq!(m & 0xFFFF_FFFF, 0, "the kernel flags x = {x}");
+            // x_h·n ≡ −2^z (mod 2^32), n = 2^z·odd, and x_l = 2^32 − 1: the low product x_l·n adds
+            // n − 1 ≥ 2^z, which carries into the index.
+            let z = n.trailing_zeros();
+            let odd = n >> z;
+            let mut inverse = odd; // Newton: odd·inverse ≡ 1 (mod 2^64)
+            for _ in 0..6 {
+                inverse = inverse.wrapping_mul(2u64.wrapping_sub(odd.wrapping_mul(inverse)));
+            }
+            let x_h = u64::MAX.wrapping_mul(inverse) & ((1 << (32 - z)) - 1);
+            let carry = (x_h << 32) | 0xFFFF_FFFF;
+            // The same high half with x_l = 0 adds nothing: flagged, yet neither rejected nor carried.
+            let flag_only = x_h << 32;
+            let mut kinds = [0; 3];
+            for x in [0, above, above + 1, carry, flag_only] {
+                let exact = ((u128::from(x) * u128::from(n)) >> 64) as u64;
+                let rejected = ((u128::from(x) * u128::from(n)) as u64) < threshold;
+                let a = (x >> 32) * n;
+                assert!(
+                    (a as u32).wrapping_add(n as u32 - 1) < n as u32,
+                    "the kernel flags x = {x}"
+                );
+                kinds[if rejected {
+                    0
+                } else if exact != a >> 32 {
+                    1
+                } else {
+                    2
+                }] += 1;
             }
             assert!(
-                kinds[0] > 0 && kinds[1] > 0,
-                "rejections and mere flags, n = {n}"
+                kinds.iter().all(|&k| k > 0),
+                "rejection, carry and mere flag, n = {n}: {kinds:?}"
             );
             let values: Vec<f64> = (0..n).map(|i| ((i * 31) % 1009) as f64).collect();
             let sample = Sample::new(values);
-            let streams: Vec<Stream> = (0..24u64)
-                .map(|b| match b % 4 {
+            let streams: Vec<Stream> = (0..36u64)
+                .map(|b| match b % 6 {
                     0 => Stream::from_key(b),
                     1 => first_output(0, b + 1),
                     2 => first_output(above, b + 1),
-                    _ => first_output(above + 1, b + 1),
+                    3 => first_output(above + 1, b + 1),
+                    4 => first_output(carry, b + 1),
+                    _ => first_output(flag_only, b + 1),
                 })
                 .collect();
             assert_eq!(

@@ -55,7 +55,10 @@ fn paired_bootstrap_phases() {
         ..CompareOptions::default()
     };
     let prefix = bootstrap_prefix(&options, &[]);
-    let rounds = 15;
+    let rounds = std::env::var("TIMING_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(15);
     let keys = best(rounds, || {
         let mut acc = 0u64;
         for b in 0..10_000u64 {
@@ -155,4 +158,17 @@ fn paired_bootstrap_phases() {
         "jackknife:                     {:8.3} ms",
         jk.as_secs_f64() * 1e3
     );
+}
+
+/// One sequential paired comparison of the benchmark's size, for `valgrind --tool=callgrind`.
+#[test]
+#[ignore = "profiling target, run by hand"]
+fn paired_compare_once() {
+    let input = bench_input(1000);
+    let options = CompareOptions {
+        resamples: 10_000,
+        seed: 1,
+        ..CompareOptions::default()
+    };
+    std::hint::black_box(compare_with(&input, &options, Parallelism::Sequential).unwrap());
 }
