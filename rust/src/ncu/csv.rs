@@ -96,7 +96,7 @@ pub(crate) fn split_records(data: &[u8]) -> Result<Vec<(usize, usize)>> {
         let line = rest.get(..nl).unwrap_or_default();
         quotes += count_quotes(line);
         let end = pos + nl;
-        if quotes % 2 == 0 {
+        if quotes.is_multiple_of(2) {
             let trimmed = if end > start && data.get(end - 1) == Some(&b'\r') {
                 end - 1
             } else {

@@ -23,7 +23,7 @@ fn invalid(what: &str, message: &str) -> Error {
 }
 
 fn words<const N: usize>(what: &str, bytes: &[u8]) -> Result<Vec<[u8; N]>> {
-    if bytes.len() % N != 0 {
+    if !bytes.len().is_multiple_of(N) {
         return Err(invalid(
             what,
             &format!("byte length is not a multiple of {N}"),

@@ -8,7 +8,7 @@ use super::estimators::{self, Estimator, Sample};
 use super::noise;
 use super::options::CompareOptions;
 use super::quantile::{Calls, WithinCall};
-use super::resample::{replicates, Parallelism};
+use super::resample::{replicates, replicates_batched, Parallelism};
 use super::rng::{KeyPrefix, Part, RNG_NAME};
 use super::schedule::Order;
 use super::verdict::{self, Judgement, Verdict, VerdictReason};
@@ -367,12 +367,12 @@ pub fn estimate_interval(
     let Some(theta) = estimate.filter(|_| sample.len() >= 2) else {
         return (estimate, None);
     };
-    let mut reps = replicates(
+    let mut reps = replicates_batched(
         prefix,
         options.resamples,
         parallelism,
         || sample.scratch(),
-        |stream, scratch| sample.replicate(estimator, stream, scratch),
+        |streams, scratch, out| sample.replicates_into(estimator, streams, scratch, out),
     );
     bootstrap::sort(&mut reps);
     let acceleration = match options.ci_method {

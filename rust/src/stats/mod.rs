@@ -19,6 +19,7 @@ pub mod compare;
 pub mod constraint;
 pub mod effect;
 pub mod estimators;
+pub mod lanes;
 pub mod noise;
 pub mod normal;
 pub mod options;
@@ -29,6 +30,8 @@ pub mod sample_file;
 pub mod schedule;
 pub mod simulate;
 pub mod tables;
+#[cfg(test)]
+mod timing;
 pub mod verdict;
 
 pub use compare::{

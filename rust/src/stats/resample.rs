@@ -40,6 +40,52 @@ where
     }
 }
 
+/// Replicates per batch of [`replicates_batched`]: one eight-lane group ([`super::lanes`]).
+pub const BATCH: usize = super::lanes::LANES;
+
+/// The same numbers as [`replicates`], computed a batch of consecutive replicates at a time:
+/// `statistics(streams, scratch, out)` fills `out[i]` with the statistic of `streams[i]`, the stream of
+/// replicate `first + i` (at most [`BATCH`] of them).
+pub fn replicates_batched<S, F>(
+    prefix: &KeyPrefix,
+    count: usize,
+    parallelism: Parallelism,
+    make_scratch: impl Fn() -> S + Sync + Send,
+    statistics: F,
+) -> Vec<f64>
+where
+    F: Fn(&mut [Stream], &mut S, &mut [f64]) + Sync + Send,
+{
+    let mut out = vec![0.0; count];
+    let batch = |scratch: &mut S, (g, values): (usize, &mut [f64])| {
+        let first = g * BATCH;
+        let mut streams: [Stream; BATCH] = std::array::from_fn(|i| {
+            if i < values.len() {
+                Stream::from_key(prefix.key_with((first + i) as u64))
+            } else {
+                Stream::from_state([0; 4])
+            }
+        });
+        if let Some(streams) = streams.get_mut(..values.len()) {
+            statistics(streams, scratch, values);
+        }
+    };
+    match parallelism {
+        Parallelism::Sequential => {
+            let mut scratch = make_scratch();
+            for chunk in out.chunks_mut(BATCH).enumerate() {
+                batch(&mut scratch, chunk);
+            }
+        }
+        Parallelism::Rayon => out
+            .par_chunks_mut(BATCH)
+            .enumerate()
+            .with_min_len(4)
+            .for_each_init(&make_scratch, batch),
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -81,6 +127,49 @@ mod tests {
                 |st, sc| sample.replicate(est, st, sc),
             );
             assert_eq!(one, bits(seq));
+        }
+    }
+
+    #[test]
+    fn batched_replicates_equal_one_at_a_time_on_any_thread_count() {
+        let values: Vec<f64> = (0..301)
+            .map(|i| ((i * 37) % 97) as f64 * 0.013 - 0.4)
+            .collect();
+        let sample = Sample::new(values);
+        let prefix = KeyPrefix::new("bootstrap", &[Part::Int(9), Part::Str(""), Part::Str("m")]);
+        let bits = |v: Vec<f64>| v.into_iter().map(f64::to_bits).collect::<Vec<_>>();
+        // 2001 is not a multiple of the batch, so the last batch is partial.
+        for est in [Estimator::Median, Estimator::Mean] {
+            let one = bits(replicates(
+                &prefix,
+                2001,
+                Parallelism::Sequential,
+                || sample.scratch(),
+                |st, sc| sample.replicate(est, st, sc),
+            ));
+            let batched = |threads: usize, parallelism: Parallelism| {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                bits(pool.install(|| {
+                    replicates_batched(
+                        &prefix,
+                        2001,
+                        parallelism,
+                        || sample.scratch(),
+                        |st, sc, out| sample.replicates_into(est, st, sc, out),
+                    )
+                }))
+            };
+            assert_eq!(batched(1, Parallelism::Sequential), one);
+            for threads in [1, 2, 16] {
+                assert_eq!(
+                    batched(threads, Parallelism::Rayon),
+                    one,
+                    "{threads} threads"
+                );
+            }
         }
     }
 }

@@ -147,6 +147,11 @@ impl Stream {
         Self::from_key(stream_key(tag, parts))
     }
 
+    /// The xoshiro256++ state (s0, s1, s2, s3).
+    pub fn state(&self) -> [u64; 4] {
+        self.s
+    }
+
     /// A xoshiro256++ generator with this exact state (for reference test vectors).
     pub fn from_state(s: [u64; 4]) -> Self {
         Self { s }
