@@ -6,11 +6,14 @@
 //! so one pass of the loop advances all eight streams and computes all eight drawn indices with Lemire's
 //! multiply-shift; the increments of the per-lane multiplicities stay scalar.
 //!
-//! **Lemire's rejection.** For a bound n < 2^32, write the 64-bit output x = x_h·2^32 + x_l; then
-//! m = x_h·n + ⌊x_l·n / 2^32⌋ gives the index ⌊x·n / 2^64⌋ = ⌊m / 2^32⌋, and the low 64 bits of x·n are
-//! below 2^32 only when m mod 2^32 = 0. A rejection needs those low bits below (2^64 − n) mod n < n, so
-//! a lane whose m mod 2^32 was never 0 drew exactly the indices of [`Stream::below`]. The kernel flags
-//! the other lanes (about one draw in 2^32), and their replicates are recomputed one stream at a time.
+//! **Lemire's rejection.** For a bound n ≤ 65 535, write the 64-bit output x = x_h·2^32 + x_l and
+//! a = x_h·n (one 32×16-bit product per lane). The exact index ⌊x·n / 2^64⌋ = ⌊(a·2^32 + x_l·n) / 2^64⌋
+//! differs from ⌊a / 2^32⌋ only when x_l·n / 2^32 (below n) carries a mod 2^32 past 2^32, which needs
+//! a mod 2^32 > 2^32 − n; and the low 64 bits of x·n fall below the rejection threshold
+//! (2^64 − n) mod n < n only when a mod 2^32 is 0 or carries the same way. So a lane whose
+//! (a + n − 1) mod 2^32 stayed at or above n on every draw drew exactly the indices of
+//! [`Stream::below`]; the kernel keeps that probe's minimum per lane, and flagged lanes (about n draws
+//! in 2^32) have their replicates recomputed one stream at a time.
 //!
 //! **Counting and the median.** Lane multiplicities are counted per pair position in a table of
 //! `[u16; LANES]` rows indexed by a `u16` position (so the index is in bounds by its type); the median
