@@ -101,7 +101,8 @@ def main() -> None:
             start = time.perf_counter()
             cis[name] = tool()
             best[name] = min(best[name], time.perf_counter() - start)
-    threads = os.environ.get("RAYON_NUM_THREADS", str(os.cpu_count()))
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    threads = os.environ.get("RAYON_NUM_THREADS", str(cpus))  # rayon's default: the CPUs it may use
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"{args.pairs} pairs x {args.resamples} resamples, BCa 95 %, {args.estimator} of log ratios")
     print(f"gpuopt threads: {threads}; 1-minute load average at the end: {load:.1f}; best of {args.rounds}")

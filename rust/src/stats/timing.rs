@@ -151,6 +151,22 @@ fn paired_bootstrap_phases() {
             c.as_secs_f64() * 1e3
         );
     }
+    let reps = replicates_batched(
+        &prefix,
+        10_000,
+        Parallelism::Sequential,
+        || sample.scratch(),
+        |st, sc, out| sample.replicates_into(Estimator::Median, st, sc, out),
+    );
+    let sorting = best(rounds, || {
+        let mut copy = reps.clone();
+        super::bootstrap::sort(&mut copy);
+        std::hint::black_box(copy);
+    });
+    println!(
+        "sort 10 000 replicates:        {:8.3} ms",
+        sorting.as_secs_f64() * 1e3
+    );
     let jk = best(rounds, || {
         std::hint::black_box(sample.jackknife(Estimator::Median));
     });
