@@ -224,6 +224,7 @@ class _Call:
         self.sel = selectors.DefaultSelector()
         self.streams: dict[int, CappedLog] = {}
         self.open_fds: set[int] = set()
+        self.exit_fd: int | None = None  # a pidfd: readable once the driver exits (Linux >= 5.3)
 
     def launch(self) -> None:
         """Spawns the gate, records the child, then releases the driver."""
@@ -253,10 +254,16 @@ class _Call:
         if self.hooks.caller_fd is not None:
             self.sel.register(self.hooks.caller_fd, selectors.EVENT_READ)
         self.open_fds = set(self.streams)
+        # Without it, an exit after the pipes' EOF is seen only at the next poll (up to POLL_S later).
+        with contextlib.suppress(AttributeError, OSError):
+            self.exit_fd = os.pidfd_open(self.pid)
+            self.sel.register(self.exit_fd, selectors.EVENT_READ)
 
     def drain(self, timeout: float) -> None:
         for key, _ in self.sel.select(timeout):
             fd = int(key.fd)
+            if fd == self.exit_fd:
+                continue  # the driver exited: the caller reaps it next
             if fd == self.hooks.caller_fd:
                 with contextlib.suppress(BlockingIOError):
                     if not os.read(fd, 1):
@@ -325,12 +332,16 @@ class _Call:
 
     def close_pipes(self, confirmed: bool) -> None:
         """Reads what is left in the pipes (everything holding them is gone, or unconfirmed), then closes."""
+        if self.exit_fd is not None:
+            self.sel.unregister(self.exit_fd)  # it stays readable: it would turn the drain into a spin
         drain_until = time.monotonic() + (1.0 if confirmed else 0.1)
         while self.open_fds and time.monotonic() < drain_until:
             self.drain(0.02)
         self.sel.close()
         for fd in self.streams:
             os.close(fd)
+        if self.exit_fd is not None:
+            os.close(self.exit_fd)
 
     def classify(self, cleanup: CleanupReceipt, leftover: int) -> tuple[CallStatus, str | None]:
         if self.stop == "cancelled":
