@@ -271,8 +271,8 @@ def build_pairs(spec: ExecutionSpec, ex: Execution) -> list[_PairBuild]:
         build = groups.setdefault(key, _PairBuild(step.pair_index, step.case_id, step.order))
         build.calls.append(step.call_index)
         if receipt.contamination:
-            key = step.roles[0] if len(step.roles) == 1 else "both"
-            build.contaminated.setdefault(key, []).extend(receipt.contamination)
+            position = step.roles[0] if len(step.roles) == 1 else "both"
+            build.contaminated.setdefault(position, []).extend(receipt.contamination)
         if step.call_index not in ran:
             build.failed_calls.append(f"call_{receipt.stop_reason or receipt.status}")
     for request, result in ex.results:

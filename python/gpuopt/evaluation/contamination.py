@@ -11,6 +11,7 @@ GPU signals are judged over the call's GPUs: a tick matches when any of them mat
 from __future__ import annotations
 
 import bisect
+import itertools
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -74,7 +75,7 @@ def _gap_values(ticks: Sequence[ResourceTick], w: Window, period_ns: int) -> lis
     points = [times[lo - 1] if lo > 0 else w.start_ns, *times[lo:hi]]
     points.append(times[hi] if hi < len(times) else w.end_ns)
     limit = GAP_PERIODS * period_ns
-    return [1.0 if b - a > limit else 0.0 for a, b in zip(points, points[1:], strict=False)]
+    return [1.0 if b - a > limit else 0.0 for a, b in itertools.pairwise(points)]
 
 
 def _gpu_values(tick: ResourceTick, gpus: list[str], attr: str) -> list[Any]:
@@ -106,7 +107,8 @@ _HOST_ATTR = {
 @dataclass
 class Baselines:
     """Invocation-wide references: the median SM clock per GPU over the call windows (for
-    ``gpu.sm_clock_drop_pct``) and the first uncorrected-ECC count per GPU (for ``gpu.ecc_uncorrected_delta``)."""
+    ``gpu.sm_clock_drop_pct``) and the first uncorrected-ECC count per GPU (for
+    ``gpu.ecc_uncorrected_delta``)."""
 
     sm_median: dict[str, float]
     ecc_first: dict[str, int]

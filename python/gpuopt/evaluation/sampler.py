@@ -2,7 +2,7 @@
 ``resources.jsonl``, stamped with ``CLOCK_MONOTONIC`` (the clock of the call windows).
 
 Sources: the host (``/proc/stat``, ``/proc/loadavg``, ``/proc/pressure/cpu``, ``MemAvailable`` and the
-invocation's own CPU from its process tree, so foreign CPU = host busy − own) always; per Target GPU NVML
+invocation's own CPU from its process tree, so foreign CPU = host busy - own) always; per Target GPU NVML
 (``libnvidia-ml.so.1`` through ``nvidia-ml-py``, loaded at run time) or ``nvidia-smi -lms`` as a supervised
 child. A value a source cannot read is null, never guessed; what a source never observes is listed as
 ``unmodeled`` in the header.
@@ -373,9 +373,10 @@ def open_gpu_source(kind: str, uuids: list[str], period_ms: int) -> GpuSource | 
     if kind == "nvml":
         return NvmlSource(uuids)
     if kind == "nvidia_smi":
-        from gpuopt.evaluation.smi_sampler import SmiSource
-
-        return SmiSource(uuids, period_ms)
+        raise AbsentError(
+            "sampler_unavailable",
+            "the nvidia_smi sampler is not built in this version: declare sampler nvml (nvidia-ml-py)",
+        )
     raise AbsentError("sampler_unavailable", f"sampler {kind} is not a GPU source")
 
 
@@ -420,7 +421,7 @@ class Sampler:
         self.gpu = open_gpu_source(self.kind, self.gpus, self.period_ms)
         unmodeled = [] if self.gpu is None else list(self.gpu.unmodeled)
         self.header = ResourcesHeader(
-            format=FORMAT,
+            format="gpuopt.resources/v1",
             source=self.source,  # type: ignore[arg-type]
             version=self.version,
             period_ms=self.period_ms,
@@ -511,5 +512,7 @@ def read_resources(path: Path) -> tuple[ResourcesHeader, list[ResourceTick]]:
         except ValueError:
             if i == len(body) - 1:
                 break
-            raise FormatError("resources_invalid", f"{path}: line {i + 2} is not a tick", path=str(path))
+            raise FormatError(
+                "resources_invalid", f"{path}: line {i + 2} is not a tick", path=str(path)
+            ) from None
     return header, ticks
