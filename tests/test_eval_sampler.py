@@ -9,6 +9,7 @@ GPU signals are fed as recorded ticks shaped like an H200's NVML readings (no GP
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -80,6 +81,10 @@ def series(
     return out
 
 
+def _each(keys: Any, value: dict[str, Any]) -> dict[int, dict[str, Any]]:
+    return {k: value for k in keys}
+
+
 def fired(
     ticks: list[ResourceTick], start_ms: float, end_ms: float, rules: list[ContaminationRule]
 ) -> list[str]:
@@ -117,7 +122,7 @@ def test_quiet_busy_gpu_fires_no_default_rule() -> None:
 def test_default_gpu_rules_at_their_thresholds(
     rule_id: str, over: dict[str, Any], hits: int, fires: bool
 ) -> None:
-    ticks = series(10, dict.fromkeys(range(1, hits + 1), over))
+    ticks = series(10, _each(range(1, hits + 1), over))
     assert fired(ticks, 100, 1000, DEFAULT) == ([rule_id] if fires else [])
 
 
@@ -127,9 +132,9 @@ def test_sw_thermal_below_its_min_fraction() -> None:
 
 
 def test_foreign_cpu_threshold_and_min_fraction() -> None:
-    at_limit = series(10, dict.fromkeys(range(1, 11), {"foreign_cpu_pct": 50.0}), key="host")
+    at_limit = series(10, _each(range(1, 11), {"foreign_cpu_pct": 50.0}), key="host")
     assert fired(at_limit, 100, 1000, rule("foreign-cpu")) == []  # gt 50: 50 is not above
-    two = series(10, dict.fromkeys((3, 7), {"foreign_cpu_pct": 50.5}), key="host")
+    two = series(10, _each((3, 7), {"foreign_cpu_pct": 50.5}), key="host")
     assert fired(two, 100, 1000, rule("foreign-cpu")) == ["foreign-cpu"]  # 2 of 10 = 0.2
     one = series(10, {3: {"foreign_cpu_pct": 99.0}}, key="host")
     assert fired(one, 100, 1000, rule("foreign-cpu")) == []
@@ -144,17 +149,17 @@ def test_ecc_uncorrected_delta_counts_from_the_first_tick() -> None:
         min_fraction=0,
         on_missing="invalidate",
     )
-    steady = series(10, dict.fromkeys(range(1, 11), {"ecc_uncorrected": 7}))
+    steady = series(10, _each(range(1, 11), {"ecc_uncorrected": 7}))
     assert fired(steady, 100, 1000, [ecc]) == []  # an old count is not a new error
     rising = series(10, {i: {"ecc_uncorrected": 7 if i < 6 else 8} for i in range(1, 11)})
     assert fired(rising, 500, 1000, [ecc]) == ["ecc"]
 
 
 def test_on_missing_invalidate_and_ignore() -> None:
-    unreadable = series(10, dict.fromkeys(range(1, 11), {"xid": None, "foreign_processes": None}))
+    unreadable = series(10, _each(range(1, 11), {"xid": None, "foreign_processes": None}))
     assert fired(unreadable, 100, 1000, DEFAULT) == ["xid"]  # foreign-process ignores missing values
     temp = {"id": "hot", "signal": "gpu.temperature_c", "op": "gt", "value": 85, "min_fraction": 0}
-    no_temp = series(10, dict.fromkeys(range(1, 11), {"temperature_c": None}))
+    no_temp = series(10, _each(range(1, 11), {"temperature_c": None}))
     for on_missing, expected in (("invalidate", ["hot"]), ("ignore", [])):
         r = ContaminationRule.model_validate({**temp, "on_missing": on_missing})
         assert fired(no_temp, 100, 1000, [r]) == expected
@@ -189,7 +194,7 @@ def test_sampler_gap() -> None:
 
 def test_process_visibility() -> None:
     assert contamination.process_visibility(series(3), [GPU]) == "full"
-    hidden = series(3, dict.fromkeys((1, 2, 3), {"processes": None, "foreign_processes": None}))
+    hidden = series(3, _each((1, 2, 3), {"processes": None, "foreign_processes": None}))
     assert contamination.process_visibility(hidden, [GPU]) == "none"
     assert contamination.process_visibility(series(3), []) == "not_applicable"
 
@@ -205,21 +210,21 @@ def _idle(ticks: list[ResourceTick]) -> Any:
 
 def test_idle_check_busy_under_a_foreign_kernel() -> None:
     foreign = {"processes": [{"pid": 4242, "memory_bytes": 1 << 30, "own": False}], "foreign_processes": 1}
-    rep = _idle(series(10, dict.fromkeys(range(1, 11), foreign)))
+    rep = _idle(series(10, _each(range(1, 11), foreign)))
     assert (rep.status, rep.gpus[0].foreign_processes, rep.gpus[0].busy_util_ticks) == ("busy", [4242], 10)
     assert len(rep.ticks) == 10
 
 
 def test_idle_check_unknown_when_processes_unreadable_and_utilization_low() -> None:
     over = {"util_pct": 0.0, "processes": None, "foreign_processes": None}
-    rep = _idle(series(10, dict.fromkeys(range(1, 11), over)))
+    rep = _idle(series(10, _each(range(1, 11), over)))
     assert (rep.status, rep.gpus[0].process_list_readable, rep.gpus[0].low_util_ticks) == (
         "unknown",
         False,
         10,
     )
     hidden = {"util_pct": 0.0, "processes": [{"pid": 9, "memory_bytes": None, "own": None}]}
-    assert _idle(series(10, dict.fromkeys(range(1, 11), hidden))).status == "unknown"
+    assert _idle(series(10, _each(range(1, 11), hidden))).status == "unknown"
 
 
 def test_idle_check_idle_and_busy_by_utilization() -> None:
@@ -285,7 +290,7 @@ def test_host_sampler_ticks_at_the_declared_period_on_the_monotonic_clock(tmp_pa
     assert h == header and (h.source, h.period_ms, h.own_cpu) == ("host", 250, "process_tree")
     times = [t.t_mono_ns for t in ticks]
     assert len(ticks) >= 8 and before < times[0] and times[-1] <= after
-    intervals = [(b - a) / 1e6 for a, b in zip(times, times[1:], strict=False)]
+    intervals = [(b - a) / 1e6 for a, b in itertools.pairwise(times)]
     assert all(200 <= i <= 300 for i in intervals), intervals
     host = [t.host for t in ticks]
     assert all(x.mem_available_bytes and x.mem_available_bytes > 0 for x in host)

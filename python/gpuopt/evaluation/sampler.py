@@ -3,8 +3,8 @@
 
 Sources: the host (``/proc/stat``, ``/proc/loadavg``, ``/proc/pressure/cpu``, ``MemAvailable`` and the
 invocation's own CPU from its process tree, so foreign CPU = host busy - own) always; per Target GPU NVML
-(``libnvidia-ml.so.1`` through ``nvidia-ml-py``, loaded at run time) or ``nvidia-smi -lms`` as a supervised
-child. A value a source cannot read is null, never guessed; what a source never observes is listed as
+(``libnvidia-ml.so.1`` through ``nvidia-ml-py``, loaded at run time); the ``nvidia_smi`` source of the spec
+is not built (``sampler_unavailable``). A value a source cannot read is null, never guessed; what a source never observes is listed as
 ``unmodeled`` in the header.
 """
 
@@ -516,3 +516,26 @@ def read_resources(path: Path) -> tuple[ResourcesHeader, list[ResourceTick]]:
                 "resources_invalid", f"{path}: line {i + 2} is not a tick", path=str(path)
             ) from None
     return header, ticks
+
+
+def resource_rows(data: bytes) -> list[dict[str, Any]]:
+    """Ticks as flat rows for ``gpuopt show ID --part resources``: one row per tick and GPU (one per tick
+    without GPUs), host columns prefixed ``host_``, GPU columns ``gpu_``."""
+    rows: list[dict[str, Any]] = []
+    for line in data.split(b"\n")[1:]:
+        if not line:
+            continue
+        try:
+            t = ResourceTick.model_validate_json(line)
+        except ValueError:
+            break  # a torn last line
+        base: dict[str, Any] = {"t_mono_ns": t.t_mono_ns, "t_epoch": t.t_epoch}
+        base.update({f"host_{k}": v for k, v in t.host.model_dump().items()})
+        if not t.gpus:
+            rows.append(base)
+        for uuid, g in t.gpus.items():
+            fields = g.model_dump(exclude={"processes"})
+            fields["throttle"] = None if g.throttle is None else ",".join(g.throttle)
+            fields["processes"] = None if g.processes is None else len(g.processes)
+            rows.append({**base, "gpu": uuid, **{f"gpu_{k}": v for k, v in fields.items()}})
+    return rows
