@@ -4,8 +4,8 @@
 Sources: the host (``/proc/stat``, ``/proc/loadavg``, ``/proc/pressure/cpu``, ``MemAvailable`` and the
 invocation's own CPU from its process tree, so foreign CPU = host busy - own) always; per Target GPU NVML
 (``libnvidia-ml.so.1`` through ``nvidia-ml-py``, loaded at run time); the ``nvidia_smi`` source of the spec
-is not built (``sampler_unavailable``). A value a source cannot read is null, never guessed; what a source never observes is listed as
-``unmodeled`` in the header.
+is not built (``sampler_unavailable``). A value a source cannot read is null, never guessed; what a source
+never observes is listed as ``unmodeled`` in the header.
 """
 
 from __future__ import annotations
