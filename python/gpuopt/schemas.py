@@ -21,6 +21,7 @@ from gpuopt.models.evaluation.operations import (
     ScreenData,
     TargetData,
 )
+from gpuopt.models.evaluation.resources import IdleReport
 from gpuopt.models.evaluation.store import StoreReindex, StoreVerification
 from gpuopt.models.evaluation.target import ReadinessResult
 from gpuopt.models.evaluation.views import HandoffData, ReportData, ShowData
@@ -78,6 +79,7 @@ DATA_MODELS: dict[str, type[BaseModel] | None] = {
     "gpuopt.driver-init/v1": DriverInit,
     "gpuopt.status/v1": StatusReport,
     "gpuopt.cancel/v1": InvocationStatus,
+    "gpuopt.idle-check/v1": IdleReport,
     "gpuopt.store-verify/v1": StoreVerification,
     "gpuopt.store-reindex/v1": StoreReindex,
     "gpuopt.baseline/v1": BaselineData,

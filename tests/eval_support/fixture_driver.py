@@ -5,7 +5,8 @@
 ``{"by_samples": {"5": {"mode": ...}}}`` so that concurrent invocations in one root can behave differently.
 Every call is logged to ``DIR/calls.log``. Modes: ok, hang, fork_escape, leave_process, flood, wrong_count,
 fail_correctness, report_failed, undeclared_member, exit_code, no_result, identity_change,
-undeclared_metric, wrong_unit, bad_json, env_dump.
+undeclared_metric, wrong_unit, bad_json, env_dump, arm_burner (creates ``DIR/burn`` for ``hold_s`` seconds, so
+that a CPU burner outside the invocation, polling that file, runs inside this call's window).
 """
 
 from __future__ import annotations
@@ -103,6 +104,12 @@ def _before(mode: str, behavior: dict[str, Any], behavior_dir: str) -> None:
         _sleep_forever()
     elif mode == "flood":
         _flood(int(behavior.get("flood_bytes", 1 << 30)))
+    elif mode == "arm_burner":
+        flag = os.path.join(behavior_dir, "burn")
+        with open(flag, "w"):
+            pass
+        time.sleep(float(behavior.get("hold_s", 0.6)))
+        os.remove(flag)
 
 
 def _subject(req: dict[str, Any], s: dict[str, Any], data: Any, mode: str) -> dict[str, Any]:

@@ -114,6 +114,18 @@ class _PairBuild:
     calls: list[int] = field(default_factory=list)
     sides: dict[str, _Side] = field(default_factory=dict)
     failed_calls: list[str] = field(default_factory=list)
+    contaminated: dict[str, list[str]] = field(default_factory=dict)
+    """Contamination rule ids that fired, by the role of the contaminated window (``both`` for a
+    same-process call)."""
+
+    def contamination_rules(self) -> list[str]:
+        return sorted({r for rules in self.contaminated.values() for r in rules})
+
+    def contaminated_position(self) -> str | None:
+        if not self.contaminated:
+            return None
+        keys = set(self.contaminated)
+        return keys.pop() if len(keys) == 1 else "both"
 
     def invalid_reasons(self) -> list[str]:
         reasons = list(self.failed_calls)
@@ -127,6 +139,7 @@ class _PairBuild:
                     reasons.append(f"{role}_correctness_failed")
                 if not side.identity_equal:
                     reasons.append(f"{role}_identity_changed")
+        reasons.extend(r for r in self.contamination_rules() if r not in reasons)
         return reasons
 
 
@@ -177,14 +190,71 @@ class Context:
         return [p for p in self.pairs if not p.invalid_reasons()]
 
     def contamination(self) -> ContaminationFacts:
+        from gpuopt.evaluation import sampling
+
+        out = self.ex.sampling if self.ex.sampling is not None else sampling.not_checked(self.spec)
+        by_rule: dict[str, int] = {}
+        by_position: dict[str, int] = {}
+        paired = [p for p in self.pairs if p.contaminated]
+        for p in paired:
+            for rule in p.contamination_rules():
+                by_rule[rule] = by_rule.get(rule, 0) + 1
+            position = p.contaminated_position()
+            if position is not None:
+                by_position[position] = by_position.get(position, 0) + 1
+        calls = {k: v for k, v in out.per_call.items() if v}
+        if not any(s.pair_index is not None for s in self.spec.evidence_plan):
+            for rules in calls.values():  # no pairs (baseline): count the contaminated calls
+                for rule in rules:
+                    by_rule[rule] = by_rule.get(rule, 0) + 1
         return ContaminationFacts(
-            checked=False,
-            sampler=self.target.contamination.sampler,
-            pre_idle="not_required" if not self.target.gpus else "not_checked",
-            pairs_invalid=0,
-            by_rule={},
-            by_position={},
+            **sampling.facts_fields(out),
+            pairs_invalid=len(paired),
+            by_rule=dict(sorted(by_rule.items())),
+            by_position=dict(sorted(by_position.items())),
+            calls_contaminated=len(calls),
         )
+
+    def judge_contamination(self) -> None:
+        """Spec §6.8, §7.2: fewer valid pairs than the minimum after contamination stops a valid measurement
+        as ``contaminated``; contamination that hit only one role's windows is warned about."""
+        ex = self.ex
+        paired = [p for p in self.pairs if p.contaminated]
+        if not paired:
+            return
+        positions = [p.contaminated_position() for p in paired]
+        one_sided = {pos for pos in positions if pos in ("reference", "candidate")}
+        if len(positions) >= ASYMMETRY_MIN_PAIRS and len(one_sided) == 1 and "both" not in positions:
+            side = one_sided.pop()
+            ex.warnings.append(
+                Warning(
+                    code="contamination_role_asymmetry",
+                    message=f"all {len(positions)} contaminated pairs were contaminated in the {side}'s "
+                    "window only: the remaining pairs may be biased",
+                    observed=f"{side}: {len(positions)}",
+                )
+            )
+        valid = len(self.valid_pairs())
+        if (
+            ex.execution_status == "succeeded"
+            and ex.validity == "valid"
+            and not ex.correctness_failed
+            and valid < self.minimum_pairs
+        ):
+            ex.stop("succeeded", "contaminated")
+            ex.warnings.append(
+                Warning(
+                    code="contaminated",
+                    message=f"contamination left {valid} valid pairs, fewer than the minimum "
+                    f"{self.minimum_pairs}",
+                    expected=f">= {self.minimum_pairs}",
+                    observed=str(valid),
+                )
+            )
+
+
+ASYMMETRY_MIN_PAIRS = 3
+"""``contamination_role_asymmetry`` needs at least this many contaminated pairs, all on one role."""
 
 
 def build_pairs(spec: ExecutionSpec, ex: Execution) -> list[_PairBuild]:
@@ -200,6 +270,9 @@ def build_pairs(spec: ExecutionSpec, ex: Execution) -> list[_PairBuild]:
         key = (step.pair_index, step.case_id)
         build = groups.setdefault(key, _PairBuild(step.pair_index, step.case_id, step.order))
         build.calls.append(step.call_index)
+        if receipt.contamination:
+            position = step.roles[0] if len(step.roles) == 1 else "both"
+            build.contaminated.setdefault(position, []).extend(receipt.contamination)
         if step.call_index not in ran:
             build.failed_calls.append(f"call_{receipt.stop_reason or receipt.status}")
     for request, result in ex.results:
@@ -694,6 +767,7 @@ class NoiseHandler(_Handler):
 
     def fields(self, ctx: Context) -> dict[str, Any]:
         ex = ctx.ex
+        ctx.judge_contamination()
         ex.analysis["verdict"] = (
             "failed" if ex.correctness_failed else ("passed" if ex.validity == "valid" else "not_evaluated")
         )
@@ -786,6 +860,7 @@ def _binding(ctx: Context) -> BindingStatus:
 
 def _comparison_common(ctx: Context) -> tuple[dict[str, Any], Statistics | None]:
     ex = ctx.ex
+    ctx.judge_contamination()
     stats_ = statistics(ctx) if _measured(ex) else None
     plan = ctx.request.plan
     planned = (plan.pairs or 0) * len(plan.case_ids)

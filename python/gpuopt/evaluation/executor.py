@@ -40,7 +40,7 @@ from gpuopt.models.evaluation.invocation import (
 )
 from gpuopt.models.evaluation.operations import Binding
 from gpuopt.models.evaluation.store import ScanLimits
-from gpuopt.models.evaluation.target import AccuracyRule, MetricDeclaration
+from gpuopt.models.evaluation.target import AccuracyRule, Contamination, MetricDeclaration
 
 BUNDLE_LIMITS = ScanLimits(max_files=2048, max_total_bytes=8 << 30, max_wall_s=120.0)
 SMOKE_SAMPLES = 2
@@ -78,6 +78,9 @@ class ExecutionSpec(Record):
     )
     binding: Binding | None = Field(
         default=None, description="The Champion pointer the calls are bound to (checked before every call)"
+    )
+    contamination: Contamination | None = Field(
+        default=None, description="The Target's frozen sampler and rules (none for a readiness probe)"
     )
 
 
@@ -117,6 +120,8 @@ class Execution:
     warnings: list[Warning] = field(default_factory=list)
     gpu_seconds: float = 0.0
     analysis: dict[str, Any] = field(default_factory=dict)
+    sampling: Any = None
+    """The resource sampler's outcome (:class:`gpuopt.evaluation.sampling.SamplingOutcome`), when one ran."""
     """What an operation handler computed once (statistics, verdict) for its verdict and fields."""
 
     def stop(self, status: ExecutionStatus, reason: str, *, valid: bool = False) -> None:
@@ -558,9 +563,11 @@ def refused_result(
     started_at: float,
     message: str,
     gpu_seconds_held: float = 0.0,
+    sampling: Any = None,
 ) -> InvocationResult:
     """A result for an invocation stopped before any call."""
     ex = Execution()
+    ex.sampling = sampling
     ex.stop(status, reason)
     ex.skipped = [s.call_index for s in spec.evidence_plan]
     ex.warnings.append(Warning(code=reason, message=message))

@@ -539,6 +539,7 @@ def execution_spec(store: Store, inv_id: str, request: FrozenRequest, target: Ta
         diagnostics=[] if contract is None else list(contract.diagnostics),
         restore_checks=list(getattr(request, "restore_checks", [])),
         binding=binding,
+        contamination=target.contamination,
     )
 
 

@@ -285,6 +285,27 @@ def contamination_for(req: ReadinessRequest) -> dict[str, Any]:
     }
 
 
+def _idle_check(gpus: list[str], contamination: dict[str, Any]) -> IdleCheck:
+    """Spec §3.2, §7.4: before the smoke call; ``busy`` refuses (``gpu_busy``) unless ``allow_busy``."""
+    if not gpus:
+        return IdleCheck(status="not_required", detail="CPU-only Target")
+    if contamination["sampler"] == "disabled":
+        return IdleCheck(status="unknown", detail="no idle check ran: the sampler is disabled")
+    from gpuopt.evaluation import idle
+
+    settings = contamination["idle"]
+    rep = idle.run(
+        gpus,
+        window_s=settings["window_s"],
+        max_util_pct=settings["max_util_pct"],
+        sampler=contamination["sampler"],
+        period_ms=contamination["period_ms"],
+    )
+    if rep.status == "busy" and not settings["allow_busy"]:
+        raise _fail("gpu_busy", f"the idle check found the GPUs busy: {rep.detail}", "gpus", "idle", "busy")
+    return IdleCheck(status=rep.status, detail=rep.detail)
+
+
 def _check_sampler(sampler: str) -> None:
     if sampler == "nvml":
         try:
@@ -296,8 +317,12 @@ def _check_sampler(sampler: str) -> None:
             raise AbsentError(
                 "sampler_unavailable", f"the nvml sampler cannot start: {exc}", path="contamination.sampler"
             ) from None
-    elif sampler == "nvidia_smi" and shutil.which("nvidia-smi") is None:
-        raise AbsentError("sampler_unavailable", "nvidia-smi is not on PATH", path="contamination.sampler")
+    elif sampler == "nvidia_smi":
+        raise AbsentError(
+            "sampler_unavailable",
+            "the nvidia_smi sampler is not built in this version: declare sampler nvml (nvidia-ml-py)",
+            path="contamination.sampler",
+        )
 
 
 def validate(req: ReadinessRequest | DiagnosticRequest) -> None:
@@ -541,7 +566,7 @@ def check(data: bytes, *, cwd: Path | None = None) -> ReadinessResult:
     contamination = None
     if isinstance(req, ReadinessRequest):
         contamination = contamination_for(req)
-        if contamination["sampler"] != "disabled":
+        if contamination["sampler"] != "disabled" and req.gpus:  # host signals need no GPU source
             _check_sampler(contamination["sampler"])
     attempt = Attempt(root)
     attempt.write_json("request.json", req)
@@ -593,11 +618,7 @@ def _optimization(
     attempt.write_json("observed.json", observed)
     driver: NormalizedDriver = drv.normalize(req.driver, cwd=cwd, environ=os.environ)
     gpus = sorted(req.gpus)
-    idle = (
-        IdleCheck(status="not_required", detail="CPU-only Target")
-        if not gpus
-        else IdleCheck(status="unknown", detail="no idle check ran: this build has no resource sampler")
-    )
+    idle = _idle_check(gpus, contamination)
     core: dict[str, Any] = {
         "format": formats.TARGET,
         "mode": "optimization",

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:  # the detached path forks before importing anything heavy
     from gpuopt.evaluation import locks
+    from gpuopt.evaluation import sampling as sampling_
     from gpuopt.evaluation.executor import ExecutionSpec
     from gpuopt.evaluation.launch import CallOutcome, Deadlines, LaunchSpec
     from gpuopt.evaluation.store import Store
@@ -279,8 +280,8 @@ class Supervisor:
 
     def _supervise(self, started_epoch: float, started_mono: float) -> InvocationResult:
         from gpuopt.errors import GpuoptError, InputError
-        from gpuopt.evaluation import locks
-        from gpuopt.evaluation.executor import Worker, build_result, refused_result
+        from gpuopt.evaluation import sampling as sampling_
+        from gpuopt.evaluation.executor import refused_result
         from gpuopt.evaluation.identity import current_tool_identity
 
         spec = self.spec
@@ -294,6 +295,37 @@ class Supervisor:
         except GpuoptError as exc:
             return refused_result(spec, exc.code, "invalid", started_at=started_epoch, message=exc.message)
         deadlines = self._deadlines(started_mono, started_epoch)
+        sampling = None
+        if sampling_.declared(spec):
+            sampling = sampling_.Sampling(spec, self.inv_dir, self.events)
+            failure = sampling.start()
+            if failure is not None:
+                return refused_result(
+                    spec,
+                    "sampler_failed",
+                    "succeeded",
+                    started_at=started_epoch,
+                    message=f"the declared sampler did not start: {failure}",
+                    sampling=sampling.outcome,
+                )
+        try:
+            return self._supervise_sampled(started_epoch, started_mono, deadlines, sampling)
+        finally:
+            if sampling is not None:
+                sampling.stop()
+
+    def _supervise_sampled(
+        self,
+        started_epoch: float,
+        started_mono: float,
+        deadlines: Deadlines,
+        sampling: sampling_.Sampling | None,
+    ) -> InvocationResult:
+        from gpuopt.errors import GpuoptError
+        from gpuopt.evaluation import locks
+        from gpuopt.evaluation.executor import Worker, build_result, refused_result
+
+        spec = self.spec
         if spec.gpus:
             host_id = _host_id()
             self.gpu_locks = locks.GpuLocks(locks.lock_dir(), host_id, spec.gpus, spec.invocation_id)
@@ -318,15 +350,31 @@ class Supervisor:
                 return refused_result(spec, exc.code, "failed", started_at=started_epoch, message=exc.message)
             self.events("resources_acquired")
             self.heartbeat.set_phase("between_calls")
+        if sampling is not None:
+            idle = sampling.pre_idle(self.cancelled)
+            if idle is not None and idle.status == "busy" and not sampling.allow_busy:
+                return refused_result(
+                    spec,
+                    "gpu_busy",
+                    "invalid",
+                    started_at=started_epoch,
+                    message=f"the idle check found the GPUs busy: {idle.detail}"[:4000],
+                    sampling=sampling.outcome,
+                )
         worker = Worker(spec, self.inv_dir, self, deadlines)
         try:
             ex = worker.execute()
+            if sampling is not None:
+                sampling.finish(ex)
             tables = worker.tables(ex)
+            if sampling is not None:
+                tables = tables.model_copy(update={"resources": sampling.table()})
         except Exception as exc:  # a defect in the worker: recorded, never a silent success
             from gpuopt.evaluation.executor import Execution
             from gpuopt.models.evaluation.invocation import Tables, Warning
 
             ex = Execution()
+            ex.sampling = None if sampling is None else sampling.outcome
             ex.stop("failed", "worker_error")
             ex.warnings.append(Warning(code="worker_error", message=f"{type(exc).__name__}: {exc}"[:4000]))
             traceback.print_exc()

@@ -197,12 +197,16 @@ def _noise_section(doc: _Doc, root: Root) -> None:
 def _runtime_section(doc: _Doc, root: Root) -> None:
     target, tref = root.target_and_ref
     doc.head("Contamination")
-    doc.fact(
-        f"sampler {target.contamination.sampler}: contamination was not checked (checked: false in every "
-        "result of this version)",
-        tref.id,
-        tref.sha256,
-    )
+    c = target.contamination
+    if c.sampler == "disabled":
+        text = "sampler disabled: contamination was not checked (checked: false in every result)"
+    else:
+        rules = ", ".join(r.id for r in c.rules) or "none"
+        text = (
+            f"sampler {c.sampler} every {c.period_ms} ms; rules {rules}; each result records "
+            "contamination.checked, the pairs invalidated by rule and role, and pre_idle"
+        )
+    doc.fact(text, tref.id, tref.sha256)
     doc.head("Unfinished or lost invocations")
     pending = 0
     for inv_id in root.ids("invocation"):

@@ -180,6 +180,18 @@ def _table(root: Root, inv_id: str, part: str) -> pl.DataFrame:
         lines = root.store.read_bytes(rel, max_bytes=1 << 30).split(b"\n") if root.store.exists(rel) else []
         rows = [json.loads(x) for x in lines[:-1]]
         return pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame({"seq": []})
+    if part == "resources":
+        rel = f"invocations/{inv_id}/resources.jsonl"
+        if not root.store.exists(rel):
+            raise InputError(
+                "table_unavailable",
+                f"{inv_id} has no resources.jsonl (its Target's sampler is disabled, or it never started)",
+                path=part,
+            )
+        from gpuopt.evaluation.sampler import resource_rows
+
+        rows = resource_rows(root.store.read_bytes(rel, max_bytes=1 << 30))
+        return pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame({"t_mono_ns": []})
     found = root.result(inv_id)
     if found is None:
         raise InputError("result_not_found", f"{inv_id} has no result yet", path="id")
@@ -222,9 +234,9 @@ def _table(root: Root, inv_id: str, part: str) -> pl.DataFrame:
         return pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame({"call_index": []})
     raise InputError(
         "table_unavailable",
-        f"{part} is not available in this version (no resource sampler)",
+        f"{part} is not a table of an invocation",
         path=part,
-        expected="pairs, samples, calls, events",
+        expected="pairs, samples, calls, events, resources",
     )
 
 

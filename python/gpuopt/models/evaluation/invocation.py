@@ -265,6 +265,8 @@ EventName = Literal[
     "resource_wait_started",
     "resources_acquired",
     "orphan_recovered",
+    "sampler_started",
+    "idle_check",
     "call_started",
     "call_finished",
     "termination",
@@ -294,6 +296,9 @@ class Event(Record):
     phase: Literal["resource_wait", "in_call", "between_calls", "finishing"] | None = None
     sha256: Sha256 | None = None
     detail: Text | None = None
+    source: str | None = Field(default=None, description="sampler_started: the sampler's source")
+    version: str | None = Field(default=None, description="sampler_started: the source's version")
+    period_ms: int | None = Field(default=None, description="sampler_started: the declared period")
 
 
 InvocationState = Literal["starting", "running", "completed", "lost"]

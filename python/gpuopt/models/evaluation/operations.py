@@ -276,14 +276,29 @@ class Pair(Record):
 
 
 class ContaminationFacts(Record):
-    """Resource sampling is not built in this version: ``checked`` is false and nothing is invalidated."""
+    """What the resource sampler and the Target's contamination rules made of the call windows (spec §7).
+
+    ``checked`` is true only when the declared sampler ran from before the first call to after the last;
+    ``sampler: disabled`` leaves it false and invalidates nothing."""
 
     checked: bool
     sampler: str
     pre_idle: Literal["not_required", "idle", "busy", "unknown", "not_checked"]
-    pairs_invalid: Count
-    by_rule: dict[str, int]
-    by_position: dict[str, int]
+    pairs_invalid: Count = Field(description="Pairs invalidated by a contamination rule")
+    by_rule: dict[str, int] = Field(
+        description="Invalidated pairs (baseline: contaminated calls) per rule id"
+    )
+    by_position: dict[str, int] = Field(
+        description="Invalidated pairs by the role whose call window was contaminated: reference, "
+        "candidate, or both (both roles' windows, or one same-process call)"
+    )
+    calls_contaminated: Count = Field(default=0, description="Call windows where any rule fired")
+    process_visibility: Literal["full", "partial", "none", "not_applicable"] = Field(
+        default="not_applicable",
+        description="Whether compute processes on the GPUs could be attributed (containers often hide "
+        "them: none)",
+    )
+    ticks: Count = Field(default=0, description="Sampler ticks in resources.jsonl")
 
 
 class Resolution(Record):

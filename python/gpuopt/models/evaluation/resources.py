@@ -1,0 +1,103 @@
+"""Resource sampling (spec §7): the ticks of ``resources.jsonl``, the idle check and its command data.
+
+A value that a source could not read is ``null`` (missing), never a guessed number; the rules decide what a
+missing value means (``on_missing``).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from gpuopt.models.evaluation.common import Count, Epoch, Record, Text
+
+Pct = Annotated[float, Field(allow_inf_nan=False)]
+
+
+class GpuProcess(Record):
+    pid: Annotated[int, Field(ge=0)]
+    memory_bytes: Count | None
+    own: bool | None = Field(
+        description="In the invocation's process tree; null when the pid is not visible in this pid namespace"
+    )
+
+
+class GpuTick(Record):
+    """One GPU at one tick."""
+
+    util_pct: Pct | None
+    mem_util_pct: Pct | None
+    memory_used_bytes: Count | None
+    power_w: Pct | None
+    sm_clock_mhz: Pct | None
+    mem_clock_mhz: Pct | None
+    temperature_c: Pct | None
+    throttle: list[str] | None = Field(description="Active clock throttle reasons, by spec §7.2 names")
+    xid: Count | None = Field(description="XID events since the previous tick; null when not observable")
+    ecc_uncorrected: Count | None = Field(description="Volatile uncorrected ECC count (a counter)")
+    processes: list[GpuProcess] | None = Field(description="Compute processes; null when unreadable")
+    foreign_processes: Count | None = Field(
+        description="Visible compute processes outside the invocation's tree; null when some pid is not "
+        "visible here (container pid namespaces) and none visible is foreign"
+    )
+
+
+class HostTick(Record):
+    """The host at one tick; CPU percentages are of all CPUs over the interval since the previous tick."""
+
+    cpu_busy_pct: Pct | None
+    own_cpu_pct: Pct | None = Field(description="The invocation's own process tree (or cgroup)")
+    foreign_cpu_pct: Pct | None = Field(description="Host busy minus own, at least 0")
+    load1: Pct | None
+    cpu_pressure_pct: Pct | None = Field(description="PSI cpu some: stalled share of the interval")
+    mem_available_bytes: Count | None
+
+
+class ResourceTick(Record):
+    """One line of ``resources.jsonl`` after its header."""
+
+    t_mono_ns: Count = Field(description="CLOCK_MONOTONIC, the clock of the call windows")
+    t_epoch: Epoch
+    host: HostTick
+    gpus: dict[str, GpuTick] = Field(description="Per Target GPU UUID")
+    errors: list[Text] = Field(description="Reads that failed at this tick")
+
+
+class ResourcesHeader(Record):
+    """The first line of ``resources.jsonl``."""
+
+    format: Literal["gpuopt.resources/v1"]
+    source: Literal["nvml", "nvidia_smi", "host"]
+    version: str = Field(description="The source's version: NVML driver and binding, or nvidia-smi's")
+    period_ms: Annotated[int, Field(ge=1)]
+    gpus: list[str]
+    own_cpu: Literal["cgroup", "process_tree"]
+    unmodeled: list[str] = Field(description="Signals this source does not observe (always null)")
+
+
+IdleStatus = Literal["idle", "busy", "unknown"]
+
+
+class IdleGpu(Record):
+    uuid: str
+    ticks: Count
+    busy_util_ticks: Count = Field(description="Ticks with utilization above the threshold")
+    low_util_ticks: Count = Field(description="Ticks with utilization at or below the threshold")
+    process_list_readable: bool = Field(description="Every tick read the process list with every pid visible")
+    foreign_processes: list[int]
+    status: IdleStatus
+
+
+class IdleReport(Record):
+    """``gpuopt idle-check``: is anything else running on these GPUs (spec §7.4)."""
+
+    status: IdleStatus
+    detail: Text
+    source: str
+    version: str
+    window_s: float
+    max_util_pct: float
+    period_ms: int
+    gpus: list[IdleGpu]
+    ticks: list[ResourceTick] = Field(description="The raw ticks the status was derived from")
