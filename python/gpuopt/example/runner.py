@@ -486,7 +486,13 @@ def readiness_request(workload: str) -> dict[str, Any]:
         },
         "gpus": gpus,
         "statistics": {"seed": 20240521},
-        "contamination": {"sampler": "disabled", "rules": []},
+        # The GPU run samples NVML and the host under the default rules (spec 7.3); the CPU example runs
+        # on shared build machines, where other users' CPU load would read as contamination.
+        "contamination": (
+            {"sampler": "nvml", "rules": "default"}
+            if workload == "torch"
+            else {"sampler": "disabled", "rules": []}
+        ),
         "smoke": {"limits": {"command_timeout_s": 120}},
     }
 
