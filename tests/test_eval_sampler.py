@@ -126,6 +126,22 @@ def test_default_gpu_rules_at_their_thresholds(
     assert fired(ticks, 100, 1000, DEFAULT) == ([rule_id] if fires else [])
 
 
+def test_clock_drop_ignores_an_idle_gpu_and_judges_a_working_one() -> None:
+    # As recorded on the H200 during the torch example: the clock falls to 345 MHz with reason gpu_idle
+    # while a call imports torch; that is power management, not a slower GPU.
+    idle = {"sm_clock_mhz": 345.0, "util_pct": 0.0, "throttle": ["gpu_idle"]}
+    mostly_idle = series(10, _each(range(1, 8), idle))
+    assert fired(mostly_idle, 100, 1000, rule("clock-drop")) == []
+    # Busy ticks slowed against the busy median still fire, idle ticks or not.
+    slowed = series(10, {**_each(range(1, 5), idle), **_each((5, 6), {"sm_clock_mhz": 1500.0})})
+    assert fired(slowed, 100, 1000, rule("clock-drop")) == ["clock-drop"]
+    # Three low ticks of ten: a drop without the idle reason, none with it.
+    unexplained = series(10, _each(range(1, 4), {"sm_clock_mhz": 345.0, "util_pct": 0.0}))
+    assert fired(unexplained, 100, 1000, rule("clock-drop")) == ["clock-drop"]
+    explained = series(10, _each(range(1, 4), idle))
+    assert fired(explained, 100, 1000, rule("clock-drop")) == []
+
+
 def test_sw_thermal_below_its_min_fraction() -> None:
     ticks = series(20, {5: {"throttle": ["sw_thermal"]}})  # 1 of 20 = 0.05 < 0.1
     assert fired(ticks, 100, 2000, rule("sw-thermal")) == []

@@ -6,6 +6,11 @@ side. A rule contaminates a window when at least one of its observed values matc
 fraction (over the values observed, i.e. not null) is at least ``min_fraction``. A window where no tick
 observed the rule's signal is *missing*: ``on_missing: invalidate`` contaminates it, ``ignore`` does not.
 GPU signals are judged over the call's GPUs: a tick matches when any of them matches.
+
+``gpu.sm_clock_drop_pct`` compares a working GPU's clock: at a tick where NVML gives ``gpu_idle`` as a clock
+reason, the GPU had no work to slow down (its clock falls as a matter of power management: on an H200, from
+1980 to 345 MHz while a driver imports torch), so the drop there is 0, and such ticks are left out of the
+median that the drop is measured from.
 """
 
 from __future__ import annotations
@@ -114,6 +119,14 @@ class Baselines:
     ecc_first: dict[str, int]
 
 
+IDLE_REASON = "gpu_idle"
+
+
+def _idle(tick: ResourceTick, uuid: str) -> bool:
+    g = tick.gpus.get(uuid)
+    return g is not None and g.throttle is not None and IDLE_REASON in g.throttle
+
+
 def baselines(ticks: Sequence[ResourceTick], windows: Sequence[Window], gpus: list[str]) -> Baselines:
     in_calls: dict[int, ResourceTick] = {}
     for w in windows:
@@ -122,7 +135,12 @@ def baselines(ticks: Sequence[ResourceTick], windows: Sequence[Window], gpus: li
     sm: dict[str, float] = {}
     ecc: dict[str, int] = {}
     for uuid in gpus:
-        clocks = [v for t in in_calls.values() for v in _gpu_values(t, [uuid], "sm_clock_mhz")]
+        clocks = [
+            v
+            for t in in_calls.values()
+            if not _idle(t, uuid)
+            for v in _gpu_values(t, [uuid], "sm_clock_mhz")
+        ]
         if clocks:
             sm[uuid] = float(statistics.median(clocks))
         for t in ticks:
@@ -145,7 +163,9 @@ def tick_values(tick: ResourceTick, signal: str, gpus: list[str], base: Baseline
         for uuid in gpus:
             median = base.sm_median.get(uuid)
             for clock in _gpu_values(tick, [uuid], "sm_clock_mhz"):
-                if median:
+                if _idle(tick, uuid):
+                    out.append(0.0)
+                elif median:
                     out.append(100.0 * (median - clock) / median)
         return out
     if signal == "gpu.ecc_uncorrected_delta":
