@@ -442,13 +442,19 @@ class Sampler:
         self.out.flush()
 
     def tick(self) -> ResourceTick:
+        began_ns, began_epoch = time.monotonic_ns(), time.time()
         host = self.host.read()
         gpus: dict[str, GpuTick] = {}
         errors: list[str] = []
         if self.gpu is not None:
             gpus, errors = self.gpu.read(self.host.own_pids)
         tick = ResourceTick(
-            t_mono_ns=time.monotonic_ns(), t_epoch=time.time(), host=host, gpus=gpus, errors=errors
+            t_mono_ns=began_ns,
+            t_epoch=began_epoch,
+            read_ms=(time.monotonic_ns() - began_ns) / 1e6,
+            host=host,
+            gpus=gpus,
+            errors=errors,
         )
         self._write(tick.model_dump(mode="json"))
         with self.lock:

@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from gpuopt.models.evaluation.common import Count, Epoch, Record, Text
+from gpuopt.models.evaluation.common import Count, Epoch, NonNegative, Record, Text
 
 Pct = Annotated[float, Field(allow_inf_nan=False)]
 
@@ -57,8 +57,14 @@ class HostTick(Record):
 class ResourceTick(Record):
     """One line of ``resources.jsonl`` after its header."""
 
-    t_mono_ns: Count = Field(description="CLOCK_MONOTONIC, the clock of the call windows")
+    t_mono_ns: Count = Field(
+        description="CLOCK_MONOTONIC (the clock of the call windows) when the tick's reads began"
+    )
     t_epoch: Epoch
+    read_ms: NonNegative = Field(
+        default=0.0,
+        description="How long the tick's reads took (NVML can stall while a process creates a CUDA context)",
+    )
     host: HostTick
     gpus: dict[str, GpuTick] = Field(description="Per Target GPU UUID")
     errors: list[Text] = Field(description="Reads that failed at this tick")
