@@ -349,9 +349,11 @@ def test_cancel_of_a_running_invocation(ready: dict[str, Path]) -> None:
         limits=Limits(command_timeout_s=300, termination_grace_s=0.5),
     )
     _wait_running(root, out.invocation_id)
+    assert invocation.status(root, out.invocation_id).eta_s is None  # no call has finished yet
     first = invocation.cancel(root, out.invocation_id)
     assert first.cancel_requested
     st = invocation.wait(root, out.invocation_id, timeout_s=60)
+    assert st.eta_s == 0.0
     assert st.summary == {
         "execution_status": "cancelled",
         "measurement_validity": "invalid",
@@ -538,3 +540,12 @@ def test_target_changed_is_refused_before_launch(ready: dict[str, Path]) -> None
     with pytest.raises(InputError) as err:
         invocation.submit_smoke(ready["root"], samples_per_call=next(_samples))
     assert err.value.code == "target_invalid"
+
+
+def test_eta_is_the_remaining_calls_at_the_mean_finished_call() -> None:
+    # 10 planned, 4 finished at 2, 3, 2, 3 s (mean 2.5), the fifth running for 1 s: 6 x 2.5 - 1 = 14 s.
+    assert invocation._eta("running", 10, [2.0, 3.0, 2.0, 3.0], 1.0) == 14.0
+    assert invocation._eta("running", 10, [2.0] * 9, 5.0) == 0.0  # an overrunning last call: never negative
+    assert invocation._eta("running", 10, [], 1.0) is None
+    assert invocation._eta("lost", 10, [2.0], None) is None
+    assert invocation._eta("completed", 10, [2.0], None) == 0.0

@@ -196,12 +196,24 @@ def status(root: str | Path, inv_id: str, *, now: float | None = None) -> Invoca
             current_elapsed_s=current_elapsed,
         ),
         gpu_seconds=gpu_seconds,
-        eta_s=None,
+        eta_s=_eta(
+            state, len(request.evidence_plan), [e.elapsed_s or 0.0 for e in finished], current_elapsed
+        ),
         cleanup_status=cleanup,
         cancel_requested=store.exists(_rel(inv_id, "cancel")),
         result_ref=result_ref,
         summary=summary,
     )
+
+
+def _eta(state: str, planned: int, finished_s: list[float], current_elapsed: float | None) -> float | None:
+    """Remaining calls x the mean finished call, less the current call's elapsed time (spec §3.6)."""
+    if state == "completed":
+        return 0.0
+    if state != "running" or not finished_s:
+        return None
+    per_call = sum(finished_s) / len(finished_s)
+    return max((planned - len(finished_s)) * per_call - (current_elapsed or 0.0), 0.0)
 
 
 def root_status(root: str | Path) -> RootStatus:

@@ -322,7 +322,11 @@ class InvocationStatus(Record):
     unresponsive: bool
     calls: StatusCalls
     gpu_seconds: NonNegative
-    eta_s: NonNegative | None
+    eta_s: NonNegative | None = Field(
+        description="While running: the planned calls not yet finished times the mean wall time of the "
+        "finished ones, less the current call's elapsed time (an estimate; a stop ends the plan sooner). "
+        "0 once completed; null before any call finished or when no supervisor runs"
+    )
     cleanup_status: CleanupStatus
     cancel_requested: bool
     result_ref: ResultRef | None
