@@ -136,10 +136,7 @@ def baselines(ticks: Sequence[ResourceTick], windows: Sequence[Window], gpus: li
     ecc: dict[str, int] = {}
     for uuid in gpus:
         clocks = [
-            v
-            for t in in_calls.values()
-            if not _idle(t, uuid)
-            for v in _gpu_values(t, [uuid], "sm_clock_mhz")
+            v for t in in_calls.values() if not _idle(t, uuid) for v in _gpu_values(t, [uuid], "sm_clock_mhz")
         ]
         if clocks:
             sm[uuid] = float(statistics.median(clocks))
