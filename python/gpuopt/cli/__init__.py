@@ -79,6 +79,7 @@ _COMMANDS = (
     ("views", "report"),
     ("views", "handoff"),
     ("example", "example"),
+    ("map", "map_group"),
 )
 
 

@@ -40,9 +40,9 @@ fn u32s(bytes: &[u8]) -> Result<Vec<u32>> {
 #[pyo3(signature = (start_ns, end_ns, group, groups, window = None))]
 pub fn map_account(
     py: Python<'_>,
-    start_ns: Vec<u8>,
-    end_ns: Vec<u8>,
-    group: Vec<u8>,
+    start_ns: &[u8],
+    end_ns: &[u8],
+    group: &[u8],
     groups: usize,
     window: Option<(i64, i64)>,
 ) -> PyResult<(Vec<u8>, ArrowTable)> {
