@@ -238,7 +238,7 @@ def _columnar(data: bytes, fmt: str) -> tuple[pl.DataFrame, str]:
 
 def _read_ipc(data: bytes) -> pl.DataFrame:
     if data[:6] == b"ARROW1":
-        return pl.read_ipc(io.BytesIO(data), memory_map=False)
+        return pl.read_ipc(io.BytesIO(data))
     return pl.read_ipc_stream(io.BytesIO(data))
 
 
