@@ -175,7 +175,7 @@ def test_cli_envelope_and_exit_codes(tmp_path: Path) -> None:
     err = json.loads(bad.stdout)
     assert (err["ok"], err["errors"][0]["code"]) == (False, "window_invalid")
     assert "Traceback" not in bad.stderr
-    human = subprocess.run(run[:-1] + ["--group-by", "timeline"], capture_output=True, text=True, check=False)
+    human = subprocess.run([*run[:-1], "--group-by", "timeline"], capture_output=True, text=True, check=False)
     assert human.returncode == 0
     assert "overlap_excess_ns   5" in human.stdout
 

@@ -55,9 +55,7 @@ def _code(fn: Any, *args: Any, **kw: Any) -> tuple[str, str | None]:
 
 
 def _account(r: Root, **kw: Any) -> maps.MapResult:
-    return maps.account(
-        r.events, root=r.root, bind_variant=r.target.original.digest, case="a", **kw
-    )
+    return maps.account(r.events, root=r.root, bind_variant=r.target.original.digest, case="a", **kw)
 
 
 def test_map_record_is_create_once_and_bound(root: Root) -> None:
@@ -105,7 +103,9 @@ def test_binding_is_checked_against_the_target(root: Root) -> None:
     )
 
 
-def _claim(value: float, source: dict[str, Any], *, unit: str = "fraction", cls: str = "same_boundary") -> Any:
+def _claim(
+    value: float, source: dict[str, Any], *, unit: str = "fraction", cls: str = "same_boundary"
+) -> Any:
     return {
         "quantified": True,
         "boundary": {"region": "r", "entry": "e", "exit": "x", "phase": "p", "shapes": []},
@@ -153,7 +153,10 @@ def test_opportunity_input_resolves_the_map(root: Root) -> None:
     def code(claim: dict[str, Any]) -> tuple[str, str | None]:
         return _code(opportunity, claim)
 
-    assert code(_claim(0.7, _source(ref))) == ("opportunity_source_mismatch", "opportunity_claim.inputs[0].value")
+    assert code(_claim(0.7, _source(ref))) == (
+        "opportunity_source_mismatch",
+        "opportunity_claim.inputs[0].value",
+    )
     assert code(_claim(0.75 * (1 + 1e-8), _source(ref)))[0] == "opportunity_source_mismatch"
     assert code(_claim(0.75, _source(ref, name="zz")))[0] == "opportunity_source_mismatch"
     stale = RecordRef(id=ref.id, sha256="0" * 64)
@@ -170,7 +173,10 @@ def test_opportunity_input_resolves_the_map(root: Root) -> None:
     foreign["id"] = "map-" + jsonio.digest(core)
     published = root.store.write_record(f"maps/{foreign['id']}.json", foreign)
     fref = RecordRef(id=foreign["id"], sha256=published.sha256)
-    assert code(_claim(0.75, _source(fref))) == ("opportunity_boundary_mismatch", "opportunity_claim.inputs[0].source.ref")
+    assert code(_claim(0.75, _source(fref))) == (
+        "opportunity_boundary_mismatch",
+        "opportunity_claim.inputs[0].source.ref",
+    )
     assert opportunity(_claim(0.75, _source(fref), cls="conservative_bound")).f == 0.75
 
 

@@ -111,6 +111,52 @@ def _us_to_ns(values: np.ndarray[Any, Any], field: str) -> np.ndarray[Any, Any]:
     return ns.astype(np.int64)
 
 
+def _jsonl_row(
+    obj: dict[str, Any],
+    where: str,
+    number: int,
+    unit: str,
+    cols: dict[str, list[Any]],
+    times: dict[str, list[Any]],
+) -> None:
+    for key in TEXT:
+        value = obj.get(key)
+        if key not in obj:
+            raise _bad("column_missing", f"line {number} has no {key}", f"{where}.{key}", "string")
+        if not isinstance(value, str):
+            raise _bad(
+                "value_type_invalid",
+                f"{key} must be a string",
+                f"{where}.{key}",
+                "string",
+                type(value).__name__,
+            )
+        cols[key].append(value)
+    for key in times:
+        if key not in obj:
+            raise _bad("column_missing", f"line {number} has no {key}", f"{where}.{key}", "number")
+        value = obj[key]
+        ok = isinstance(value, int) if unit == "ns" else isinstance(value, int | float)
+        if isinstance(value, bool) or not ok:
+            expected = "integer" if unit == "ns" else "number"
+            raise _bad(
+                "value_type_invalid",
+                f"{key} must be a JSON {expected}",
+                f"{where}.{key}",
+                expected,
+                type(value).__name__,
+            )
+        if unit == "ns" and not 0 <= value <= _I64_MAX:
+            raise _bad(
+                "event_time_negative" if value < 0 else "map_overflow",
+                f"{key} {value} is outside [0, 2^63)",
+                f"{where}.{key}",
+                ">= 0",
+                value,
+            )
+        times[key].append(value)
+
+
 def _jsonl(data: bytes) -> tuple[pl.DataFrame, str]:
     """Strict JSON Lines: one object per line, required keys with exact JSON types (no bools as numbers,
     no NaN, no duplicate keys); blank lines are skipped."""
@@ -139,46 +185,13 @@ def _jsonl(data: bytes) -> tuple[pl.DataFrame, str]:
         except (ValueError, UnicodeDecodeError) as exc:
             raise _bad("events_invalid", f"line {number} is not JSON: {exc}", where) from None
         if not isinstance(obj, dict):
-            raise _bad("events_invalid", f"line {number} is not an object", where, "object", type(obj).__name__)
+            raise _bad(
+                "events_invalid", f"line {number} is not an object", where, "object", type(obj).__name__
+            )
         if unit is None:
             unit = _time_unit(list(obj), where)
             times = {f"start_{unit}": [], f"end_{unit}": []}
-        for key in TEXT:
-            value = obj.get(key)
-            if key not in obj:
-                raise _bad("column_missing", f"line {number} has no {key}", f"{where}.{key}", "string")
-            if not isinstance(value, str):
-                raise _bad(
-                    "value_type_invalid",
-                    f"{key} must be a string",
-                    f"{where}.{key}",
-                    "string",
-                    type(value).__name__,
-                )
-            cols[key].append(value)
-        for key in times:
-            if key not in obj:
-                raise _bad("column_missing", f"line {number} has no {key}", f"{where}.{key}", "number")
-            value = obj[key]
-            ok = isinstance(value, int) if unit == "ns" else isinstance(value, int | float)
-            if isinstance(value, bool) or not ok:
-                expected = "integer" if unit == "ns" else "number"
-                raise _bad(
-                    "value_type_invalid",
-                    f"{key} must be a JSON {expected}",
-                    f"{where}.{key}",
-                    expected,
-                    type(value).__name__,
-                )
-            if unit == "ns" and not 0 <= value <= _I64_MAX:
-                raise _bad(
-                    "event_time_negative" if value < 0 else "map_overflow",
-                    f"{key} {value} is outside [0, 2^63)",
-                    f"{where}.{key}",
-                    ">= 0",
-                    value,
-                )
-            times[key].append(value)
+        _jsonl_row(obj, where, number, unit, cols, times)
         row += 1
     unit = unit or "ns"
     frame = pl.DataFrame(
@@ -193,12 +206,7 @@ def _jsonl(data: bytes) -> tuple[pl.DataFrame, str]:
     return frame, unit
 
 
-def _columnar(data: bytes, fmt: str) -> tuple[pl.DataFrame, str]:
-    try:
-        frame = pl.read_parquet(io.BytesIO(data)) if fmt == "parquet" else _read_ipc(data)
-    except Exception as exc:  # polars raises many types for damaged files
-        raise _bad("events_invalid", f"cannot read the {fmt} event file: {exc}", "events") from None
-    unit = _time_unit(frame.columns, "events")
+def _check_dtypes(frame: pl.DataFrame, unit: str) -> None:
     for key in TEXT:
         if key not in frame.columns:
             raise _bad("column_missing", f"the events have no {key} column", key, "string", frame.columns)
@@ -213,6 +221,15 @@ def _columnar(data: bytes, fmt: str) -> tuple[pl.DataFrame, str]:
         if not ok:
             expected = "integer" if unit == "ns" else "number"
             raise _bad("value_type_invalid", f"{key} must be an {expected} column", key, expected, dtype)
+
+
+def _columnar(data: bytes, fmt: str) -> tuple[pl.DataFrame, str]:
+    try:
+        frame = pl.read_parquet(io.BytesIO(data)) if fmt == "parquet" else _read_ipc(data)
+    except Exception as exc:  # polars raises many types for damaged files
+        raise _bad("events_invalid", f"cannot read the {fmt} event file: {exc}", "events") from None
+    unit = _time_unit(frame.columns, "events")
+    _check_dtypes(frame, unit)
     names = [*TEXT, f"start_{unit}", f"end_{unit}"]
     frame = frame.select(names)
     for key in names:
@@ -222,18 +239,20 @@ def _columnar(data: bytes, fmt: str) -> tuple[pl.DataFrame, str]:
             raise _bad("value_missing", f"{key} is null", f"events[{row}].{key}")
     frame = frame.with_columns(pl.col(list(TEXT)).cast(pl.String))
     if unit == "ns":
-        for key in ("start_ns", "end_ns"):
-            col = frame[key]
-            if col.dtype == pl.UInt64 and col.len() and int(col.max()) > _I64_MAX:  # type: ignore[arg-type]
-                row = int((col > _I64_MAX).arg_true()[0])
-                raise _bad("map_overflow", f"{key} does not fit in int64", f"events[{row}].{key}")
-            if col.dtype.is_signed_integer() and col.len() and int(col.min()) < 0:  # type: ignore[arg-type]
-                row = int((col < 0).arg_true()[0])
-                raise _bad(
-                    "event_time_negative", f"{key} < 0", f"events[{row}].{key}", ">= 0", col[row]
-                )
+        _check_ns_range(frame)
         frame = frame.with_columns(pl.col("start_ns", "end_ns").cast(pl.Int64))
     return frame, unit
+
+
+def _check_ns_range(frame: pl.DataFrame) -> None:
+    for key in ("start_ns", "end_ns"):
+        col = frame[key]
+        if col.dtype == pl.UInt64 and col.len() and int(col.max()) > _I64_MAX:  # type: ignore[arg-type]
+            row = int((col > _I64_MAX).arg_true()[0])
+            raise _bad("map_overflow", f"{key} does not fit in int64", f"events[{row}].{key}")
+        if col.dtype.is_signed_integer() and col.len() and int(col.min()) < 0:  # type: ignore[arg-type]
+            row = int((col < 0).arg_true()[0])
+            raise _bad("event_time_negative", f"{key} < 0", f"events[{row}].{key}", ">= 0", col[row])
 
 
 def _read_ipc(data: bytes) -> pl.DataFrame:
@@ -278,7 +297,9 @@ def parse_window(text: str) -> tuple[int, int]:
             raise ValueError
         window = (int(start), int(end))
     except ValueError:
-        raise _bad("window_invalid", "the window is START:END in integer ns", "window", "START:END", text) from None
+        raise _bad(
+            "window_invalid", "the window is START:END in integer ns", "window", "START:END", text
+        ) from None
     if not 0 <= window[0] < window[1]:
         raise _bad("window_invalid", "the window needs 0 <= START < END", "window", "0 <= START < END", text)
     return window
@@ -296,9 +317,11 @@ def parse_group_by(text: str | list[str] | tuple[str, ...]) -> list[GroupKey]:
                 "distinct keys of timeline, category, name",
                 text,
             )
-        out.append(k)  # type: ignore[arg-type]
+        out.append(k)
     if not out:
-        raise _bad("group_by_invalid", "group by at least one key", "group_by", "timeline, category, name", text)
+        raise _bad(
+            "group_by_invalid", "group by at least one key", "group_by", "timeline, category, name", text
+        )
     return out
 
 
@@ -375,7 +398,8 @@ def _binding(store: Store, variant: str, case: str) -> MapBinding:
     target_any, _ = targets.load(store)
     target = targets.optimizable(target_any)
     known = variant == target.original.digest or (
-        len(variant) == 64 and all(c in "0123456789abcdef" for c in variant)
+        len(variant) == 64
+        and all(c in "0123456789abcdef" for c in variant)
         and store.exists(f"objects/trees/{variant}.json")
     )
     if not known:
@@ -429,7 +453,9 @@ def account(
     try:
         size = path.stat().st_size
         if size > MAX_EVENT_FILE_BYTES:
-            raise _bad("events_too_large", "the event file is too large", str(path), MAX_EVENT_FILE_BYTES, size)
+            raise _bad(
+                "events_too_large", "the event file is too large", str(path), MAX_EVENT_FILE_BYTES, size
+            )
         data = path.read_bytes()
     except FileNotFoundError:
         raise _bad("file_not_found", f"no event file at {path}", str(path)) from None

@@ -23,8 +23,14 @@ def _render(d: MapAccountData) -> str:
         [
             ("record", None if d.record is None else f"{d.record.id} ({'new' if d.created else 'existing'})"),
             ("source", f"{d.source.file} ({d.source.format}, {d.source.time_unit}) sha256 {d.source.sha256}"),
-            ("timelines", ", ".join(d.timelines) if len(d.timelines) <= 8 else f"{len(d.timelines)} timelines"),
-            ("window", f"[{d.window.start_ns}, {d.window.end_ns}) ns{'' if d.window.explicit else ' (hull)'}"),
+            (
+                "timelines",
+                ", ".join(d.timelines) if len(d.timelines) <= 8 else f"{len(d.timelines)} timelines",
+            ),
+            (
+                "window",
+                f"[{d.window.start_ns}, {d.window.end_ns}) ns{'' if d.window.explicit else ' (hull)'}",
+            ),
             ("window_ns", t.window_ns),
             ("union_ns", t.union_ns),
             ("idle_ns", t.idle_ns),
