@@ -48,9 +48,9 @@ pub fn map_account(
 ) -> PyResult<(Vec<u8>, ArrowTable)> {
     let (totals, table) = run(py, move || {
         let (s, e, g) = (
-            i64s(&start_ns, "start_ns")?,
-            i64s(&end_ns, "end_ns")?,
-            u32s(&group)?,
+            i64s(start_ns, "start_ns")?,
+            i64s(end_ns, "end_ns")?,
+            u32s(group)?,
         );
         let events = Events {
             start_ns: &s,
