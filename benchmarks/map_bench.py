@@ -114,7 +114,8 @@ def main() -> None:
     print(f"{args.events:,} events, {len(g['result']['groups'])} groups; results agree")
     for name, r in runs.items():
         print(f"  {name:7s} {r['wall_s']:7.2f} s  {r['rss'] / 2**20:7.0f} MiB")
-    print(f"  ratio   {p['wall_s'] / g['wall_s']:.1f}x the peer's time, peer RSS / gpuopt RSS {p['rss'] / g['rss']:.2f}")
+    speed = p["wall_s"] / g["wall_s"]
+    print(f"  ratio   {speed:.1f}x faster than the peer; peer RSS / gpuopt RSS {p['rss'] / g['rss']:.2f}")
 
 
 if __name__ == "__main__":
