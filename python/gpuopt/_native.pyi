@@ -18,6 +18,7 @@ __all__ = [
     "group_exists",
     "ledger_append",
     "ledger_rewrite",
+    "map_account",
     "ncu_compare",
     "ncu_from_columns",
     "ncu_open_csv",
@@ -248,6 +249,12 @@ def ncu_from_columns(
     text: list[str],
 ) -> NcuReport:
     """A report from columns read by ``ncu_report`` (kind: 0 missing, 1 number, 2 text)."""
+
+def map_account(
+    start_ns: bytes, end_ns: bytes, group: bytes, groups: int, window: tuple[int, int] | None = None
+) -> tuple[bytes, ArrowTable]:
+    """Execution-map account of little-endian int64 start/end and uint32 group columns: (totals JSON,
+    per-group table)."""
 
 def ncu_compare(a: NcuReport, b: NcuReport, metrics: list[str]) -> ArrowTable:
     """Per-kernel deltas of every fact (and the named metrics) between two reports."""

@@ -26,6 +26,7 @@ from gpuopt.models.evaluation.store import StoreReindex, StoreVerification
 from gpuopt.models.evaluation.target import ReadinessResult
 from gpuopt.models.evaluation.views import HandoffData, ReportData, ShowData
 from gpuopt.models.example import ExampleRun
+from gpuopt.models.map import MapAccountData
 from gpuopt.models.ncu import NcuCollection, NcuSummary
 from gpuopt.models.nsys import NsysSummaryData, NsysTableData, NsysTimelineData
 from gpuopt.models.sass import SassScanReport, SassTableData
@@ -100,6 +101,7 @@ DATA_MODELS: dict[str, type[BaseModel] | None] = {
     "gpuopt.nsys.summary/v1": NsysSummaryData,
     "gpuopt.nsys.table/v1": NsysTableData,
     "gpuopt.nsys.timeline/v1": NsysTimelineData,
+    "gpuopt.map.account/v1": MapAccountData,
 }
 
 ENVELOPES: dict[str, type[Envelope[Any]]] = {name: envelope_for(name, m) for name, m in DATA_MODELS.items()}
@@ -112,6 +114,7 @@ def json_schema(name: str) -> dict[str, Any]:
 
 def _document_models() -> dict[str, Any]:
     from gpuopt.models.evaluation import champion, driver, experiment, invocation, operations, store, target
+    from gpuopt.models.map import ExecutionMap
 
     return {
         "gpuopt.target/v1": target.Target | target.DiagnosticTarget,
@@ -149,6 +152,7 @@ def _document_models() -> dict[str, Any]:
         "gpuopt.invocation-result.screen/v1": operations.ScreenResult,
         "gpuopt.invocation-result.target/v1": operations.TargetResult,
         "gpuopt.invocation-result.final-audit/v1": operations.FinalAuditResult,
+        "gpuopt.execution-map/v1": ExecutionMap,
     }
 
 

@@ -213,6 +213,132 @@ pub fn concurrency(spans: &[Span]) -> Concurrency {
     out
 }
 
+/// Time accounting of labelled intervals from one boundary sweep (see [`labelled_sweep`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct LabelledSweep {
+    /// Time with at least one interval active.
+    pub union: i64,
+    /// Σ interval lengths (= `union + overlap_excess`).
+    pub serial: i64,
+    /// Σ (active − 1)·width over segments where more than one interval is active.
+    pub overlap_excess: i64,
+    /// The most intervals active on a segment of positive width.
+    pub max_concurrency: u64,
+    /// Per label: time with at least one interval of that label active.
+    pub label_union: Vec<i64>,
+    /// Per label: time with intervals of that label, and of no other label, active.
+    pub label_exclusive: Vec<i64>,
+}
+
+/// Why a [`labelled_sweep`] could not be computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SweepError {
+    /// The interval at this index carries a label `>= labels`.
+    LabelOutOfRange(usize),
+    /// A sum does not fit in an `i64`.
+    Overflow,
+}
+
+/// Sweeps the boundaries of labelled half-open intervals in one pass: boundaries are sorted by time,
+/// ends before starts at equal times (back-to-back intervals are not concurrent), and each segment
+/// between consecutive boundaries is charged to the totals by its active count. Empty intervals
+/// (`end <= start`) occupy no time and are skipped. Per-label union time is accumulated lazily (from the
+/// moment a label becomes active to the moment its last interval ends), so the sweep is
+/// O(n log n) for the sort and O(n) after it, whatever the number of labels.
+pub fn labelled_sweep(
+    spans: &[(Span, u32)],
+    labels: usize,
+) -> std::result::Result<LabelledSweep, SweepError> {
+    const START: u8 = 1;
+    const END: u8 = 0;
+    // One u128 per boundary: time (sign bit flipped, so unsigned order is time order), kind, label.
+    // Sorting plain integers is much faster than sorting tuples.
+    const SIGN: u64 = 1 << 63;
+    let pack = |t: i64, kind: u8, label: u32| {
+        (u128::from(t.cast_unsigned() ^ SIGN) << 64) | (u128::from(kind) << 32) | u128::from(label)
+    };
+    let mut points: Vec<u128> = Vec::with_capacity(spans.len() * 2);
+    for (i, (span, label)) in spans.iter().enumerate() {
+        if usize::try_from(*label).map_or(true, |l| l >= labels) {
+            return Err(SweepError::LabelOutOfRange(i));
+        }
+        if !span.is_empty() {
+            points.push(pack(span.start, START, *label));
+            points.push(pack(span.end, END, *label));
+        }
+    }
+    points.sort_unstable();
+    let unpack = |p: u128| {
+        let t = ((p >> 64) as u64 ^ SIGN).cast_signed();
+        (t, ((p >> 32) & 1) as u8, p as u32)
+    };
+    let mut active_per_label = vec![0u64; labels];
+    let mut since = vec![0i64; labels];
+    let mut label_union = vec![0i128; labels];
+    let mut label_exclusive = vec![0i128; labels];
+    let (mut union, mut serial, mut overlap) = (0i128, 0i128, 0i128);
+    let (mut level, mut max, mut labels_active, mut label_sum) = (0u64, 0u64, 0u64, 0u64);
+    let mut prev = points.first().map_or(0, |p| unpack(*p).0);
+    for (t, kind, label) in points.into_iter().map(unpack) {
+        let width = i128::from(t) - i128::from(prev);
+        if width > 0 && level > 0 {
+            union += width;
+            serial += width * i128::from(level);
+            overlap += width * i128::from(level - 1);
+            max = max.max(level);
+            if labels_active == 1 {
+                // With one label active, the sum of active labels is that label.
+                if let Some(slot) = usize::try_from(label_sum)
+                    .ok()
+                    .and_then(|l| label_exclusive.get_mut(l))
+                {
+                    *slot += width;
+                }
+            }
+        }
+        prev = t;
+        let l = label as usize;
+        let (Some(count), Some(from), Some(total)) = (
+            active_per_label.get_mut(l),
+            since.get_mut(l),
+            label_union.get_mut(l),
+        ) else {
+            return Err(SweepError::LabelOutOfRange(l));
+        };
+        if kind == START {
+            if *count == 0 {
+                *from = t;
+                labels_active += 1;
+                label_sum += u64::from(label);
+            }
+            *count += 1;
+            level += 1;
+        } else {
+            *count = count.saturating_sub(1);
+            level = level.saturating_sub(1);
+            if *count == 0 {
+                *total += i128::from(t) - i128::from(*from);
+                labels_active = labels_active.saturating_sub(1);
+                label_sum = label_sum.saturating_sub(u64::from(label));
+            }
+        }
+    }
+    let fit = |v: i128| i64::try_from(v).map_err(|_| SweepError::Overflow);
+    let fit_all = |v: Vec<i128>| {
+        v.into_iter()
+            .map(fit)
+            .collect::<std::result::Result<Vec<_>, _>>()
+    };
+    Ok(LabelledSweep {
+        union: fit(union)?,
+        serial: fit(serial)?,
+        overlap_excess: fit(overlap)?,
+        max_concurrency: max,
+        label_union: fit_all(label_union)?,
+        label_exclusive: fit_all(label_exclusive)?,
+    })
+}
+
 #[cfg(test)]
 mod set_tests {
     use super::*;
@@ -283,6 +409,24 @@ mod tests {
         assert_eq!(c.weighted, 10 + 10 + 5 + 1);
         assert_eq!(c.time_at, vec![10, 16, 5]);
         assert!((c.mean_when_busy() - 26.0 / 21.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn labelled_sweep_orders_negative_times_and_checks_labels() {
+        let spans = [(s(-20, -5), 0), (s(-10, 3), 1), (s(3, 9), 0), (s(4, 4), 1)];
+        let out = labelled_sweep(&spans, 2).unwrap();
+        let c = concurrency(&spans.iter().map(|p| p.0).collect::<Vec<_>>());
+        assert_eq!(
+            (out.union, out.serial, out.max_concurrency),
+            (c.busy, c.weighted, 2)
+        );
+        assert_eq!((out.union, out.overlap_excess), (29, 5));
+        assert_eq!(out.label_union, vec![21, 13]);
+        assert_eq!(out.label_exclusive, vec![16, 8]);
+        assert_eq!(
+            labelled_sweep(&spans, 1),
+            Err(SweepError::LabelOutOfRange(1))
+        );
     }
 
     /// A brute-force check on many small random cases: the union and the sweep agree with a

@@ -4,6 +4,7 @@ pub mod build_info;
 pub mod error;
 pub mod identity;
 pub mod intervals;
+pub mod map;
 pub mod ncu;
 pub mod nsys;
 pub mod runtime;

@@ -80,6 +80,7 @@ _COMMANDS = (
     ("views", "handoff"),
     ("example", "example"),
     ("idle", "idle_check"),
+    ("map", "map_group"),
 )
 
 

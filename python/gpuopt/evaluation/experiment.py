@@ -137,7 +137,8 @@ def _fraction_like(inp: OpportunityInput, path: str) -> float:
 
 
 def _check_source(store: Store, target: Target, inp: OpportunityInput, path: str) -> None:
-    """An input's source must resolve in this root (execution maps are not built in this version)."""
+    """An input's source must resolve in this root; an execution-map input must state the selected
+    quantity of a map record of this root."""
     src = inp.source
     where = f"{path}.source"
     if src.kind == "external":
@@ -145,14 +146,8 @@ def _check_source(store: Store, target: Target, inp: OpportunityInput, path: str
             raise _bad("opportunity_source_mismatch", "an external source needs text", f"{where}.text")
         return
     if src.kind == "execution_map":
-        raise _bad(
-            "opportunity_source_mismatch",
-            "execution maps (gpuopt map account) are not built in this version: the source cannot be "
-            "resolved",
-            f"{where}.ref",
-            "a resolvable source",
-            "execution_map",
-        )
+        _check_map_source(store, target, inp, path)
+        return
     ref = src.ref or {}
     if src.kind == "invocation":
         inv, sha = ref.get("invocation_id"), ref.get("sha256")
@@ -183,6 +178,80 @@ def _check_source(store: Store, target: Target, inp: OpportunityInput, path: str
             f"{where}.ref",
             "{digest} of an object here",
             ref,
+        )
+
+
+MAP_TOLERANCE = 1e-9
+
+
+def _check_map_source(store: Store, target: Target, inp: OpportunityInput, path: str) -> None:
+    """``source.ref`` = ``{id, sha256}`` of ``maps/<id>.json`` here; ``select`` = ``{group: {category,
+    name}, quantity: share_of_window}``. The input's value (fraction, or percent / 100) must equal the
+    selected quantity to 1e-9 relative; a ``same_boundary`` input's map must be bound to this Target."""
+    from gpuopt import map as maps
+
+    src = inp.source
+    where = f"{path}.source"
+    ref = src.ref or {}
+    if set(ref) != {"id", "sha256"}:
+        raise _bad(
+            "opportunity_source_mismatch",
+            "an execution-map source cites {id, sha256} of a map record",
+            f"{where}.ref",
+            "{id, sha256}",
+            sorted(ref),
+        )
+    try:
+        record = maps.load(store, RecordRef(id=ref["id"], sha256=ref["sha256"]))
+    except (InputError, ValueError) as exc:
+        raise _bad(
+            "opportunity_source_mismatch",
+            f"the execution map does not resolve in this root: {exc}",
+            f"{where}.ref",
+            "{id, sha256} of a map here",
+            ref,
+        ) from None
+    if src.select is None:
+        raise _bad(
+            "opportunity_source_mismatch",
+            "an execution-map source selects a group and a quantity",
+            f"{where}.select",
+            "{group: {category, name}, quantity: share_of_window}",
+        )
+    group = src.select.group
+    selected = maps.share(record, group.category, group.name)
+    if selected is None:
+        raise _bad(
+            "opportunity_source_mismatch",
+            "the map has no such group (it must be grouped by category,name and the group non-empty)",
+            f"{where}.select.group",
+            "a group of the map",
+            {"category": group.category, "name": group.name},
+        )
+    if inp.unit not in ("fraction", "percent"):
+        raise _bad(
+            "opportunity_source_mismatch",
+            f"share_of_window is a fraction; the input has unit {inp.unit}",
+            f"{path}.unit",
+            "fraction | percent",
+            inp.unit,
+        )
+    stated = inp.value / 100.0 if inp.unit == "percent" else inp.value
+    if abs(stated - selected) > MAP_TOLERANCE * max(abs(stated), abs(selected)):
+        raise _bad(
+            "opportunity_source_mismatch",
+            f"input {inp.name} states {stated!r} but the map's share_of_window is {selected!r}",
+            f"{path}.value",
+            selected,
+            stated,
+        )
+    if inp.input_class == "same_boundary" and record.binding.target_id != target.id:
+        raise _bad(
+            "opportunity_boundary_mismatch",
+            "a same_boundary input's execution map is bound to another Target",
+            f"{where}.ref",
+            target.id,
+            record.binding.target_id,
         )
 
 

@@ -3,6 +3,7 @@
 mod arrow;
 mod boundary;
 mod identity;
+mod map;
 mod ncu;
 mod nsys;
 mod runtime;
@@ -21,6 +22,8 @@ mod _native {
     use super::identity::{
         build_info_json, debug_panic, file_identities_table, file_identity_json,
     };
+    #[pymodule_export]
+    use super::map::map_account;
     #[pymodule_export]
     use super::ncu::{
         ncu_compare, ncu_from_columns, ncu_open_csv, ncu_rep_framing_json, ncu_unit, NcuReport,
