@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from gpuopt import _native
 from gpuopt.errors import InputError
 from gpuopt.evaluation import invocation, jsonio, locks, readiness
 from gpuopt.evaluation.store import Store
-from gpuopt.models.evaluation.invocation import InvocationResult, Limits, Occupancy, ProcessRef
+from gpuopt.models.evaluation.invocation import ActiveChild, InvocationResult, Limits, Occupancy, ProcessRef
 
 FAST = Limits(command_timeout_s=20, termination_grace_s=0.3, cleanup_timeout_s=10)
 
@@ -549,3 +550,29 @@ def test_eta_is_the_remaining_calls_at_the_mean_finished_call() -> None:
     assert invocation._eta("running", 10, [], 1.0) is None
     assert invocation._eta("lost", 10, [2.0], None) is None
     assert invocation._eta("completed", 10, [2.0], None) == 0.0
+
+
+def test_status_reads_an_active_child_that_comes_and_goes(tmp_path: Path) -> None:
+    """The supervisor replaces and removes active-child.json as calls start and end; a status read racing
+    it sees a child or none, never a missing-file error (CI once hit exists-then-read)."""
+    inv = "inv-" + "0" * 32
+    (tmp_path / "invocations" / inv).mkdir(parents=True)
+    store = Store(tmp_path)
+    writer = Store(tmp_path / "invocations" / inv)
+    child = ActiveChild(call_index=0, pid=1, start_token="1", pgid=1, cgroup=None, gpus=[], env_tag="T=1")
+    data = jsonio.record_bytes(child)
+    stop = threading.Event()
+
+    def toggle() -> None:
+        while not stop.is_set():
+            writer.replace_bytes("active-child.json", data, durable=False)
+            writer.remove("active-child.json", durable=False)
+
+    thread = threading.Thread(target=toggle)
+    thread.start()
+    try:
+        seen = {type(invocation._active_child(store, inv)).__name__ for _ in range(3000)}
+    finally:
+        stop.set()
+        thread.join()
+    assert seen <= {"ActiveChild", "NoneType"} and seen

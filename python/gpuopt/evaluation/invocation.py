@@ -115,10 +115,15 @@ def _supervisor(store: Store, inv_id: str) -> SupervisorRecord | None:
 
 
 def _active_child(store: Store, inv_id: str) -> ActiveChild | None:
-    rel = _rel(inv_id, "active-child.json")
-    if not store.exists(rel):
-        return None
-    return jsonio.load(ActiveChild, store.read_bytes(rel), what="active-child.json")
+    """The recorded running call, if any. The supervisor removes the file when a call ends, so it can
+    vanish between any check and the read: a missing file is simply no active child."""
+    try:
+        data = store.read_bytes(_rel(inv_id, "active-child.json"))
+    except InputError as exc:
+        if exc.code == "file_not_found":
+            return None
+        raise
+    return jsonio.load(ActiveChild, data, what="active-child.json")
 
 
 def _child_running(child: ActiveChild) -> bool:
