@@ -9,8 +9,8 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
