@@ -214,10 +214,14 @@ def measure(req: dict[str, Any]) -> list[dict[str, Any]]:
     return subjects
 
 
+def read_request(argv: list[str]) -> dict[str, Any]:
+    """Reads the request named by ``--request`` strictly (no duplicate keys, no NaN) and checks it."""
+    with open(argv[argv.index("--request") + 1], encoding="utf-8") as f:
+        return check_request(json.load(f, object_pairs_hook=_no_duplicates, parse_constant=_no_constants))
+
+
 def main(argv: list[str]) -> int:
-    request_path = argv[argv.index("--request") + 1]
-    with open(request_path, encoding="utf-8") as f:
-        req = check_request(json.load(f, object_pairs_hook=_no_duplicates, parse_constant=_no_constants))
+    req = read_request(argv)
     try:
         subjects = measure(req)
     finally:

@@ -10,6 +10,9 @@ absolute error of the last output against a float64 reference. gpuopt applies th
 
 It supports ``same_process``: both subjects of a pair run in this one process (the interpreter, torch and
 the CUDA context are the shared state; each subject's module is imported fresh).
+
+The request check and the atomic result write are the ones of the template that ``gpuopt driver init``
+writes (imported from gpuopt, which runs in this interpreter).
 """
 
 from __future__ import annotations
@@ -28,11 +31,8 @@ from typing import Any
 
 import torch
 
-REQUEST_KEYS = {
-    "protocol", "request_digest", "target_id", "invocation_id", "call_index", "operation", "case", "test_set",
-    "accuracy_reference", "subjects", "acquisition", "sampling", "metrics", "correctness_metrics", "pair",
-    "output_dir", "driver_identity",
-}  # fmt: skip
+from gpuopt.evaluation.driver_template import read_request, write_atomically
+
 MEASURE = {"time_ms": "ms"}
 
 
@@ -82,54 +82,6 @@ def collect_identity() -> dict[str, Any]:
     }
 
 
-def _es_number(x: float) -> str:
-    """ECMAScript number formatting (RFC 8785)."""
-    if x == 0:
-        return "0"
-    mantissa, _, exp_text = repr(abs(x)).partition("e")
-    int_part, _, frac_part = mantissa.partition(".")
-    digits = int_part + frac_part
-    n = len(int_part) + int(exp_text or 0)
-    stripped = digits.lstrip("0")
-    n -= len(digits) - len(stripped)
-    digits = stripped.rstrip("0")
-    k = len(digits)
-    sign = "-" if x < 0 else ""
-    if k <= n <= 21:
-        return sign + digits + "0" * (n - k)
-    if 0 < n <= 21:
-        return sign + digits[:n] + "." + digits[n:]
-    if -6 < n <= 0:
-        return sign + "0." + "0" * -n + digits
-    exp = n - 1
-    frac = "." + digits[1:] if k > 1 else ""
-    return sign + digits[0] + frac + "e" + ("+" if exp > 0 else "-") + str(abs(exp))
-
-
-def canonical(value: Any) -> str:
-    """RFC 8785 canonical JSON (what gpuopt hashes the request with)."""
-    if value is None or isinstance(value, bool):
-        return json.dumps(value)
-    if isinstance(value, int | float):
-        return _es_number(float(value))
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, list):
-        return "[" + ",".join(canonical(v) for v in value) + "]"
-    keys = sorted(value, key=lambda k: k.encode("utf-16-be"))
-    return "{" + ",".join(json.dumps(k, ensure_ascii=False) + ":" + canonical(value[k]) for k in keys) + "}"
-
-
-def check_request(req: Any) -> dict[str, Any]:
-    if not isinstance(req, dict) or set(req) != REQUEST_KEYS or req["protocol"] != "gpuopt.driver-request/v1":
-        raise SystemExit(2)
-    core = {k: v for k, v in req.items() if k != "request_digest"}
-    if hashlib.sha256(canonical(core).encode()).hexdigest() != req["request_digest"]:
-        print("request_digest does not match the request", file=sys.stderr)
-        raise SystemExit(2)
-    return req
-
-
 def measure(req: dict[str, Any]) -> list[dict[str, Any]]:
     sampling = req["sampling"]
     x = load_case(req["test_set"]["path"], req["case"]["id"], sampling["input_seed"])
@@ -173,33 +125,27 @@ def measure(req: dict[str, Any]) -> list[dict[str, Any]]:
     return subjects
 
 
+def result(req: dict[str, Any], subjects: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "protocol": "gpuopt.driver-result/v1",
+        "request_digest": req["request_digest"],
+        "call_index": req["call_index"],
+        "case_id": req["case"]["id"],
+        "subjects": subjects,
+        "runtime_identity": collect_identity(),
+        "artifacts": [],
+        "cleanup": {"status": "confirmed", "live_tasks": []},
+    }
+
+
 def main(argv: list[str]) -> int:
-    with open(argv[argv.index("--request") + 1], encoding="utf-8") as f:
-        req = check_request(json.load(f))
+    req = read_request(argv)
     try:
         subjects = measure(req)
     finally:
         torch.cuda.synchronize()
         torch.cuda.empty_cache()
-    out = Path(req["output_dir"]) / "result.json"
-    tmp = out.with_name(".result.json.tmp")
-    tmp.write_text(
-        json.dumps(
-            {
-                "protocol": "gpuopt.driver-result/v1",
-                "request_digest": req["request_digest"],
-                "call_index": req["call_index"],
-                "case_id": req["case"]["id"],
-                "subjects": subjects,
-                "runtime_identity": collect_identity(),
-                "artifacts": [],
-                "cleanup": {"status": "confirmed", "live_tasks": []},
-            },
-            allow_nan=False,
-        ),
-        encoding="utf-8",
-    )
-    os.replace(tmp, out)
+    write_atomically(Path(req["output_dir"]) / "result.json", result(req, subjects))
     return 0
 
 
