@@ -11,15 +11,15 @@ from typing import Any
 
 import pytest
 
+from fixture_data import unpacked
+
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared" / "fixtures"
 
 
 @pytest.fixture(scope="session")
 def shared() -> Path:
-    if not SHARED.is_dir():
-        pytest.fail(f"the shared fixtures are missing: expected {SHARED} beside the repository")
-    return SHARED
+    """The real fixtures (a copy of ``../shared/fixtures`` kept in ``tests/data``; see its README)."""
+    return unpacked()
 
 
 @dataclass

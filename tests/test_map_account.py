@@ -14,10 +14,11 @@ from typing import Any
 import polars as pl
 import pytest
 
+from fixture_data import unpacked
 from gpuopt import map as maps
 from gpuopt.errors import InputError
 
-FIXTURES = Path(__file__).resolve().parents[1] / ".." / "shared" / "fixtures"
+FIXTURES = unpacked()
 NSYS = FIXTURES / "h200" / "nsys"
 
 

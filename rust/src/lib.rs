@@ -12,6 +12,8 @@ pub mod sass;
 pub mod stats;
 pub mod store;
 pub mod table;
+#[cfg(test)]
+pub(crate) mod testdata;
 pub mod torch_trace;
 
 #[cfg(feature = "python")]

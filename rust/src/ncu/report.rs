@@ -288,7 +288,7 @@ mod tests {
     use std::io::Cursor;
 
     fn fixture(rel: &str) -> Vec<u8> {
-        let path = format!("{}/../shared/fixtures/{rel}", env!("CARGO_MANIFEST_DIR"));
+        let path = crate::testdata::fixtures().join(rel);
         std::fs::read(path).unwrap()
     }
 

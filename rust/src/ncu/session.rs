@@ -99,10 +99,7 @@ mod tests {
 
     #[test]
     fn reads_the_fixture_session_page() {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../shared/fixtures/h200/ncu/kernels_full.session.csv"
-        );
+        let path = crate::testdata::fixtures().join("h200/ncu/kernels_full.session.csv");
         let data = std::fs::read(path).unwrap();
         let s = read(&data).unwrap();
         assert_eq!(s.tool.version.as_deref(), Some("2025.3.1.0"));

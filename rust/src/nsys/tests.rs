@@ -1,4 +1,4 @@
-//! Engine tests on the real fixtures in `../shared/fixtures` (NVIDIA's own `nsys stats` output is the
+//! Engine tests on the real fixtures in `tests/data/fixtures` (NVIDIA's own `nsys stats` output is the
 //! oracle; the Python tests compare every cell, these pin the engine without an interpreter).
 
 use super::db::{self, Reader};
@@ -9,7 +9,7 @@ use arrow_array::{Array, Float64Array, Int64Array, StringArray};
 use std::path::PathBuf;
 
 fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures")
+    crate::testdata::fixtures()
 }
 
 fn eager() -> PathBuf {

@@ -1,12 +1,10 @@
-//! Scans of the real listings under `../shared/fixtures`, with exact facts.
+//! Scans of the real listings under `tests/data/fixtures`, with exact facts.
 
 use super::*;
 use std::path::PathBuf;
 
 fn fixture(rel: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/fixtures")
-        .join(rel)
+    crate::testdata::fixtures().join(rel)
 }
 
 fn scan(rel: &str) -> Listing {

@@ -1,12 +1,10 @@
-//! Engine tests on the real fixtures (`../shared/fixtures`) and on small hand-built traces.
+//! Engine tests on the real fixtures (`tests/data/fixtures`) and on small hand-built traces.
 
 use super::*;
 use std::path::PathBuf;
 
 fn fixture(rel: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/fixtures")
-        .join(rel)
+    crate::testdata::fixtures().join(rel)
 }
 
 #[test]
