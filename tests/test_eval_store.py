@@ -13,7 +13,7 @@ import pytest
 from conftest import gpuopt
 from gpuopt import _native
 from gpuopt.errors import InputError
-from gpuopt.evaluation.store import Store, hash_tree, reindex, verify
+from gpuopt.evaluation.store import Store, hash_tree, ledger_keys, reindex, verify
 from gpuopt.models.evaluation.store import ScanLimits
 
 LIMITS = ScanLimits()
@@ -255,11 +255,96 @@ def test_verify_deep_finds_a_tampered_record(tmp_path: Path) -> None:
         + "\n"
     )
     run = gpuopt("store", "verify", str(store.root), "--deep", "--json")
-    assert run.code == 0
-    data = run.json()["data"]
+    assert run.code == 2, "a corrupt store is a failed verify"
+    envelope = run.json()
+    assert envelope["ok"] is False and envelope["errors"][0]["code"] == "store_corrupt"
+    data = envelope["data"]
     assert data["ok"] is False
     bad = [r for r in data["records"] if r["status"] != "ok"]
     assert [(r["path"], r["status"]) for r in bad] == [(f"experiments/exp-{1:064x}.json", "changed")]
+    assert gpuopt("store", "verify", str(store.root)).code == 2
+
+
+EXP1 = f"exp-{1:064x}"
+
+
+def _edit_ledger(store: Store, number: int, edit: dict[str, object]) -> None:
+    ledger = store.root / "ledger" / "records.jsonl"
+    lines = ledger.read_bytes().split(b"\n")
+    line = json.loads(lines[number - 1])
+    for key, value in edit.items():
+        if key.startswith("keys."):
+            line["keys"][key[len("keys.") :]] = value
+        else:
+            line[key] = value
+    lines[number - 1] = json.dumps(line, sort_keys=True, separators=(",", ":")).encode()
+    ledger.write_bytes(b"\n".join(lines))
+
+
+@pytest.mark.parametrize(
+    ("edit", "detail"),
+    [
+        ({"keys.mechanism": "changed"}, "ledger keys differ from the record: mechanism"),
+        ({"keys.verdict": "passed"}, "ledger keys differ from the record: verdict"),
+        (
+            {"id": f"exp-{7:064x}"},
+            f"ledger names experiment exp-{7:064x}, the file is experiment exp-{1:064x}",
+        ),
+        ({"kind": "map"}, f"ledger names map {EXP1}, the file is experiment {EXP1}"),
+    ],
+)
+def test_verify_finds_an_edited_ledger_line(tmp_path: Path, edit: dict[str, object], detail: str) -> None:
+    store = _published_store(tmp_path)
+    _edit_ledger(store, 2, edit)
+    report = verify(store)
+    assert not report.ok
+    bad = [(r.path, r.status, r.detail) for r in report.records if r.status != "ok"]
+    assert bad == [(f"experiments/exp-{1:064x}.json", "ledger_mismatch", detail)]
+    run = gpuopt("store", "verify", str(store.root), "--deep", "--json")
+    assert run.code == 2 and run.json()["errors"][0]["code"] == "store_corrupt"
+
+
+def _result_store(tmp_path: Path) -> tuple[Store, Path]:
+    """A root holding one result whose ``tables`` cite its samples and resources by hash."""
+    store = _store(tmp_path)
+    inv = "inv-" + "a" * 32
+    samples, resources = b"PAR1 some samples PAR1", b'{"t_mono_ns":1}\n'
+    store.write_bytes(f"invocations/{inv}/samples.parquet", samples)
+    store.write_bytes(f"invocations/{inv}/resources.jsonl", resources)
+    record = {
+        "invocation_id": inv,
+        "tables": {
+            "samples": {"path": "samples.parquet", "sha256": _sha(samples), "rows": 1},
+            "resources": {"path": "resources.jsonl", "sha256": _sha(resources), "rows": 1},
+        },
+    }
+    pub = store.write_record(f"invocations/{inv}/result.json", record)
+    store.ledger_append("result", inv, pub, ledger_keys(record))
+    return store, store.root / "invocations" / inv
+
+
+def _sha(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
+
+
+@pytest.mark.parametrize("damage", ["garbage", "missing"])
+def test_verify_deep_checks_result_tables_against_their_hashes(tmp_path: Path, damage: str) -> None:
+    store, inv = _result_store(tmp_path)
+    assert verify(store, deep=True).ok
+    target = inv / "samples.parquet"
+    target.chmod(0o644)
+    if damage == "garbage":
+        target.write_bytes(b"PAR1 garbage of the same kind PAR1")
+    else:
+        target.unlink()
+    report = verify(store, deep=True)
+    assert not report.ok
+    bad = [(r.kind, r.path, r.status) for r in report.records if r.status != "ok"]
+    status = "changed" if damage == "garbage" else "missing"
+    assert bad == [("result", f"invocations/{inv.name}/samples.parquet", status)]
+    assert gpuopt("store", "verify", str(store.root), "--deep").code == 2
 
 
 def test_verify_repair_removes_temp_files_and_unreferenced_blobs(tmp_path: Path) -> None:

@@ -377,7 +377,41 @@ def reindex(store: Store) -> StoreReindex:
     )
 
 
+def _ledger_line_mismatch(line: LedgerLine, kind: str, rid: str, record: Any) -> str | None:
+    """How a ledger line differs from what its record says it should be (kind, id, keys), if it does."""
+    expected_id = rid or (record.get("id") if isinstance(record, dict) else None)
+    if (line.kind, line.id) != (kind, expected_id):
+        return f"ledger names {line.kind} {line.id}, the file is {kind} {expected_id}"
+    keys = ledger_keys(record) if isinstance(record, dict) else {}
+    differ = sorted(k for k in {*keys, *line.keys} if keys.get(k) != line.keys.get(k))
+    return f"ledger keys differ from the record: {', '.join(differ)}" if differ else None
+
+
+def _check_tables(store: Store, rel: str, rid: str, record: Any) -> list[RecordCheck]:
+    """A result's tables (``samples.parquet``, ``resources.jsonl``) against the hashes the result holds."""
+    tables = record.get("tables") if isinstance(record, dict) else None
+    checks: list[RecordCheck] = []
+    for ref in tables.values() if isinstance(tables, dict) else []:
+        if not isinstance(ref, dict):
+            continue
+        table_rel = f"{rel.rsplit('/', 1)[0]}/{ref.get('path')}"
+        try:
+            actual = jsonio.sha256_hex(store.read_bytes(table_rel, max_bytes=1 << 34))
+        except InputError as exc:
+            status: Any = "missing" if exc.code == "file_not_found" else "invalid"
+            checks.append(
+                RecordCheck(kind="result", id=rid, path=table_rel, status=status, detail=exc.message)
+            )
+            continue
+        if actual != ref.get("sha256"):
+            detail = f"result {ref.get('sha256')}, file {actual}"
+            checks.append(RecordCheck(kind="result", id=rid, path=table_rel, status="changed", detail=detail))
+    return checks
+
+
 def _check_records(store: Store, lines: list[LedgerLine], *, deep: bool) -> list[RecordCheck]:
+    """Every record against its newest ledger line: bytes hash, kind, id and keys; with ``deep``, canonical
+    JSON and each result's tables against their hashes."""
     latest: dict[str, LedgerLine] = {line.path: line for line in lines}
     checks: list[RecordCheck] = []
     on_disk = {rel: (kind, rid) for kind, rid, rel in _scan_records(store)}
@@ -389,13 +423,20 @@ def _check_records(store: Store, lines: list[LedgerLine], *, deep: bool) -> list
         actual = jsonio.sha256_hex(data)
         status: Any = "ok" if actual == line.sha256 else "changed"
         detail = None if status == "ok" else f"ledger {line.sha256}, file {actual}"
-        if status == "ok" and deep:
+        record: Any = None
+        if status == "ok":
             try:
-                if jsonio.record_bytes(jsonio.parse(data, max_bytes=jsonio.MAX_RECORD_BYTES)) != data:
+                record = jsonio.parse(data, max_bytes=jsonio.MAX_RECORD_BYTES)
+                if deep and jsonio.record_bytes(record) != data:
                     status, detail = "invalid", "not canonical JSON"
             except InputError as exc:
                 status, detail = "invalid", exc.message
+        if status == "ok":
+            detail = _ledger_line_mismatch(line, *on_disk[rel], record)
+            status = "ok" if detail is None else "ledger_mismatch"
         checks.append(RecordCheck(kind=line.kind, id=line.id, path=rel, status=status, detail=detail))
+        if status == "ok" and deep and line.kind == "result":
+            checks += _check_tables(store, rel, line.id, record)
     for rel, (kind, rid) in sorted(on_disk.items()):
         if rel not in latest:
             checks.append(RecordCheck(kind=kind, id=rid, path=rel, status="unlisted"))
