@@ -13,6 +13,7 @@ import pytest
 from conftest import gpuopt
 from gpuopt import _native
 from gpuopt.errors import InputError
+from gpuopt.evaluation import store as store_module
 from gpuopt.evaluation.store import Store, hash_tree, ledger_keys, reindex, verify
 from gpuopt.models.evaluation.store import ScanLimits
 
@@ -359,6 +360,49 @@ def test_verify_repair_removes_temp_files_and_unreferenced_blobs(tmp_path: Path)
     assert report.objects.blobs_unreferenced == ["ab" + "0" * 62]
     assert sorted(report.objects.removed) == ["objects/blobs/ab/ab" + "0" * 62, "objects/tmp/.tmp-1-2-3"]
     assert verify(store).objects.blobs_unreferenced == []
+
+
+def test_repair_during_a_freeze_removes_nothing_the_freeze_wrote(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A freeze publishes blobs before the manifest that references them: a repair running in between (here
+    from another process, at the exact moment the native freeze runs) must not delete them."""
+    src = _tree(tmp_path)
+    store = _store(tmp_path)
+    sha = _sha(b"shared\n")  # pkg/a.py and pkg/b.py: a blob this freeze has already published
+    blob = store.root / "objects" / "blobs" / sha[:2] / sha
+    half = store.root / "objects" / "tmp" / ".tmp-1-2-3"
+    real = store_module._native.store_freeze
+    seen: dict[str, object] = {}
+
+    def freeze_with_a_concurrent_repair(*args: object) -> bytes:
+        blob.parent.mkdir(parents=True)
+        blob.write_bytes(b"shared\n")
+        half.parent.mkdir(parents=True)
+        half.write_bytes(b"a blob being written")
+        run = gpuopt("store", "verify", str(store.root), "--repair", "--json")
+        seen["code"], seen["errors"] = run.code, run.json()["errors"]
+        try:
+            verify(store, repair=True)
+        except InputError as exc:
+            seen["in_process"] = exc.code
+        seen["left"] = (blob.exists(), half.exists())
+        half.unlink(missing_ok=True)
+        return real(*args)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(store_module._native, "store_freeze", freeze_with_a_concurrent_repair)
+    frozen = store.freeze(src, exclude=[".git/**"], limits=LIMITS)
+    monkeypatch.undo()
+    assert seen["left"] == (True, True), "repair deleted what a running freeze wrote"
+    assert (seen["code"], seen["in_process"]) == (2, "store_busy")
+    assert [e["code"] for e in seen["errors"]] == ["store_busy"]  # type: ignore[union-attr]
+    assert frozen.blobs_existing == 2  # the freeze reused the blob it had written before the repair
+    after = verify(store, deep=True)
+    assert after.ok and after.objects.blobs_unreferenced == []
+    store.materialize(frozen.digest, tmp_path / "out")
+    assert (tmp_path / "out" / "pkg" / "a.py").read_text() == "shared\n"
+    # Once no writer holds the root, repair runs (and waits for nobody).
+    assert verify(store, repair=True).repaired
 
 
 def test_storage_probe_passes_here(tmp_path: Path) -> None:

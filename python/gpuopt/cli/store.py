@@ -61,7 +61,11 @@ def corrupt(v: StoreVerification) -> InputError:
 @store.command("verify")
 @click.argument("root", type=click.Path(path_type=Path, file_okay=False))
 @click.option("--deep", is_flag=True, help="Re-hash every blob and check every record's bytes.")
-@click.option("--repair", is_flag=True, help="Remove temp files and unreferenced blobs (exclusive lock).")
+@click.option(
+    "--repair",
+    is_flag=True,
+    help="Remove temp files and unreferenced blobs; needs the root alone (else store_busy, exit 2).",
+)
 @command("gpuopt.store-verify/v1")
 def verify(root: Path, deep: bool, repair: bool) -> Outcome:
     """Check blobs, manifests and records against the ledger; list unreferenced blobs and temp files.

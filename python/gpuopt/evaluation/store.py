@@ -128,15 +128,17 @@ class Store:
     # ---- objects ---------------------------------------------------------------------------------------
 
     def freeze(self, source: str | Path, *, exclude: list[str], limits: ScanLimits) -> FrozenObject:
-        """Freezes a file or tree into this root's object store."""
-        out = _native.store_freeze(
-            str(source),
-            str(self.root),
-            list(exclude),
-            limits.max_files,
-            limits.max_total_bytes,
-            limits.max_wall_s,
-        )
+        """Freezes a file or tree into this root's object store. Its blobs are unreferenced until the
+        manifest, written last: the root lock is held shared throughout (``verify --repair`` is refused)."""
+        with self.lock("root", exclusive=False):
+            out = _native.store_freeze(
+                str(source),
+                str(self.root),
+                list(exclude),
+                limits.max_files,
+                limits.max_total_bytes,
+                limits.max_wall_s,
+            )
         return _frozen(out)
 
     def materialize(self, digest: str, destination: str | Path) -> Path:
@@ -157,11 +159,22 @@ class Store:
     # ---- locks -----------------------------------------------------------------------------------------
 
     @contextmanager
-    def lock(self, name: str, *, exclusive: bool = True) -> Iterator[None]:
-        """Holds ``flock`` on ``locks/<name>.lock`` (never deleted)."""
+    def lock(self, name: str, *, exclusive: bool = True, wait: bool = True) -> Iterator[None]:
+        """Holds ``flock`` on ``locks/<name>.lock`` (never deleted); without ``wait``, a lock held by someone
+        else is ``store_busy``."""
         fd = _native.store_lock_fd(str(self.root), f"locks/{name}.lock")
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+            try:
+                fcntl.flock(
+                    fd, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | (0 if wait else fcntl.LOCK_NB)
+                )
+            except BlockingIOError:
+                raise InputError(
+                    "store_busy",
+                    f"a writer holds {self.root} (an evaluation freezing or publishing); this needs the root "
+                    "alone: run it again once the writers are done",
+                    path=f"locks/{name}.lock",
+                ) from None
             yield
         finally:
             os.close(fd)
@@ -456,8 +469,10 @@ def _record_temp_files(store: Store, *, repair: bool) -> list[str]:
 
 
 def verify(store: Store, *, deep: bool = False, repair: bool = False) -> StoreVerification:
-    """Checks objects and records against the ledger; ``repair`` removes temp files and unreferenced blobs."""
-    with store.lock("root", exclusive=repair):
+    """Checks objects and records against the ledger; ``repair`` removes temp files and unreferenced blobs.
+    Repair never waits behind writers (a freeze's blobs are unreferenced until its manifest): while any
+    writer holds the root it is ``store_busy``, and writers wait for a running repair."""
+    with store.lock("root", exclusive=repair, wait=not repair):
         objects = ObjectsCheck.model_validate_json(
             _native.store_verify_objects(str(store.root), deep, repair)
         )
