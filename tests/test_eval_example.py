@@ -243,6 +243,18 @@ def test_views_read_the_ledger_and_verify_records(example: dict[str, Any]) -> No
     assert history["entries"][0]["verdict"] == "passed" and history["entries"][0]["orphan"] is False
 
 
+def test_show_answers_a_target_only_under_its_own_id(example: dict[str, Any]) -> None:
+    root: Path = example["root"]
+    target_id = json.loads((root / "target.json").read_text())["id"]
+    shown = _valid("gpuopt.show/v1", gpuopt("show", str(root), target_id, "--json").json())
+    assert (shown["id"], shown["record"]["id"], shown["verified"]) == (target_id, target_id, True)
+    other = "tgt-" + ("0" if target_id[4] != "0" else "1") * 64
+    run = gpuopt("show", str(root), other, "--json")
+    assert run.code == 2 and run.json()["errors"][0]["code"] == "record_not_found"
+    run = gpuopt("show", str(root), "tgt-anything", "--json")
+    assert run.code == 2 and run.json()["errors"][0]["code"] == "path_unsafe"
+
+
 def test_records_validate_against_their_document_schemas(example: dict[str, Any]) -> None:
     from gpuopt.schemas import document_schema
 
