@@ -71,6 +71,7 @@ INVOCATION_CODES = (
     "cleanup_unconfirmed",
     "deadline_passed",
     "tool_identity_changed",
+    "invocation_lost",
 )
 ABSENT_CODES = ("tool_absent", "gpu_not_found", "sampler_unavailable")
 
