@@ -243,6 +243,22 @@ def test_views_read_the_ledger_and_verify_records(example: dict[str, Any]) -> No
     assert history["entries"][0]["verdict"] == "passed" and history["entries"][0]["orphan"] is False
 
 
+def test_an_identical_repeated_select_answers_created_false(example: dict[str, Any]) -> None:
+    root: Path = example["root"]
+    requests = example["dir"] / "requests"
+    (request,) = requests.glob("*-champion-select-*.json")
+    pointer = (root / "champion" / "current.json").read_bytes()
+    ledger = (root / "ledger" / "records.jsonl").read_bytes()
+    run = gpuopt("champion", "select", "--request", str(request), "--json", cwd=example["dir"])
+    assert run.code == 0, run.stdout
+    data = run.json()["data"]
+    assert data["created"] is False
+    assert data["selection"]["id"] == json.loads(pointer)["selection"]["id"]
+    assert data["pointer_sha256"] == hashlib.sha256(pointer).hexdigest()
+    assert (root / "champion" / "current.json").read_bytes() == pointer  # nothing written
+    assert (root / "ledger" / "records.jsonl").read_bytes() == ledger
+
+
 def test_show_answers_a_target_only_under_its_own_id(example: dict[str, Any]) -> None:
     root: Path = example["root"]
     target_id = json.loads((root / "target.json").read_text())["id"]
