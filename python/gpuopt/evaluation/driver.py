@@ -8,8 +8,12 @@ back a result it validates strictly. Correctness is computed here from the froze
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import math
 import os
+import re
+import secrets
 import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -17,7 +21,7 @@ from typing import Any
 
 from gpuopt.errors import InputError
 from gpuopt.evaluation import jsonio
-from gpuopt.evaluation.store import hash_tree
+from gpuopt.evaluation.store import Store, hash_tree
 from gpuopt.models.evaluation.common import Violation
 from gpuopt.models.evaluation.driver import (
     DEFAULT_ENV_INHERIT,
@@ -28,6 +32,7 @@ from gpuopt.models.evaluation.driver import (
     Executable,
     HashedInput,
     InheritedVariable,
+    InheritedVariableV1,
     NormalizedDriver,
     SubjectResult,
 )
@@ -36,43 +41,84 @@ from gpuopt.models.evaluation.store import FileEntry, ScanLimits, TreeManifest
 from gpuopt.models.evaluation.target import AccuracyRule, MetricDeclaration
 from gpuopt.provenance import file_identity
 
-SECRET_MARKERS = ("TOKEN", "SECRET", "PASSWORD", "KEY", "CREDENTIAL")
+SECRET_MARKERS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "KEY", "CREDENTIAL")
+SECRET_WORDS = ("PAT", "COOKIE", "SESSION", "AUTH", "PRIVATE", "PASSPHRASE", "DSN")
 NEVER_INHERITED = ("CUDA_VISIBLE_DEVICES",)
 INPUT_LIMITS = ScanLimits()
+ENV_KEY = "keys/env.key"
+"""The root's private key for inherited-variable digests (0600, never in a record)."""
+_URL_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*:[^/@\s]+@")
 
 
 def is_secret(name: str) -> bool:
-    """Names matching ``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*``, ``*KEY*``, ``*CREDENTIAL*``: hash only."""
+    """Names containing ``TOKEN``, ``SECRET``, ``PASSWORD``, ``KEY``, ``CREDENTIAL`` or with a word such as
+    ``PAT``, ``COOKIE``, ``SESSION``, ``AUTH`` (``GITHUB_PAT``, ``SESSION_COOKIE``)."""
     upper = name.upper()
-    return any(marker in upper for marker in SECRET_MARKERS)
+    return any(m in upper for m in SECRET_MARKERS) or any(w in upper.split("_") for w in SECRET_WORDS)
+
+
+def looks_secret(name: str, value: str) -> bool:
+    """A secret-looking name, or a URL carrying a password (``postgres://user:pw@host/db``)."""
+    return is_secret(name) or _URL_PASSWORD.search(value) is not None
+
+
+def create_env_key(store: Store) -> bytes:
+    """Creates a fresh root's private digest key (readiness, before the driver is normalized)."""
+    key = secrets.token_bytes(32)
+    store.ensure_dir("keys")
+    store.replace_bytes(ENV_KEY, key.hex().encode() + b"\n", mode=0o600)
+    return key
+
+
+def env_key(store: Store) -> bytes:
+    """The root's digest key (``environment_key_missing`` when a v2 Target's root lost it)."""
+    try:
+        return bytes.fromhex(store.read_bytes(ENV_KEY, max_bytes=256).decode("ascii").strip())
+    except (InputError, ValueError, UnicodeDecodeError):
+        raise InputError(
+            "environment_key_missing",
+            f"{store.root / ENV_KEY} is missing or unreadable: the inherited environment cannot be checked",
+            path=ENV_KEY,
+        ) from None
+
+
+def env_digest(key: bytes, name: str, value: str) -> str:
+    data = name.encode() + b"\0" + value.encode("utf-8", "surrogateescape")
+    return hmac.new(key, data, hashlib.sha256).hexdigest()
+
+
+def _matches(name: str, patterns: list[str]) -> bool:
+    return any((p.endswith("*") and name.startswith(p[:-1])) or name == p for p in patterns)
 
 
 def inherited_names(patterns: list[str], environ: Mapping[str, str]) -> list[str]:
-    names = set()
-    for name in environ:
-        if name in NEVER_INHERITED:
-            continue
-        for pattern in patterns:
-            if (pattern.endswith("*") and name.startswith(pattern[:-1])) or name == pattern:
-                names.add(name)
-    return sorted(names)
+    return sorted(n for n in environ if n not in NEVER_INHERITED and _matches(n, patterns))
 
 
-def snapshot_environment(patterns: list[str], environ: Mapping[str, str]) -> list[InheritedVariable]:
-    """The inherited variables: names, each value's sha256, and the value unless the name looks secret."""
-    out = []
-    for name in inherited_names(patterns, environ):
-        value = environ[name]
-        secret = is_secret(name)
-        out.append(
-            InheritedVariable(
-                name=name,
-                sha256=jsonio.sha256_hex(value.encode("utf-8", "surrogateescape")),
-                value=None if secret else value,
-                secret=secret,
-            )
+def snapshot_environment(
+    patterns: list[str], environ: Mapping[str, str], *, key: bytes, record: list[str]
+) -> list[InheritedVariable]:
+    """The inherited variables: names and keyed digests; values only for names ``record`` marks safe."""
+    return [
+        InheritedVariable(
+            name=name,
+            hmac_sha256=env_digest(key, name, environ[name]),
+            value=environ[name] if _matches(name, record) else None,
         )
-    return out
+        for name in inherited_names(patterns, environ)
+    ]
+
+
+def _check_literals(env: Mapping[str, str]) -> None:
+    """Literals are recorded in the Target as they are: a secret there belongs in ``env_inherit``."""
+    for name, value in env.items():
+        if looks_secret(name, value):
+            raise InputError(
+                "field_invalid",
+                f"driver.env.{name} looks like a secret, and literals are recorded in the Target as "
+                "plaintext: inherit it instead (env_inherit), where only a keyed digest is recorded",
+                path=f"driver.env.{name}",
+            )
 
 
 def _link_chain(launch: str) -> tuple[list[str], str]:
@@ -113,9 +159,12 @@ def _executable(argv0: str, cwd: Path, environ: Mapping[str, str]) -> Executable
     )
 
 
-def normalize(decl: DriverDeclaration, *, cwd: Path, environ: Mapping[str, str]) -> NormalizedDriver:
-    """Resolves, hashes and snapshots a driver declaration (spec §4.1)."""
+def normalize(
+    decl: DriverDeclaration, *, cwd: Path, environ: Mapping[str, str], key: bytes
+) -> NormalizedDriver:
+    """Resolves, hashes and snapshots a driver declaration (spec §4.1); ``key`` is the root's digest key."""
     patterns = list(decl.env_inherit) if decl.env_inherit is not None else list(DEFAULT_ENV_INHERIT)
+    _check_literals(decl.env)
     executable = _executable(decl.argv[0], cwd, environ)
     argv = [executable.launch_path]
     files = []
@@ -153,14 +202,15 @@ def normalize(decl: DriverDeclaration, *, cwd: Path, environ: Mapping[str, str])
         "env": dict(decl.env),
         "env_inherit": patterns,
         "same_process": decl.same_process,
+        "env_record": list(decl.env_record),
     }
-    return NormalizedDriver.model_validate(
-        {**core, "identity": jsonio.digest(core), "inherited": snapshot_environment(patterns, environ)}
-    )
+    inherited = snapshot_environment(patterns, environ, key=key, record=list(decl.env_record))
+    return NormalizedDriver.model_validate({**core, "identity": jsonio.digest(core), "inherited": inherited})
 
 
 def identity_core(driver: NormalizedDriver) -> dict[str, Any]:
-    return driver.model_dump(mode="json", exclude={"identity", "inherited"})
+    exclude = {"identity", "inherited"} | ({"env_record"} if driver.env_record is None else set())
+    return driver.model_dump(mode="json", exclude=exclude)
 
 
 _HASHED: dict[str, tuple[tuple[int, int, int, int, int], str]] = {}
@@ -223,10 +273,29 @@ def check_driver(driver: NormalizedDriver) -> None:
         )
 
 
-def check_environment(driver: NormalizedDriver, environ: Mapping[str, str]) -> None:
-    """The inherited variables must be the ones frozen (names and values): else ``environment_changed``."""
-    now = {v.name: v.sha256 for v in snapshot_environment(driver.env_inherit, environ)}
-    then = {v.name: v.sha256 for v in driver.inherited}
+def _frozen_digest(variable: InheritedVariable | InheritedVariableV1) -> str:
+    return variable.sha256 if isinstance(variable, InheritedVariableV1) else variable.hmac_sha256
+
+
+def _digest_now(
+    variable: InheritedVariable | InheritedVariableV1 | None, key: bytes | None, name: str, value: str
+) -> str:
+    if isinstance(variable, InheritedVariableV1) or key is None:  # a gpuopt.target/v1 record
+        return jsonio.sha256_hex(value.encode("utf-8", "surrogateescape"))
+    return env_digest(key, name, value)
+
+
+def check_environment(driver: NormalizedDriver, environ: Mapping[str, str], store: Store) -> None:
+    """The inherited variables must be the ones frozen (names and values): else ``environment_changed``.
+    Digests are keyed by ``store``'s ``keys/env.key`` (Targets of format v1 kept unsalted sha256)."""
+    frozen = {v.name: v for v in driver.inherited}
+    v1 = driver.env_record is None
+    key = None if v1 else env_key(store)
+    now = {
+        name: _digest_now(frozen.get(name), key, name, environ[name])
+        for name in inherited_names(driver.env_inherit, environ)
+    }
+    then = {name: _frozen_digest(v) for name, v in frozen.items()}
     for name in sorted(set(now) | set(then)):
         if now.get(name) != then.get(name):
             shown = "set" if name in then else "unset"

@@ -409,7 +409,7 @@ class Worker:
     def _pre_call_check(self, ex: Execution) -> bool:
         try:
             drv.check_driver(self.spec.driver)
-            drv.check_environment(self.spec.driver, os.environ)
+            drv.check_environment(self.spec.driver, os.environ, self.store)
         except InputError as exc:
             ex.stop("invalid", exc.code)
             ex.warnings.append(

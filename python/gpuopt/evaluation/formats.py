@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-TARGET = "gpuopt.target/v1"
+TARGET = "gpuopt.target/v2"
+"""v2: inherited variables keep a keyed digest, values only where ``env_record`` says; v1 is still read."""
 TREE = "gpuopt.tree/v1"
 INVOCATION_REQUEST = "gpuopt.invocation-request/v1"
 INVOCATION_RESULT = "gpuopt.invocation-result/v1"
@@ -54,6 +55,7 @@ TARGET_CODES = (
     "driver_not_found",
     "driver_changed",
     "environment_changed",
+    "environment_key_missing",
     "identity_mismatch",
     "identity_changed",
     "gpu_busy",
@@ -69,6 +71,7 @@ INVOCATION_CODES = (
     "cleanup_unconfirmed",
     "deadline_passed",
     "tool_identity_changed",
+    "invocation_lost",
 )
 ABSENT_CODES = ("tool_absent", "gpu_not_found", "sampler_unavailable")
 
