@@ -10,8 +10,8 @@ artifact root holding one. Both become two flat maps:
 * **stack**: the components one comparison may change: NVIDIA driver, CUDA runtime, Python, the OS kernel,
   each tool (version and sha256: a version string is not a tool identity) and each package/framework.
 
-Only keys both records carry are compared (a doctor record has no workload definition); the lists of
-what was checked say so.
+Two records of one kind are compared on every key; a doctor record and a Target only on the keys both
+carry (a doctor record has no workload definition); ``keys_compared`` and the checked lists say so.
 """
 
 from __future__ import annotations
@@ -171,13 +171,23 @@ def _changes(a: dict[str, str | None], b: dict[str, str | None]) -> tuple[list[s
     return checked, changes
 
 
+Flat = dict[str, str | None]
+
+
+def _restrict(a: Flat, b: Flat, keys: set[str]) -> tuple[Flat, Flat]:
+    return {k: v for k, v in a.items() if k in keys}, {k: v for k, v in b.items() if k in keys}
+
+
 def versions(a: Path, b: Path) -> VersionAuditData:
     a_kind, a_frozen, a_stack = read_record(a)
     b_kind, b_frozen, b_stack = read_record(b)
-    common = set(a_frozen) & set(b_frozen) | {k for k in set(a_frozen) ^ set(b_frozen) if k.startswith("gpu.")}
-    frozen_checked, frozen_diff = _changes(
-        {k: v for k, v in a_frozen.items() if k in common}, {k: v for k, v in b_frozen.items() if k in common}
-    )
+    # Two records of one kind are compared on every key (a component that appears or disappears is a
+    # change); a doctor record against a Target only on the keys both kinds carry.
+    scope: Literal["all", "common"] = "all" if a_kind == b_kind else "common"
+    if scope == "common":
+        a_frozen, b_frozen = _restrict(a_frozen, b_frozen, set(a_frozen) & set(b_frozen))
+        a_stack, b_stack = _restrict(a_stack, b_stack, set(a_stack) & set(b_stack))
+    frozen_checked, frozen_diff = _changes(a_frozen, b_frozen)
     stack_checked, stack_changes = _changes(a_stack, b_stack)
     reasons = [f"frozen_mismatch:{c.component}" for c in frozen_diff]
     if not stack_changes:
@@ -189,6 +199,7 @@ def versions(a: Path, b: Path) -> VersionAuditData:
         b=str(b),
         a_kind=a_kind,
         b_kind=b_kind,
+        keys_compared=scope,
         single_variable=not reasons,
         frozen_checked=frozen_checked,
         frozen_differences=frozen_diff,

@@ -267,6 +267,9 @@ class VersionAuditData(Model):
     b: str
     a_kind: Literal["doctor", "target"]
     b_kind: Literal["doctor", "target"]
+    keys_compared: Literal["all", "common"] = Field(
+        description="all: same kinds, every key; common: a doctor record and a Target, shared keys only"
+    )
     single_variable: bool
     frozen_checked: list[str]
     frozen_differences: list[ComponentChange]
