@@ -43,7 +43,9 @@ def test_registry_reads_through_importlib_resources_not_a_repository_path() -> N
 def test_committed_schemas_match_the_models() -> None:
     for name in schemas.SCHEMAS:
         committed = (ROOT / "references/knowledge" / name).read_text()
-        assert committed == schemas.render(name), f"stale: python -m gpuopt.knowledge.schemas references/knowledge"
+        assert committed == schemas.render(name), (
+            "stale: python -m gpuopt.knowledge.schemas references/knowledge"
+        )
 
 
 def test_registry_files_validate_against_their_schemas() -> None:
@@ -137,8 +139,16 @@ def _edit(folder: Path, name: str, change: Any) -> None:
 @pytest.mark.parametrize(
     ("name", "change", "needle"),
     [
-        ("cards.json", lambda d: d["cards"][0]["rules"][0]["signals"][0].update(fact="ncu.launch:spills"), "no engine emits"),
-        ("cards.json", lambda d: d["cards"][0]["rules"][0]["signals"][0].update(fact="sass.function:registers_x"), "no engine emits"),
+        (
+            "cards.json",
+            lambda d: d["cards"][0]["rules"][0]["signals"][0].update(fact="ncu.launch:spills"),
+            "no engine emits",
+        ),
+        (
+            "cards.json",
+            lambda d: d["cards"][0]["rules"][0]["signals"][0].update(fact="sass.function:registers_x"),
+            "no engine emits",
+        ),
         ("cards.json", lambda d: d["cards"][0]["sources"][0].pop("locator"), "locator"),
         ("sources.json", lambda d: d["sources"][0].pop("last_reviewed"), "last_reviewed"),
         ("sources.json", lambda d: d["sources"][0].update(url="http://example.com"), "url"),
@@ -146,7 +156,11 @@ def _edit(folder: Path, name: str, change: Any) -> None:
         ("cards.json", lambda d: d["cards"][0]["sass_signatures"].append("hmma_magic"), "hmma_magic"),
         ("cards.json", lambda d: d["cards"][0]["sources"][0].update(source="nowhere"), "unknown source"),
         ("cards.json", lambda d: d["cards"].append(d["cards"][0]), "not unique"),
-        ("cards.json", lambda d: d["cards"][14]["rules"][0]["signals"][0].pop("threshold"), "states no source"),
+        (
+            "cards.json",
+            lambda d: d["cards"][14]["rules"][0]["signals"][0].pop("threshold"),
+            "states no source",
+        ),
     ],
 )
 def test_registry_defects_are_typed_errors(tmp_path: Path, name: str, change: Any, needle: str) -> None:

@@ -35,7 +35,9 @@ def _render(data: VersionAuditData) -> str:
     if data.stack_changes:
         rows = [(c.component, c.a, c.b) for c in data.stack_changes]
         out.append("stack components that changed\n" + table(["component", "a", "b"], rows))
-    out.append("a single-variable comparison also needs:\n" + "\n".join(f"  - {r}" for r in data.requirements))
+    out.append(
+        "a single-variable comparison also needs:\n" + "\n".join(f"  - {r}" for r in data.requirements)
+    )
     return "\n\n".join(out)
 
 

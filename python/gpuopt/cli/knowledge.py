@@ -30,7 +30,10 @@ def _frameworks(values: tuple[str, ...]) -> dict[str, str]:
         name, sep, version = value.partition("=")
         if not sep or not name or not version:
             raise InputError(
-                "usage_invalid", f"--framework {value!r}", expected="NAME=VERSION, e.g. torch=2.11", observed=value
+                "usage_invalid",
+                f"--framework {value!r}",
+                expected="NAME=VERSION, e.g. torch=2.11",
+                observed=value,
             )
         out[name.strip().lower()] = version.strip()
     return out
@@ -69,14 +72,21 @@ def _render_query(data: KnowledgeQueryData) -> str:
             )
             out.append(
                 "  sources:\n"
-                + "\n".join(f"    {s.title} ({s.version}, reviewed {s.last_reviewed}): {s.locator}" for s in card.sources)
+                + "\n".join(
+                    f"    {s.title} ({s.version}, reviewed {s.last_reviewed}): {s.locator}"
+                    for s in card.sources
+                )
             )
     return "\n\n".join(out)
 
 
 @knowledge.command("query")
-@click.option("--mechanism", "mechanisms", multiple=True, metavar="KEY", help="A card id (or name); repeatable.")
-@click.option("--phenomenon", "phenomena", multiple=True, metavar="TEXT", help="What you observe; repeatable.")
+@click.option(
+    "--mechanism", "mechanisms", multiple=True, metavar="KEY", help="A card id (or name); repeatable."
+)
+@click.option(
+    "--phenomenon", "phenomena", multiple=True, metavar="TEXT", help="What you observe; repeatable."
+)
 @click.option("--arch", help="Exact architecture: sm_90 and sm_90a differ.")
 @click.option("--cuda", help="CUDA version, e.g. 13.0.")
 @click.option("--framework", "frameworks", multiple=True, metavar="NAME=VERSION", help="e.g. torch=2.11.")
@@ -142,7 +152,11 @@ def _render_match(data: KnowledgeMatchData) -> str:
         for signal in subject.cards:
             facts = "; ".join(_fact_text(v) for v in signal.signals)
             rows.append((Path(subject.evidence).name, subject.name, signal.card, facts))
-    body = table(["evidence", "subject", "card", "facts (value op threshold)"], rows) if rows else "no card's signals hold"
+    body = (
+        table(["evidence", "subject", "card", "facts (value op threshold)"], rows)
+        if rows
+        else "no card's signals hold"
+    )
     return f"{files}\n\n{body}"
 
 

@@ -23,7 +23,9 @@ def parse_arch(text: str) -> tuple[int, int, str]:
     match = _ARCH.match(text)
     cc = int(match.group(1)) if match else -1
     suffix = match.group(2) if match else ""
-    valid = match is not None and cc in KNOWN_CC and (suffix != "a" or cc >= 90) and (suffix != "f" or cc >= 100)
+    valid = (
+        match is not None and cc in KNOWN_CC and (suffix != "a" or cc >= 90) and (suffix != "f" or cc >= 100)
+    )
     if not valid:
         raise InputError(
             "knowledge_arch_unknown",

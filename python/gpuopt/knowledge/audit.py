@@ -113,8 +113,8 @@ def _target(target: Target | DiagnosticTarget) -> tuple[dict[str, str | None], d
     }
     for tool in observed.required_tools:
         stack[f"tool.{tool.name}"] = f"{tool.version} sha256:{tool.sha256[:16]}"
-    reported = target.runtime_identity.reported
     if isinstance(target, Target):
+        reported = target.runtime_identity.reported
         stack["cuda.runtime"] = reported.cuda_runtime_version
         for name, version in reported.frameworks.items():
             stack[f"package.{name}"] = version

@@ -181,7 +181,10 @@ def _compiler_rows(path: Path, scope: str, functions: list[Any]) -> list[Subject
             "function",
             f.function,
             1,
-            {f"{scope}:{k}": v for k, v in flatten(f.model_dump(), skip=frozenset({"constant_bytes"})).items()},
+            {
+                f"{scope}:{k}": v
+                for k, v in flatten(f.model_dump(), skip=frozenset({"constant_bytes"})).items()
+            },
         )
         for f in functions
     ]

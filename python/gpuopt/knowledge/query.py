@@ -1,10 +1,11 @@
 """``knowledge query``: candidate cards for a mechanism or phenomenon, each with its applicability.
 
 Phenomenon text is normalised (NFKC, case-folded, every run of characters other than letters and digits
-made one space, plural and -ing endings dropped from each word) and matched, in this order, against a card's id, its aliases and title, the fact names of
-its rules, and the ncu metrics those facts are read from (compared on the metric's base name, before the
-first ``.``, so a roll-up or suffix variant still matches). Failing those, a phenomenon matches when each
-of its words (plural and -ing endings dropped) is a word of one term. Every match names the term and how.
+made one space, plural and -ing endings dropped from each word) and matched, in this order, against a
+card's id, its aliases and title, the fact names of its rules, and the ncu metrics those facts are read
+from (compared on the metric's base name, before the first ``.``, so a roll-up or suffix variant still
+matches). A phenomenon that matches no card that way matches a card when each of its words is a word of
+one of the card's terms. Every match names the term and how it matched.
 """
 
 from __future__ import annotations
@@ -30,8 +31,9 @@ from gpuopt.models.knowledge import (
 )
 
 NORMALISATION = (
-    "NFKC, case-folded, runs of non-alphanumerics -> one space, plural/-ing endings dropped; equal to an id, "
-    "alias, title or fact name, or the same ncu metric base name; else every query word among one term's words"
+    "NFKC, case-folded, runs of non-alphanumerics -> one space, plural/-ing endings dropped; equal to an "
+    "id, alias, title or fact name, or the same ncu metric base name; else every query word among one "
+    "term's words"
 )
 _NON_WORD = re.compile(r"[^0-9a-z]+")
 _RELATION_ORDER = {"compatible": 0, "related": 1, "incompatible": 2}
@@ -65,7 +67,7 @@ def _terms(registry: Registry, card: Card) -> list[tuple[Via, str]]:
     terms += [("alias", a) for a in card.aliases] + [("alias", card.title)]
     facts = {c.fact for r in card.rules for c in [*r.signals, *r.counter]}
     terms += [("fact", f) for f in sorted(facts)] + [("fact", f.split(":", 1)[1]) for f in sorted(facts)]
-    metrics = registry.ncu_metrics or {}
+    metrics = registry.ncu_metrics
     for fact in sorted(facts):
         scope, _, field = fact.partition(":")
         if scope == "ncu.launch" and field in metrics:
@@ -143,13 +145,17 @@ def applicability(card: Card, identity: Identity) -> Applicability:
     if wanted.min_compute_capability is not None:
         expected = f">= {wanted.min_compute_capability}"
         if identity.arch is None:
-            reasons.append(Reason(field="compute_capability", kind="limitation", expected=expected, actual=None))
+            reasons.append(
+                Reason(field="compute_capability", kind="limitation", expected=expected, actual=None)
+            )
         else:
             major, minor = cc_of(identity.arch)
             need = tuple(int(p) for p in wanted.min_compute_capability.split("."))
             if (major, minor) < need:
                 actual = f"{major}.{minor} ({identity.arch})"
-                reasons.append(Reason(field="compute_capability", kind="mismatch", expected=expected, actual=actual))
+                reasons.append(
+                    Reason(field="compute_capability", kind="mismatch", expected=expected, actual=actual)
+                )
     if wanted.cuda is not None:
         reasons += _version_reasons("cuda", wanted.cuda, identity.cuda)
     for name, bounds in wanted.frameworks.items():
@@ -202,5 +208,7 @@ def query(
         found = exact[card.id] + phenomenon_matches(registry, card, loose, by_words=True)
         if phenomena and not found and not mechanisms:
             continue
-        hits.append(QueryHit(card=view(registry, card), applicability=applicability(card, identity), matches=found))
+        hits.append(
+            QueryHit(card=view(registry, card), applicability=applicability(card, identity), matches=found)
+        )
     return sorted(hits, key=lambda h: _RELATION_ORDER[h.applicability.relation])

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
@@ -29,16 +29,17 @@ M = TypeVar("M", bound=BaseModel)
 
 @dataclass(frozen=True)
 class Registry:
+    """A validated registry: cards in file order, sources by id, the fact catalog."""
+
     version: int
-    sha256: str = ""
-    cards: tuple[Card, ...] = ()
-    sources: dict[str, Source] | None = None
-    facts: dict[str, frozenset[str]] | None = None
-    row_names: dict[str, frozenset[str]] | None = None
-    ncu_metrics: dict[str, str] | None = None
+    sha256: str = field(metadata={"doc": "SHA-256 over cards.json, sources.json and facts.json"})
+    cards: tuple[Card, ...]
+    sources: dict[str, Source]
+    facts: dict[str, frozenset[str]]
+    row_names: dict[str, frozenset[str]]
+    ncu_metrics: dict[str, str]
 
     def source(self, key: str) -> Source:
-        assert self.sources is not None
         return self.sources[key]
 
 
@@ -84,7 +85,7 @@ def _read(directory: Path | None) -> dict[str, bytes]:
 
 @functools.lru_cache(maxsize=4)
 def load(directory: str | None = None) -> Registry:
-    """The registry in ``directory`` (``cards.json``, ``sources.json``, ``facts.json``), or the bundled one."""
+    """The registry in ``directory`` (cards, sources and facts JSON), or the bundled one."""
     raw = _read(None if directory is None else Path(directory))
     sources_file = _parse(SourcesFile, raw["sources.json"], "sources.json")
     cards_file = _parse(CardsFile, raw["cards.json"], "cards.json")
@@ -119,7 +120,10 @@ def _unique(by_id: dict[str, Any], count: int, name: str) -> dict[str, Any]:
 
 def _check_card(card: Card, sources: dict[str, Source], facts: dict[str, frozenset[str]]) -> None:
     where = f"cards.json:{card.id}"
-    refs = [*card.sources, *(c.threshold for r in card.rules for c in [*r.signals, *r.counter] if c.threshold)]
+    refs = [
+        *card.sources,
+        *(c.threshold for r in card.rules for c in [*r.signals, *r.counter] if c.threshold),
+    ]
     for ref in refs:
         if ref.source not in sources:
             raise _invalid(f"{card.id}: unknown source {ref.source!r}", path=f"{where}.sources")
