@@ -19,6 +19,8 @@ GRAPHS = "mechanism.cuda_graphs"
 LAUNCH = "diagnostic.host_launch_overhead"
 #: The eager decode capture the lead makes with ../shared/recipes/decode.py (nsys export).
 DECODE_EAGER = ROOT / "tests/data/fixtures-extra/decode_eager.sqlite"
+#: graphs/graph_trace.json, device 0: idle waiting on the host, and first-to-last GPU event window.
+HOST_WAIT_NS, WINDOW_NS = 6_887_739, 8_801_563
 
 
 def _cards(data: KnowledgeMatchData, name: str) -> dict[str, Any]:
@@ -337,3 +339,27 @@ def test_audit_bad_records_are_exit_2(tmp_path: Path) -> None:
     text = tmp_path / "t.json"
     text.write_text("not json")
     assert gpuopt("audit", "versions", str(text), str(text)).code == 2
+
+
+def test_torch_traces_shape_and_host_wait(shared: Path) -> None:
+    data = knowledge.match([shared / "h200/graphs/graph_trace.json", shared / "h200/torch/eager_trace.json"])
+    graph, eager = data.evidence
+    assert graph.trace_shape["has_cuda_graphs"] is True and eager.trace_shape["has_cuda_graphs"] is False
+    replay, plain = data.subjects
+    assert (replay.name, plain.name) == ("rank 0 device 0", "rank 0 device 0")
+    (starved,) = replay.cards
+    (host_wait,) = starved.signals
+    assert starved.card == "diagnostic.data_pipeline_starvation"
+    assert (host_wait.fact, host_wait.per) == (
+        "torch.device:idle_by_cause.host_wait_ns",
+        "torch.device:temporal.window_ns",
+    )
+    assert host_wait.value == pytest.approx(HOST_WAIT_NS / WINDOW_NS) and host_wait.threshold == 0.5
+    assert plain.cards == []  # the eager trace's GPU waits on the host for 700,604 of 4,571,368 ns
+
+
+def test_query_cli_reads_identity_from_target(example_root: Path) -> None:
+    run = gpuopt("knowledge", "query", "--target", str(example_root), "--mechanism", "cuda_graphs", "--json")
+    assert run.code == 0, run.stderr
+    identity = run.json()["data"]["identity"]
+    assert identity["source"].startswith("target:tgt-") and identity["frameworks"]["numpy"]
