@@ -207,12 +207,15 @@ def test_applicability_exact_architectures_and_versions() -> None:
         ("arch", "mismatch", "sm_90a", "sm_90")
     ]
     assert _hits(mechanisms=[wgmma], arch="sm_90a")[wgmma].applicability.relation == "compatible"
-    pdl = "mechanism.programmatic_dependent_launch"
-    old = _hits(mechanisms=[pdl], arch="sm_80", cuda="11.4")[pdl].applicability
-    assert {(r.field, r.kind) for r in old.reasons} == {
-        ("compute_capability", "mismatch"),
-        ("cuda", "mismatch"),
-    }
+    tma = "mechanism.tma_tensor_copy"
+    old = _hits(mechanisms=[tma], arch="sm_80", cuda="11.8")[tma].applicability
+    assert [(r.field, r.kind, r.expected, r.actual) for r in old.reasons] == [
+        ("compute_capability", "mismatch", ">= 9.0", "8.0 (sm_80)"),
+        ("cuda", "mismatch", "12.0 .. *", "11.8"),
+    ]
+    assert _hits(mechanisms=[tma], arch="sm_100a", cuda="13.0")[tma].applicability.relation == "compatible"
+    graphs = _hits(mechanisms=[GRAPHS])[GRAPHS].applicability
+    assert [(r.field, r.kind, r.actual) for r in graphs.reasons] == [("cuda", "limitation", None)]
     unstated = _hits(mechanisms=["torch_compile"])["mechanism.torch_compile"].applicability
     assert unstated.relation == "related"
     assert unstated.reasons[0].model_dump() == {
