@@ -348,7 +348,7 @@ def test_torch_traces_shape_and_host_wait(shared: Path) -> None:
     data = knowledge.match([shared / "h200/graphs/graph_trace.json", shared / "h200/torch/eager_trace.json"])
     graph, eager = data.evidence
     assert graph.trace_shape["has_cuda_graphs"] is True and eager.trace_shape["has_cuda_graphs"] is False
-    replay, plain = data.subjects
+    replay, plain = (s for s in data.subjects if s.kind == "device")
     assert (replay.name, plain.name) == ("rank 0 device 0", "rank 0 device 0")
     (starved,) = replay.cards
     (host_wait,) = starved.signals
@@ -359,6 +359,20 @@ def test_torch_traces_shape_and_host_wait(shared: Path) -> None:
     )
     assert host_wait.value == pytest.approx(HOST_WAIT_NS / WINDOW_NS) and host_wait.threshold == 0.5
     assert plain.cards == []  # the eager trace's GPU waits on the host for 700,604 of 4,571,368 ns
+
+
+def test_torch_ops_whose_host_time_exceeds_their_gpu_time(shared: Path) -> None:
+    data = knowledge.match([shared / "h200/torch/eager_trace.json"])
+    ops = {s.name: s for s in data.subjects if s.kind == "op"}
+    assert len(ops) == 28
+    held = {name: s.cards[0] for name, s in ops.items() if s.cards}
+    assert set(held) == {"rank 0 aten::copy_", "rank 0 aten::_local_scalar_dense", "rank 0 aten::sum"}
+    scalar = {v.fact: v for v in held["rank 0 aten::_local_scalar_dense"].signals}
+    assert held["rank 0 aten::_local_scalar_dense"].card == LAUNCH
+    assert (
+        scalar["torch.op:self_cpu_ns"].value == 25_772 and scalar["torch.op:self_cpu_ns"].threshold == 6_015
+    )
+    assert ops["rank 0 aten::mm"].cards == [] and ops["rank 0 aten::mm"].rows == 24
 
 
 def test_query_cli_reads_identity_from_target(example_root: Path) -> None:

@@ -10,7 +10,8 @@ Each evidence file becomes subjects (a kernel, a function or a device) holding `
   concurrency levels left out) and of its ``launch`` entry under ``launch.``; ``nsys.api``: the rows of
   ``api_summary()`` by name, capture-wide.
 * ``torch.device``: the numeric fields of ``summary().traces[r].gpu.devices[d]`` with the trace's
-  ``launch_latency.*`` and ``counts.*``.
+  ``launch_latency.*`` and ``counts.*``; ``torch.op``: numeric columns of ``ops()``, one subject per
+  (rank, op name).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any, Literal
 from gpuopt.errors import InputError
 
 EvidenceKind = Literal["ncu", "nsys", "torch", "sass", "ptxas", "res_usage"]
-SubjectKind = Literal["kernel", "function", "device"]
+SubjectKind = Literal["kernel", "function", "device", "op"]
 
 #: Which subject each scope's facts describe (a rule's scope must be this).
 SCOPE_SUBJECT: dict[str, SubjectKind] = {
@@ -35,6 +36,7 @@ SCOPE_SUBJECT: dict[str, SubjectKind] = {
     "nsys.device": "device",
     "nsys.api": "device",
     "torch.device": "device",
+    "torch.op": "op",
 }
 #: Scopes whose facts are rows by name (a condition names the rows with ``rows``).
 ROW_SCOPES = frozenset({"nsys.api"})
@@ -275,6 +277,18 @@ def _torch(path: Path) -> tuple[list[SubjectFacts], dict[str, bool]]:
                     {f"torch.device:{k}": v for k, v in facts.items()},
                 )
             )
+    ops = trace.ops()
+    op_columns = [c for c in _numeric(ops) if c != "rank"]
+    for row in ops.iter_rows(named=True):
+        subjects.append(
+            SubjectFacts(
+                str(path),
+                "op",
+                f"rank {row['rank']} {row['name']}",
+                int(row["count"]),
+                {f"torch.op:{c}": row[c] for c in op_columns},
+            )
+        )
     launches = trace.launches()
     runtime = [str(n) for n in launches["runtime_name"].drop_nulls().unique().to_list()]
     shape = {
@@ -306,6 +320,7 @@ def catalog(evidence: list[Evidence], ncu_metrics: Mapping[str, str]) -> dict[st
         "nsys.device": "gpuopt.nsys.open(...).timeline(): devices[i] and launch[i] (as launch.*)",
         "nsys.api": "gpuopt.nsys.open(...).api_summary() rows by name",
         "torch.device": "gpuopt.torch_trace.open(...).summary(): gpu.devices[d], launch_latency.*, counts.*",
+        "torch.op": "gpuopt.torch_trace.open(...).ops() per (rank, name)",
     }
     return {
         "format": "gpuopt.knowledge.facts",

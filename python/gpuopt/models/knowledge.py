@@ -78,7 +78,7 @@ class Condition(Model):
 class ObservationRules(Model):
     """All ``signals`` hold and no ``counter`` holds: the card's signals hold for that subject."""
 
-    scope: Literal["kernel", "function", "device"]
+    scope: Literal["kernel", "function", "device", "op"]
     signals: list[Condition] = Field(min_length=1)
     counter: list[Condition] = Field(default_factory=list)
 
@@ -236,9 +236,11 @@ class CardSignal(Model):
 
 class Subject(Model):
     evidence: str
-    kind: Literal["kernel", "function", "device"]
+    kind: Literal["kernel", "function", "device", "op"]
     name: str
-    rows: int = Field(description="Engine rows folded into this subject (ncu: launches, mean taken)")
+    rows: int = Field(
+        description="Engine rows folded into this subject (ncu: launches, mean taken; op: calls)"
+    )
     cards: list[CardSignal]
 
 
