@@ -165,7 +165,7 @@ def _render_match(data: KnowledgeMatchData) -> str:
 @_REGISTRY
 @command("gpuopt.knowledge.match/v1")
 def match(evidence: tuple[Path, ...], registry: Path | None) -> Outcome:
-    """Per kernel, function or device: the cards whose observation rules hold, with values and thresholds.
+    """Per kernel, function, device or torch op: the cards whose rules hold, with values and thresholds.
 
     EVIDENCE: ncu reports or CSVs, nsys exports, Kineto traces, SASS listings or cubins, ptxas -v or
     cuobjdump -res-usage reports (kinds detected from the files).

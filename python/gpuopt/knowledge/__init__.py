@@ -94,7 +94,7 @@ def query(
 
 
 def match(evidence: Sequence[PathLike], *, registry: PathLike | None = None) -> KnowledgeMatchData:
-    """Per kernel, function or device of each evidence file: the cards whose observation rules hold."""
+    """Per kernel, function, device or torch op of each evidence file: the cards whose rules hold."""
     reg = load_registry(registry)
     read = [_facts.read(Path(p)) for p in evidence]
     files, subjects = _match.match(reg, read)
