@@ -26,6 +26,7 @@ from gpuopt.models.evaluation.store import StoreReindex, StoreVerification
 from gpuopt.models.evaluation.target import ReadinessResult
 from gpuopt.models.evaluation.views import HandoffData, ReportData, ShowData
 from gpuopt.models.example import ExampleRun
+from gpuopt.models.knowledge import KnowledgeMatchData, KnowledgeQueryData, VersionAuditData
 from gpuopt.models.map import MapAccountData
 from gpuopt.models.ncu import NcuCollection, NcuSummary
 from gpuopt.models.nsys import NsysSummaryData, NsysTableData, NsysTimelineData
@@ -102,6 +103,9 @@ DATA_MODELS: dict[str, type[BaseModel] | None] = {
     "gpuopt.nsys.table/v1": NsysTableData,
     "gpuopt.nsys.timeline/v1": NsysTimelineData,
     "gpuopt.map.account/v1": MapAccountData,
+    "gpuopt.knowledge.query/v1": KnowledgeQueryData,
+    "gpuopt.knowledge.match/v1": KnowledgeMatchData,
+    "gpuopt.audit.versions/v1": VersionAuditData,
 }
 
 ENVELOPES: dict[str, type[Envelope[Any]]] = {name: envelope_for(name, m) for name, m in DATA_MODELS.items()}
@@ -114,6 +118,7 @@ def json_schema(name: str) -> dict[str, Any]:
 
 def _document_models() -> dict[str, Any]:
     from gpuopt.models.evaluation import champion, driver, experiment, invocation, operations, store, target
+    from gpuopt.models.knowledge import CardsFile, FactCatalog, SourcesFile
     from gpuopt.models.map import ExecutionMap
 
     return {
@@ -154,6 +159,9 @@ def _document_models() -> dict[str, Any]:
         "gpuopt.invocation-result.target/v1": operations.TargetResult,
         "gpuopt.invocation-result.final-audit/v1": operations.FinalAuditResult,
         "gpuopt.execution-map/v1": ExecutionMap,
+        "gpuopt.knowledge.cards/v1": CardsFile,
+        "gpuopt.knowledge.sources/v1": SourcesFile,
+        "gpuopt.knowledge.facts/v1": FactCatalog,
     }
 
 
