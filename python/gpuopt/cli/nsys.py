@@ -11,11 +11,11 @@ import click
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._render import section, table
 from gpuopt.cli._tables import table_data, table_options, write_table
-from gpuopt.models.envelope import FileIdentity, UnmodeledItem
 
 if TYPE_CHECKING:
     import polars as pl
 
+    from gpuopt.models.envelope import FileIdentity, UnmodeledItem
     from gpuopt.models.nsys import NsysSelection, Timeline
     from gpuopt.nsys import Report
 
@@ -57,6 +57,8 @@ def _inputs(file: Path) -> list[FileIdentity]:
 
 
 def _unmodeled(report: Report) -> list[UnmodeledItem]:
+    from gpuopt.models.envelope import UnmodeledItem
+
     return [UnmodeledItem(kind="table", name=name) for name in report.unread_tables()]
 
 
