@@ -4,6 +4,7 @@ only when one of its commands runs (``_registry``), so help and ``--version`` st
 from __future__ import annotations
 
 import sys
+import warnings
 
 import click
 
@@ -58,9 +59,15 @@ def cli(ctx: click.Context, debug: bool) -> None:
     ctx.obj["debug"] = debug
 
 
+def _warning_line(message: Warning | str, category: type[Warning], *_: object, **__: object) -> str:
+    """A warning on the command line is one line on stderr, not a source excerpt."""
+    return f"warning: {message}\n"
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: click usage errors exit 2, as an envelope when --json was asked for."""
     args = sys.argv[1:] if argv is None else argv
+    warnings.formatwarning = _warning_line
     try:
         cli.main(args=args, prog_name="gpuopt", standalone_mode=False)
     except click.UsageError as exc:

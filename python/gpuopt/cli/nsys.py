@@ -45,7 +45,9 @@ def _file_argument(fn: F) -> F:
 
 def _open(file: Path, window: str | None, nvtx: str | None) -> tuple[Report, NsysSelection, Any]:
     from gpuopt import nsys
+    from gpuopt.provenance import identify_in_background
 
+    identify_in_background(file)  # hashing (on a cache miss) overlaps the engine's work
     parsed = nsys.parse_window(window) if window else None
     return nsys.open(file), nsys.selection(parsed, nvtx), parsed
 
