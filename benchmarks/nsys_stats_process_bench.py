@@ -101,9 +101,9 @@ def main() -> None:
     )
     medians = {name: statistics.median(v) for name, v in times.items()}
     warm, cold = medians["gpuopt warm (cached sha256)"], medians["gpuopt cold (first read)"]
-    print(f"{'run':30} {'median s':>9} {'warm gpuopt is':>16}")
+    print(f"{'run':30} {'median s':>9} {'time / warm gpuopt':>18}")
     for name, median in medians.items():
-        print(f"{name:30} {median:9.3f} {median / warm:15.2f}x")
+        print(f"{name:30} {median:9.3f} {median / warm:17.2f}x")
     if engine.returncode == 0:
         print(f"{'engine only (in process)':30} {float(engine.stdout.split()[-1]):9.3f}")
     print(
