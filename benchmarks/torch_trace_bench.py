@@ -42,7 +42,19 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-FIXTURE = ROOT.parent / "shared" / "fixtures" / "h200" / "torch" / "eager_trace.json"
+
+
+def _fixture() -> Path:
+    """The H200 trace: from ``../shared`` beside the checkout, else the repository's packed copy."""
+    beside = ROOT.parent / "shared" / "fixtures" / "h200" / "torch" / "eager_trace.json"
+    if beside.exists():
+        return beside
+    sys.path.insert(0, str(ROOT / "tests"))
+    from fixture_data import unpacked
+
+    return Path(unpacked()) / "h200" / "torch" / "eager_trace.json"
+
+
 CPUS = 2
 
 GPUOPT_CHILD = """
@@ -149,7 +161,7 @@ def _ns(value: Any) -> int:
 
 def build_trace(path: Path, size_mb: int) -> dict[str, Any]:
     """Writes a trace of about ``size_mb`` MiB: the fixture's events repeated, shifted in time."""
-    doc = json.loads(FIXTURE.read_text())
+    doc = json.loads(_fixture().read_text())
     events = doc.pop("traceEvents")
     starts = [_ns(e["ts"]) for e in events if "ts" in e and e.get("ph") == "X" and e.get("cat") != "Trace"]
     ends = [
