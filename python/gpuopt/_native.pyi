@@ -66,8 +66,9 @@ __all__ = [
 __version__: str
 BUILD_ID: str
 
-def file_identity_json(path: str) -> bytes:
-    """JSON ``{path, size_bytes, sha256}`` of a regular file; raises ``gpuopt.errors.InputError``."""
+def file_identity_json(path: str, cache_dir: str | None = None) -> bytes:
+    """JSON ``{identity: {path, size_bytes, sha256, from_cache}, warnings}`` of a regular file, through
+    the identity cache under ``cache_dir`` when given; raises ``gpuopt.errors.InputError``."""
 
 @final
 class ArrowTable:

@@ -11,11 +11,11 @@ import click
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._render import section, table
 from gpuopt.cli._tables import table_data, table_options, write_table
-from gpuopt.models.envelope import FileIdentity, UnmodeledItem
 
 if TYPE_CHECKING:
     import polars as pl
 
+    from gpuopt.models.envelope import FileIdentity, UnmodeledItem
     from gpuopt.models.nsys import NsysSelection, Timeline
     from gpuopt.nsys import Report
 
@@ -45,7 +45,9 @@ def _file_argument(fn: F) -> F:
 
 def _open(file: Path, window: str | None, nvtx: str | None) -> tuple[Report, NsysSelection, Any]:
     from gpuopt import nsys
+    from gpuopt.provenance import identify_in_background
 
+    identify_in_background(file)  # hashing (on a cache miss) overlaps the engine's work
     parsed = nsys.parse_window(window) if window else None
     return nsys.open(file), nsys.selection(parsed, nvtx), parsed
 
@@ -57,6 +59,8 @@ def _inputs(file: Path) -> list[FileIdentity]:
 
 
 def _unmodeled(report: Report) -> list[UnmodeledItem]:
+    from gpuopt.models.envelope import UnmodeledItem
+
     return [UnmodeledItem(kind="table", name=name) for name in report.unread_tables()]
 
 

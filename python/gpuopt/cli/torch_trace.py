@@ -63,7 +63,9 @@ def _inputs(trace: TorchTrace) -> list[FileIdentity]:
 
 def _open(path: Path) -> TorchTrace:
     from gpuopt import torch_trace as lib
+    from gpuopt.provenance import identify_in_background
 
+    identify_in_background(path)  # hashing (on a cache miss) overlaps parsing; a folder is hashed after
     return lib.open(path)
 
 

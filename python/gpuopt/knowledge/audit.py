@@ -145,7 +145,7 @@ def read_record(path: Path) -> tuple[Kind, dict[str, str | None], dict[str, str 
     if not isinstance(doc, dict):
         raise _not_identity(path, type(doc).__name__)
     try:
-        if doc.get("format") == "gpuopt.target/v1":
+        if doc.get("format") in ("gpuopt.target/v1", "gpuopt.target/v2"):
             model = DiagnosticTarget if doc.get("mode") == "diagnostic" else Target
             return ("target", *_target(model.model_validate(doc)))
         return ("doctor", *_doctor(DoctorReport.model_validate(doc)))
