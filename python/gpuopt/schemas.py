@@ -28,7 +28,7 @@ from gpuopt.models.evaluation.views import HandoffData, ReportData, ShowData
 from gpuopt.models.example import ExampleRun
 from gpuopt.models.map import MapAccountData
 from gpuopt.models.ncu import NcuCollection, NcuSummary
-from gpuopt.models.nsys import NsysSummaryData, NsysTableData, NsysTimelineData
+from gpuopt.models.nsys import NsysGraphsData, NsysSummaryData, NsysTableData, NsysTimelineData
 from gpuopt.models.sass import SassScanReport, SassTableData
 from gpuopt.models.schema import SchemaDocument
 from gpuopt.models.stats import CompareData, NoiseData
@@ -57,6 +57,7 @@ DATA_MODELS: dict[str, type[BaseModel] | None] = {
     "gpuopt.torch.gaps/v1": TorchTable,
     "gpuopt.torch.steps/v1": TorchTable,
     "gpuopt.torch.launches/v1": TorchTable,
+    "gpuopt.torch.graphs/v1": TorchTable,
     "gpuopt.torch.transfers/v1": TorchTable,
     "gpuopt.torch.collectives/v1": TorchTable,
     "gpuopt.stats.compare/v1": CompareData,
@@ -101,6 +102,7 @@ DATA_MODELS: dict[str, type[BaseModel] | None] = {
     "gpuopt.nsys.summary/v1": NsysSummaryData,
     "gpuopt.nsys.table/v1": NsysTableData,
     "gpuopt.nsys.timeline/v1": NsysTimelineData,
+    "gpuopt.nsys.graphs/v1": NsysGraphsData,
     "gpuopt.map.account/v1": MapAccountData,
 }
 
