@@ -10,7 +10,7 @@
 
 use super::api::strip_version;
 use super::db;
-use super::hash::IdMap;
+use super::hash::{IdMap, IdSet};
 use super::ops::{self, Call, Op, OpKind};
 use super::schema::{Schema, GRAPH_EVENTS};
 use super::select::{Selection, PID_MASK};
@@ -23,6 +23,19 @@ use std::collections::{BTreeMap, BTreeSet};
 /// Whether an API name (version suffix stripped) launches a whole CUDA graph.
 pub fn is_graph_launch(api: &str) -> bool {
     api.starts_with("cudaGraphLaunch") || api.starts_with("cuGraphLaunch")
+}
+
+/// The API name ids among `calls` that launch a whole graph (each distinct name checked once).
+pub fn graph_launch_names(strings: &Strings, calls: &[Option<Call>]) -> IdSet<u32> {
+    let mut seen: IdMap<u32, bool> = IdMap::default();
+    for c in calls.iter().flatten() {
+        seen.entry(c.name)
+            .or_insert_with(|| is_graph_launch(strip_version(strings.value(c.name))));
+    }
+    seen.into_iter()
+        .filter(|&(_, g)| g)
+        .map(|(n, _)| n)
+        .collect()
 }
 
 /// One execution of a graph.
@@ -53,8 +66,8 @@ pub struct Executions {
 /// (`calls[i]` launched `ops[i]`). `ops` must hold the `Graph` operations (graph-level) and the
 /// kernels, memcpys and memsets (node-level) of the selection.
 pub fn executions(strings: &Strings, ops: &[Op], calls: &[Option<Call>]) -> Executions {
-    let graph_call =
-        |c: &Option<Call>| c.is_some_and(|c| is_graph_launch(strip_version(strings.value(c.name))));
+    let launches = graph_launch_names(strings, calls);
+    let graph_call = |c: &Option<Call>| c.is_some_and(|c| launches.contains(&c.name));
     let mut list = Vec::new();
     let mut by_launch: IdMap<(i64, i64), usize> = IdMap::default();
     let (mut graph_rows, mut node_rows) = (false, false);

@@ -502,6 +502,7 @@ fn launch_facts(
         latency: Vec<i64>,
     }
     let mut per: BTreeMap<i64, Acc> = BTreeMap::new();
+    let launches = graphs::graph_launch_names(strings, calls);
     for (k, call) in all.iter().zip(calls) {
         if k.kind != OpKind::Kernel {
             continue;
@@ -509,8 +510,7 @@ fn launch_facts(
         let acc = per.entry(k.device).or_default();
         // A graph's kernels start when the graph reaches them, not when a call launched them: the
         // graph launch call is not theirs to be measured from.
-        let by_graph = k.graph >= 0
-            || call.is_some_and(|c| graphs::is_graph_launch(strip_version(strings.value(c.name))));
+        let by_graph = k.graph >= 0 || call.is_some_and(|c| launches.contains(&c.name));
         if by_graph {
             acc.graph_kernels += 1;
             continue;
