@@ -29,6 +29,7 @@ from gpuopt.models.example import ExampleRun
 from gpuopt.models.map import MapAccountData
 from gpuopt.models.ncu import NcuCollection, NcuSummary
 from gpuopt.models.nsys import NsysSummaryData, NsysTableData, NsysTimelineData
+from gpuopt.models.profile import ProfileDiffData
 from gpuopt.models.sass import SassScanReport, SassTableData
 from gpuopt.models.schema import SchemaDocument
 from gpuopt.models.stats import CompareData, NoiseData
@@ -60,6 +61,7 @@ DATA_MODELS: dict[str, type[BaseModel] | None] = {
     "gpuopt.torch.transfers/v1": TorchTable,
     "gpuopt.torch.collectives/v1": TorchTable,
     "gpuopt.stats.compare/v1": CompareData,
+    "gpuopt.profile.diff/v1": ProfileDiffData,
     "gpuopt.stats.noise/v1": NoiseData,
     "gpuopt.sass.scan/v1": SassScanReport,
     "gpuopt.sass.functions/v1": SassTableData,

@@ -59,6 +59,7 @@ _COMMANDS = (
     ("nsys", "nsys"),
     ("torch_trace", "torch"),
     ("stats", "stats"),
+    ("profile", "profile"),
     ("sass", "sass"),
     ("compiler", "compiler"),
     ("ncu", "ncu"),
