@@ -15,8 +15,10 @@ there is no CI: "one capture per side: no uncertainty". The engine is Rust (``ru
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -365,9 +367,12 @@ def diff_files(
             expected="every capture of one kind (nsys, torch or ncu)",
             observed=", ".join(sorted(set(kinds.values()))),
         )
+    # Each file is read by a native engine that releases the GIL: read them side by side.
+    with ThreadPoolExecutor(max_workers=max(1, min(len(paths), len(os.sched_getaffinity(0))))) as pool:
+        captures = list(pool.map(lambda p: load(p, by, nvtx=nvtx), paths))
     return diff(
-        [load(p, by, nvtx=nvtx) for p in baseline],
-        [load(p, by, nvtx=nvtx) for p in candidate],
+        captures[: len(baseline)],
+        captures[len(baseline) :],
         by=by,
         paired=paired,
         confidence=confidence,

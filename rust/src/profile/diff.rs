@@ -318,6 +318,38 @@ mod tests {
     }
 
     #[test]
+    fn aa_diffs_flag_anything_at_most_at_the_declared_rate() {
+        // The complete null: 100 keys whose per-capture totals are all N(1000, 50²) on both sides,
+        // k = 5 a side, 100 simulated diffs. BH at 5 % bounds P(any flag) by 5 %; the binomial(100,
+        // 0.05) count exceeds 11 with probability < 0.5 %.
+        let keys: Vec<String> = (0..100).map(|j| format!("k{j}")).collect();
+        let mut stream = Stream::new("test_aa", &[Part::Int(1)]);
+        let mut any = 0;
+        for run in 0..200u64 {
+            let mut draw = || {
+                (0..200 * 5)
+                    .map(|_| 1000.0 + 50.0 * stream.normal())
+                    .collect::<Vec<_>>()
+            };
+            let m = KeyMatrix {
+                keys: keys.clone(),
+                baseline: draw(),
+                k_baseline: 5,
+                candidate: draw(),
+                k_candidate: 5,
+            };
+            let o = DiffOptions {
+                resamples: 100,
+                seed: run,
+                ..options(false)
+            };
+            let out = diff(&m, &o).unwrap_or_default();
+            any += usize::from(out.iter().any(|d| d.flagged));
+        }
+        assert!(any <= 11, "{any} of 100 A/A diffs flagged a key");
+    }
+
+    #[test]
     fn bad_shapes_and_options_are_typed_errors() {
         let m = matrix(&["k"], vec![1.0, 2.0], 2, vec![1.0, 2.0, 3.0], 3);
         let err = diff(&m, &options(true)).err();
