@@ -237,3 +237,39 @@ def test_bad_input_is_a_typed_error(shared: Path, eager: Path, args: list[str], 
     assert run.code == 2, run.stderr
     envelope = json.loads(run.stdout)
     assert envelope["ok"] is False and envelope["errors"][0]["code"] == code
+
+
+def test_ncu_reports_compare_by_kernel_with_their_collection_settings(shared: Path) -> None:
+    ncu = shared / "public" / "ncu"
+    result = profile.diff_files([ncu / "cutlass_report.ncu-rep"], [ncu / "cutlass_report-s4.ncu-rep"])
+    facts = result.baseline[0]
+    assert (result.kind, facts.gpus, facts.tool) == ("ncu", ["NVIDIA A100 80GB PCIe"], "ncu 2024.1.1.0")
+    assert facts.options == {"clock_control": "base", "cache_control": "all"}
+    assert (result.counts.keys, result.counts.new, result.counts.vanished) == (4, 2, 2)
+    assert result.table.filter(pl.col("status") == "vanished")["change_pct"].to_list() == [-100.0, -100.0]
+    assert any(w.code == "keys_one_side" for w in result.warnings)
+
+
+@pytest.mark.parametrize(
+    ("by", "keys", "events", "total_ns"),
+    [
+        ("kernel", 7, 66, 2776630),
+        ("op", 28, 483, 10036824),
+        ("nvtx", 3, 3, 3714738),
+        ("memcpy", 3, 27, 938108),
+    ],
+)
+def test_torch_dimensions_read_the_torch_trace_tables(
+    shared: Path, by: str, keys: int, events: int, total_ns: int
+) -> None:
+    from gpuopt import torch_trace
+
+    path = shared / "h200" / "torch" / "eager_trace.json"
+    result = profile.diff_files([path], [path], by=by)  # type: ignore[arg-type]
+    facts = result.baseline[0]
+    assert (facts.keys, facts.events, facts.total_ns) == (keys, events, total_ns)
+    assert (facts.gpus, facts.driver) == (["NVIDIA H200"], "13000")
+    assert result.table["change_ns"].to_list() == [0.0] * keys
+    if by == "kernel":
+        kernels = torch_trace.open(path).kernels()
+        assert (kernels["count"].sum(), kernels["total_ns"].sum()) == (events, total_ns)
