@@ -43,6 +43,7 @@ def test_steps_of_one_capture_are_captures_with_exact_totals(eager: Path) -> Non
     assert capture.table["count"].sum() == count
     assert capture.table["total_ns"].sum() == total
     assert capture.facts.kind == "nsys" and capture.facts.gpus == ["NVIDIA H200"]
+    assert capture.facts.driver == "580.159.04 (CUDA 13000)"  # TARGET_INFO_SYSTEM_ENV
 
 
 def test_aa_over_steps_flags_nothing_and_every_ci_is_finite(eager: Path) -> None:
@@ -273,3 +274,11 @@ def test_torch_dimensions_read_the_torch_trace_tables(
     if by == "kernel":
         kernels = torch_trace.open(path).kernels()
         assert (kernels["count"].sum(), kernels["total_ns"].sum()) == (events, total_ns)
+
+
+def test_truncated_gzip_is_not_a_traceback(tmp_path: Path, eager: Path) -> None:
+    bad = tmp_path / "trace.json.gz"
+    bad.write_bytes(b"\x1f\x8b\x08\x00garbage")
+    run = gpuopt("profile", "diff", "--baseline", str(bad), "--candidate", str(eager), "--json")
+    assert run.code == 2, run.stderr
+    assert run.json()["errors"][0]["code"] == "profile_kind_unknown"

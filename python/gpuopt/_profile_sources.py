@@ -7,6 +7,7 @@ record (``gpuopt capture``) will be one more loader returning the same :class:`C
 from __future__ import annotations
 
 import gzip
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -51,12 +52,14 @@ def detect_kind(path: Path) -> ProfileKind:
         return "nsys"
     if head[:4] in _NCU_MAGIC or path.suffix.lower() in (".ncu-rep", ".ncu-repz"):
         return "ncu"
-    if head[:2] == b"\x1f\x8b" or head.lstrip()[:1] in (b"{", b"["):
-        if head[:2] == b"\x1f\x8b":
+    if head[:2] == b"\x1f\x8b":
+        try:
             with gzip.open(path, "rb") as g:
                 head = g.read(16)
-        if head.lstrip()[:1] == b"{":
-            return "torch"
+        except (OSError, EOFError):
+            head = b"(not gzip)"
+    if head.lstrip()[:1] == b"{":
+        return "torch"
     raise InputError(
         "profile_kind_unknown",
         f"{path} is not a profile gpuopt compares",
@@ -123,6 +126,28 @@ def _facts(
     )
 
 
+def _nsys_driver(sqlite: str) -> str | None:
+    """``NvDriverVersion`` (and ``CudaDriverVersion``) from the export's TARGET_INFO_SYSTEM_ENV, which the
+    nsys engine's info does not model; None when the export has no such rows."""
+    try:
+        con = sqlite3.connect(f"file:{sqlite}?mode=ro&immutable=1", uri=True)
+        try:
+            rows = dict(
+                con.execute(
+                    "SELECT name, value FROM TARGET_INFO_SYSTEM_ENV "
+                    "WHERE name IN ('NvDriverVersion', 'CudaDriverVersion')"
+                ).fetchall()
+            )
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return None
+    nv, cuda = rows.get("NvDriverVersion"), rows.get("CudaDriverVersion")
+    if not nv and not cuda:
+        return None
+    return f"{nv or 'unknown'} (CUDA {cuda or 'unknown'})"
+
+
 def _nsys(path: Path, by: Dimension, nvtx: str | None) -> Capture:
     import polars as pl
 
@@ -146,7 +171,7 @@ def _nsys(path: Path, by: Dimension, nvtx: str | None) -> Capture:
         "nsys",
         table,
         gpus=sorted({g.name for g in info.gpus if g.name}),
-        driver=options.get("CUDA_DRIVER_VERSION") or options.get("DRIVER_VERSION"),
+        driver=_nsys_driver(report.path),
         tool=f"nsys {info.export.product_version or 'unknown'} (export schema {info.export.schema_version})",
         options=options,
     )
