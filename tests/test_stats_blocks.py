@@ -84,3 +84,24 @@ def test_bad_block_options_are_typed_errors(tmp_path: Path, extra: list[str], co
     run = gpuopt("stats", "compare", str(b), str(c), "--column", "ms", *extra, "--json")
     assert run.code == 2, run.stderr
     assert run.json()["errors"][0]["code"] == code
+
+
+def test_jsonl_rows_with_keys_carry_their_block(tmp_path: Path) -> None:
+    # Two samples per call (key), calls grouped in two workers; blocks come from each call's rows.
+    base, cand = [], []
+    for worker, s in (("w0", 1.1), ("w1", 1.5)):
+        for call in range(6):
+            for _sample in range(2):
+                key = f"{worker}-{call}"
+                base.append(f'{{"worker": "{worker}", "call": "{key}", "ms": 10}}')
+                cand.append(f'{{"worker": "{worker}", "call": "{key}", "ms": {10 / (s + 0.001 * call)!r}}}')
+    b, c = tmp_path / "b.jsonl", tmp_path / "c.jsonl"
+    b.write_text("\n".join(base) + "\n")
+    c.write_text("\n".join(cand) + "\n")
+    result = stats.compare_files(b, c, column="ms", key_column="call", block_column="worker").result
+    assert result.n == 12 and result.blocks is not None and result.blocks.blocks == 2
+    assert [p.case_id for p in result.per_block] == ["w0", "w1"]
+    assert [p.n for p in result.per_block] == [6, 6]
+    # Six calls: the median of ln(s + 0.001 i), i = 0..5, is ln √((s+.002)(s+.003)).
+    expected = 100 * (math.sqrt((1.5 + 0.002) * (1.5 + 0.003)) - 1)
+    assert result.per_block[1].estimate_pct == pytest.approx(expected, rel=1e-12)
