@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from conftest import ROOT, gpuopt
+from conftest import gpuopt
 from gpuopt import knowledge
 from gpuopt.errors import InputError
 from gpuopt.models.knowledge import KnowledgeMatchData, Subject

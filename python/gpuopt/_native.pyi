@@ -28,6 +28,7 @@ __all__ = [
     "nsys_stats_reports",
     "proc_alive",
     "proc_info",
+    "profile_diff_keys",
     "reap_zombies",
     "rename_noreplace",
     "sass_builtin_catalog",
@@ -412,3 +413,15 @@ def nsys_open(path: str) -> NsysReport:
 
 def nsys_stats_reports() -> list[str]:
     """The ``nsys stats`` report names gpuopt reproduces."""
+
+# Profile comparison (rust/src/py/profile.rs): per-key totals as little-endian float64 keys x captures.
+
+def profile_diff_keys(
+    keys: list[str],
+    baseline: bytes,
+    k_baseline: int,
+    candidate: bytes,
+    k_candidate: int,
+    options_json: bytes,
+) -> ArrowTable:
+    """One row per key: means, change, bootstrap CI over captures, p, BH q and ``flagged``."""

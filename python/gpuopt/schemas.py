@@ -81,6 +81,7 @@ _DATA_MODEL_PATHS: dict[str, str | None] = {
     "gpuopt.nsys.timeline/v1": "gpuopt.models.nsys:NsysTimelineData",
     "gpuopt.map.account/v1": "gpuopt.models.map:MapAccountData",
     "gpuopt.nsys.graphs/v1": "gpuopt.models.nsys:NsysGraphsData",
+    "gpuopt.profile.diff/v1": "gpuopt.models.profile:ProfileDiffData",
     "gpuopt.knowledge.query/v1": "gpuopt.models.knowledge:KnowledgeQueryData",
     "gpuopt.knowledge.match/v1": "gpuopt.models.knowledge:KnowledgeMatchData",
     "gpuopt.audit.versions/v1": "gpuopt.models.knowledge:VersionAuditData",

@@ -150,6 +150,9 @@ COMMANDS: dict[str, Entry] = {
         "busy).",
     ),
     "map": Entry("map", "map_group", "Execution maps: where a window's time goes, per group of events."),
+    "profile": Entry(
+        "profile", "profile", "Profiles: compare captures of a baseline and a candidate key by key."
+    ),
     "knowledge": Entry(
         "knowledge",
         "knowledge",

@@ -143,6 +143,22 @@ def _render_comparison(c: Comparison) -> str:
                 ],
             )
         )
+    if c.per_block:
+        resampled = c.blocks is not None and c.blocks.resampled
+        column = c.blocks.column if c.blocks is not None else "?"
+        parts.append(
+            section(
+                f"Per block of {column!r} "
+                f"({'blocks resampled for the CI' if resampled else 'diagnosed only'})",
+                [
+                    (
+                        p.case_id,
+                        f"{_pct(p.estimate_pct)} {_interval(p.ci_low_pct, p.ci_high_pct)} ({p.n} pairs)",
+                    )
+                    for p in c.per_block
+                ],
+            )
+        )
     if c.tails:
         parts.append(
             section(
@@ -181,6 +197,10 @@ def stats() -> None:
     "--tails", is_flag=True, help="Also report p50/p95/p99 effects where calls carry enough samples."
 )
 @click.option("--unpaired", is_flag=True, help="Treat the files as two independent samples.")
+@click.option(
+    "--block-column",
+    help="Column naming each row's block (process, run): the bootstrap resamples whole blocks.",
+)
 @click.option("--metric", default="value", show_default=True, help="Metric name (part of the stream key).")
 @_stat_options
 @table_options
@@ -194,6 +214,7 @@ def compare(
     ci_method: str,
     tails: bool,
     unpaired: bool,
+    block_column: str | None,
     metric: str,
     seed: int,
     resamples: int,
@@ -221,6 +242,12 @@ def compare(
       gpuopt stats compare base.txt cand.txt --min-effect 2
       gpuopt stats compare base.csv cand.csv --column ms --key-column run --json
       gpuopt stats compare a.jsonl b.jsonl --unpaired --direction higher --out pairs.parquet
+      gpuopt stats compare base.csv cand.csv --column ms --block-column run
+
+    Rows that come in blocks (the same process or run) are not independent pairs: --block-column NAME
+    resamples whole blocks and reports each block's effect. Without it, a file column named block, run,
+    run_id, process, pid, worker, session or rank is read as blocks for a check: blocks whose CIs do not
+    overlap warn dependent_samples_suspected, with the per-block effects.
     """
     from gpuopt import stats as lib
     from gpuopt.models.stats import CompareData, CompareOptions
@@ -246,6 +273,7 @@ def compare(
         key_column=key_column,
         case_column=case_column,
         order_column=order_column,
+        block_column=block_column,
         unpaired=unpaired,
         options=options,
     )
