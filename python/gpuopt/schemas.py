@@ -7,6 +7,7 @@ from typing import Any, Literal, cast
 
 from pydantic import BaseModel, Field, create_model
 
+from gpuopt.models.agent import SkillInstalled, SkillShown
 from gpuopt.models.compiler import InductorReport, PtxasReport, ResUsageReport, TritonReport
 from gpuopt.models.doctor import DoctorReport
 from gpuopt.models.envelope import Envelope
@@ -102,6 +103,8 @@ DATA_MODELS: dict[str, type[BaseModel] | None] = {
     "gpuopt.nsys.table/v1": NsysTableData,
     "gpuopt.nsys.timeline/v1": NsysTimelineData,
     "gpuopt.map.account/v1": MapAccountData,
+    "gpuopt.skill.show/v1": SkillShown,
+    "gpuopt.skill.install/v1": SkillInstalled,
 }
 
 ENVELOPES: dict[str, type[Envelope[Any]]] = {name: envelope_for(name, m) for name, m in DATA_MODELS.items()}

@@ -81,6 +81,8 @@ _COMMANDS = (
     ("example", "example"),
     ("idle", "idle_check"),
     ("map", "map_group"),
+    ("agent", "skill"),
+    ("agent", "mcp"),
 )
 
 
