@@ -126,11 +126,8 @@ def render_frame(frame: pl.DataFrame, limit: int) -> str:
 
     frame = ordered(frame, strict=False)
     rows = frame.height if limit == 0 else min(limit, frame.height)
-    columns = _COLUMNS.get()
-    if columns is not None:
-        for c in columns:
-            if c not in frame.columns:
-                raise _unknown_column(frame, "--columns", c)
+    # --columns was checked against the whole table by table_data; a compact view shows what it has.
+    columns = [c for c in _COLUMNS.get() or [] if c in frame.columns] or None
     text = _people.render(frame, rows, columns)
     if rows < frame.height:
         text += f"\n({rows} of {frame.height} rows; --limit 0 shows all, --out FILE writes all)"
@@ -138,6 +135,9 @@ def render_frame(frame: pl.DataFrame, limit: int) -> str:
 
 
 def table_data(name: str, frame: pl.DataFrame, limit: int) -> TableData:
+    for c in _COLUMNS.get() or []:
+        if c not in frame.columns:
+            raise _unknown_column(frame, "--columns", c)
     frame = ordered(frame)
     shown = frame if limit == 0 else frame.head(limit)
     return TableData(
