@@ -28,14 +28,17 @@ _ADDITIVE_NAMES = frozenset(
 
 
 def additive(column: str) -> bool:
-    """Whether a column's sum is meaningful: counts, bytes, ``total_*``/``*_total_ns``, ``time_pct``."""
+    """Whether a column's sum is meaningful: counts, bytes, total time, share of time, durations."""
     return (
         column in _ADDITIVE_NAMES
         or column.endswith("_bytes")
-        or column.startswith("total_")
-        or column.endswith("_total_ns")
-        or column in ("time_pct", "duration_ns", "gpu_time_ns", "self_time_ns")
+        or column in ("total_bytes", "total_time_ns", "time_pct", "duration_ns")
     )
+
+
+def nested(frame: pl.DataFrame) -> bool:
+    """Rows that may contain each other (NVTX ranges, torch ops: inclusive vs self times) are never summed."""
+    return any("inclusive" in c or c.startswith("self_") for c in frame.columns)
 
 
 def shorten(text: str, width: int) -> str:
@@ -151,11 +154,11 @@ def render(frame: pl.DataFrame, rows: int, columns: list[str] | None = None, wid
         return "(no rows)"
     # Name-like text columns go last, where shortening costs the least.
     ordered = [c for c in chosen if c not in text] + [c for c in chosen if c in text]
-    sums = _totals(frame, chosen, fmts) if frame.height > 1 else {}
+    sums = _totals(frame, chosen, fmts) if frame.height > 1 and not nested(frame) else {}
     sized = {c: [*cells[c], sums.get(c, "")] for c in chosen}
     shown, widths = _fit(ordered if columns is None else list(chosen), sized, text, width)
     hidden = [c for c in chosen if c not in shown]
-    if hidden and head.height <= _TRANSPOSE_ROWS:
+    if hidden and frame.height <= _TRANSPOSE_ROWS:
         return _transposed(chosen, cells, head.height, width)
     totals = [sums.get(c, "") for c in shown] if any(c in sums for c in shown) else None
     body = _rich_table(shown, cells, widths, text, totals, head.height, width)
@@ -188,7 +191,7 @@ def _rich_table(
     for i, c in enumerate(shown):
         footer = totals[i] if totals is not None else ""
         if totals is not None and i == 0 and not footer:
-            footer = "total"
+            footer = "total" if widths[c] >= len("total") else "Σ"
         table.add_column(
             label(c),
             footer=footer,
