@@ -100,3 +100,15 @@ def test_frame_render_transposes_few_wide_rows() -> None:
     text = _people.render(frame, 1)
     assert text.splitlines()[0].split() == ["metric_0_ns", "0", "ns"]
     assert "name" in text and "k" in text
+
+
+def test_ncu_launches_says_why_a_fact_is_absent(shared: Path) -> None:
+    # The details CSV page carries no DRAM/L1/L2 byte counters: the table says so instead of a bare null.
+    run = gpuopt("ncu", "launches", str(shared / "h200" / "ncu" / "kernels_full.details.csv"))
+    assert run.code == 0, run.stderr
+    text = " ".join(run.stdout.split())
+    assert "absent: dram_bytes, dram_read_bytes, dram_write_bytes" in text
+    assert "the sections that hold them were not collected" in text
+    assert max(len(line) for line in run.stdout.splitlines()) <= 120
+    full = gpuopt("ncu", "launches", str(shared / "h200" / "ncu" / "kernels_full.ncu-rep"))
+    assert "absent:" not in full.stdout
