@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 import click
 from pydantic import BaseModel
 
+from gpuopt.cli._progress import working
 from gpuopt.errors import GpuoptError, InternalError
 from gpuopt.models.envelope import ErrorItem, FileIdentity, UnmodeledItem
 
@@ -84,7 +85,8 @@ def command(schema: str) -> Callable[[F], F]:
         @functools.wraps(fn)
         def wrapper(*args: Any, as_json: bool, **kwargs: Any) -> None:
             try:
-                outcome: Outcome = fn(*args, **kwargs)
+                with working(as_json):
+                    outcome: Outcome = fn(*args, **kwargs)
             except GpuoptError as exc:
                 _fail(schema, as_json, exc)
             except (click.exceptions.Exit, click.Abort, click.UsageError):
