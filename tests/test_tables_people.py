@@ -112,3 +112,27 @@ def test_ncu_launches_says_why_a_fact_is_absent(shared: Path) -> None:
     assert max(len(line) for line in run.stdout.splitlines()) <= 120
     full = gpuopt("ncu", "launches", str(shared / "h200" / "ncu" / "kernels_full.ncu-rep"))
     assert "absent:" not in full.stdout
+
+
+# Documents with a named table part beside other facts; every other table command puts it under data.table.
+_NAMED_PARTS = {("stats", "compare"): "pairs", ("stats", "noise"): "pairs", ("ncu", "summary"): "kernels"}
+
+
+def test_one_table_shape_for_every_table_command() -> None:
+    from gpuopt.models.table import TableData
+    from gpuopt.schemas import DATA_MODELS
+
+    checked = 0
+    for path, cmd in walk(cli):
+        if isinstance(cmd, click.Group) or not any(p.name == "limit" for p in cmd.params):
+            continue
+        schema = getattr(cmd.callback, "gpuopt_schema", None)
+        assert schema is not None, path
+        model = DATA_MODELS[schema]
+        assert model is not None, path
+        field = _NAMED_PARTS.get(path, "table")
+        assert field in model.model_fields, (path, schema)
+        # `show` carries a table only when a part (--pairs, --samples, ...) is asked for.
+        assert model.model_fields[field].annotation in (TableData, TableData | None), (path, schema)
+        checked += 1
+    assert checked >= 25

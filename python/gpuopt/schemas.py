@@ -33,7 +33,7 @@ from gpuopt.models.nsys import NsysSummaryData, NsysTableData, NsysTimelineData
 from gpuopt.models.sass import SassScanReport, SassTableData
 from gpuopt.models.schema import SchemaDocument
 from gpuopt.models.stats import CompareData, NoiseData
-from gpuopt.models.table import TableData
+from gpuopt.models.table import TableResult
 from gpuopt.models.torch_trace import TorchSummary, TorchTable
 
 
@@ -63,18 +63,18 @@ DATA_MODELS: dict[str, type[BaseModel] | None] = {
     "gpuopt.stats.compare/v1": CompareData,
     "gpuopt.stats.noise/v1": NoiseData,
     "gpuopt.sass.scan/v1": SassScanReport,
-    "gpuopt.sass.functions/v1": SassTableData,
-    "gpuopt.sass.opcodes/v1": SassTableData,
-    "gpuopt.sass.signatures/v1": SassTableData,
+    "gpuopt.sass.functions/v2": SassTableData,
+    "gpuopt.sass.opcodes/v2": SassTableData,
+    "gpuopt.sass.signatures/v2": SassTableData,
     "gpuopt.compiler.ptxas/v1": PtxasReport,
     "gpuopt.compiler.res_usage/v1": ResUsageReport,
     "gpuopt.compiler.triton/v1": TritonReport,
     "gpuopt.compiler.inductor/v1": InductorReport,
     "gpuopt.ncu.summary/v1": NcuSummary,
-    "gpuopt.ncu.launches/v1": TableData,
-    "gpuopt.ncu.table/v1": TableData,
-    "gpuopt.ncu.roofline/v1": TableData,
-    "gpuopt.ncu.compare/v1": TableData,
+    "gpuopt.ncu.launches/v2": TableResult,
+    "gpuopt.ncu.table/v2": TableResult,
+    "gpuopt.ncu.roofline/v2": TableResult,
+    "gpuopt.ncu.compare/v2": TableResult,
     "gpuopt.ncu.collect/v1": NcuCollection,
     "gpuopt.target-result/v1": ReadinessResult,
     "gpuopt.submit/v1": SubmitOutcome,
@@ -94,7 +94,7 @@ DATA_MODELS: dict[str, type[BaseModel] | None] = {
     "gpuopt.champion-select/v1": SelectOutcome,
     "gpuopt.champion-restore/v1": SelectOutcome,
     "gpuopt.champion-history/v1": ChampionHistory,
-    "gpuopt.ls/v1": TableData,
+    "gpuopt.ls/v2": TableResult,
     "gpuopt.show/v1": ShowData,
     "gpuopt.report/v1": ReportData,
     "gpuopt.handoff/v1": HandoffData,

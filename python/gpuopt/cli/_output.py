@@ -107,6 +107,7 @@ def command(schema: str) -> Callable[[F], F]:
             else:
                 click.echo(outcome.render())
 
+        wrapper.gpuopt_schema = schema  # type: ignore[attr-defined]  # which envelope: read by tests, MCP
         return wrapper  # type: ignore[return-value]
 
     return decorate

@@ -20,7 +20,7 @@ import click
 from gpuopt.cli._output import Outcome
 from gpuopt.errors import InputError
 from gpuopt.models.envelope import FileIdentity, UnmodeledItem
-from gpuopt.models.table import Column, TableData
+from gpuopt.models.table import Column, TableData, TableResult
 
 if TYPE_CHECKING:
     import polars as pl
@@ -162,7 +162,7 @@ def table_outcome(
     """The Outcome of a command whose result is one table."""
     if out is not None:
         write_table(frame, out)
-    data = table_data(name, frame, limit)
+    data = TableResult(table=table_data(name, frame, limit))
 
     def render() -> str:
         body = render_frame(frame, limit)

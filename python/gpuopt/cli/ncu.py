@@ -133,7 +133,7 @@ def summary(path: Path, session: Path | None, details: Path | None, reader: str,
 @click.option("--kernel", "kernel_regex", help="Only launches whose kernel name matches this regex.")
 @click.option("--all-columns", is_flag=True, help="Show every fact column (the JSON always has all).")
 @table_options
-@command("gpuopt.ncu.launches/v1")
+@command("gpuopt.ncu.launches/v2")
 def launches(
     path: Path,
     session: Path | None,
@@ -192,7 +192,7 @@ def _check_regex(pattern: str) -> None:
 @click.argument("name", type=click.Choice(_TABLES))
 @_source_options
 @table_options
-@command("gpuopt.ncu.table/v1")
+@command("gpuopt.ncu.table/v2")
 def table_cmd(
     path: Path,
     name: str,
@@ -239,7 +239,7 @@ def _peaks(values: tuple[str, ...]) -> dict[str, float]:
 )
 @click.option("--peak-dram-bytes-per-s", type=float, help="A measured DRAM ceiling; default: the report's.")
 @table_options
-@command("gpuopt.ncu.roofline/v1")
+@command("gpuopt.ncu.roofline/v2")
 def roofline(
     path: Path,
     session: Path | None,
@@ -272,7 +272,7 @@ def roofline(
 @click.option("--metric", "metrics", multiple=True, help="Also compare this raw metric (repeatable).")
 @click.option("--reader", type=_READERS, default="auto", show_default=True, help=".ncu-rep reader.")
 @table_options
-@command("gpuopt.ncu.compare/v1")
+@command("gpuopt.ncu.compare/v2")
 def compare(a: Path, b: Path, metrics: tuple[str, ...], reader: str, limit: int, out: Path | None) -> Outcome:
     """Per-kernel deltas (B - A) of the same facts between two reports, with each side's counts.
 
