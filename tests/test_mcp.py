@@ -91,3 +91,13 @@ def test_arguments_outside_the_schema_are_refused() -> None:
 
     result = _run(work)
     assert result.is_error is True
+
+
+def test_without_the_mcp_package_it_exits_3_naming_the_extra() -> None:
+    import subprocess
+
+    code = "import sys; sys.modules['mcp'] = None; from gpuopt.cli import main; main(['mcp'])"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 3, done.stderr
+    assert "error[tool_absent]" in done.stderr and "pip install 'gpuopt[mcp]'" in done.stderr
+    assert "Traceback" not in done.stderr
