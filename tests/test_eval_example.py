@@ -215,8 +215,8 @@ def test_experiment_is_stale_once_the_champion_moved(example: dict[str, Any]) ->
 
 def test_views_read_the_ledger_and_verify_records(example: dict[str, Any]) -> None:
     root, steps = str(example["root"]), example["steps"]
-    listed = _valid("gpuopt.ls/v1", gpuopt("ls", root, "--operation", "target", "--json").json())
-    rows = {r["id"]: r for r in listed["rows"]}
+    listed = _valid("gpuopt.ls/v2", gpuopt("ls", root, "--operation", "target", "--json").json())
+    rows = {r["id"]: r for r in listed["table"]["rows"]}
     faster = rows[steps[("target", "faster")]["record"]]
     assert (faster["verdict"], faster["primary_verdict"], faster["pairs_valid"]) == ("passed", "improved", 10)
     assert (
@@ -224,8 +224,8 @@ def test_views_read_the_ledger_and_verify_records(example: dict[str, Any]) -> No
         and faster["estimate_pct"] == steps[("target", "faster")]["estimate_pct"]
     )
     assert len(rows) == 2
-    experiments = _valid("gpuopt.ls/v1", gpuopt("ls", root, "experiments", "--json").json())
-    verdicts = {r["mechanism"]: r["screen_verdict"] for r in experiments["rows"]}
+    experiments = _valid("gpuopt.ls/v2", gpuopt("ls", root, "experiments", "--json").json())
+    verdicts = {r["mechanism"]: r["screen_verdict"] for r in experiments["table"]["rows"]}
     assert verdicts == {
         "vectorize-rows": "not_rejected",
         "vectorize-columns": "rejected",

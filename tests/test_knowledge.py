@@ -102,12 +102,10 @@ def test_cuda_graph_capture_never_reads_as_not_using_graphs(shared: Path) -> Non
         "cudaGraphLaunch",
         12,
     )
-    # The 148 kernels launched outside the graphs are launch bound: each starts 1,850 ns (median) after its
-    # launch call returns, runs 4,028.7 ns on average, and the launch call takes 8,440 ns (median).
-    launch = {v.fact: v for v in cards[LAUNCH].signals}
-    assert launch["nsys.device:launch.queue_delay_ns.median_ns"].value == 1850
-    assert launch["nsys.device:launch.queue_delay_ns.median_ns"].threshold == 8440
-    assert launch["nsys.device:kernel_busy_ns"].value == pytest.approx(596_251 / 148)
+    # kernel_busy_ns counts graph executions as compute (issue 12): 3,026,218 ns over 148 ordinary kernels
+    # and 12 graph executions, so the mean per ordinary kernel exceeds the 8,440 ns launch call and the
+    # host-launch-overhead card does not hold here (the eager decode capture is where it holds).
+    assert LAUNCH not in cards
 
 
 def test_eager_capture_with_queued_launches_is_not_launch_bound(shared: Path) -> None:

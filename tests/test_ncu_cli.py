@@ -63,7 +63,7 @@ def test_launches_from_raw_csv_with_session(stem: Path) -> None:
             "0",
         ]
     )
-    rows = doc["data"]["rows"]  # type: ignore[index]
+    rows = doc["data"]["table"]["rows"]  # type: ignore[index]
     assert [r["launch_id"] for r in rows] == [2, 6, 10]
     assert {r["local_store_inst"] for r in rows} == {8388608.0}
     assert {r["tool_version"] for r in rows} == {"2025.3.1.0"}
@@ -82,9 +82,9 @@ def test_launches_human_output_and_out_file(stem: Path, tmp_path: Path) -> None:
 
 def test_table_rules_and_stalls(stem: Path) -> None:
     doc = envelope(["ncu", "table", str(stem.with_suffix(".details.csv")), "rules", "--limit", "0"])
-    assert doc["data"]["total_rows"] == 129  # type: ignore[index]
+    assert doc["data"]["table"]["total_rows"] == 129  # type: ignore[index]
     doc = envelope(["ncu", "table", str(stem.with_suffix(".raw_base.csv")), "warp_stalls", "--limit", "3"])
-    assert doc["data"]["truncated"] is True  # type: ignore[index]
+    assert doc["data"]["table"]["truncated"] is True  # type: ignore[index]
 
 
 def test_roofline_with_measured_peaks(stem: Path) -> None:
@@ -98,7 +98,7 @@ def test_roofline_with_measured_peaks(stem: Path) -> None:
         "0",
     ]
     doc = envelope(args)
-    rows = [r for r in doc["data"]["rows"] if r["precision"] == "fp32"]  # type: ignore[index]
+    rows = [r for r in doc["data"]["table"]["rows"] if r["precision"] == "fp32"]  # type: ignore[index]
     assert {r["peak_flop_source"] for r in rows} == {"user"}
     assert {r["peak_dram_source"] for r in rows} == {"report"}
     bad = envelope(
@@ -118,7 +118,7 @@ def test_compare_rep_with_csv_of_the_same_report(stem: Path) -> None:
             "0",
         ]
     )
-    rows = doc["data"]["rows"]  # type: ignore[index]
+    rows = doc["data"]["table"]["rows"]  # type: ignore[index]
     durations = [r for r in rows if r["metric"] == "duration_ns"]
     assert len(durations) == 4
     assert {r["delta"] for r in durations} == {0.0}  # durations print exactly in base units

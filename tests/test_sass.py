@@ -328,13 +328,13 @@ def test_cli_tables_and_filters(shared: Path, tmp_path: Path) -> None:
     run = gpuopt("sass", "functions", listing, "--json")
     assert run.code == 0
     data = run.json()["data"]
-    assert (data["stage"], data["total_rows"]) == ("sass", 4)
-    assert [r["registers"] for r in data["rows"]] == [32, 32, 18, 22]
+    assert (data["stage"], data["table"]["total_rows"]) == ("sass", 4)
+    assert [r["registers"] for r in data["table"]["rows"]] == [32, 32, 18, 22]
     run = gpuopt("sass", "opcodes", listing, "--function", "vec_add", "--limit", "0", "--json")
-    rows = run.json()["data"]["rows"]
+    rows = run.json()["data"]["table"]["rows"]
     assert sum(r["count"] for r in rows) == 24
     run = gpuopt("sass", "signatures", listing, "--status", "found", "--signature", "warp_mma", "--json")
-    rows = run.json()["data"]["rows"]
+    rows = run.json()["data"]["table"]["rows"]
     assert [(r["function"], r["status"]) for r in rows] == [(KERNELS[0], "found")]
     out = tmp_path / "ops.parquet"
     assert gpuopt("sass", "opcodes", listing, "--out", str(out)).code == 0

@@ -212,3 +212,26 @@ def test_bad_jsonl_and_missing_file_exit_2(tmp_path: Path) -> None:
     assert run.code == 2 and run.json()["errors"][0]["code"] == "noise_too_few_pairs"
     run = gpuopt("stats", "compare", str(few), str(few), "--resamples", "10", "--json")
     assert run.code == 2 and run.json()["errors"][0]["code"] == "usage_invalid"
+
+
+def test_large_effects_print_the_ratio_beside_the_percent(tmp_path: Path) -> None:
+    # Candidate 1000 times faster on every pair: effect +99,900 %, printed as 1,000x better.
+    base = _write(
+        tmp_path / "base.txt", "\n".join(str(10.0 * (1 + 0.001 * (i % 4))) for i in range(20)) + "\n"
+    )
+    cand = _write(
+        tmp_path / "cand.txt", "\n".join(str(0.01 * (1 + 0.001 * (i % 4))) for i in range(20)) + "\n"
+    )
+    run = gpuopt("stats", "compare", str(base), str(cand), "--min-effect", "5")
+    assert run.code == 0, run.stderr
+    assert "+99900.000 % (1,000x better)" in run.stdout
+
+
+def test_ratio_note_reads_both_ways() -> None:
+    from gpuopt.cli._render import ratio_note
+
+    assert ratio_note(106130.0) == " (1,062x better)"
+    assert ratio_note(150.0) == " (2.50x better)"
+    assert ratio_note(-60.0) == " (2.50x worse)"
+    assert ratio_note(40.0) == ""
+    assert ratio_note(None) == ""

@@ -46,3 +46,9 @@ def test_absent_tool_is_exit_3_with_install_hint(monkeypatch: pytest.MonkeyPatch
         tools.require_tool("compute-sanitizer")
     assert info.value.exit_code == 3 and info.value.code == "tool_absent"
     assert info.value.expected is not None and "CUDA toolkit" in info.value.expected
+
+
+def test_cuobjdump_hint_names_nvdisasm_too() -> None:
+    # CUDA 13's cuobjdump runs nvdisasm to print SASS: installing the cuobjdump wheel alone is not enough.
+    hint = tools._INSTALL_HINT["cuobjdump"]
+    assert "nvidia-cuda-cuobjdump" in hint and "nvidia-cuda-nvdisasm" in hint

@@ -24,7 +24,9 @@ TOOL_NAMES = ("nvcc", "ptxas", "cuobjdump", "nvdisasm", "ncu", "nsys", "compute-
 _INSTALL_HINT = {
     "nvcc": "pip install 'gpuopt[cuda-tools]' (NVIDIA's nvidia-cuda-nvcc wheel) or the CUDA toolkit",
     "ptxas": "pip install 'gpuopt[cuda-tools]' (NVIDIA's nvidia-cuda-nvcc wheel) or the CUDA toolkit",
-    "cuobjdump": "pip install 'gpuopt[cuda-tools]' (NVIDIA's nvidia-cuda-cuobjdump wheel) or a CUDA toolkit",
+    # CUDA 13's cuobjdump calls nvdisasm to print SASS: both wheels, or a toolkit that has both.
+    "cuobjdump": "pip install 'gpuopt[cuda-tools]' (NVIDIA's nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm "
+    "wheels: CUDA 13's cuobjdump needs nvdisasm beside it) or the CUDA toolkit",
     "nvdisasm": "pip install 'gpuopt[cuda-tools]' (NVIDIA's nvidia-cuda-nvdisasm wheel) or the CUDA toolkit",
     "ncu": "NVIDIA Nsight Compute (part of the CUDA toolkit), with ncu on PATH",
     "nsys": "NVIDIA Nsight Systems, with nsys on PATH",

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from gpuopt.cli._progress import working
 from gpuopt.errors import GpuoptError, InternalError
 
 if TYPE_CHECKING:  # pydantic is imported when a command runs, never for --help
@@ -92,7 +93,8 @@ def command(schema: str) -> Callable[[F], F]:
         @functools.wraps(fn)
         def wrapper(*args: Any, as_json: bool, **kwargs: Any) -> None:
             try:
-                outcome: Outcome = fn(*args, **kwargs)
+                with working(as_json):
+                    outcome: Outcome = fn(*args, **kwargs)
             except GpuoptError as exc:
                 _fail(schema, as_json, exc)
             except (click.exceptions.Exit, click.Abort, click.UsageError):
@@ -118,6 +120,7 @@ def command(schema: str) -> Callable[[F], F]:
             if failure is not None:
                 sys.exit(failure.exit_code)
 
+        wrapper.gpuopt_schema = schema  # type: ignore[attr-defined]  # which envelope: read by tests, MCP
         return wrapper  # type: ignore[return-value]
 
     return decorate

@@ -12,7 +12,8 @@ from gpuopt.cli import cli
 
 def _walk(command: click.Command, path: list[str], parent: click.Context | None) -> list[str]:
     name = " ".join(path)
-    ctx = click.Context(command, info_name=path[-1], parent=parent, max_content_width=110, terminal_width=110)
+    settings = {**command.context_settings, "max_content_width": 110, "terminal_width": 110}
+    ctx = click.Context(command, info_name=path[-1], parent=parent, **settings)
     out = [f"## `{name}`", "", "```text", command.get_help(ctx).rstrip(), "```", ""]
     if isinstance(command, click.Group):
         for sub in sorted(command.list_commands(ctx)):

@@ -160,6 +160,16 @@ COMMANDS: dict[str, Entry] = {
         "or NCCL documentation says so.",
     ),
     "audit": Entry("audit", "audit", "Audits of identity records."),
+    "skill": Entry(
+        "agent",
+        "skill",
+        "The agent skill shipped with this package: SKILL.md and the command reference it links.",
+    ),
+    "mcp": Entry(
+        "agent",
+        "mcp",
+        "Serve gpuopt's commands as MCP tools over stdio (needs the `mcp` extra: pip install 'gpuopt[mcp]').",
+    ),
 }
 
 

@@ -1,8 +1,17 @@
-"""Table output for commands: ``--limit`` rows in the envelope or on screen, ``--out`` for the whole table."""
+"""Table output for commands: ``--limit`` rows in the envelope or on screen, ``--out`` for the whole table,
+``--sort COLUMN`` (largest first; ``COLUMN:asc`` smallest first) and ``--columns`` for the screen.
+
+One decorator (:func:`table_options`) gives every table command the same options; it hands ``--sort``
+and ``--columns`` to the three places a table leaves a command (:func:`table_data` for the envelope,
+:func:`write_table` for ``--out``, :func:`render_frame` for people) through context variables, so command
+bodies do not change.
+"""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
+from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -21,9 +30,34 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 _WRITERS = (".parquet", ".csv", ".json", ".ndjson")
 
+_SORT: ContextVar[str | None] = ContextVar("gpuopt_table_sort", default=None)
+_COLUMNS: ContextVar[list[str] | None] = ContextVar("gpuopt_table_columns", default=None)
 
-def table_options(fn: F) -> F:
-    """Adds ``--limit`` and ``--out`` to a table command."""
+
+def table_options(command: F) -> F:
+    """Adds ``--limit``, ``--out``, ``--sort`` and ``--columns`` to a table command."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, sort: str | None, columns: str | None, **kwargs: Any) -> Any:
+        chosen = [c.strip() for c in columns.split(",") if c.strip()] if columns else None
+        sort_token, columns_token = _SORT.set(sort), _COLUMNS.set(chosen)
+        try:
+            return command(*args, **kwargs)
+        finally:
+            _SORT.reset(sort_token)
+            _COLUMNS.reset(columns_token)
+
+    fn: F = wrapper  # type: ignore[assignment]
+    fn = click.option(
+        "--columns",
+        metavar="A,B,...",
+        help="Columns to show on screen, in this order (--json and --out always carry every column).",
+    )(fn)
+    fn = click.option(
+        "--sort",
+        metavar="COLUMN[:asc]",
+        help="Order rows by COLUMN, largest first (COLUMN:asc for smallest first), before --limit.",
+    )(fn)
     fn = click.option(
         "--out",
         type=click.Path(path_type=Path, dir_okay=False),
@@ -39,7 +73,35 @@ def table_options(fn: F) -> F:
     return fn
 
 
+def _unknown_column(frame: pl.DataFrame, option: str, name: str) -> InputError:
+    return InputError(
+        "column_unknown",
+        f"{option}: this table has no column {name!r}",
+        expected=", ".join(frame.columns),
+        observed=name,
+    )
+
+
+def ordered(frame: pl.DataFrame, *, strict: bool = True) -> pl.DataFrame:
+    """``frame`` in the ``--sort`` order of the running command (unchanged without ``--sort``).
+
+    Not ``strict``: a frame without the column (a compact view of the table) stays as it is.
+    """
+    sort = _SORT.get()
+    if not sort:
+        return frame
+    column, _, direction = sort.partition(":")
+    if direction not in ("", "asc", "desc"):
+        raise InputError("sort_invalid", f"--sort {sort}: the direction is asc or desc", observed=direction)
+    if column not in frame.columns:
+        if strict:
+            raise _unknown_column(frame, "--sort", column)
+        return frame
+    return frame.sort(column, descending=direction != "asc", nulls_last=True, maintain_order=True)
+
+
 def write_table(frame: pl.DataFrame, out: Path) -> None:
+    frame = ordered(frame)
     suffix = out.suffix.lower()
     if suffix not in _WRITERS:
         raise InputError(
@@ -60,18 +122,14 @@ def write_table(frame: pl.DataFrame, out: Path) -> None:
 
 
 def render_frame(frame: pl.DataFrame, limit: int) -> str:
-    import polars as pl
+    """The table for people (see ``cli/_people.py``): sorted, ``--limit`` rows, ``--columns`` chosen."""
+    from gpuopt.cli import _people
 
+    frame = ordered(frame, strict=False)
     rows = frame.height if limit == 0 else min(limit, frame.height)
-    with pl.Config(
-        tbl_rows=rows,
-        tbl_cols=-1,
-        fmt_str_lengths=100,
-        tbl_width_chars=220,
-        tbl_hide_dataframe_shape=True,
-        tbl_hide_column_data_types=True,
-    ):
-        text = str(frame.head(rows))
+    # --columns was checked against the whole table by table_data; a compact view shows what it has.
+    columns = [c for c in _COLUMNS.get() or [] if c in frame.columns] or None
+    text = _people.render(frame, rows, columns)
     if rows < frame.height:
         text += f"\n({rows} of {frame.height} rows; --limit 0 shows all, --out FILE writes all)"
     return text
@@ -80,6 +138,10 @@ def render_frame(frame: pl.DataFrame, limit: int) -> str:
 def table_data(name: str, frame: pl.DataFrame, limit: int) -> TableData:
     from gpuopt.models.table import Column, TableData
 
+    for c in _COLUMNS.get() or []:
+        if c not in frame.columns:
+            raise _unknown_column(frame, "--columns", c)
+    frame = ordered(frame)
     shown = frame if limit == 0 else frame.head(limit)
     return TableData(
         name=name,
@@ -103,7 +165,9 @@ def table_outcome(
     """The Outcome of a command whose result is one table."""
     if out is not None:
         write_table(frame, out)
-    data = table_data(name, frame, limit)
+    from gpuopt.models.table import TableResult
+
+    data = TableResult(table=table_data(name, frame, limit))
 
     def render() -> str:
         body = render_frame(frame, limit)

@@ -12,6 +12,9 @@ from gpuopt.cli._render import section
 from gpuopt.cli._tables import render_frame, table_data, table_options, table_outcome
 
 if TYPE_CHECKING:
+    import polars as pl
+
+    from gpuopt.models.ncu import NcuReportInfo
     from gpuopt.ncu import NcuReport
 
 _PATH = click.Path(path_type=Path, dir_okay=False)
@@ -26,6 +29,7 @@ _LAUNCH_COLUMNS = (
     "duration_ns",
     "sm_throughput_pct",
     "memory_throughput_pct",
+    "dram_throughput_pct",
     "achieved_occupancy_pct",
     "dram_bytes",
     "local_store_bytes",
@@ -129,7 +133,7 @@ def summary(path: Path, session: Path | None, details: Path | None, reader: str,
 @click.option("--kernel", "kernel_regex", help="Only launches whose kernel name matches this regex.")
 @click.option("--all-columns", is_flag=True, help="Show every fact column (the JSON always has all).")
 @table_options
-@command("gpuopt.ncu.launches/v1")
+@command("gpuopt.ncu.launches/v2")
 def launches(
     path: Path,
     session: Path | None,
@@ -152,10 +156,24 @@ def launches(
     outcome = table_outcome(
         "ncu_launches", frame, limit=limit, out=out, inputs=report.inputs(), unmodeled=report.unmodeled
     )
-    if not all_columns:
-        shown = frame.select([c for c in _LAUNCH_COLUMNS if c in frame.columns])
-        outcome.render = lambda: render_frame(shown, limit)
+    shown = frame if all_columns else frame.select([c for c in _LAUNCH_COLUMNS if c in frame.columns])
+    absent = _absent_facts(report.info, frame)
+    outcome.render = lambda: "\n".join([render_frame(shown, limit), *absent])
     return outcome
+
+
+def _absent_facts(info: NcuReportInfo, frame: pl.DataFrame) -> list[str]:
+    """Why a fact column is empty: its metric is not in the report (the section was not collected)."""
+    missing = [s.fact for s in info.fact_sources if s.source is None and s.fact in frame.columns]
+    if not missing:
+        return []
+    import textwrap
+
+    text = (
+        f"absent: {', '.join(missing)}: their metrics are not in this report (the sections that hold "
+        "them were not collected); `gpuopt ncu summary` lists the metric behind every fact"
+    )
+    return textwrap.wrap(text, width=120, subsequent_indent="  ")
 
 
 def _check_regex(pattern: str) -> None:
@@ -174,7 +192,7 @@ def _check_regex(pattern: str) -> None:
 @click.argument("name", type=click.Choice(_TABLES))
 @_source_options
 @table_options
-@command("gpuopt.ncu.table/v1")
+@command("gpuopt.ncu.table/v2")
 def table_cmd(
     path: Path,
     name: str,
@@ -221,7 +239,7 @@ def _peaks(values: tuple[str, ...]) -> dict[str, float]:
 )
 @click.option("--peak-dram-bytes-per-s", type=float, help="A measured DRAM ceiling; default: the report's.")
 @table_options
-@command("gpuopt.ncu.roofline/v1")
+@command("gpuopt.ncu.roofline/v2")
 def roofline(
     path: Path,
     session: Path | None,
@@ -254,7 +272,7 @@ def roofline(
 @click.option("--metric", "metrics", multiple=True, help="Also compare this raw metric (repeatable).")
 @click.option("--reader", type=_READERS, default="auto", show_default=True, help=".ncu-rep reader.")
 @table_options
-@command("gpuopt.ncu.compare/v1")
+@command("gpuopt.ncu.compare/v2")
 def compare(a: Path, b: Path, metrics: tuple[str, ...], reader: str, limit: int, out: Path | None) -> Outcome:
     """Per-kernel deltas (B - A) of the same facts between two reports, with each side's counts.
 

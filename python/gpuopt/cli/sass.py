@@ -79,7 +79,7 @@ def _table_outcome(
     if out is not None:
         write_table(frame, out)
     base = table_data(name, frame, limit)
-    data = SassTableData(**base.model_dump(), stage="sass", source=result.source)
+    data = SassTableData(stage="sass", source=result.source, table=base)
     header = _source_line(result)
     people = frame if shown is None else shown
     return Outcome(
@@ -175,7 +175,7 @@ def scan(file: Path, tool: str, catalog: Path | None) -> Outcome:
 @_FILE
 @_TOOL
 @table_options
-@command("gpuopt.sass.functions/v1")
+@command("gpuopt.sass.functions/v2")
 def functions(file: Path, tool: str, limit: int, out: Path | None) -> Outcome:
     """One row per function: instruction count (padding excluded), classes, registers where stated.
 
@@ -196,7 +196,7 @@ def functions(file: Path, tool: str, limit: int, out: Path | None) -> Outcome:
 @_TOOL
 @click.option("--function", "function_name", help="Only functions whose name contains this text.")
 @table_options
-@command("gpuopt.sass.opcodes/v1")
+@command("gpuopt.sass.opcodes/v2")
 def opcodes(file: Path, tool: str, function_name: str | None, limit: int, out: Path | None) -> Outcome:
     """The opcode histogram: one row per (function, full mnemonic with modifiers), with class and width.
 
@@ -233,7 +233,7 @@ def opcodes(file: Path, tool: str, function_name: str | None, limit: int, out: P
     help="Evidence lines kept per pattern and function.",
 )
 @table_options
-@command("gpuopt.sass.signatures/v1")
+@command("gpuopt.sass.signatures/v2")
 def signatures(
     file: Path,
     tool: str,

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from gpuopt.cli._output import Outcome, command
-from gpuopt.cli._render import section
+from gpuopt.cli._render import ratio_note, section
 from gpuopt.cli._tables import render_frame, table_data, table_options, write_table
 
 if TYPE_CHECKING:
@@ -94,6 +94,10 @@ def _interval(low: float | None, high: float | None) -> str:
     return "—" if low is None or high is None else f"[{low:+.3f} %, {high:+.3f} %]"
 
 
+def _ratio(c: Comparison, pct: float | None) -> str:
+    return ratio_note(pct) if c.effect_scale == "log_ratio" else ""
+
+
 def _render_comparison(c: Comparison) -> str:
     method = c.ci_method_run or c.ci_method
     sided = "pairs" if c.pairing == "paired" else "per side"
@@ -101,7 +105,8 @@ def _render_comparison(c: Comparison) -> str:
         ("verdict", f"{c.verdict} ({c.verdict_reason})"),
         (
             "effect",
-            f"{_pct(c.estimate_pct)} {_interval(c.ci_low_pct, c.ci_high_pct)}  (> 0: candidate better)",
+            f"{_pct(c.estimate_pct)}{_ratio(c, c.estimate_pct)} {_interval(c.ci_low_pct, c.ci_high_pct)}"
+            "  (> 0: candidate better)",
         ),
         ("change", f"{_pct(c.change_pct)} {_interval(c.change_ci_low_pct, c.change_ci_high_pct)}"),
         ("minimum effect", f"{c.minimum_effect_pct} %"),
@@ -138,7 +143,11 @@ def _render_comparison(c: Comparison) -> str:
             section(
                 "Per case (reported, not used for the verdict)",
                 [
-                    (p.case_id, f"{_pct(p.estimate_pct)} {_interval(p.ci_low_pct, p.ci_high_pct)}")
+                    (
+                        p.case_id,
+                        f"{_pct(p.estimate_pct)}{_ratio(c, p.estimate_pct)} "
+                        f"{_interval(p.ci_low_pct, p.ci_high_pct)}",
+                    )
                     for p in c.per_case
                 ],
             )

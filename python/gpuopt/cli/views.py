@@ -39,7 +39,7 @@ HUMAN_COLUMNS = {
 @click.option("--verdict", help="Only this verdict.")
 @click.option("--status", help="Only this state (starting, running, completed, lost).")
 @table_options
-@command("gpuopt.ls/v1")
+@command("gpuopt.ls/v2")
 def ls(
     root: Path,
     kind: str,

@@ -72,8 +72,9 @@ class SassScanReport(Model):
     signatures: list[SignatureTotal]
 
 
-class SassTableData(TableData):
+class SassTableData(Model):
     """A SASS table (functions, opcodes, signatures) with the stage and source it was read from."""
 
     stage: Literal["sass"]
     source: SassSource
+    table: TableData

@@ -20,3 +20,9 @@ class TableData(Model):
     rows: list[dict[str, Any]]
     total_rows: int
     truncated: bool = Field(description="True when rows holds fewer than total_rows (see --limit)")
+
+
+class TableResult(Model):
+    """The data of a command whose result is one table: always under ``data.table``."""
+
+    table: TableData

@@ -1,0 +1,74 @@
+"""``gpuopt skill ...`` and ``gpuopt mcp``: gpuopt for agents (the shipped skill, an MCP server)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from gpuopt.cli._output import Outcome, command
+from gpuopt.errors import AbsentError
+
+
+@click.group()
+def skill() -> None:
+    """The agent skill shipped with this package: SKILL.md and the command reference it links.
+
+    \b
+    Examples:
+      gpuopt skill show
+      gpuopt skill install .claude/skills/gpuopt
+    """
+
+
+@skill.command("show")
+@command("gpuopt.skill.show/v1")
+def skill_show() -> Outcome:
+    """Print SKILL.md (what an agent should read first)."""
+    from gpuopt import skill as lib
+    from gpuopt.models.agent import SkillShown
+
+    shown = SkillShown(text=lib.text())
+    return Outcome(data=shown, render=lambda: shown.text.rstrip("\n"))
+
+
+@skill.command("install")
+@click.argument("directory", type=click.Path(path_type=Path, file_okay=False))
+@command("gpuopt.skill.install/v1")
+def skill_install(directory: Path) -> Outcome:
+    """Write SKILL.md and references/cli.md into DIRECTORY (e.g. .claude/skills/gpuopt)."""
+    from gpuopt import skill as lib
+    from gpuopt.models.agent import SkillInstalled
+
+    written = lib.install(directory)
+    data = SkillInstalled(directory=str(directory), files=[str(p) for p in written])
+    return Outcome(data=data, render=lambda: "\n".join(f"wrote {p}" for p in data.files))
+
+
+@click.command("mcp")
+def mcp() -> None:
+    """Serve gpuopt's commands as MCP tools over stdio (needs the `mcp` extra: pip install 'gpuopt[mcp]').
+
+    One tool per command, named after it (`nsys_kernels` is `gpuopt nsys kernels`), its input schema
+    generated from the command's options; each call returns the command's JSON envelope, and long calls
+    report progress. Register it with an MCP client as the command `gpuopt mcp`.
+
+    \b
+    Examples:
+      gpuopt mcp
+      claude mcp add gpuopt -- gpuopt mcp
+    """
+    import asyncio
+    import sys
+
+    try:
+        from gpuopt.mcp_server import serve_stdio
+    except ImportError as exc:
+        error = AbsentError(
+            "tool_absent",
+            f"the MCP server needs the Python package 'mcp' ({exc.name} is not installed)",
+            expected="pip install 'gpuopt[mcp]'",
+        )
+        click.echo(f"error[{error.code}]: {error.message}\n  expected: {error.expected}", err=True)
+        sys.exit(error.exit_code)
+    asyncio.run(serve_stdio())

@@ -1,0 +1,20 @@
+"""Documents of the agent surface: the shipped skill."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from gpuopt.models._base import Model
+
+
+class SkillShown(Model):
+    """The SKILL.md shipped in the installed package."""
+
+    text: str = Field(description="SKILL.md, verbatim")
+
+
+class SkillInstalled(Model):
+    """Where ``gpuopt skill install`` wrote the skill."""
+
+    directory: str
+    files: list[str] = Field(description="Every file written, SKILL.md first")
