@@ -75,48 +75,24 @@ def graph() -> dict[str, list[tuple[str, int]]]:
     return {name: imports(name, path, known) for name, path in sorted(found.items())}
 
 
+def _reachable(succ: dict[str, list[str]], start: str) -> set[str]:
+    seen: set[str] = set()
+    todo = list(succ[start])
+    while todo:
+        m = todo.pop()
+        if m not in seen:
+            seen.add(m)
+            todo.extend(succ[m])
+    return seen
+
+
 def cycles(edges: dict[str, list[tuple[str, int]]]) -> list[list[str]]:
-    """Strongly connected components with more than one module (Tarjan, iterative)."""
+    """The groups of modules that import each other, directly or not (the graph's non-trivial strongly
+    connected components)."""
     succ = {m: sorted({t for t, _ in es if t in edges}) for m, es in edges.items()}
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[list[str]] = []
-    counter = 0
-    for start in succ:
-        if start in index:
-            continue
-        work = [(start, 0)]
-        while work:
-            v, i = work.pop()
-            if i == 0:
-                index[v] = low[v] = counter
-                counter += 1
-                stack.append(v)
-                on_stack.add(v)
-            if i < len(succ[v]):
-                work.append((v, i + 1))
-                w = succ[v][i]
-                if w not in index:
-                    work.append((w, 0))
-                elif w in on_stack:
-                    low[v] = min(low[v], index[w])
-                continue
-            if low[v] == index[v]:
-                comp = []
-                while True:
-                    w = stack.pop()
-                    on_stack.discard(w)
-                    comp.append(w)
-                    if w == v:
-                        break
-                if len(comp) > 1:
-                    found.append(sorted(comp))
-            if work:
-                parent = work[-1][0]
-                low[parent] = min(low[parent], low[v])
-    return found
+    reach = {m: _reachable(succ, m) for m in succ}
+    groups = {tuple(sorted(m2 for m2 in reach[m] if m in reach[m2])) for m in succ if m in reach[m]}
+    return sorted(list(g) for g in groups)
 
 
 def test_the_checker_sees_function_local_and_relative_imports(tmp_path: Path) -> None:
