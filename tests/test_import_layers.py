@@ -126,12 +126,10 @@ def test_every_module_has_a_layer() -> None:
     assert missing == [], f"place these modules in the layer table of references/architecture.md: {missing}"
 
 
-@pytest.mark.xfail(strict=True, reason="the evaluation core is being layered (issue 14)")
 def test_the_import_graph_has_no_cycle() -> None:
     assert cycles(graph()) == []
 
 
-@pytest.mark.xfail(strict=True, reason="the evaluation core is being layered (issue 14)")
 def test_no_module_imports_upward() -> None:
     table = layers()
     upward = []

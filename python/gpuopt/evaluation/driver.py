@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuopt.errors import InputError
-from gpuopt.evaluation import jsonio
+from gpuopt.evaluation import formats, jsonio
 from gpuopt.evaluation.store import hash_tree
 from gpuopt.models.evaluation.common import Violation
 from gpuopt.models.evaluation.driver import (
@@ -273,7 +273,7 @@ def launch_argv(driver: NormalizedDriver, request_path: Path) -> list[str]:
 def build_request(fields: dict[str, Any]) -> DriverRequest:
     """A driver request with its ``request_digest`` (SHA-256 of the canonical request without it)."""
     core = {k: v for k, v in fields.items() if k != "request_digest"}
-    core["protocol"] = "gpuopt.driver-request/v1"
+    core["protocol"] = formats.DRIVER_REQUEST
     return DriverRequest.model_validate({**core, "request_digest": jsonio.digest(core)})
 
 
