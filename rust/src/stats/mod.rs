@@ -30,8 +30,6 @@ pub mod sample_file;
 pub mod schedule;
 pub mod simulate;
 pub mod tables;
-#[cfg(test)]
-mod timing;
 pub mod verdict;
 
 pub use compare::{
