@@ -243,6 +243,34 @@ def test_views_read_the_ledger_and_verify_records(example: dict[str, Any]) -> No
     assert history["entries"][0]["verdict"] == "passed" and history["entries"][0]["orphan"] is False
 
 
+def test_an_identical_repeated_select_answers_created_false(example: dict[str, Any]) -> None:
+    root: Path = example["root"]
+    requests = example["dir"] / "requests"
+    (request,) = requests.glob("*-champion-select-*.json")
+    pointer = (root / "champion" / "current.json").read_bytes()
+    ledger = (root / "ledger" / "records.jsonl").read_bytes()
+    run = gpuopt("champion", "select", "--request", str(request), "--json", cwd=example["dir"])
+    assert run.code == 0, run.stdout
+    data = run.json()["data"]
+    assert data["created"] is False
+    assert data["selection"]["id"] == json.loads(pointer)["selection"]["id"]
+    assert data["pointer_sha256"] == hashlib.sha256(pointer).hexdigest()
+    assert (root / "champion" / "current.json").read_bytes() == pointer  # nothing written
+    assert (root / "ledger" / "records.jsonl").read_bytes() == ledger
+
+
+def test_show_answers_a_target_only_under_its_own_id(example: dict[str, Any]) -> None:
+    root: Path = example["root"]
+    target_id = json.loads((root / "target.json").read_text())["id"]
+    shown = _valid("gpuopt.show/v1", gpuopt("show", str(root), target_id, "--json").json())
+    assert (shown["id"], shown["record"]["id"], shown["verified"]) == (target_id, target_id, True)
+    other = "tgt-" + ("0" if target_id[4] != "0" else "1") * 64
+    run = gpuopt("show", str(root), other, "--json")
+    assert run.code == 2 and run.json()["errors"][0]["code"] == "record_not_found"
+    run = gpuopt("show", str(root), "tgt-anything", "--json")
+    assert run.code == 2 and run.json()["errors"][0]["code"] == "path_unsafe"
+
+
 def test_records_validate_against_their_document_schemas(example: dict[str, Any]) -> None:
     from gpuopt.schemas import document_schema
 

@@ -248,9 +248,111 @@ def test_the_driver_runs_without_a_shell_in_its_own_group_with_no_gpu_visible(tm
         v.name: v
         for v in Target.model_validate_json((tmp_path / "root" / "target.json").read_bytes()).driver.inherited
     }
-    assert (
-        inherited["GPUOPT_TEST_SECRET_TOKEN"].value is None and inherited["GPUOPT_TEST_SECRET_TOKEN"].secret
-    )
+    assert inherited["GPUOPT_TEST_SECRET_TOKEN"].value is None
+
+
+SECRETS = {
+    # Names the old name-only redaction let through, and a short secret an unsalted sha256 would not protect.
+    "GPUOPT_TEST_GITHUB_PAT": "ghp_hunter4",
+    "GPUOPT_TEST_DATABASE_URL": "postgres://app:hunter5@db.internal/prod",
+    "GPUOPT_TEST_SESSION_COOKIE": "sid=hunter6",
+    "GPUOPT_TEST_PIN": "4711",
+}
+
+
+def test_inherited_values_are_never_recorded_only_names_and_keyed_digests(
+    layout: dict[str, Path], tmp_path: Path
+) -> None:
+    import hashlib
+
+    root = tmp_path / "root"
+    os.environ.update(SECRETS)
+    try:
+        req = workload.request(layout, root)
+        req["driver"]["env_inherit"] = ["PATH", "GPUOPT_TEST_*"]
+        _check(req)
+        run = gpuopt("show", str(root), json.loads((root / "target.json").read_text())["id"], "--json")
+    finally:
+        for name in SECRETS:
+            del os.environ[name]
+    assert run.code == 0
+    for value in SECRETS.values():
+        unsalted = hashlib.sha256(value.encode()).hexdigest()
+        assert value not in run.stdout and unsalted not in run.stdout
+        for path in [*root.rglob("*"), *(tmp_path / ".gpuopt-readiness").rglob("*")]:
+            if path.is_file():
+                data = path.read_bytes()
+                assert value.encode() not in data and unsalted.encode() not in data, path
+    target = Target.model_validate_json((root / "target.json").read_bytes())
+    inherited = {v.name: v for v in target.driver.inherited}
+    assert target.format == "gpuopt.target/v2" and target.driver.env_record == []
+    assert set(SECRETS) | {"PATH"} == set(inherited)
+    assert all(v.value is None for v in inherited.values()), "no value is recorded unless marked safe"
+    assert (root / drv.ENV_KEY).stat().st_mode & 0o777 == 0o600
+    # Equality is still checked, through the root's key.
+    drv.check_environment(target.driver, {**os.environ, **SECRETS}, Store(root))
+    with pytest.raises(InputError) as err:
+        drv.check_environment(
+            target.driver, {**os.environ, **SECRETS, "GPUOPT_TEST_PIN": "4712"}, Store(root)
+        )
+    assert (err.value.code, err.value.path) == ("environment_changed", "driver.inherited.GPUOPT_TEST_PIN")
+    assert "4711" not in err.value.to_dict().values() and "4712" not in str(err.value.to_dict())
+
+
+def test_env_record_marks_inherited_values_safe_to_record(layout: dict[str, Path], tmp_path: Path) -> None:
+    req = workload.request(layout, tmp_path / "root")
+    req["driver"]["env_inherit"] = ["PATH", "LANG"]
+    req["driver"]["env_record"] = ["PATH"]
+    _check(req)
+    target = Target.model_validate_json((tmp_path / "root" / "target.json").read_bytes())
+    values = {v.name: v.value for v in target.driver.inherited}
+    assert values["PATH"] == os.environ["PATH"]
+    assert values.get("LANG") is None
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("GITHUB_PAT", "ghp_x"), ("HF_TOKEN", "hf_x"), ("DATABASE_URL", "postgres://app:pw@db/prod")],
+)
+def test_a_secret_looking_literal_is_refused(
+    layout: dict[str, Path], tmp_path: Path, name: str, value: str
+) -> None:
+    req = workload.request(layout, tmp_path / "root")
+    req["driver"]["env"] = {"OMP_NUM_THREADS": "1", name: value}
+    with pytest.raises(InputError) as err:
+        _check(req)
+    assert (err.value.code, err.value.path) == ("field_invalid", f"driver.env.{name}")
+    assert value not in err.value.message
+    assert not (tmp_path / "root").exists()
+
+
+def test_a_v1_target_driver_is_still_read_and_checked_with_its_unsalted_digests(
+    layout: dict[str, Path], tmp_path: Path
+) -> None:
+    """Roots made before gpuopt.target/v2 keep working: their inherited sha256 are compared as they are."""
+    root = tmp_path / "root"
+    _check(workload.request(layout, root))
+    v2 = json.loads((root / "target.json").read_bytes())["driver"]
+    env = dict(os.environ)
+    v1 = {k: v for k, v in v2.items() if k not in ("env_record", "identity", "inherited")}
+    v1["identity"] = jsonio.digest(v1)
+    v1["inherited"] = [
+        {
+            "name": v["name"],
+            "sha256": jsonio.sha256_hex(env[v["name"]].encode()),
+            "value": None,
+            "secret": False,
+        }
+        for v in v2["inherited"]
+    ]
+    driver = Target.model_fields["driver"].annotation.model_validate(v1)  # type: ignore[union-attr]
+    keyless = tmp_path / "keyless"
+    keyless.mkdir()
+    drv.check_driver(driver)
+    drv.check_environment(driver, env, Store(keyless))
+    with pytest.raises(InputError) as err:
+        drv.check_environment(driver, {**env, "LANG": "xx_XX.UTF-8"}, Store(keyless))
+    assert (err.value.code, err.value.path) == ("environment_changed", "driver.inherited.LANG")
 
 
 def test_driver_and_environment_changes_are_detected(layout: dict[str, Path], tmp_path: Path) -> None:
@@ -263,9 +365,9 @@ def test_driver_and_environment_changes_are_detected(layout: dict[str, Path], tm
     _check(req)
     target = Target.model_validate_json((root / "target.json").read_bytes())
     drv.check_driver(target.driver)
-    drv.check_environment(target.driver, os.environ)
+    drv.check_environment(target.driver, os.environ, Store(root))
     with pytest.raises(InputError) as err:
-        drv.check_environment(target.driver, {**os.environ, "LANG": "xx_XX.UTF-8"})
+        drv.check_environment(target.driver, {**os.environ, "LANG": "xx_XX.UTF-8"}, Store(root))
     assert (err.value.code, err.value.path) == ("environment_changed", "driver.inherited.LANG")
     (config / "model.yaml").write_text("layers: 3\n")
     with pytest.raises(InputError) as err:
@@ -430,7 +532,7 @@ def test_cli_check_prints_a_target_result_envelope(layout: dict[str, Path], tmp_
     assert env["schema"] == "gpuopt.target-result/v1" and env["data"]["status"] == "ready"
     jsonschema.validate(env, json.loads(gpuopt("schema", "gpuopt.target-result/v1").stdout))
     target_doc = json.loads((tmp_path / "root" / "target.json").read_bytes())
-    jsonschema.validate(target_doc, json.loads(gpuopt("schema", "gpuopt.target/v1").stdout))
+    jsonschema.validate(target_doc, json.loads(gpuopt("schema", "gpuopt.target/v2").stdout))
     status = gpuopt("status", str(tmp_path / "root"), "--json")
     assert status.code == 0
     jsonschema.validate(status.json(), json.loads(gpuopt("schema", "gpuopt.status/v1").stdout))

@@ -302,6 +302,44 @@ def _snapshot(path: Path) -> list[tuple[str, int, int]]:
     return sorted((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in path.rglob("*"))
 
 
+def test_wait_on_an_invocation_that_is_lost_exits_2(ready: dict[str, Path], tmp_path: Path) -> None:
+    """``--wait`` must not report success for a lost invocation: kill -9 its supervisor mid-call."""
+    root = ready["root"]
+    workload.set_behavior(ready["behavior"], {"mode": "hang", "only_invocations": "inv-"})
+    request = {
+        "root": str(root),
+        "plan": {"case_ids": ["a"], "samples_per_call": next(_samples), "warmup_per_call": 0},
+        "limits": {"command_timeout_s": 300},
+    }
+    (tmp_path / "baseline.json").write_text(json.dumps(request))
+    (root / "invocations").mkdir(exist_ok=True)
+    before = set((root / "invocations").iterdir())
+    argv = ["baseline", "--request", str(tmp_path / "baseline.json"), "--wait", "--json"]
+    waiting = subprocess.Popen(
+        [sys.executable, "-m", "gpuopt", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not (new := set((root / "invocations").iterdir()) - before) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    (inv,) = new
+    _wait_running(root, inv.name)
+    sup = json.loads((inv / "supervisor.json").read_bytes())
+    os.kill(sup["pid"], signal.SIGKILL)
+    out, err = waiting.communicate(timeout=120)
+    cancelled = gpuopt("cancel", str(root), inv.name, "--json")
+    workload.set_behavior(ready["behavior"], {"mode": "ok"})
+    assert waiting.returncode == 2, (out, err[-2000:])
+    envelope = json.loads(out)
+    assert envelope["ok"] is False and [e["code"] for e in envelope["errors"]] == ["invocation_lost"]
+    assert envelope["data"]["submission"]["status"]["state"] == "lost"
+    assert envelope["data"]["result"] is None
+    assert cancelled.code == 0 and cancelled.json()["data"]["cleanup_status"] == "confirmed"
+    assert procs.wait_gone(str(ready["behavior"])) == []
+
+
 def test_status_is_running_then_lost_after_kill_9_and_cancel_kills_the_orphan(ready: dict[str, Path]) -> None:
     root = ready["root"]
     workload.set_behavior(ready["behavior"], {"mode": "fork_escape", "only_invocations": "inv-"})

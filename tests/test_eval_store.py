@@ -13,7 +13,8 @@ import pytest
 from conftest import gpuopt
 from gpuopt import _native
 from gpuopt.errors import InputError
-from gpuopt.evaluation.store import Store, hash_tree, reindex, verify
+from gpuopt.evaluation import store as store_module
+from gpuopt.evaluation.store import Store, hash_tree, ledger_keys, reindex, verify
 from gpuopt.models.evaluation.store import ScanLimits
 
 LIMITS = ScanLimits()
@@ -255,11 +256,96 @@ def test_verify_deep_finds_a_tampered_record(tmp_path: Path) -> None:
         + "\n"
     )
     run = gpuopt("store", "verify", str(store.root), "--deep", "--json")
-    assert run.code == 0
-    data = run.json()["data"]
+    assert run.code == 2, "a corrupt store is a failed verify"
+    envelope = run.json()
+    assert envelope["ok"] is False and envelope["errors"][0]["code"] == "store_corrupt"
+    data = envelope["data"]
     assert data["ok"] is False
     bad = [r for r in data["records"] if r["status"] != "ok"]
     assert [(r["path"], r["status"]) for r in bad] == [(f"experiments/exp-{1:064x}.json", "changed")]
+    assert gpuopt("store", "verify", str(store.root)).code == 2
+
+
+EXP1 = f"exp-{1:064x}"
+
+
+def _edit_ledger(store: Store, number: int, edit: dict[str, object]) -> None:
+    ledger = store.root / "ledger" / "records.jsonl"
+    lines = ledger.read_bytes().split(b"\n")
+    line = json.loads(lines[number - 1])
+    for key, value in edit.items():
+        if key.startswith("keys."):
+            line["keys"][key[len("keys.") :]] = value
+        else:
+            line[key] = value
+    lines[number - 1] = json.dumps(line, sort_keys=True, separators=(",", ":")).encode()
+    ledger.write_bytes(b"\n".join(lines))
+
+
+@pytest.mark.parametrize(
+    ("edit", "detail"),
+    [
+        ({"keys.mechanism": "changed"}, "ledger keys differ from the record: mechanism"),
+        ({"keys.verdict": "passed"}, "ledger keys differ from the record: verdict"),
+        (
+            {"id": f"exp-{7:064x}"},
+            f"ledger names experiment exp-{7:064x}, the file is experiment exp-{1:064x}",
+        ),
+        ({"kind": "map"}, f"ledger names map {EXP1}, the file is experiment {EXP1}"),
+    ],
+)
+def test_verify_finds_an_edited_ledger_line(tmp_path: Path, edit: dict[str, object], detail: str) -> None:
+    store = _published_store(tmp_path)
+    _edit_ledger(store, 2, edit)
+    report = verify(store)
+    assert not report.ok
+    bad = [(r.path, r.status, r.detail) for r in report.records if r.status != "ok"]
+    assert bad == [(f"experiments/exp-{1:064x}.json", "ledger_mismatch", detail)]
+    run = gpuopt("store", "verify", str(store.root), "--deep", "--json")
+    assert run.code == 2 and run.json()["errors"][0]["code"] == "store_corrupt"
+
+
+def _result_store(tmp_path: Path) -> tuple[Store, Path]:
+    """A root holding one result whose ``tables`` cite its samples and resources by hash."""
+    store = _store(tmp_path)
+    inv = "inv-" + "a" * 32
+    samples, resources = b"PAR1 some samples PAR1", b'{"t_mono_ns":1}\n'
+    store.write_bytes(f"invocations/{inv}/samples.parquet", samples)
+    store.write_bytes(f"invocations/{inv}/resources.jsonl", resources)
+    record = {
+        "invocation_id": inv,
+        "tables": {
+            "samples": {"path": "samples.parquet", "sha256": _sha(samples), "rows": 1},
+            "resources": {"path": "resources.jsonl", "sha256": _sha(resources), "rows": 1},
+        },
+    }
+    pub = store.write_record(f"invocations/{inv}/result.json", record)
+    store.ledger_append("result", inv, pub, ledger_keys(record))
+    return store, store.root / "invocations" / inv
+
+
+def _sha(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
+
+
+@pytest.mark.parametrize("damage", ["garbage", "missing"])
+def test_verify_deep_checks_result_tables_against_their_hashes(tmp_path: Path, damage: str) -> None:
+    store, inv = _result_store(tmp_path)
+    assert verify(store, deep=True).ok
+    target = inv / "samples.parquet"
+    target.chmod(0o644)
+    if damage == "garbage":
+        target.write_bytes(b"PAR1 garbage of the same kind PAR1")
+    else:
+        target.unlink()
+    report = verify(store, deep=True)
+    assert not report.ok
+    bad = [(r.kind, r.path, r.status) for r in report.records if r.status != "ok"]
+    status = "changed" if damage == "garbage" else "missing"
+    assert bad == [("result", f"invocations/{inv.name}/samples.parquet", status)]
+    assert gpuopt("store", "verify", str(store.root), "--deep").code == 2
 
 
 def test_verify_repair_removes_temp_files_and_unreferenced_blobs(tmp_path: Path) -> None:
@@ -274,6 +360,49 @@ def test_verify_repair_removes_temp_files_and_unreferenced_blobs(tmp_path: Path)
     assert report.objects.blobs_unreferenced == ["ab" + "0" * 62]
     assert sorted(report.objects.removed) == ["objects/blobs/ab/ab" + "0" * 62, "objects/tmp/.tmp-1-2-3"]
     assert verify(store).objects.blobs_unreferenced == []
+
+
+def test_repair_during_a_freeze_removes_nothing_the_freeze_wrote(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A freeze publishes blobs before the manifest that references them: a repair running in between (here
+    from another process, at the exact moment the native freeze runs) must not delete them."""
+    src = _tree(tmp_path)
+    store = _store(tmp_path)
+    sha = _sha(b"shared\n")  # pkg/a.py and pkg/b.py: a blob this freeze has already published
+    blob = store.root / "objects" / "blobs" / sha[:2] / sha
+    half = store.root / "objects" / "tmp" / ".tmp-1-2-3"
+    real = store_module._native.store_freeze
+    seen: dict[str, object] = {}
+
+    def freeze_with_a_concurrent_repair(*args: object) -> bytes:
+        blob.parent.mkdir(parents=True)
+        blob.write_bytes(b"shared\n")
+        half.parent.mkdir(parents=True)
+        half.write_bytes(b"a blob being written")
+        run = gpuopt("store", "verify", str(store.root), "--repair", "--json")
+        seen["code"], seen["errors"] = run.code, run.json()["errors"]
+        try:
+            verify(store, repair=True)
+        except InputError as exc:
+            seen["in_process"] = exc.code
+        seen["left"] = (blob.exists(), half.exists())
+        half.unlink(missing_ok=True)
+        return real(*args)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(store_module._native, "store_freeze", freeze_with_a_concurrent_repair)
+    frozen = store.freeze(src, exclude=[".git/**"], limits=LIMITS)
+    monkeypatch.undo()
+    assert seen["left"] == (True, True), "repair deleted what a running freeze wrote"
+    assert (seen["code"], seen["in_process"]) == (2, "store_busy")
+    assert [e["code"] for e in seen["errors"]] == ["store_busy"]  # type: ignore[union-attr]
+    assert frozen.blobs_existing == 2  # the freeze reused the blob it had written before the repair
+    after = verify(store, deep=True)
+    assert after.ok and after.objects.blobs_unreferenced == []
+    store.materialize(frozen.digest, tmp_path / "out")
+    assert (tmp_path / "out" / "pkg" / "a.py").read_text() == "shared\n"
+    # Once no writer holds the root, repair runs (and waits for nobody).
+    assert verify(store, repair=True).repaired
 
 
 def test_storage_probe_passes_here(tmp_path: Path) -> None:

@@ -118,6 +118,7 @@ def _document_models() -> dict[str, Any]:
 
     return {
         "gpuopt.target/v1": target.Target | target.DiagnosticTarget,
+        "gpuopt.target/v2": target.Target | target.DiagnosticTarget,
         "gpuopt.request.readiness-check/v1": target.ReadinessRequest | target.DiagnosticRequest,
         "gpuopt.readiness-failure/v1": target.ReadinessFailure,
         "gpuopt.tree/v1": store.TreeManifest,

@@ -31,6 +31,9 @@ class Outcome:
     render: Callable[[], str]
     inputs: list[FileIdentity] = field(default_factory=list)
     unmodeled: list[UnmodeledItem] = field(default_factory=list)
+    # A result that is itself a failure (a corrupt store, a lost invocation): the data is still shown, the
+    # envelope says ``ok: false`` with this error, and the command exits with its status.
+    failure: GpuoptError | None = None
 
 
 def _debug_enabled() -> bool:
@@ -93,17 +96,22 @@ def command(schema: str) -> Callable[[F], F]:
                 if _debug_enabled():
                     traceback.print_exc()
                 _fail(schema, as_json, InternalError("internal_error", f"{type(exc).__name__}: {exc}"))
+            failure = outcome.failure
             if as_json:
                 emit_envelope(
                     schema,
-                    ok=True,
+                    ok=failure is None,
                     data=outcome.data,
-                    errors=[],
+                    errors=[] if failure is None else [ErrorItem(**failure.to_dict())],
                     inputs=outcome.inputs,
                     unmodeled=outcome.unmodeled,
                 )
             else:
                 click.echo(outcome.render())
+                if failure is not None:
+                    click.echo(f"error[{failure.code}]: {failure.message}", err=True)
+            if failure is not None:
+                sys.exit(failure.exit_code)
 
         return wrapper  # type: ignore[return-value]
 

@@ -10,6 +10,7 @@ import click
 
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._render import section, table
+from gpuopt.errors import InputError
 from gpuopt.models.evaluation.experiment import ExperimentOutcome
 from gpuopt.models.evaluation.operations import EvaluationData
 
@@ -31,7 +32,10 @@ def _evaluation(operation: str, schema: str, doc: str) -> Callable[..., Any]:
         help="The request JSON ('-' = stdin); relative paths are relative to the current folder.",
     )
     @click.option(
-        "--wait", is_flag=True, help="Wait for the result (else return the invocation status at once)."
+        "--wait",
+        is_flag=True,
+        help="Wait for the result (else return the invocation status at once); "
+        "an invocation that ends lost exits 2 (invocation_lost).",
     )
     @click.option(
         "--timeout-s",
@@ -53,9 +57,22 @@ def _evaluation(operation: str, schema: str, doc: str) -> Callable[..., Any]:
             wait=wait,
             timeout_s=timeout_s,
         )
-        return Outcome(data=data, render=lambda: _render(data))
+        return Outcome(data=data, render=lambda: _render(data), failure=_lost(data) if wait else None)
 
     return verb
+
+
+def _lost(data: EvaluationData) -> InputError | None:
+    """``--wait`` that ends on a lost invocation (its supervisor gone, no result) is a failure, not data."""
+    sub = data.submission
+    if sub is None or sub.status.state != "lost":
+        return None
+    return InputError(
+        "invocation_lost",
+        f"{sub.invocation_id} was lost: its supervisor is gone and it left no result "
+        f"(cleanup {sub.status.cleanup_status}); `gpuopt cancel` ends what it left, then retry with retry_of",
+        path=sub.invocation_id,
+    )
 
 
 baseline = _evaluation(

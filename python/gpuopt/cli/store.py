@@ -8,6 +8,7 @@ import click
 
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._render import section, table
+from gpuopt.errors import InputError
 from gpuopt.models.evaluation.store import StoreReindex, StoreVerification
 
 
@@ -39,13 +40,36 @@ def _render_verify(v: StoreVerification) -> str:
     return head + ("\n\n" + table(["kind", "id", "path", "status", "detail"], bad) if bad else "")
 
 
+def corrupt(v: StoreVerification) -> InputError:
+    """A failed verify is an error (exit 2) that still carries the full report as its data."""
+    o = v.objects
+    bad = [c for c in v.records if c.status != "ok"]
+    counts = [
+        (len(o.blobs_corrupt), "corrupt blobs"),
+        (len(o.manifests_corrupt), "corrupt manifests"),
+        (len(o.blobs_missing), "missing blobs"),
+        (len(bad), "records or ledger lines that do not match"),
+    ]
+    first = bad[0].path if bad else None
+    return InputError(
+        "store_corrupt",
+        f"{v.root} fails verification: " + ", ".join(f"{n} {what}" for n, what in counts if n),
+        path=first,
+    )
+
+
 @store.command("verify")
 @click.argument("root", type=click.Path(path_type=Path, file_okay=False))
 @click.option("--deep", is_flag=True, help="Re-hash every blob and check every record's bytes.")
-@click.option("--repair", is_flag=True, help="Remove temp files and unreferenced blobs (exclusive lock).")
+@click.option(
+    "--repair",
+    is_flag=True,
+    help="Remove temp files and unreferenced blobs; needs the root alone (else store_busy, exit 2).",
+)
 @command("gpuopt.store-verify/v1")
 def verify(root: Path, deep: bool, repair: bool) -> Outcome:
     """Check blobs, manifests and records against the ledger; list unreferenced blobs and temp files.
+    Exits 2 (``store_corrupt``, the report still in ``data``) when anything fails to verify.
 
     \b
     Examples:
@@ -56,7 +80,7 @@ def verify(root: Path, deep: bool, repair: bool) -> Outcome:
     from gpuopt.evaluation.store import verify as lib
 
     out = lib(Store.open(root), deep=deep, repair=repair)
-    return Outcome(data=out, render=lambda: _render_verify(out))
+    return Outcome(data=out, render=lambda: _render_verify(out), failure=None if out.ok else corrupt(out))
 
 
 @store.command("reindex")

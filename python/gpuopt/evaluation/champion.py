@@ -126,6 +126,32 @@ def _check_common(
             raise _not_eligible(f"the result is not eligible: {failed}", failed)
 
 
+def _repeated(
+    cur: Current, decision: str, result: ResultRef, expected: RecordRef | Literal["original"]
+) -> SelectOutcome | None:
+    """The outcome of an identical request already applied: the current selection was made from this result
+    with this decision, against the Champion the request expected (``created: false``)."""
+    sel = cur.selection
+    previous = None if expected == "original" else expected
+    if sel is None or cur.selection_ref is None or cur.pointer_sha256 is None:
+        return None
+    same = (
+        sel.decision == decision
+        and jsonio.canonical(sel.result) == jsonio.canonical(result)
+        and jsonio.canonical(sel.previous) == jsonio.canonical(previous)
+    )
+    if not same:
+        return None
+    return SelectOutcome(
+        created=False,
+        selection=cur.selection_ref,
+        decision=sel.decision,
+        variant=sel.variant,
+        previous=sel.previous,
+        pointer_sha256=cur.pointer_sha256,
+    )
+
+
 def _publish(store: Store, tref: RecordRef, cur: Current, core: dict[str, Any]) -> SelectOutcome:
     sel_id = "sel-" + jsonio.digest(core)[:32]
     selection = jsonio.validate(Selection, {**core, "id": sel_id}, what="selection")
@@ -173,6 +199,9 @@ def select(data: bytes | SelectRequest, *, cwd: Path | None = None) -> SelectOut
     req = data if isinstance(data, SelectRequest) else jsonio.load(SelectRequest, data, what="request")
     store, target, tref = _open(cwd / req.root, req.target)
     cur = resolve_champion(store, target, tref)
+    repeated = _repeated(cur, "select_candidate", req.result, req.expected_selection)
+    if repeated is not None:
+        return repeated
     _expect(cur, req.expected_selection)
     result = _read_result(store, req.result, "target")
     _check_common(result, tref, cur, req.expected_selection)
@@ -204,6 +233,9 @@ def restore_original(data: bytes | RestoreRequest, *, cwd: Path | None = None) -
     req = data if isinstance(data, RestoreRequest) else jsonio.load(RestoreRequest, data, what="request")
     store, target, tref = _open(cwd / req.root, req.target)
     cur = resolve_champion(store, target, tref)
+    repeated = _repeated(cur, "restore_original", req.result, req.expected_selection)
+    if repeated is not None:
+        return repeated
     _expect(cur, req.expected_selection)
     if cur.is_original:
         raise _not_eligible("the Champion is already the original", "champion original")

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 from gpuopt import stats
 from gpuopt.errors import InputError
 from gpuopt.evaluation import driver as drv
-from gpuopt.evaluation import formats, jsonio
+from gpuopt.evaluation import formats, gates, jsonio
 from gpuopt.evaluation.execution import Execution, ExecutionSpec, OperationHandler
 from gpuopt.evaluation.launch import CallOutcome, Deadlines, LaunchSpec
 from gpuopt.evaluation.records import pointer_sha256
@@ -200,13 +200,13 @@ class Worker:
                 ],
             )
         manifest = self.store.manifest(frozen.digest)
-        data = drv.read_bundle_result(
+        data = gates.read_bundle_result(
             manifest, lambda sha: self.store.read_blob(sha, max_bytes=jsonio.MAX_DRIVER_RESULT_BYTES + 1)
         )
-        result, violations = drv.parse_result(data)
+        result, violations = gates.parse_result(data)
         if result is None:
             return frozen.digest, None, violations
-        violations = drv.check_bundle(result, manifest) + drv.check_contract(
+        violations = gates.check_bundle(result, manifest) + gates.check_contract(
             request, result, self.spec.metrics, (outcome.window.start_mono_ns, outcome.window.end_mono_ns)
         )
         return frozen.digest, result, violations
@@ -254,7 +254,7 @@ class Worker:
             ex.receipts.append(self._receipt(step, outcome, bundle, violations, None))
             ex.stop("failed", violations[0].code if violations else "result_missing")
             return False
-        receipts = drv.correctness_receipts(
+        receipts = gates.correctness_receipts(
             request, result, spec.rules, gates=spec.gates, diagnostics=spec.diagnostics
         )
         ex.correctness.extend(receipts)
@@ -278,7 +278,7 @@ class Worker:
         )
         ex.receipts.append(self._receipt(step, outcome, bundle, identity_violations, identity_equal))
         ex.results.append((request, result))
-        ex.rows.extend(drv.sample_rows(request, result, call_index=step.call_index))
+        ex.rows.extend(gates.sample_rows(request, result, call_index=step.call_index))
         if not all(r.passed for r in receipts):
             ex.correctness_failed = True
             ex.stop("succeeded", "correctness_failed")
@@ -293,7 +293,7 @@ class Worker:
     def _pre_call_check(self, ex: Execution) -> bool:
         try:
             drv.check_driver(self.spec.driver)
-            drv.check_environment(self.spec.driver, os.environ)
+            drv.check_environment(self.spec.driver, os.environ, self.store)
         except InputError as exc:
             ex.stop("invalid", exc.code)
             ex.warnings.append(

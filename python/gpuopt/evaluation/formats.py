@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Final
 
-TARGET: Final = "gpuopt.target/v1"
+TARGET: Final = "gpuopt.target/v2"
+"""v2: inherited variables keep a keyed digest, values only where ``env_record`` says; v1 is still read."""
 INVOCATION_REQUEST: Final = "gpuopt.invocation-request/v1"
 INVOCATION_RESULT: Final = "gpuopt.invocation-result/v1"
 DRIVER_REQUEST: Final = "gpuopt.driver-request/v1"

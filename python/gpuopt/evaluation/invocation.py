@@ -80,7 +80,7 @@ def check_runnable(store: Store, target: Target, ref: RecordRef) -> None:
     ``identity_changed``; a missing GPU is ``gpu_not_found``, exit 3)."""
     targets.load(store, ref)
     drv.check_driver(target.driver)
-    drv.check_environment(target.driver, os.environ)
+    drv.check_environment(target.driver, os.environ, store)
     frozen = target.runtime_identity.observed
     now = identity.observe(target.gpus, [t.name for t in frozen.required_tools])
     identity.check_unchanged(frozen, now)

@@ -128,15 +128,17 @@ class Store:
     # ---- objects ---------------------------------------------------------------------------------------
 
     def freeze(self, source: str | Path, *, exclude: list[str], limits: ScanLimits) -> FrozenObject:
-        """Freezes a file or tree into this root's object store."""
-        out = _native.store_freeze(
-            str(source),
-            str(self.root),
-            list(exclude),
-            limits.max_files,
-            limits.max_total_bytes,
-            limits.max_wall_s,
-        )
+        """Freezes a file or tree into this root's object store. Its blobs are unreferenced until the
+        manifest, written last: the root lock is held shared throughout (``verify --repair`` is refused)."""
+        with self.lock("root", exclusive=False):
+            out = _native.store_freeze(
+                str(source),
+                str(self.root),
+                list(exclude),
+                limits.max_files,
+                limits.max_total_bytes,
+                limits.max_wall_s,
+            )
         return _frozen(out)
 
     def materialize(self, digest: str, destination: str | Path) -> Path:
@@ -157,11 +159,22 @@ class Store:
     # ---- locks -----------------------------------------------------------------------------------------
 
     @contextmanager
-    def lock(self, name: str, *, exclusive: bool = True) -> Iterator[None]:
-        """Holds ``flock`` on ``locks/<name>.lock`` (never deleted)."""
+    def lock(self, name: str, *, exclusive: bool = True, wait: bool = True) -> Iterator[None]:
+        """Holds ``flock`` on ``locks/<name>.lock`` (never deleted); without ``wait``, a lock held by someone
+        else is ``store_busy``."""
         fd = _native.store_lock_fd(str(self.root), f"locks/{name}.lock")
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+            try:
+                fcntl.flock(
+                    fd, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | (0 if wait else fcntl.LOCK_NB)
+                )
+            except BlockingIOError:
+                raise InputError(
+                    "store_busy",
+                    f"a writer holds {self.root} (an evaluation freezing or publishing); this needs the root "
+                    "alone: run it again once the writers are done",
+                    path=f"locks/{name}.lock",
+                ) from None
             yield
         finally:
             os.close(fd)
@@ -377,7 +390,41 @@ def reindex(store: Store) -> StoreReindex:
     )
 
 
+def _ledger_line_mismatch(line: LedgerLine, kind: str, rid: str, record: Any) -> str | None:
+    """How a ledger line differs from what its record says it should be (kind, id, keys), if it does."""
+    expected_id = rid or (record.get("id") if isinstance(record, dict) else None)
+    if (line.kind, line.id) != (kind, expected_id):
+        return f"ledger names {line.kind} {line.id}, the file is {kind} {expected_id}"
+    keys = ledger_keys(record) if isinstance(record, dict) else {}
+    differ = sorted(k for k in {*keys, *line.keys} if keys.get(k) != line.keys.get(k))
+    return f"ledger keys differ from the record: {', '.join(differ)}" if differ else None
+
+
+def _check_tables(store: Store, rel: str, rid: str, record: Any) -> list[RecordCheck]:
+    """A result's tables (``samples.parquet``, ``resources.jsonl``) against the hashes the result holds."""
+    tables = record.get("tables") if isinstance(record, dict) else None
+    checks: list[RecordCheck] = []
+    for ref in tables.values() if isinstance(tables, dict) else []:
+        if not isinstance(ref, dict):
+            continue
+        table_rel = f"{rel.rsplit('/', 1)[0]}/{ref.get('path')}"
+        try:
+            actual = jsonio.sha256_hex(store.read_bytes(table_rel, max_bytes=1 << 34))
+        except InputError as exc:
+            status: Any = "missing" if exc.code == "file_not_found" else "invalid"
+            checks.append(
+                RecordCheck(kind="result", id=rid, path=table_rel, status=status, detail=exc.message)
+            )
+            continue
+        if actual != ref.get("sha256"):
+            detail = f"result {ref.get('sha256')}, file {actual}"
+            checks.append(RecordCheck(kind="result", id=rid, path=table_rel, status="changed", detail=detail))
+    return checks
+
+
 def _check_records(store: Store, lines: list[LedgerLine], *, deep: bool) -> list[RecordCheck]:
+    """Every record against its newest ledger line: bytes hash, kind, id and keys; with ``deep``, canonical
+    JSON and each result's tables against their hashes."""
     latest: dict[str, LedgerLine] = {line.path: line for line in lines}
     checks: list[RecordCheck] = []
     on_disk = {rel: (kind, rid) for kind, rid, rel in _scan_records(store)}
@@ -389,13 +436,20 @@ def _check_records(store: Store, lines: list[LedgerLine], *, deep: bool) -> list
         actual = jsonio.sha256_hex(data)
         status: Any = "ok" if actual == line.sha256 else "changed"
         detail = None if status == "ok" else f"ledger {line.sha256}, file {actual}"
-        if status == "ok" and deep:
+        record: Any = None
+        if status == "ok":
             try:
-                if jsonio.record_bytes(jsonio.parse(data, max_bytes=jsonio.MAX_RECORD_BYTES)) != data:
+                record = jsonio.parse(data, max_bytes=jsonio.MAX_RECORD_BYTES)
+                if deep and jsonio.record_bytes(record) != data:
                     status, detail = "invalid", "not canonical JSON"
             except InputError as exc:
                 status, detail = "invalid", exc.message
+        if status == "ok":
+            detail = _ledger_line_mismatch(line, *on_disk[rel], record)
+            status = "ok" if detail is None else "ledger_mismatch"
         checks.append(RecordCheck(kind=line.kind, id=line.id, path=rel, status=status, detail=detail))
+        if status == "ok" and deep and line.kind == "result":
+            checks += _check_tables(store, rel, line.id, record)
     for rel, (kind, rid) in sorted(on_disk.items()):
         if rel not in latest:
             checks.append(RecordCheck(kind=kind, id=rid, path=rel, status="unlisted"))
@@ -415,8 +469,10 @@ def _record_temp_files(store: Store, *, repair: bool) -> list[str]:
 
 
 def verify(store: Store, *, deep: bool = False, repair: bool = False) -> StoreVerification:
-    """Checks objects and records against the ledger; ``repair`` removes temp files and unreferenced blobs."""
-    with store.lock("root", exclusive=repair):
+    """Checks objects and records against the ledger; ``repair`` removes temp files and unreferenced blobs.
+    Repair never waits behind writers (a freeze's blobs are unreferenced until its manifest): while any
+    writer holds the root it is ``store_busy``, and writers wait for a running repair."""
+    with store.lock("root", exclusive=repair, wait=not repair):
         objects = ObjectsCheck.model_validate_json(
             _native.store_verify_objects(str(store.root), deep, repair)
         )

@@ -1,4 +1,5 @@
-"""Reading and re-verifying a published Target: its id, its file hash, and whether it can still run here."""
+"""Reading a published Target: its id and its file hash (whether it can still run here is checked before a
+launch, in :mod:`gpuopt.evaluation.invocation`)."""
 
 from __future__ import annotations
 

@@ -118,7 +118,8 @@ def _optimization(
         ).digest
     observed = identity.observe(sorted(req.gpus), req.required_tools)
     attempt.write_json("observed.json", observed)
-    driver: NormalizedDriver = drv.normalize(req.driver, cwd=cwd, environ=os.environ)
+    key = drv.create_env_key(store)
+    driver: NormalizedDriver = drv.normalize(req.driver, cwd=cwd, environ=os.environ, key=key)
     gpus = sorted(req.gpus)
     idle = idle_check(gpus, contamination)
     core: dict[str, Any] = {

@@ -244,10 +244,18 @@ def show(root_path: str | Path, rid: str, *, part: str | None = None) -> tuple[S
     """One record verified by its ledger hash (with derived status for invocations), or one part table."""
     root = Root.open(root_path)
     kind = _kind_of(rid)
-    if kind != "target":
-        _native.validate_id(kind, rid)
+    _native.validate_id(kind, rid)
     ledger_kind = "result" if kind == "invocation" and ("result", rid) in root.latest else kind
-    value, line = root.record_json(ledger_kind, rid if kind != "target" else root.target_ref.id)
+    value, line = root.record_json(ledger_kind, rid)
+    own = value.get("id", value.get("invocation_id")) if isinstance(value, dict) else None
+    if own is not None and own != rid:
+        raise InputError(
+            "record_changed",
+            f"{line.path} holds {own}, not {rid}",
+            path=line.path,
+            expected=rid,
+            observed=str(own),
+        )
     status = invocation.status(root.store.root, rid) if kind == "invocation" else None
     frame = None
     if part is not None:

@@ -63,6 +63,11 @@ class DriverDeclaration(Record):
         default=None,
         description="Names and PREFIX* patterns inherited from the caller; omitted = the default list",
     )
+    env_record: list[EnvPattern] = Field(
+        default_factory=list,
+        description="Inherited names and PREFIX* patterns whose values are safe to record in the Target; "
+        "every other inherited value keeps only its name and a keyed digest",
+    )
     same_process: bool = False
     protocol: Literal["gpuopt.driver/v1"] = "gpuopt.driver/v1"
 
@@ -94,7 +99,18 @@ class HashedInput(Record):
 
 
 class InheritedVariable(Record):
-    """An inherited variable's snapshot; secret-looking names keep only the hash."""
+    """An inherited variable's snapshot (``gpuopt.target/v2``): its name, HMAC-SHA256 of name and value under
+    the root's private key ``keys/env.key`` (equality is checked, a short secret cannot be guessed from it),
+    and the value only when the declaration's ``env_record`` marks the name safe."""
+
+    name: EnvName
+    hmac_sha256: Sha256
+    value: str | None
+
+
+class InheritedVariableV1(Record):
+    """An inherited variable as ``gpuopt.target/v1`` recorded it (unsalted sha256; the value unless the name
+    looked secret). Read and checked, never written."""
 
     name: EnvName
     sha256: Sha256
@@ -114,8 +130,11 @@ class NormalizedDriver(Record):
     env: dict[str, str]
     env_inherit: list[str]
     same_process: bool
+    env_record: list[str] | None = Field(
+        default=None, description="Absent in gpuopt.target/v1 records (which kept values by name)"
+    )
     identity: Sha256
-    inherited: list[InheritedVariable]
+    inherited: list[InheritedVariable | InheritedVariableV1]
 
 
 # ---- request -----------------------------------------------------------------------------------------------

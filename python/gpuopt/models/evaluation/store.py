@@ -84,7 +84,7 @@ class RecordCheck(Record):
     kind: LedgerKind
     id: str
     path: str
-    status: Literal["ok", "changed", "missing", "unlisted", "invalid"]
+    status: Literal["ok", "changed", "missing", "unlisted", "invalid", "ledger_mismatch"]
     detail: str | None = None
 
 

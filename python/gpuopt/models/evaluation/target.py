@@ -229,7 +229,7 @@ class Readiness(Record):
 class Target(Record):
     """An optimization Target: the frozen definition of what is measured and how it is judged."""
 
-    format: Literal["gpuopt.target/v1"]
+    format: Literal["gpuopt.target/v1", "gpuopt.target/v2"]
     id: TargetId
     mode: Literal["optimization"]
     claim_layer: Literal["kernel", "workload", "serving"]
@@ -272,7 +272,7 @@ class DiagnosticReadiness(Record):
 class DiagnosticTarget(Record):
     """A diagnostic Target: existing reports only, no workload; unavailable parts say so explicitly."""
 
-    format: Literal["gpuopt.target/v1"]
+    format: Literal["gpuopt.target/v1", "gpuopt.target/v2"]
     id: TargetId
     mode: Literal["diagnostic"]
     claim_layer: Literal["diagnostic"]
