@@ -64,7 +64,8 @@ def layers() -> list[tuple[int, str]]:
 def rank_of(name: str, table: list[tuple[int, str]]) -> int | None:
     best: tuple[int, int] | None = None
     for rank, prefix in table:
-        if (name == prefix or name.startswith(prefix + ".")) and (best is None or len(prefix) > best[0]):
+        inside = name == prefix or (prefix != "gpuopt" and name.startswith(prefix + "."))
+        if inside and (best is None or len(prefix) > best[0]):
             best = (len(prefix), rank)
     return None if best is None else best[1]
 

@@ -4,22 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._render import section
 from gpuopt.cli._tables import render_frame, table_data, table_options, write_table
-from gpuopt.models.envelope import UnmodeledItem
-from gpuopt.models.stats import (
-    CompareData,
-    CompareOptions,
-    Comparison,
-    NoiseData,
-    NoiseReport,
-    SampleFileFacts,
-)
+
+if TYPE_CHECKING:
+    from gpuopt.models.envelope import UnmodeledItem
+    from gpuopt.models.stats import (
+        Comparison,
+        NoiseReport,
+        SampleFileFacts,
+    )
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -78,6 +77,8 @@ def _stat_options(fn: F) -> F:
 
 
 def _unmodeled(files: list[SampleFileFacts]) -> list[UnmodeledItem]:
+    from gpuopt.models.envelope import UnmodeledItem
+
     seen: dict[str, int] = {}
     for f in files:
         for name in f.unmodeled_columns:
@@ -222,6 +223,7 @@ def compare(
       gpuopt stats compare a.jsonl b.jsonl --unpaired --direction higher --out pairs.parquet
     """
     from gpuopt import stats as lib
+    from gpuopt.models.stats import CompareData, CompareOptions
     from gpuopt.provenance import file_identity
 
     options = CompareOptions(
@@ -347,6 +349,7 @@ def noise(
       gpuopt stats noise aa.csv --at 10 --at 50 --json
     """
     from gpuopt import stats as lib
+    from gpuopt.models.stats import CompareOptions, NoiseData
     from gpuopt.provenance import file_identity
 
     options = CompareOptions(

@@ -6,8 +6,10 @@
 //! only the columns it needs, in parallel, and returns an Arrow [`Table`] or a serializable document.
 
 pub mod api;
+pub mod coverage;
 pub mod db;
 pub mod describe;
+pub mod graphs;
 pub mod hash;
 pub mod info;
 pub mod kernels;
@@ -125,6 +127,15 @@ impl Report {
         timeline::timeline(&self.schema, &self.strings, &self.selection(req)?)
     }
 
+    pub fn graphs(&self, req: &Request) -> Result<graphs::Graphs> {
+        graphs::graphs(&self.schema, &self.strings, &self.selection(req)?)
+    }
+
+    /// GPU activity that a fact (`timeline`, `kernels`, ...) does not include.
+    pub fn coverage(&self, fact: &str) -> Result<Vec<coverage::Coverage>> {
+        coverage::for_fact(&self.schema, fact)
+    }
+
     pub fn gaps(&self, req: &Request) -> Result<Table> {
         timeline::gaps(&self.schema, &self.strings, &self.selection(req)?)
     }
@@ -136,3 +147,5 @@ impl Report {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_graphs;
