@@ -183,6 +183,14 @@ def test_noise_runs_two_copies_of_the_original_and_reports_mde(flow: Flow) -> No
     assert len({s["digest"] for s in subjects}) == 1 and len({s["path"] for s in subjects}) == 2
 
 
+def test_resolution_is_the_noise_records_mde_at_the_same_pairs(flow: Flow) -> None:
+    # Both figures come from the engine's normal approximation (stats/noise.rs): bit for bit equal.
+    facts = flow.noise.result.noise.metrics["step_time_ms"]
+    res = flow.screens["fast"].result.resolution
+    at = {a.n_pairs: a.mde_pct for a in facts.at}
+    assert res.planned_pairs in at and res.mde_pct == at[res.planned_pairs]
+
+
 def test_experiments_validate_and_are_idempotent(flow: Flow) -> None:
     fast = flow.exp["fast"]
     assert fast.created is True and fast.changed_paths == ["impl.py"]

@@ -21,7 +21,7 @@ from conftest import gpuopt
 from eval_support import procs, workload
 from gpuopt import _native
 from gpuopt.errors import InputError
-from gpuopt.evaluation import invocation, jsonio, locks, readiness
+from gpuopt.evaluation import invocation, invocation_status, jsonio, locks, readiness
 from gpuopt.evaluation.store import Store
 from gpuopt.models.evaluation.invocation import ActiveChild, InvocationResult, Limits, Occupancy, ProcessRef
 
@@ -583,11 +583,13 @@ def test_target_changed_is_refused_before_launch(ready: dict[str, Path]) -> None
 
 def test_eta_is_the_remaining_calls_at_the_mean_finished_call() -> None:
     # 10 planned, 4 finished at 2, 3, 2, 3 s (mean 2.5), the fifth running for 1 s: 6 x 2.5 - 1 = 14 s.
-    assert invocation._eta("running", 10, [2.0, 3.0, 2.0, 3.0], 1.0) == 14.0
-    assert invocation._eta("running", 10, [2.0] * 9, 5.0) == 0.0  # an overrunning last call: never negative
-    assert invocation._eta("running", 10, [], 1.0) is None
-    assert invocation._eta("lost", 10, [2.0], None) is None
-    assert invocation._eta("completed", 10, [2.0], None) == 0.0
+    assert invocation_status._eta("running", 10, [2.0, 3.0, 2.0, 3.0], 1.0) == 14.0
+    assert (
+        invocation_status._eta("running", 10, [2.0] * 9, 5.0) == 0.0
+    )  # an overrunning last call: never negative
+    assert invocation_status._eta("running", 10, [], 1.0) is None
+    assert invocation_status._eta("lost", 10, [2.0], None) is None
+    assert invocation_status._eta("completed", 10, [2.0], None) == 0.0
 
 
 def test_status_reads_an_active_child_that_comes_and_goes(tmp_path: Path) -> None:
@@ -609,7 +611,7 @@ def test_status_reads_an_active_child_that_comes_and_goes(tmp_path: Path) -> Non
     thread = threading.Thread(target=toggle)
     thread.start()
     try:
-        seen = {type(invocation._active_child(store, inv)).__name__ for _ in range(3000)}
+        seen = {type(invocation_status._active_child(store, inv)).__name__ for _ in range(3000)}
     finally:
         stop.set()
         thread.join()

@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 
 from conftest import gpuopt
-from gpuopt import _ncu_collect
+from gpuopt._ncu import collect as _ncu_collect
 from gpuopt.schemas import json_schema
 
 

@@ -41,11 +41,15 @@ __all__ = [
     "stats_compare_unpaired",
     "stats_constraint",
     "stats_guardrail",
+    "stats_input_seed",
+    "stats_mde_pct",
     "stats_noise",
     "stats_noise_file",
+    "stats_pair_effects",
     "stats_rng_draws",
     "stats_schedule",
     "stats_simulate",
+    "stats_summarize",
     "storage_probe",
     "store_cas",
     "store_ensure_dir",
@@ -175,6 +179,18 @@ def stats_simulate(options_json: bytes) -> bytes:
 
 def stats_schedule(pairs: int, seed: int) -> bytes:
     """A seeded balanced AB/BA schedule: JSON ``{rng, seed, pairs, orders}``."""
+
+def stats_summarize(values: bytes, offsets: bytes, within_call: str) -> bytes:
+    """Each call's within-call summary (float64)."""
+
+def stats_pair_effects(reference: bytes, candidate: bytes, direction: str, effect_scale: str) -> bytes:
+    """Each pair's effect (float64; NaN where a value is not finite and positive)."""
+
+def stats_mde_pct(sd_log: float, n: int, estimator: str, confidence: float, power: float) -> float:
+    """The minimum detectable effect at n pairs from an A/A SD, as a percentage (normal approximation)."""
+
+def stats_input_seed(plan_seed: int, pair_index: int, case_id: str) -> int:
+    """The 53-bit seed a driver receives for one call (``gpuopt.rng/v1`` key ``input``)."""
 
 def stats_rng_draws(tag: str, parts_json: bytes, count: int) -> bytes:
     """JSON ``{rng, key, draws}``: the key and first outputs of the gpuopt.rng/v1 stream (tag, parts)."""

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from gpuopt import _window
 from gpuopt.errors import InputError
 from gpuopt.evaluation.store import Store
 from gpuopt.models.evaluation.common import RecordRef
@@ -290,19 +291,8 @@ def read_events(data: bytes) -> _Events:
 
 
 def parse_window(text: str) -> tuple[int, int]:
-    """``START:END`` in integer ns, 0 <= START < END."""
-    start, sep, end = text.partition(":")
-    try:
-        if not sep:
-            raise ValueError
-        window = (int(start), int(end))
-    except ValueError:
-        raise _bad(
-            "window_invalid", "the window is START:END in integer ns", "window", "START:END", text
-        ) from None
-    if not 0 <= window[0] < window[1]:
-        raise _bad("window_invalid", "the window needs 0 <= START < END", "window", "0 <= START < END", text)
-    return window
+    """``START:END``, ``0 <= START < END`` (the one ``--window`` grammar, :mod:`gpuopt._window`)."""
+    return _window.parse_closed_window(text, code="window_invalid")
 
 
 def parse_group_by(text: str | list[str] | tuple[str, ...]) -> list[GroupKey]:

@@ -157,7 +157,8 @@ def open(  # the natural name: gpuopt.ncu.open(path), shadowing the builtin here
 
 
 def _open_rep(path: Path, reader: Reader) -> NcuReport:
-    from gpuopt import _ncu_rep, tools
+    from gpuopt import tools
+    from gpuopt._ncu import rep as _ncu_rep
 
     _ncu_rep.framing(path)  # garbage, empty and truncated files fail here, before any reader
     package = _ncu_rep.ncu_report_version() if reader in ("auto", "ncu-report") else None
@@ -198,7 +199,7 @@ def collect(
 ) -> NcuCollection:
     """Runs ``ncu`` on ``command`` (no shell) and keeps ``report.ncu-rep``, its logs and provenance in
     ``out_dir``. Needs ncu (exit 3 without it) and a GPU whose counters this user may read."""
-    from gpuopt import _ncu_collect
+    from gpuopt._ncu import collect as _ncu_collect
 
     options = _ncu_collect.CollectOptions(
         kernel=kernel,

@@ -1,6 +1,7 @@
 """Nsight Systems facts from an nsys SQLite export (or a ``.nsys-rep``, exported with ``nsys``).
 
->>> from gpuopt import nsys
+>>> from gpuopt import _window
+from gpuopt import nsys
 >>> report = nsys.open("profile.sqlite")
 >>> report.stats("cuda_gpu_kern_sum")          # NVIDIA's report, number for number (polars)
 >>> report.timeline(nvtx="step_3").devices      # busy/idle/gaps/overlap of one NVTX range (pydantic)
@@ -21,7 +22,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gpuopt import _native
+from gpuopt import _native, _window
 from gpuopt.errors import InputError
 from gpuopt.models.nsys import Coverage, Graphs, NsysExportTool, NsysInfo, NsysSelection, Timeline
 
@@ -210,35 +211,10 @@ def export_report(report: Path) -> tuple[Path, NsysExportTool]:
     return target, NsysExportTool(**facts, nsys_version=tool.version, cached=False)
 
 
-_UNITS_NS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
-_TIME = re.compile(r"^\s*(-?\d+(?:\.\d*)?)\s*(ns|us|ms|s)?\s*$")
-
-
-def parse_time(text: str) -> int:
-    """``"7230419477"``, ``"7.23s"``, ``"150ms"`` -> integer ns (the file's clock)."""
-    match = _TIME.match(text)
-    if not match:
-        raise InputError(
-            "nsys_window_invalid",
-            f"cannot read {text!r} as a time",
-            expected="an integer number of ns, or a number with ns, us, ms or s",
-            observed=text,
-        )
-    value, unit = match.group(1), match.group(2) or "ns"
-    return round(float(value) * _UNITS_NS[unit]) if "." in value else int(value) * _UNITS_NS[unit]
-
-
 def parse_window(text: str) -> Window:
-    """``"START:END"`` (either side may be empty) -> ``(start_ns, end_ns)``."""
-    if text.count(":") != 1:
-        raise InputError(
-            "nsys_window_invalid",
-            f"cannot read {text!r} as a window",
-            expected="START:END, e.g. 7230419477:7232068021 or 7.2s:7.3s (either side may be empty)",
-            observed=text,
-        )
-    start, end = (part.strip() for part in text.split(":"))
-    return (parse_time(start) if start else None, parse_time(end) if end else None)
+    """``"START:END"`` (either side may be empty) -> ``(start_ns, end_ns)`` (the one ``--window`` grammar,
+    :mod:`gpuopt._window`)."""
+    return _window.parse_window(text, code="nsys_window_invalid", open_ends=True)
 
 
 def selection(window: Window | None, nvtx: str | None) -> NsysSelection:

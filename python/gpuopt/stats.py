@@ -17,6 +17,8 @@ bit-identical for one seed on any machine and any number of threads (``gpuopt.rn
 from __future__ import annotations
 
 import json
+import math
+import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -567,6 +569,50 @@ def noise_file(
     )
     parsed = FileNoise.model_validate_json(doc)
     return NoiseResult(report=parsed.noise, pairs=to_polars(table), files=parsed.files)
+
+
+def summarize(calls: Sequence[Sequence[float]], within_call: WithinCall = "median") -> list[float]:
+    """Each call's within-call summary: the value a pair holds for that call, exactly as the comparisons
+    compute it (type-7 quantiles, the mean, min or max of the call's samples)."""
+    values = [float(v) for call in calls for v in call]
+    offsets = [0]
+    for call in calls:
+        offsets.append(offsets[-1] + len(call))
+    out = _native.stats_summarize(
+        struct.pack(f"<{len(values)}d", *values), struct.pack(f"<{len(offsets)}Q", *offsets), within_call
+    )
+    return list(struct.unpack(f"<{len(calls)}d", out))
+
+
+def pair_effects(
+    reference: Sequence[float],
+    candidate: Sequence[float],
+    *,
+    direction: Direction = "lower",
+    effect_scale: EffectScale = "log_ratio",
+) -> list[float | None]:
+    """Each pair's effect as the comparisons compute it (> 0 = candidate better); None where a value is
+    not finite and positive."""
+    n = len(reference)
+    out = _native.stats_pair_effects(
+        struct.pack(f"<{n}d", *reference),
+        struct.pack(f"<{len(candidate)}d", *candidate),
+        direction,
+        effect_scale,
+    )
+    return [None if math.isnan(v) else v for v in struct.unpack(f"<{n}d", out)]
+
+
+def mde_pct(sd_log: float, n: int, *, estimator: Estimator, confidence: float, power: float) -> float:
+    """The minimum detectable effect at ``n`` pairs that an A/A SD (log scale) predicts, as a percentage:
+    100·expm1((z_c + z_p)·k·s/√n), the noise report's normal approximation."""
+    return _native.stats_mde_pct(sd_log, n, estimator, confidence, power)
+
+
+def input_seed(plan_seed: int, pair_index: int, case_id: str) -> int:
+    """The 53-bit seed a workload driver receives for one call: ``key("input", plan_seed, pair_index,
+    case_id) >> 11`` of ``gpuopt.rng/v1``, identical for both subjects of a pair."""
+    return _native.stats_input_seed(plan_seed, pair_index, case_id)
 
 
 def schedule(pairs: int, seed: int) -> Schedule:

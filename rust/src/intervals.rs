@@ -473,3 +473,91 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod properties {
+    //! Every set operation against a brute-force bitmap of the integer instants in [0, 64).
+    use super::*;
+    use proptest::prelude::*;
+
+    const N: i64 = 64;
+
+    fn spans() -> impl Strategy<Value = Vec<Span>> {
+        prop::collection::vec((-4i64..N + 4, -4i64..N + 4), 0..12)
+            .prop_map(|v| v.into_iter().map(|(s, e)| Span::new(s, e)).collect())
+    }
+
+    /// How many of the spans cover each instant t in [-8, N + 8) (instant t covers [t, t + 1)).
+    fn counts(spans: &[Span]) -> Vec<u32> {
+        (-8..N + 8)
+            .map(|t| spans.iter().filter(|s| s.start <= t && t < s.end).count() as u32)
+            .collect()
+    }
+
+    fn covered(spans: &[Span]) -> Vec<bool> {
+        counts(spans).into_iter().map(|c| c > 0).collect()
+    }
+
+    fn is_union(merged: &[Span]) -> bool {
+        merged.iter().all(|s| !s.is_empty()) && merged.windows(2).all(|w| w[0].end < w[1].start)
+    }
+
+    proptest! {
+        #[test]
+        fn union_covers_exactly_the_inputs(a in spans()) {
+            let u = union(a.clone());
+            prop_assert!(is_union(&u));
+            prop_assert_eq!(covered(&u), covered(&a));
+            prop_assert_eq!(total(&u), covered(&a).iter().filter(|c| **c).count() as i64);
+        }
+
+        #[test]
+        fn gaps_are_the_idle_instants_inside_the_hull(a in spans()) {
+            let u = union(a);
+            let g = gaps(&u);
+            prop_assert!(is_union(&g));
+            if let (Some(first), Some(last)) = (u.first(), u.last()) {
+                let hull = total(&[Span::new(first.start, last.end)]);
+                prop_assert_eq!(total(&g) + total(&u), hull);
+                prop_assert_eq!(intersection_len(&g, &u), 0);
+            } else {
+                prop_assert!(g.is_empty());
+            }
+        }
+
+        #[test]
+        fn intersect_and_subtract_match_the_bitmaps(a in spans(), b in spans()) {
+            let (ua, ub) = (union(a), union(b));
+            let both = intersect(&ua, &ub);
+            let only = subtract(&ua, &ub);
+            prop_assert!(is_union(&only));
+            let (ca, cb) = (covered(&ua), covered(&ub));
+            let expect_both: Vec<bool> = ca.iter().zip(&cb).map(|(x, y)| *x && *y).collect();
+            let expect_only: Vec<bool> = ca.iter().zip(&cb).map(|(x, y)| *x && !*y).collect();
+            prop_assert_eq!(covered(&both), expect_both);
+            prop_assert_eq!(covered(&only), expect_only);
+            prop_assert_eq!(intersection_len(&ua, &ub), total(&both));
+        }
+
+        #[test]
+        fn covered_within_counts_the_window(a in spans(), w in (-4i64..N + 4, -4i64..N + 4)) {
+            let u = union(a);
+            let window = Span::new(w.0, w.1);
+            let expect = intersection_len(&u, &union(vec![window]));
+            prop_assert_eq!(covered_within(&u, window), expect);
+        }
+
+        #[test]
+        fn concurrency_matches_the_counts(a in spans()) {
+            let c = concurrency(&a);
+            let per_instant = counts(&a);
+            prop_assert_eq!(c.max, per_instant.iter().copied().max().unwrap_or(0));
+            prop_assert_eq!(c.busy, total(&union(a.clone())));
+            prop_assert_eq!(c.weighted, a.iter().map(Span::len).sum::<i64>());
+            for (k, time) in c.time_at.iter().enumerate().skip(1) {
+                let expect = per_instant.iter().filter(|n| **n as usize == k).count() as i64;
+                prop_assert_eq!(*time, expect);
+            }
+        }
+    }
+}

@@ -2,6 +2,7 @@
 
 pub mod build_info;
 pub mod error;
+pub mod fxhash;
 pub mod identity;
 pub mod intervals;
 pub mod map;

@@ -2,11 +2,12 @@
 invocations, evaluations, the Champion and read-only views. Tools measure, freeze and record; they never
 choose what to try next.
 
-Modules: :mod:`jsonio` (the strict reader and canonical hashing), :mod:`store` (one artifact root),
-:mod:`driver` (the driver protocol), :mod:`readiness` (Target freeze), :mod:`invocation` (submit, status,
-cancel), :mod:`supervisor` (the process that runs driver calls), :mod:`locks` (per-GPU locks),
-:mod:`operations` (baseline, noise, screen, target, final audit), :mod:`experiment`, :mod:`champion`,
-:mod:`views` (ls, show, report, handoff).
+Layers, bottom up (``references/architecture.md`` draws them; a test enforces them): records
+(:mod:`execution`, :mod:`formats`, the models), store (:mod:`jsonio`, :mod:`store`, :mod:`target`,
+:mod:`records`), runner (:mod:`launch`, :mod:`driver`, :mod:`locks`, :mod:`identity`, :mod:`sampler`,
+:mod:`sampling`, :mod:`executor`, :mod:`supervisor`), operations (:mod:`analysis`, :mod:`plans`,
+:mod:`invocation`, :mod:`invocation_status`, :mod:`operations`, :mod:`experiment`, :mod:`champion`,
+:mod:`readiness`, :mod:`detached`) and views (:mod:`views`: ls, show, report, handoff).
 
 The CLI verbs' Python twins are importable from here (loaded on first use): :func:`baseline`,
 :func:`noise`, :func:`screen`, :func:`formal_target` (``gpuopt target``; ``gpuopt.evaluation.target`` is the

@@ -8,14 +8,24 @@ justifying result and the Champion the caller expects to replace.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from gpuopt import _native
 from gpuopt.errors import InputError
-from gpuopt.evaluation import jsonio
+from gpuopt.evaluation import formats, jsonio
 from gpuopt.evaluation import target as targets
+from gpuopt.evaluation.records import (
+    LOCK,
+    POINTER,
+    Current,
+    load_experiment,
+    read_request,
+    read_result,
+    read_selection,
+    resolve_champion,
+    selection_rel,
+)
 from gpuopt.evaluation.store import Published, Store, ledger_keys
 from gpuopt.models.evaluation.champion import (
     ChampionHistory,
@@ -28,88 +38,8 @@ from gpuopt.models.evaluation.champion import (
     SelectRequest,
 )
 from gpuopt.models.evaluation.common import RecordRef, ResultRef
-from gpuopt.models.evaluation.experiment import ReferenceAtCreation
-from gpuopt.models.evaluation.target import Target, Variant
-
-POINTER = "champion/current.json"
-LOCK = "locks/champion.lock"
-
-
-@dataclass(frozen=True)
-class Current:
-    """The resolved Champion."""
-
-    variant: Variant
-    selection: Selection | None
-    selection_ref: RecordRef | None
-    pointer_sha256: str | None
-
-    @property
-    def decision(self) -> Literal["original", "select_candidate", "restore_original"]:
-        return "original" if self.selection is None else self.selection.decision
-
-    @property
-    def is_original(self) -> bool:
-        return self.selection is None or self.selection.decision == "restore_original"
-
-    def at_creation(self) -> ReferenceAtCreation:
-        return ReferenceAtCreation(
-            variant=self.variant.model_copy(update={"role": "reference"}),
-            selection=self.selection_ref,
-            pointer_sha256=self.pointer_sha256,
-        )
-
-
-def selection_rel(sel_id: str) -> str:
-    _native.validate_id("selection", sel_id)
-    return f"champion/selections/{sel_id}.json"
-
-
-def _invalid(message: str, path: str = POINTER, **kw: str | None) -> InputError:
-    return InputError("selection_invalid", message, path=path, **kw)
-
-
-def read_selection(store: Store, ref: RecordRef) -> Selection:
-    try:
-        rel = selection_rel(ref.id)
-    except InputError as exc:
-        raise _invalid(f"the selection id {ref.id!r} is invalid: {exc.message}") from None
-    if not store.exists(rel):
-        raise _invalid(f"the pointer names {ref.id}, which does not exist (dangling)", rel)
-    selection, _ = store.read_record(rel, Selection, what="selection", sha256=ref.sha256)
-    return selection
-
-
-def resolve(store: Store, target: Target, tref: RecordRef) -> Current:
-    """No pointer → the original; else pointer → selection (hash-checked, same Target) → its variant. An
-    unreadable, symlinked, malformed or dangling pointer is ``selection_invalid``, never the original."""
-    original = target.original
-    if not store.exists(POINTER):
-        if os.path.islink(store.root / POINTER):
-            raise _invalid("champion/current.json is a symbolic link")
-        return Current(variant=original, selection=None, selection_ref=None, pointer_sha256=None)
-    try:
-        data = store.read_bytes(POINTER, max_bytes=1 << 20)
-        pointer = jsonio.load(ChampionPointer, data, what="champion pointer")
-    except InputError as exc:
-        raise _invalid(f"champion/current.json is unreadable or malformed: {exc.message}") from None
-    if pointer.target.id != tref.id:
-        raise _invalid("the pointer names another Target", expected=tref.id, observed=pointer.target.id)
-    try:
-        selection = read_selection(store, pointer.selection)
-    except InputError as exc:
-        if exc.code == "selection_invalid":
-            raise
-        raise _invalid(f"the selected record does not match the pointer: {exc.message}") from None
-    if selection.id != pointer.selection.id or selection.target.id != tref.id:
-        raise _invalid("the selection does not belong to this pointer and Target")
-    variant = original if selection.decision == "restore_original" else selection.variant
-    return Current(
-        variant=variant,
-        selection=selection,
-        selection_ref=pointer.selection,
-        pointer_sha256=jsonio.sha256_hex(data),
-    )
+from gpuopt.models.evaluation.operations import RESULT_MODELS
+from gpuopt.models.evaluation.target import Target
 
 
 def _open(root: str | Path, expected: RecordRef | None) -> tuple[Store, Target, RecordRef]:
@@ -120,7 +50,7 @@ def _open(root: str | Path, expected: RecordRef | None) -> tuple[Store, Target, 
 
 def show(root: str | Path) -> ChampionState:
     store, target, tref = _open(root, None)
-    cur = resolve(store, target, tref)
+    cur = resolve_champion(store, target, tref)
     return ChampionState(
         root=str(store.root),
         target=tref,
@@ -140,7 +70,6 @@ def _not_eligible(message: str, observed: str) -> InputError:
 
 
 def _read_result(store: Store, ref: ResultRef, operation: str) -> Any:
-    from gpuopt.models.evaluation.operations import RESULT_MODELS
 
     _native.validate_id("invocation", ref.invocation_id)
     rel = f"invocations/{ref.invocation_id}/result.json"
@@ -238,7 +167,7 @@ def _publish(store: Store, tref: RecordRef, cur: Current, core: dict[str, Any]) 
             previous=selection.previous,
             pointer_sha256=cur.pointer_sha256,
         )
-    pointer = ChampionPointer(format="gpuopt.champion-pointer/v1", target=tref, selection=sel_ref)
+    pointer = ChampionPointer(format=formats.CHAMPION_POINTER, target=tref, selection=sel_ref)
     pointer_bytes = jsonio.record_bytes(pointer)
     rel = selection_rel(sel_id)
     store.ensure_dir("champion/selections")
@@ -269,7 +198,7 @@ def select(data: bytes | SelectRequest, *, cwd: Path | None = None) -> SelectOut
     cwd = Path.cwd() if cwd is None else cwd
     req = data if isinstance(data, SelectRequest) else jsonio.load(SelectRequest, data, what="request")
     store, target, tref = _open(cwd / req.root, req.target)
-    cur = resolve(store, target, tref)
+    cur = resolve_champion(store, target, tref)
     repeated = _repeated(cur, "select_candidate", req.result, req.expected_selection)
     if repeated is not None:
         return repeated
@@ -280,16 +209,13 @@ def select(data: bytes | SelectRequest, *, cwd: Path | None = None) -> SelectOut
         raise _not_eligible(
             f"the result's verdict is {result.verdict}, not passed", f"verdict {result.verdict}"
         )
-    from gpuopt.evaluation import experiment as experiments
-    from gpuopt.evaluation import invocation
-
-    request = invocation.read_request(store, req.result.invocation_id)
+    request = read_request(store, req.result.invocation_id)
     reference = request.variants.get("reference")
     if reference is None or reference.digest != cur.variant.digest:
         raise _not_eligible("the result's reference is not the current Champion", "reference variant")
-    exp = experiments.load(store, result.experiment)
+    exp = load_experiment(store, result.experiment)
     core = {
-        "format": "gpuopt.selection/v1",
+        "format": formats.SELECTION,
         "target": tref.model_dump(),
         "decision": "select_candidate",
         "variant": exp.candidate.model_dump(),
@@ -306,7 +232,7 @@ def restore_original(data: bytes | RestoreRequest, *, cwd: Path | None = None) -
     cwd = Path.cwd() if cwd is None else cwd
     req = data if isinstance(data, RestoreRequest) else jsonio.load(RestoreRequest, data, what="request")
     store, target, tref = _open(cwd / req.root, req.target)
-    cur = resolve(store, target, tref)
+    cur = resolve_champion(store, target, tref)
     repeated = _repeated(cur, "restore_original", req.result, req.expected_selection)
     if repeated is not None:
         return repeated
@@ -326,7 +252,7 @@ def restore_original(data: bytes | RestoreRequest, *, cwd: Path | None = None) -
         if not ok:
             raise _not_eligible(f"the result is not eligible: {failed}", failed)
     core = {
-        "format": "gpuopt.selection/v1",
+        "format": formats.SELECTION,
         "target": tref.model_dump(),
         "decision": "restore_original",
         "variant": target.original.model_dump(),
@@ -346,9 +272,7 @@ def _entry(
     verdict = estimate = low = high = None
     mechanism = None
     try:
-        from gpuopt.evaluation import invocation
-
-        found = invocation.read_result(store, selection.result.invocation_id)
+        found = read_result(store, selection.result.invocation_id)
     except InputError:
         found = None
     if found is not None:
@@ -382,7 +306,7 @@ def history(root: str | Path, *, include_orphans: bool = False) -> ChampionHisto
     """The chain from the pointer back along ``previous``; with ``include_orphans`` also Selections never
     pointed to."""
     store, target, tref = _open(root, None)
-    cur = resolve(store, target, tref)
+    cur = resolve_champion(store, target, tref)
     times = {line.id: line.at_epoch for line in store.ledger() if line.kind == "selection"}
     entries: list[HistoryEntry] = []
     seen: set[str] = set()

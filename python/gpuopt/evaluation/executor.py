@@ -2,8 +2,9 @@
 runner, freezes each call's output bundle before reading it, applies the gates of spec §4.4 and records
 receipts and raw samples. The first contract, correctness or identity failure stops the plan.
 
-Operations plug in through :data:`OPERATIONS`: a handler turns the executed plan into the result's verdict
-and any operation-specific fields (statistics belong to the operations that need them).
+The caller hands the worker its operation's handler (:class:`gpuopt.evaluation.execution.OperationHandler`),
+which turns the executed plan into the result's verdict and any operation-specific fields (statistics
+belong to the operations that need them).
 """
 
 from __future__ import annotations
@@ -12,76 +13,34 @@ import os
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from pydantic import Field
-
+from gpuopt import stats
 from gpuopt.errors import InputError
 from gpuopt.evaluation import driver as drv
-from gpuopt.evaluation import jsonio
+from gpuopt.evaluation import formats, gates, jsonio
+from gpuopt.evaluation.execution import Execution, ExecutionSpec, OperationHandler
 from gpuopt.evaluation.launch import CallOutcome, Deadlines, LaunchSpec
+from gpuopt.evaluation.records import pointer_sha256
 from gpuopt.evaluation.store import Store
-from gpuopt.models.evaluation.common import Name, Record, RecordRef, Role, Sha256, Violation
-from gpuopt.models.evaluation.driver import DriverRequest, DriverResult, NormalizedDriver, ReportedRuntime
+from gpuopt.models.evaluation.common import Role, Violation
+from gpuopt.models.evaluation.driver import DriverRequest, DriverResult
 from gpuopt.models.evaluation.invocation import (
     CallReceipt,
     Calls,
-    CorrectnessReceipt,
     EvidenceStep,
     ExecutionStatus,
-    FrozenVariant,
     InvocationResult,
-    Limits,
     TableRef,
     Tables,
     Warning,
 )
-from gpuopt.models.evaluation.operations import Binding
 from gpuopt.models.evaluation.store import ScanLimits
-from gpuopt.models.evaluation.target import AccuracyRule, Contamination, MetricDeclaration
+from gpuopt.models.evaluation.target import MetricDeclaration
 
 BUNDLE_LIMITS = ScanLimits(max_files=2048, max_total_bytes=8 << 30, max_wall_s=120.0)
 SMOKE_SAMPLES = 2
-
-
-class ExecutionSpec(Record):
-    """Everything the worker needs, resolved from a Target and a frozen request (or a readiness probe)."""
-
-    invocation_id: str
-    operation: str
-    target_id: str
-    target: RecordRef | None
-    request_digest: Sha256
-    store_root: str
-    gpus: list[str]
-    driver: NormalizedDriver
-    metrics: dict[Name, MetricDeclaration]
-    rules: list[AccuracyRule]
-    test_set_digest: Sha256
-    accuracy_reference: Sha256 | None
-    variants: dict[Role, FrozenVariant]
-    evidence_plan: list[EvidenceStep]
-    samples_per_call: int
-    warmup_per_call: int
-    seed: int
-    shared_state: list[Name]
-    rebuilt_state: list[Name]
-    expected_reported: ReportedRuntime | None
-    limits: Limits
-    keep_workspace: bool
-    gates: list[AccuracyRule] = Field(default_factory=list, description="Candidate-only correctness rules")
-    diagnostics: list[Name] = Field(default_factory=list, description="Candidate correctness metrics kept")
-    restore_checks: list[EvidenceStep] = Field(
-        default_factory=list, description="Original calls run only after a candidate correctness failure"
-    )
-    binding: Binding | None = Field(
-        default=None, description="The Champion pointer the calls are bound to (checked before every call)"
-    )
-    contamination: Contamination | None = Field(
-        default=None, description="The Target's frozen sampler and rules (none for a readiness probe)"
-    )
 
 
 def samples_for(metrics: dict[str, MetricDeclaration], plan_samples: int) -> dict[str, int]:
@@ -92,87 +51,12 @@ def samples_for(metrics: dict[str, MetricDeclaration], plan_samples: int) -> dic
     }
 
 
-def input_seed(seed: int, pair_index: int, case_id: str) -> int:
-    """``key("input", seed, pair_index, case_id) >> 11`` of the ``gpuopt.rng/v1`` stream-key rule: identical
-    for both subjects of a pair, exact in JSON."""
-    import hashlib
-
-    h = hashlib.sha256(b"gpuopt.rng/v1\0input")
-    for part in (seed, pair_index, case_id):
-        h.update(b"\0" + jsonio.canonical(part))
-    return int.from_bytes(h.digest()[:8], "big") >> 11
-
-
-@dataclass
-class Execution:
-    """What the plan produced so far."""
-
-    receipts: list[CallReceipt] = field(default_factory=list)
-    correctness: list[CorrectnessReceipt] = field(default_factory=list)
-    rows: list[dict[str, Any]] = field(default_factory=list)
-    results: list[tuple[DriverRequest, DriverResult]] = field(default_factory=list)
-    execution_status: ExecutionStatus = "succeeded"
-    validity: str = "valid"
-    stop_reason: str = "completed"
-    correctness_failed: bool = False
-    skipped: list[int] = field(default_factory=list)
-    reported: ReportedRuntime | None = None
-    warnings: list[Warning] = field(default_factory=list)
-    gpu_seconds: float = 0.0
-    analysis: dict[str, Any] = field(default_factory=dict)
-    sampling: Any = None
-    """The resource sampler's outcome (:class:`gpuopt.evaluation.sampling.SamplingOutcome`), when one ran."""
-    """What an operation handler computed once (statistics, verdict) for its verdict and fields."""
-
-    def stop(self, status: ExecutionStatus, reason: str, *, valid: bool = False) -> None:
-        self.execution_status = status
-        self.stop_reason = reason
-        if not valid:
-            self.validity = "invalid"
-
-
 class Runner(Protocol):
     """The supervisor's call runner, as the worker sees it."""
 
     def run_call(self, spec: LaunchSpec, deadlines: Deadlines) -> CallOutcome: ...
 
     def cancelled(self) -> bool: ...
-
-
-class OperationHandler(Protocol):
-    """Turns an executed plan into a verdict and the operation's own result fields."""
-
-    def verdict(self, spec: ExecutionSpec, execution: Execution) -> str: ...
-
-    def extra_fields(self, spec: ExecutionSpec, execution: Execution) -> dict[str, Any]: ...
-
-    result_model: type[InvocationResult]
-
-
-class SmokeHandler:
-    """``readiness_smoke``: the driver samples, passes its gates and correctness; no statistics."""
-
-    result_model = InvocationResult
-
-    def verdict(self, spec: ExecutionSpec, execution: Execution) -> str:
-        if execution.correctness_failed:
-            return "failed"
-        return "passed" if execution.validity == "valid" else "not_evaluated"
-
-    def extra_fields(self, spec: ExecutionSpec, execution: Execution) -> dict[str, Any]:
-        return {}
-
-
-OPERATIONS: dict[str, OperationHandler] = {"readiness_smoke": SmokeHandler()}
-
-
-def handler_for(operation: str) -> OperationHandler:
-    """The handler of an operation (the evaluations' handlers live in :mod:`analysis`)."""
-    if operation not in OPERATIONS:
-        from gpuopt.evaluation import analysis
-
-        OPERATIONS.update(analysis.HANDLERS)
-    return OPERATIONS[operation]
 
 
 def _stop_status(reason: str) -> ExecutionStatus:
@@ -259,7 +143,7 @@ class Worker:
                 "sampling": {
                     "samples_per_call": samples_for(spec.metrics, spec.samples_per_call),
                     "warmup_per_call": spec.warmup_per_call,
-                    "input_seed": input_seed(spec.seed, pair_index, step.case_id),
+                    "input_seed": stats.input_seed(spec.seed, pair_index, step.case_id),
                 },
                 "metrics": {name: {"unit": m.unit} for name, m in spec.metrics.items()},
                 "correctness_metrics": correctness_metrics,
@@ -316,13 +200,13 @@ class Worker:
                 ],
             )
         manifest = self.store.manifest(frozen.digest)
-        data = drv.read_bundle_result(
+        data = gates.read_bundle_result(
             manifest, lambda sha: self.store.read_blob(sha, max_bytes=jsonio.MAX_DRIVER_RESULT_BYTES + 1)
         )
-        result, violations = drv.parse_result(data)
+        result, violations = gates.parse_result(data)
         if result is None:
             return frozen.digest, None, violations
-        violations = drv.check_bundle(result, manifest) + drv.check_contract(
+        violations = gates.check_bundle(result, manifest) + gates.check_contract(
             request, result, self.spec.metrics, (outcome.window.start_mono_ns, outcome.window.end_mono_ns)
         )
         return frozen.digest, result, violations
@@ -370,7 +254,7 @@ class Worker:
             ex.receipts.append(self._receipt(step, outcome, bundle, violations, None))
             ex.stop("failed", violations[0].code if violations else "result_missing")
             return False
-        receipts = drv.correctness_receipts(
+        receipts = gates.correctness_receipts(
             request, result, spec.rules, gates=spec.gates, diagnostics=spec.diagnostics
         )
         ex.correctness.extend(receipts)
@@ -394,7 +278,7 @@ class Worker:
         )
         ex.receipts.append(self._receipt(step, outcome, bundle, identity_violations, identity_equal))
         ex.results.append((request, result))
-        ex.rows.extend(drv.sample_rows(request, result, call_index=step.call_index))
+        ex.rows.extend(gates.sample_rows(request, result, call_index=step.call_index))
         if not all(r.passed for r in receipts):
             ex.correctness_failed = True
             ex.stop("succeeded", "correctness_failed")
@@ -515,6 +399,7 @@ def _make_writable(path: Path) -> None:
 
 
 def build_result(
+    handler: OperationHandler,
     spec: ExecutionSpec,
     ex: Execution,
     *,
@@ -524,11 +409,10 @@ def build_result(
     tables: Tables,
     overrides: dict[str, Any] | None = None,
 ) -> InvocationResult:
-    handler = handler_for(spec.operation)
     extra = handler.extra_fields(spec, ex)
     finished = time.time()
     fields: dict[str, Any] = {
-        "format": "gpuopt.invocation-result/v1",
+        "format": formats.INVOCATION_RESULT,
         "invocation_id": spec.invocation_id,
         "operation": spec.operation,
         "target": spec.target,
@@ -556,6 +440,7 @@ def build_result(
 
 
 def refused_result(
+    handler: OperationHandler,
     spec: ExecutionSpec,
     reason: str,
     status: ExecutionStatus,
@@ -572,6 +457,7 @@ def refused_result(
     ex.skipped = [s.call_index for s in spec.evidence_plan]
     ex.warnings.append(Warning(code=reason, message=message))
     return build_result(
+        handler,
         spec,
         ex,
         started_at=started_at,
@@ -583,11 +469,3 @@ def refused_result(
 
 
 Now = Callable[[], float]
-
-
-def pointer_sha256(store: Store) -> str | None:
-    """The Champion pointer file's sha256, or None when absent (the original is the Champion)."""
-    rel = "champion/current.json"
-    if not store.exists(rel):
-        return None
-    return jsonio.sha256_hex(store.read_bytes(rel, max_bytes=1 << 20))

@@ -13,6 +13,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from gpuopt.evaluation.sampler import Sampler
 from gpuopt.models.evaluation.resources import IdleGpu, IdleReport, IdleStatus, ResourceTick
 
 BUSY_FRACTION = 0.10
@@ -107,7 +108,6 @@ def run(
 ) -> IdleReport:
     """Samples the GPUs for ``window_s`` (own tree: this process) and classifies; ``sampler_unavailable`` or
     ``gpu_not_found`` (exit 3) without NVML or the GPU."""
-    from gpuopt.evaluation.sampler import Sampler
 
     with tempfile.TemporaryDirectory(prefix="gpuopt-idle-") as tmp:
         s = Sampler(Path(tmp) / "resources.jsonl", kind=sampler, gpus=gpus, period_ms=period_ms)

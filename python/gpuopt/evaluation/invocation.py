@@ -7,7 +7,7 @@ start token); status never writes.
 
 from __future__ import annotations
 
-import json
+import os
 import subprocess
 import sys
 import time
@@ -17,37 +17,50 @@ from typing import Any, Literal
 
 from gpuopt import _native
 from gpuopt.errors import InputError
-from gpuopt.evaluation import formats, jsonio
+from gpuopt.evaluation import driver as drv
+from gpuopt.evaluation import formats, identity, jsonio
 from gpuopt.evaluation import target as targets
-from gpuopt.evaluation.executor import ExecutionSpec
+from gpuopt.evaluation.analysis import HANDLERS
+from gpuopt.evaluation.execution import ExecutionSpec
 from gpuopt.evaluation.identity import tool_identity
+from gpuopt.evaluation.invocation_status import cancel, root_status, status, wait
+from gpuopt.evaluation.records import REQUEST_MODELS, invocation_rel, read_request, read_result
 from gpuopt.evaluation.store import Store, ledger_keys
-from gpuopt.evaluation.supervisor import EventLog, Supervisor
-from gpuopt.models.evaluation.common import RecordRef, ResultRef
+from gpuopt.evaluation.supervisor import Supervisor
+from gpuopt.models.evaluation.common import RecordRef
 from gpuopt.models.evaluation.invocation import (
-    ActiveChild,
-    CleanupStatus,
-    Event,
     EvidenceStep,
     FrozenRequest,
     InvocationResult,
-    InvocationStatus,
     Limits,
-    RootStatus,
-    StatusCalls,
     SubmitOutcome,
-    SupervisorRecord,
 )
-from gpuopt.models.evaluation.operations import FROZEN_MODELS, RESULT_MODELS
 from gpuopt.models.evaluation.target import Target
 
-DIGEST_EXCLUDES = ("limits", "retry_of", "keep_workspace", "created_at_epoch", "request_digest")
-LAUNCH_WINDOW_S = 60.0
-UNRESPONSIVE_S = 60.0
-MAX_RETRIES = 100_000
+__all__ = [
+    "base_id",
+    "cancel",
+    "decide",
+    "execution_spec",
+    "frozen_document",
+    "is_final",
+    "prepare",
+    "read_request",
+    "read_result",
+    "request_digest",
+    "resolve_limits",
+    "root_status",
+    "start_supervisor",
+    "status",
+    "submit",
+    "submit_smoke",
+    "supervisor_for",
+    "wait",
+]
 
-REQUEST_MODELS: dict[str, type[FrozenRequest]] = {"readiness_smoke": FrozenRequest, **FROZEN_MODELS}
-"""Frozen-request model per operation (operations with their own fields register a subclass)."""
+LAUNCH_WINDOW_S = 60.0
+DIGEST_EXCLUDES = ("limits", "retry_of", "keep_workspace", "created_at_epoch", "request_digest")
+MAX_RETRIES = 100_000
 
 
 def request_digest(request: dict[str, Any]) -> str:
@@ -58,246 +71,19 @@ def base_id(digest: str) -> str:
     return "inv-" + jsonio.digest({"request_digest": digest})[:32]
 
 
-def _rel(inv_id: str, name: str = "") -> str:
-    _native.validate_id("invocation", inv_id)
-    return f"invocations/{inv_id}" + (f"/{name}" if name else "")
-
-
-def read_request(store: Store, inv_id: str) -> FrozenRequest:
-    rel = _rel(inv_id, "request.json")
-    if not store.exists(rel):
-        raise InputError("invocation_not_found", f"no invocation {inv_id} in {store.root}", path=rel)
-    raw = jsonio.parse(store.read_bytes(rel), max_bytes=jsonio.MAX_RECORD_BYTES, what="request.json")
-    model = REQUEST_MODELS.get(str(raw.get("operation")), FrozenRequest)
-    return jsonio.validate(model, raw, what=rel)
-
-
-def read_result(store: Store, inv_id: str) -> tuple[InvocationResult, str] | None:
-    rel = _rel(inv_id, "result.json")
-    if not store.exists(rel):
-        return None
-    raw = jsonio.parse(store.read_bytes(rel), max_bytes=jsonio.MAX_RECORD_BYTES, what="result.json")
-    operation = raw.get("operation") if isinstance(raw, dict) else None
-    model = RESULT_MODELS.get(str(operation), InvocationResult)
-    result, sha = store.read_record(rel, model, what="invocation result")
-    return result, sha
-
-
-def _events(store: Store, inv_id: str) -> list[Event]:
-    rel = _rel(inv_id, "events.jsonl")
-    if not store.exists(rel):
-        return []
-    lines = store.read_bytes(rel, max_bytes=1 << 30).split(b"\n")
-    out = []
-    for raw in lines[:-1]:  # a torn last line is ignored
-        try:
-            out.append(jsonio.load(Event, raw, what="event"))
-        except InputError:
-            continue
-    return out
-
-
-def _proc(pid: int) -> dict[str, Any] | None:
-    info = _native.proc_info(pid)
-    return None if info is None else json.loads(info)
-
-
-def _alive(pid: int, token: str) -> bool:
-    return _native.proc_alive(pid, token)
-
-
-def _supervisor(store: Store, inv_id: str) -> SupervisorRecord | None:
-    rel = _rel(inv_id, "supervisor.json")
-    if not store.exists(rel):
-        return None
-    record, _ = store.read_record(rel, SupervisorRecord, what="supervisor.json")
-    return record
-
-
-def _active_child(store: Store, inv_id: str) -> ActiveChild | None:
-    """The recorded running call, if any. The supervisor removes the file when a call ends, so it can
-    vanish between any check and the read: a missing file is simply no active child."""
-    try:
-        data = store.read_bytes(_rel(inv_id, "active-child.json"))
-    except InputError as exc:
-        if exc.code == "file_not_found":
-            return None
-        raise
-    return jsonio.load(ActiveChild, data, what="active-child.json")
-
-
-def _child_running(child: ActiveChild) -> bool:
-    if _alive(child.pid, child.start_token) or _native.group_exists(child.pgid):
-        return True
-    return bool(json.loads(_native.call_processes(child.pgid, None, [], child.env_tag)))
-
-
-def status(root: str | Path, inv_id: str, *, now: float | None = None) -> InvocationStatus:
-    """The state of an invocation (spec §5.6), from files and OS facts; writes nothing."""
-    store = Store.open(root)
-    request = read_request(store, inv_id)
-    now = time.time() if now is None else now
-    sup = _supervisor(store, inv_id)
-    sup_alive = sup is not None and _alive(sup.pid, sup.start_token)
-    found = read_result(store, inv_id)
-    events = _events(store, inv_id)
-    state: Literal["starting", "running", "completed", "lost"]
-    launch_deadline = request.limits.launch_deadline_epoch
-    if sup_alive:
-        state = "running"
-    elif found is not None:
-        state = "completed"
-    elif sup is None and launch_deadline is not None and now <= launch_deadline:
-        state = "starting"
-    else:
-        state = "lost"
-    beats = [e for e in events if e.event == "heartbeat"]
-    last_beat = beats[-1] if beats else None
-    heartbeat_age = None if last_beat is None else max(now - last_beat.at_epoch, 0.0)
-    finished = [e for e in events if e.event == "call_finished"]
-    child = _active_child(store, inv_id)
-    current = child.call_index if child is not None and sup_alive else None
-    started = [e for e in events if e.event == "call_started" and e.call_index == current]
-    current_elapsed = None
-    if current is not None and started:
-        current_elapsed = max(now - started[-1].at_epoch, 0.0)
-    cleanup: CleanupStatus
-    if found is not None and child is None:
-        cleanup = found[0].cleanup_status
-    elif child is not None and not sup_alive:
-        cleanup = "orphan_running" if _child_running(child) else "unconfirmed"
-    elif child is not None:
-        cleanup = "unconfirmed"
-    elif any(e.event == "cleanup_confirmed" for e in events) or any(
-        e.event == "call_started" for e in events
-    ):
-        cleanup = "confirmed"
-    else:
-        cleanup = "not_required"
-    result_ref = None
-    summary = None
-    gpu_seconds = sum((e.elapsed_s or 0.0) for e in finished) * len(request.gpus)
-    if found is not None:
-        result, sha = found
-        result_ref = ResultRef(invocation_id=inv_id, sha256=sha)
-        summary = {
-            "execution_status": result.execution_status,
-            "measurement_validity": result.measurement_validity,
-            "verdict": result.verdict,
-            "stop_reason": result.stop_reason,
-        }
-        gpu_seconds = result.gpu_seconds
-    return InvocationStatus(
-        invocation_id=inv_id,
-        operation=request.operation,
-        state=state,
-        phase=None if last_beat is None or state != "running" else last_beat.phase,
-        heartbeat_age_s=heartbeat_age,
-        unresponsive=bool(sup_alive and heartbeat_age is not None and heartbeat_age > UNRESPONSIVE_S),
-        calls=StatusCalls(
-            planned=len(request.evidence_plan),
-            completed=len(finished),
-            current=current,
-            current_elapsed_s=current_elapsed,
-        ),
-        gpu_seconds=gpu_seconds,
-        eta_s=_eta(
-            state, len(request.evidence_plan), [e.elapsed_s or 0.0 for e in finished], current_elapsed
-        ),
-        cleanup_status=cleanup,
-        cancel_requested=store.exists(_rel(inv_id, "cancel")),
-        result_ref=result_ref,
-        summary=summary,
-    )
-
-
-def _eta(state: str, planned: int, finished_s: list[float], current_elapsed: float | None) -> float | None:
-    """Remaining calls x the mean finished call, less the current call's elapsed time (spec §3.6)."""
-    if state == "completed":
-        return 0.0
-    if state != "running" or not finished_s:
-        return None
-    per_call = sum(finished_s) / len(finished_s)
-    return max((planned - len(finished_s)) * per_call - (current_elapsed or 0.0), 0.0)
-
-
-def root_status(root: str | Path) -> RootStatus:
-    """The Target, the current Champion and every invocation that is not completed."""
-    store = Store.open(root)
-    _, ref = targets.load(store)
-    seen: list[str] = []
-    for line in store.ledger():
-        if line.kind == "invocation" and line.id not in seen:
-            seen.append(line.id)
-    pending = [s for s in (status(store.root, i) for i in seen) if s.state != "completed"]
-    champion: Literal["original"] | RecordRef = "original"
-    if store.exists("champion/current.json"):
-        pointer = jsonio.parse(store.read_bytes("champion/current.json"), max_bytes=1 << 20)
-        sel = pointer.get("selection") if isinstance(pointer, dict) else None
-        if not isinstance(sel, dict):
-            raise InputError(
-                "selection_invalid", "champion/current.json names no selection", path="champion/current.json"
-            )
-        champion = RecordRef.model_validate(sel)
-    return RootStatus(root=str(store.root), target=ref, champion=champion, invocations=pending)
-
-
-def cancel(root: str | Path, inv_id: str) -> InvocationStatus:
-    """Asks a running supervisor to cancel; if the supervisor is gone, terminates the recorded orphan group.
-    Idempotent; on a completed invocation with confirmed cleanup it only reports."""
-    store = Store.open(root)
-    before = status(store.root, inv_id)
-    if before.state == "completed" and before.cleanup_status in ("confirmed", "not_required"):
-        return before
-    events = EventLog(store.root, _rel(inv_id, "events.jsonl"))
-    if store.write_bytes(_rel(inv_id, "cancel"), b"").created:
-        events("cancel_requested")
-    sup = _supervisor(store, inv_id)
-    if sup is not None and _alive(sup.pid, sup.start_token):
-        return status(store.root, inv_id)
-    child = _active_child(store, inv_id)
-    if child is not None:
-        request = read_request(store, inv_id)
-        report = json.loads(
-            _native.terminate(
-                child.pgid,
-                None,
-                [],
-                child.env_tag,
-                request.limits.termination_grace_s,
-                request.limits.cleanup_timeout_s,
-            )
-        )
-        if report["confirmed"]:
-            store.remove(_rel(inv_id, "active-child.json"))
-            _clear_occupancy(request, inv_id)
-            events("cleanup_confirmed", call_index=child.call_index, detail="terminated by gpuopt cancel")
-        else:
-            events(
-                "cleanup_unconfirmed", call_index=child.call_index, detail=f"survivors {report['survivors']}"
-            )
-    return status(store.root, inv_id)
-
-
-def _clear_occupancy(request: FrozenRequest, inv_id: str) -> None:
-    from gpuopt.evaluation import locks
-    from gpuopt.models.evaluation.invocation import Occupancy
-
-    directory = locks.lock_dir()
-    for uuid in request.gpus:
-        rel = f"{locks.lock_name(request.host_id, uuid)}.occupancy.json"
-        if _native.store_exists(str(directory), rel):
-            try:
-                occ = jsonio.load(
-                    Occupancy, _native.store_read(str(directory), rel, 1 << 20), what="occupancy"
-                )
-            except InputError:
-                continue
-            if occ.invocation_id == inv_id:
-                _native.store_remove(str(directory), rel)
-
-
 # ---- submit ------------------------------------------------------------------------------------------------
+
+
+def check_runnable(store: Store, target: Target, ref: RecordRef) -> None:
+    """Before any launch: the Target file, driver identity, inherited environment and observed runtime are
+    still the frozen ones (``target_changed``, ``driver_changed``, ``environment_changed``,
+    ``identity_changed``; a missing GPU is ``gpu_not_found``, exit 3)."""
+    targets.load(store, ref)
+    drv.check_driver(target.driver)
+    drv.check_environment(target.driver, os.environ, store)
+    frozen = target.runtime_identity.observed
+    now = identity.observe(target.gpus, [t.name for t in frozen.required_tools])
+    identity.check_unchanged(frozen, now)
 
 
 def is_final(result: InvocationResult) -> bool:
@@ -310,7 +96,7 @@ def _chain(store: Store, first: str) -> list[str]:
     out = []
     for n in range(MAX_RETRIES):
         inv_id = first if n == 0 else f"{first}-r{n}"
-        if not store.exists(_rel(inv_id)):
+        if not store.exists(invocation_rel(inv_id)):
             break
         out.append(inv_id)
     return out
@@ -370,7 +156,7 @@ def prepare(root: str | Path, core: dict[str, Any]) -> Prepared:
     store = Store.open(root)
     target, ref = targets.load(store)
     target = targets.optimizable(target)
-    targets.check_runnable(store, target, ref)
+    check_runnable(store, target, ref)
     model = REQUEST_MODELS.get(str(core.get("operation")), FrozenRequest)
     request: dict[str, Any] = {
         **core,
@@ -482,7 +268,7 @@ def submit(
         frozen = frozen_document(
             prepared, limits=limits, retry_of=retry_of, keep_workspace=keep_workspace, now=now
         )
-        published = store.write_record(_rel(inv_id, "request.json"), frozen)
+        published = store.write_record(invocation_rel(inv_id, "request.json"), frozen)
         store.ledger_append("invocation", inv_id, published, ledger_keys(frozen.model_dump(mode="json")))
     if start:
         start_supervisor(store.root, inv_id)
@@ -491,10 +277,10 @@ def submit(
 
 def start_supervisor(root: Path, inv_id: str) -> None:
     """Starts the detached supervisor (its first process forks the real one and exits at once)."""
-    inv_dir = root / _rel(inv_id)
+    inv_dir = root / invocation_rel(inv_id)
     with open(inv_dir / "supervisor.log", "ab") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "gpuopt.evaluation.supervisor", "detached", str(root), inv_id],
+            [sys.executable, "-m", "gpuopt.evaluation.detached", "detached", str(root), inv_id],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,
@@ -513,11 +299,12 @@ def supervisor_for(root: Path, inv_id: str) -> Supervisor:
     spec = execution_spec(store, inv_id, request, target)
 
     def checks() -> None:
-        targets.check_runnable(store, target, request.target)
+        check_runnable(store, target, request.target)
 
     return Supervisor(
         spec=spec,
-        inv_dir=store.root / _rel(inv_id),
+        handler=HANDLERS[request.operation],
+        inv_dir=store.root / invocation_rel(inv_id),
         mode="detached",
         launch_deadline_epoch=request.limits.launch_deadline_epoch,
         tool_identity=request.tool_identity,
@@ -602,13 +389,3 @@ def submit_smoke(
         "variants": {"original": {"kind": target.original.kind, "digest": target.original.digest}},
     }
     return submit(root, core, limits=limits or Limits(), retry_of=retry_of, keep_workspace=keep_workspace)
-
-
-def wait(root: str | Path, inv_id: str, *, timeout_s: float, poll_s: float = 0.05) -> InvocationStatus:
-    """Polls status until the invocation is completed or lost (or the timeout passes)."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        st = status(root, inv_id)
-        if st.state in ("completed", "lost") or time.monotonic() >= deadline:
-            return st
-        time.sleep(poll_s)

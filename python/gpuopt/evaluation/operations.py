@@ -16,14 +16,16 @@ from pathlib import Path
 from typing import Any
 
 from gpuopt.errors import InputError
-from gpuopt.evaluation import champion, invocation, jsonio, plans
 from gpuopt.evaluation import experiment as experiments
+from gpuopt.evaluation import invocation, jsonio, plans
 from gpuopt.evaluation import target as targets
 from gpuopt.evaluation.identity import tool_identity
+from gpuopt.evaluation.records import Current, load_experiment, read_request, read_result, resolve_champion
 from gpuopt.evaluation.store import Store
+from gpuopt.evaluation.summary import dry_run_summary, result_summary
 from gpuopt.models.evaluation.common import RecordRef, ResultRef
 from gpuopt.models.evaluation.experiment import Contract, Experiment
-from gpuopt.models.evaluation.invocation import EvidenceStep, InvocationResult
+from gpuopt.models.evaluation.invocation import EvidenceStep
 from gpuopt.models.evaluation.operations import (
     DATA_MODELS,
     BaselineRequest,
@@ -33,6 +35,7 @@ from gpuopt.models.evaluation.operations import (
     EvaluationRequestBase,
     FinalAuditRequest,
     NoiseRequest,
+    NoiseResult,
     ScreenRequest,
     TargetRequest,
 )
@@ -100,7 +103,7 @@ def _newest_noise(store: Store, lifecycle: str, samples: int) -> ResultRef | Non
         ):
             continue
         try:
-            request = invocation.read_request(store, line.id)
+            request = read_request(store, line.id)
         except InputError:
             continue
         if request.plan.lifecycle == lifecycle and request.plan.samples_per_call == samples:
@@ -110,8 +113,6 @@ def _newest_noise(store: Store, lifecycle: str, samples: int) -> ResultRef | Non
 
 def _noise_ref(store: Store, given: ResultRef | None, plan: dict[str, Any]) -> dict[str, str] | None:
     if given is not None:
-        from gpuopt.models.evaluation.operations import NoiseResult
-
         store.read_record(
             f"invocations/{given.invocation_id}/result.json",
             NoiseResult,
@@ -172,7 +173,7 @@ def _build_noise(req: NoiseRequest, cwd: Path) -> _Built:
     return _Built(store, target, core, [])
 
 
-def _stale(exp: Experiment, cur: champion.Current) -> None:
+def _stale(exp: Experiment, cur: Current) -> None:
     if exp.reference.pointer_sha256 != cur.pointer_sha256:
         raise InputError(
             "stale_reference",
@@ -185,14 +186,14 @@ def _stale(exp: Experiment, cur: champion.Current) -> None:
 
 def _comparison_core(
     operation: str, req: ScreenRequest, cwd: Path
-) -> tuple[Store, Target, Experiment, champion.Current, dict[str, Any]]:
+) -> tuple[Store, Target, Experiment, Current, dict[str, Any]]:
     store, target, tref = _open(req, cwd)
-    exp = experiments.load(store, req.experiment)
+    exp = load_experiment(store, req.experiment)
     if exp.target.id != tref.id:
         raise InputError(
             "experiment_not_found", "the Experiment belongs to another Target", path="experiment.id"
         )
-    cur = champion.resolve(store, target, tref)
+    cur = resolve_champion(store, target, tref)
     _stale(exp, cur)
     lifecycle = exp.contract.lifecycle
     plan = _plan(target, req.plan, pairs=req.plan.pairs, calls=None, lifecycle=lifecycle)
@@ -260,7 +261,7 @@ def screen_gate(store: Store, exp: Experiment, core: dict[str, Any]) -> list[Res
     current = tool_identity().model_dump()
     digests: dict[str, list[str]] = {}
     for inv_id in screens:
-        request = invocation.read_request(store, inv_id)
+        request = read_request(store, inv_id)
         same = (
             request.tool_identity.model_dump() == current
             and jsonio.canonical({k: v.model_dump() for k, v in request.variants.items()})
@@ -299,11 +300,11 @@ def screen_gate(store: Store, exp: Experiment, core: dict[str, Any]) -> list[Res
 
 def _one_formal_attempt(store: Store, exp: Experiment, digest: str) -> None:
     for inv_id in _lines_of(store, "target", exp.id):
-        request = invocation.read_request(store, inv_id)
+        request = read_request(store, inv_id)
         if request.request_digest == digest:
             continue
         st = invocation.status(store.root, inv_id)
-        found = invocation.read_result(store, inv_id)
+        found = read_result(store, inv_id)
         final = found is not None and invocation.is_final(found[0])
         if st.state in ("starting", "running") or final:
             raise InputError(
@@ -326,13 +327,13 @@ def _build_target(req: TargetRequest, cwd: Path) -> _Built:
 
 def _build_final_audit(req: FinalAuditRequest, cwd: Path) -> _Built:
     store, target, tref = _open(req, cwd)
-    cur = champion.resolve(store, target, tref)
+    cur = resolve_champion(store, target, tref)
     if cur.is_original or cur.selection is None or cur.selection_ref is None:
         raise InputError(
             "champion_required", "a final audit needs a selected (non-original) Champion", path="champion"
         )
     exp_ref = cur.selection.experiment
-    exp = None if exp_ref is None else experiments.load(store, exp_ref)
+    exp = None if exp_ref is None else load_experiment(store, exp_ref)
     if req.contract is not None:
         contract, source = req.contract, "request"
     elif exp is not None:
@@ -475,9 +476,7 @@ def run(
         limit = timeout_s if timeout_s is not None else req.limits.operation_timeout_s + WAIT_MARGIN_S
         status = invocation.wait(built.store.root, sub.invocation_id, timeout_s=limit)
         sub = sub.model_copy(update={"status": status})
-    found = (
-        invocation.read_result(built.store, sub.invocation_id) if sub.status.state == "completed" else None
-    )
+    found = read_result(built.store, sub.invocation_id) if sub.status.state == "completed" else None
     result = None if found is None else found[0]
     return model.model_validate(
         {
@@ -519,77 +518,3 @@ def target(data: bytes | dict[str, Any] | TargetRequest, **kw: Any) -> Evaluatio
 def final_audit(data: bytes | dict[str, Any] | FinalAuditRequest, **kw: Any) -> EvaluationData:
     """``gpuopt final-audit``: the original vs the current Champion, with restore checks."""
     return run("final_audit", data, **kw)
-
-
-# ---- summaries for people ----------------------------------------------------------------------------------
-
-
-def _pct(value: float | None) -> str:
-    return "—" if value is None else f"{value:+.2f} %"
-
-
-def statistic_line(label: str, s: Any) -> str:
-    return (
-        f"{label}: {s.verdict} {_pct(s.estimate_pct)} "
-        f"[{_pct(s.ci_low_pct)}, {_pct(s.ci_high_pct)}] at {s.confidence:g} "
-        f"({s.n_valid} valid pairs, minimum effect {s.threshold_pct:g} %)"
-    )
-
-
-def result_summary(result: InvocationResult) -> list[str]:
-    lines = [
-        f"{result.invocation_id} {result.operation}: {result.verdict} "
-        f"({result.execution_status}/{result.measurement_validity}, stop {result.stop_reason})",
-        f"calls {result.calls.completed}/{result.calls.planned}, skipped {len(result.calls.skipped)}, "
-        f"cleanup {result.cleanup_status}, {result.elapsed_s:.1f} s",
-    ]
-    stats = getattr(result, "statistics", None)
-    if stats is not None:
-        lines.append(statistic_line(f"primary {stats.primary.metric}", stats.primary))
-        lines += [f"constraint {c.metric}: {c.status}" for c in stats.constraints]
-        lines += [f"guardrail {g.metric}: {g.status}" for g in stats.guardrails]
-        lines += [statistic_line(f"secondary {s.metric}", s) for s in stats.secondary]
-    elif getattr(result, "performance_interpreted", True) is False:
-        lines.append("performance not interpreted (measurement invalid)")
-    noise_facts = getattr(result, "noise", None)
-    if noise_facts is not None:
-        for name, n in noise_facts.metrics.items():
-            at = ", ".join(f"{a.mde_pct:.2f} % at {a.n_pairs}" for a in n.at)
-            lines.append(
-                f"noise {name}: A/A {n.aa_verdict} {_pct(n.aa_estimate_pct)} "
-                f"[{_pct(n.aa_ci_low_pct)}, {_pct(n.aa_ci_high_pct)}], SD {n.sd_log:.4f} (log), "
-                f"MDE {at} pairs"
-            )
-    for case in getattr(result, "cases", []):
-        facts = ", ".join(f"{k} median {v.median:.4g} {v.unit}" for k, v in case.metrics.items())
-        lines.append(f"case {case.case_id}: {case.calls} calls, {facts}")
-    res = getattr(result, "resolution", None)
-    if res is not None:
-        mde = "—" if res.mde_pct is None else f"{res.mde_pct:.2f} %"
-        lines.append(f"resolution: {res.status} (MDE {mde} at {res.planned_pairs} planned pairs)")
-    lines += [f"warning {w.code}: {w.message}" for w in result.warnings]
-    return lines
-
-
-def _basis_text(basis: list[str]) -> str:
-    return ", ".join(basis) if len(basis) <= 6 else f"{', '.join(basis[:6])} and {len(basis) - 6} more"
-
-
-def dry_run_summary(plan: DryRun) -> list[str]:
-    est = plan.estimate
-    duration = "unknown" if est.p50_s is None else f"p50 {est.p50_s:.1f} s, p90 {est.p90_s or 0:.1f} s"
-    lines = [
-        f"{plan.invocation_id}: dedupe {plan.dedupe}, {plan.calls.total} calls "
-        + ", ".join(f"{k} {v}" for k, v in sorted(plan.calls.by_role.items()))
-        + (f", {plan.calls.restore_checks} conditional restore checks" if plan.restore_checks else ""),
-        f"expected duration {duration}"
-        + (f" (basis {_basis_text(est.basis)})" if est.basis else "")
-        + (", scaled" if est.scaled else "")
-        + (f", {len(est.unknown_steps)} steps without basis" if est.unknown_steps else ""),
-    ]
-    for step in plan.evidence_plan:
-        pair = "" if step.pair_index is None else f" pair {step.pair_index} {step.order}"
-        lines.append(
-            f"  call {step.call_index}: {step.case_id}{pair} {'+'.join(step.roles)} ({step.lifecycle})"
-        )
-    return lines

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuopt.errors import InputError
+from gpuopt.evaluation.records import read_request, read_result
 from gpuopt.evaluation.store import Store
 from gpuopt.models.evaluation.common import Role
 from gpuopt.models.evaluation.invocation import EvidenceStep, InvocationResult
@@ -128,8 +129,6 @@ def _quantile(values: list[float], q: float) -> float:
 
 
 def _basis(store: Store, target: Target) -> _Basis:
-    from gpuopt.evaluation import invocation
-
     basis = _Basis()
     smoke = target.readiness.smoke_request
     basis.smoke = (
@@ -142,8 +141,8 @@ def _basis(store: Store, target: Target) -> _Basis:
         if line.kind != "result":
             continue
         try:
-            found = invocation.read_result(store, line.id)
-            request = invocation.read_request(store, line.id)
+            found = read_result(store, line.id)
+            request = read_request(store, line.id)
         except InputError:
             continue
         if found is None:

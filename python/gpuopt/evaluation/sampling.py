@@ -9,17 +9,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from gpuopt.errors import GpuoptError
 from gpuopt.evaluation import contamination as rules_
 from gpuopt.evaluation import idle as idle_
+from gpuopt.evaluation import jsonio
+from gpuopt.evaluation.execution import Execution, ExecutionSpec
 from gpuopt.evaluation.sampler import RESOURCES, Sampler
 from gpuopt.models.evaluation.invocation import TableRef, Warning
 from gpuopt.models.evaluation.resources import IdleReport
-
-if TYPE_CHECKING:
-    from gpuopt.evaluation.executor import Execution, ExecutionSpec
 
 
 @dataclass
@@ -142,8 +141,6 @@ class Sampling:
                 ex.stop("succeeded", "sampler_failed")
 
     def table(self) -> TableRef | None:
-        from gpuopt.evaluation import jsonio
-
         path = self.inv_dir / RESOURCES
         if not path.exists():
             return None

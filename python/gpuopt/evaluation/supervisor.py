@@ -1,31 +1,41 @@
 """The supervisor: one process per invocation that owns its launch-deadline and tool-identity checks, GPU
 locks and orphan recovery, deadlines, heartbeats, events, driver launches and cleanup, and runs the worker.
 
-``python -m gpuopt.evaluation.supervisor detached ROOT INVOCATION`` detaches (double fork, new session,
-stdio to ``supervisor.log``); ``... probe SPEC --caller-fd N`` runs a readiness smoke tied to its caller by
-a pipe, so the caller's death cancels the call. Either way it marks itself a child subreaper, so a driver's
-escaped descendants stay findable and are killed with its group.
+Its process starts in :mod:`gpuopt.evaluation.detached`, which hands it the operation's handler. It marks
+itself a child subreaper, so a driver's escaped descendants stay findable and are killed with its group.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
+import json
 import os
-import sys
 import threading
 import time
 import traceback
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-if TYPE_CHECKING:  # the detached path forks before importing anything heavy
-    from gpuopt.evaluation import locks
-    from gpuopt.evaluation import sampling as sampling_
-    from gpuopt.evaluation.executor import ExecutionSpec
-    from gpuopt.evaluation.launch import CallOutcome, Deadlines, LaunchSpec
-    from gpuopt.evaluation.store import Store
-    from gpuopt.models.evaluation.invocation import InvocationResult, ToolIdentity
+from gpuopt import _native
+from gpuopt.errors import GpuoptError, InputError
+from gpuopt.evaluation import jsonio, locks
+from gpuopt.evaluation import sampling as sampling_
+from gpuopt.evaluation.execution import Execution, ExecutionSpec, OperationHandler
+from gpuopt.evaluation.executor import Worker, build_result, refused_result
+from gpuopt.evaluation.identity import current_tool_identity
+from gpuopt.evaluation.launch import CallOutcome, Deadlines, Hooks, LaunchSpec, run_call
+from gpuopt.evaluation.records import mark_stale
+from gpuopt.evaluation.store import Published, Store, ledger_keys
+from gpuopt.host import host_identity
+from gpuopt.models.evaluation.invocation import (
+    ActiveChild,
+    InvocationResult,
+    ProcessRef,
+    SupervisorRecord,
+    Tables,
+    ToolIdentity,
+    Warning,
+)
 
 HEARTBEAT_S = 10.0
 UNSYNCED_EVENTS = frozenset({"heartbeat", "call_started", "call_finished", "termination"})
@@ -40,8 +50,6 @@ class EventLog:
         self.rel = rel
 
     def __call__(self, event: str, **fields: Any) -> None:
-        from gpuopt import _native
-        from gpuopt.evaluation import jsonio
 
         entry = {"at_epoch": time.time(), "at_mono_ns": time.monotonic_ns(), "event": event}
         entry.update({k: v for k, v in fields.items() if v is not None})
@@ -65,7 +73,6 @@ class Heartbeat(threading.Thread):
         self.beat()
 
     def beat(self) -> None:
-        from gpuopt.errors import GpuoptError
 
         with self.lock:
             phase = self.phase
@@ -85,6 +92,7 @@ class Supervisor:
         *,
         spec: ExecutionSpec,
         inv_dir: Path,
+        handler: OperationHandler,
         mode: Literal["detached", "probe"],
         launch_deadline_epoch: float | None,
         tool_identity: ToolIdentity | None,
@@ -92,12 +100,9 @@ class Supervisor:
         ledger_store: Store | None = None,
         target_checks: Any = None,
     ) -> None:
-        import json
-
-        from gpuopt import _native
-        from gpuopt.evaluation.store import Store
 
         self.spec = spec
+        self.handler = handler
         self.inv_dir = inv_dir
         self.mode = mode
         self.launch_deadline_epoch = launch_deadline_epoch
@@ -125,8 +130,6 @@ class Supervisor:
         return self.caller_gone or (self.inv_dir / "cancel").exists()
 
     def _record_child(self, call_index: int, pid: int, token: str, tag: str) -> None:
-        from gpuopt.evaluation import jsonio
-        from gpuopt.models.evaluation.invocation import ActiveChild, ProcessRef
 
         child = ActiveChild(
             call_index=call_index,
@@ -153,7 +156,6 @@ class Supervisor:
             self.gpu_locks.clear()
 
     def run_call(self, spec: LaunchSpec, deadlines: Deadlines) -> CallOutcome:
-        from gpuopt.evaluation.launch import Hooks, run_call
 
         self.heartbeat.set_phase("in_call")
         hooks = Hooks(
@@ -171,7 +173,6 @@ class Supervisor:
     # ---- the run ---------------------------------------------------------------------------------------
 
     def _deadlines(self, started_mono: float, started_epoch: float) -> Deadlines:
-        from gpuopt.evaluation.launch import Deadlines
 
         limits = self.spec.limits
         absolute = None
@@ -182,10 +183,6 @@ class Supervisor:
     def _write_result(self, result: InvocationResult) -> tuple[InvocationResult, Any]:
         """Writes ``result.json``; a result bound to the Champion is published under the Champion lock only
         if the pointer still has the bound hash, else it is re-labelled ``stale_reference``."""
-        from gpuopt import _native
-        from gpuopt.errors import InputError
-        from gpuopt.evaluation import jsonio
-        from gpuopt.evaluation.store import Published
 
         binding = self.spec.binding
         if binding is None or self.ledger_store is None:
@@ -204,15 +201,12 @@ class Supervisor:
         except InputError as exc:
             if exc.code != "stale_reference":
                 raise
-            from gpuopt.evaluation.analysis import mark_stale
-
             result = mark_stale(result, observed=exc.observed)
             return result, self.inv_store.write_record("result.json", result)
         mtime_ns = os.stat(self.inv_dir / "result.json", follow_symlinks=False).st_mtime_ns
         return result, Published("result.json", jsonio.sha256_hex(data), True, mtime_ns)
 
     def _publish(self, result: InvocationResult) -> None:
-        from gpuopt.evaluation.store import Published, ledger_keys
 
         result, published = self._write_result(result)
         if self.ledger_store is not None:
@@ -226,11 +220,6 @@ class Supervisor:
         self.events("result_published", sha256=published.sha256)
 
     def run(self) -> int:
-        from gpuopt import _native
-        from gpuopt.evaluation import locks
-        from gpuopt.evaluation.executor import refused_result
-        from gpuopt.evaluation.identity import current_tool_identity
-        from gpuopt.models.evaluation.invocation import SupervisorRecord
 
         started_epoch, started_mono = time.time(), time.monotonic()
         record = SupervisorRecord(
@@ -246,6 +235,7 @@ class Supervisor:
             self.events("launch_rejected", detail="the launch deadline passed before the supervisor started")
             self._publish(
                 refused_result(
+                    self.handler,
                     self.spec,
                     "launch_deadline_exceeded",
                     "invalid",
@@ -279,10 +269,6 @@ class Supervisor:
         return 0
 
     def _supervise(self, started_epoch: float, started_mono: float) -> InvocationResult:
-        from gpuopt.errors import GpuoptError, InputError
-        from gpuopt.evaluation import sampling as sampling_
-        from gpuopt.evaluation.executor import refused_result
-        from gpuopt.evaluation.identity import current_tool_identity
 
         spec = self.spec
         try:
@@ -293,7 +279,9 @@ class Supervisor:
             if self.target_checks is not None:
                 self.target_checks()
         except GpuoptError as exc:
-            return refused_result(spec, exc.code, "invalid", started_at=started_epoch, message=exc.message)
+            return refused_result(
+                self.handler, spec, exc.code, "invalid", started_at=started_epoch, message=exc.message
+            )
         deadlines = self._deadlines(started_mono, started_epoch)
         sampling = None
         if sampling_.declared(spec):
@@ -301,6 +289,7 @@ class Supervisor:
             failure = sampling.start()
             if failure is not None:
                 return refused_result(
+                    self.handler,
                     spec,
                     "sampler_failed",
                     "succeeded",
@@ -321,9 +310,6 @@ class Supervisor:
         deadlines: Deadlines,
         sampling: sampling_.Sampling | None,
     ) -> InvocationResult:
-        from gpuopt.errors import GpuoptError
-        from gpuopt.evaluation import locks
-        from gpuopt.evaluation.executor import Worker, build_result, refused_result
 
         spec = self.spec
         if spec.gpus:
@@ -336,10 +322,20 @@ class Supervisor:
                 message = "the GPU locks were not acquired"
                 if self.cancelled():
                     return refused_result(
-                        spec, "cancelled", "cancelled", started_at=started_epoch, message=message
+                        self.handler,
+                        spec,
+                        "cancelled",
+                        "cancelled",
+                        started_at=started_epoch,
+                        message=message,
                     )
                 return refused_result(
-                    spec, "resource_wait_timeout", "timed_out", started_at=started_epoch, message=message
+                    self.handler,
+                    spec,
+                    "resource_wait_timeout",
+                    "timed_out",
+                    started_at=started_epoch,
+                    message=message,
                 )
             try:
                 for recovered in self.gpu_locks.recover_orphans(
@@ -347,13 +343,16 @@ class Supervisor:
                 ):
                     self.events("orphan_recovered", detail=recovered)
             except GpuoptError as exc:
-                return refused_result(spec, exc.code, "failed", started_at=started_epoch, message=exc.message)
+                return refused_result(
+                    self.handler, spec, exc.code, "failed", started_at=started_epoch, message=exc.message
+                )
             self.events("resources_acquired")
             self.heartbeat.set_phase("between_calls")
         if sampling is not None:
             idle = sampling.pre_idle(self.cancelled)
             if idle is not None and idle.status == "busy" and not sampling.allow_busy:
                 return refused_result(
+                    self.handler,
                     spec,
                     "gpu_busy",
                     "invalid",
@@ -370,9 +369,6 @@ class Supervisor:
             if sampling is not None:
                 tables = tables.model_copy(update={"resources": sampling.table()})
         except Exception as exc:  # a defect in the worker: recorded, never a silent success
-            from gpuopt.evaluation.executor import Execution
-            from gpuopt.models.evaluation.invocation import Tables, Warning
-
             ex = Execution()
             ex.sampling = None if sampling is None else sampling.outcome
             ex.stop("failed", "worker_error")
@@ -387,66 +383,16 @@ class Supervisor:
         held = 0.0 if self.gpu_locks is None else self.gpu_locks.held_s() * len(spec.gpus)
         worker.remove_workspace()
         return build_result(
-            spec, ex, started_at=started_epoch, gpu_seconds_held=held, cleanup_status=cleanup, tables=tables
+            self.handler,
+            spec,
+            ex,
+            started_at=started_epoch,
+            gpu_seconds_held=held,
+            cleanup_status=cleanup,
+            tables=tables,
         )
 
 
 def _host_id() -> str:
     """This host's id, as the doctor identity defines it."""
-    from gpuopt.host import host_identity
-
     return host_identity().host_id
-
-
-def _detach(log_path: Path) -> None:
-    """Second fork: the submitter reaps the first process, this one is re-parented and owns nothing."""
-    if os.fork() > 0:
-        os._exit(0)
-    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.dup2(fd, 1)
-    os.dup2(fd, 2)
-    os.close(fd)
-    os.close(null)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Entry point; the detached mode forks away before any heavy import."""
-    parser = argparse.ArgumentParser(prog="gpuopt-supervisor")
-    sub = parser.add_subparsers(dest="mode", required=True)
-    det = sub.add_parser("detached")
-    det.add_argument("root")
-    det.add_argument("invocation")
-    probe = sub.add_parser("probe")
-    probe.add_argument("spec")
-    probe.add_argument("--caller-fd", type=int, required=True)
-    args = parser.parse_args(argv)
-    if args.mode == "detached":
-        if not args.invocation.startswith("inv-") or "/" in args.invocation or ".." in args.invocation:
-            return 2
-        inv_dir = Path(args.root) / "invocations" / args.invocation
-        _detach(inv_dir / "supervisor.log")
-        from gpuopt.evaluation import invocation
-
-        supervisor = invocation.supervisor_for(Path(args.root), args.invocation)
-        return supervisor.run()
-    from gpuopt.evaluation import jsonio
-    from gpuopt.evaluation.executor import ExecutionSpec
-
-    spec_path = Path(args.spec)
-    spec = jsonio.load(ExecutionSpec, spec_path.read_bytes(), what="probe spec")
-    os.set_blocking(args.caller_fd, False)
-    supervisor = Supervisor(
-        spec=spec,
-        inv_dir=spec_path.parent,
-        mode="probe",
-        launch_deadline_epoch=None,
-        tool_identity=None,
-        caller_fd=args.caller_fd,
-    )
-    return supervisor.run()
-
-
-if __name__ == "__main__":
-    sys.exit(main())

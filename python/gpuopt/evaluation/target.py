@@ -1,13 +1,12 @@
-"""Reading and re-verifying a published Target: its id, its file hash, and whether it can still run here."""
+"""Reading a published Target: its id and its file hash (whether it can still run here is checked before a
+launch, in :mod:`gpuopt.evaluation.invocation`)."""
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from gpuopt.errors import InputError
-from gpuopt.evaluation import driver as drv
-from gpuopt.evaluation import identity, jsonio
+from gpuopt.evaluation import jsonio
 from gpuopt.evaluation.store import Store
 from gpuopt.models.evaluation.common import RecordRef
 from gpuopt.models.evaluation.target import DiagnosticTarget, Target
@@ -77,15 +76,3 @@ def optimizable(target: Target | DiagnosticTarget) -> Target:
             observed="diagnostic",
         )
     return target
-
-
-def check_runnable(store: Store, target: Target, ref: RecordRef) -> None:
-    """Before any launch: the Target file, driver identity, inherited environment and observed runtime are
-    still the frozen ones (``target_changed``, ``driver_changed``, ``environment_changed``,
-    ``identity_changed``; a missing GPU is ``gpu_not_found``, exit 3)."""
-    load(store, ref)
-    drv.check_driver(target.driver)
-    drv.check_environment(target.driver, os.environ, store)
-    frozen = target.runtime_identity.observed
-    now = identity.observe(target.gpus, [t.name for t in frozen.required_tools])
-    identity.check_unchanged(frozen, now)

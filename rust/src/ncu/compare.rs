@@ -2,8 +2,9 @@
 //! report the launches of one kernel are summarised by their mean, and every row states how many
 //! values each side averaged. Kernels present on one side only appear with the other side empty.
 
+use super::cells::table;
 use super::codes;
-use super::launches::{fact_matrix, resolve, table, Stats};
+use super::launches::{fact_matrix, resolve, Stats};
 use super::metrics::FACTS;
 use super::model::{Cell, Report};
 use crate::error::{Error, Result};

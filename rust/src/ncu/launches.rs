@@ -1,11 +1,12 @@
 //! Per-launch facts (one row per launch, never averaged), per-name aggregates that state their count,
 //! warp stalls, instruction mix, rules, sections, the long metric table and what stays unmodeled.
 
-use super::codes;
+use super::cells::{check_unit, function_of, number, table};
+
 use super::metrics::{self, Candidate, Fact, FACTS};
 use super::model::{Cell, LaunchIdentity, Report};
 use super::roofline;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::table::Table;
 use arrow_array::{ArrayRef, BooleanArray, Float64Array, Int64Array, StringArray};
 use serde::Serialize;
@@ -55,56 +56,6 @@ pub fn resolve(report: &Report) -> Result<Vec<Option<Resolved>>> {
             }))
         })
         .collect()
-}
-
-/// Fails unless column `col` has a known unit among `accepted`.
-pub fn check_unit(report: &Report, col: usize, accepted: &[&str], used_for: &str) -> Result<()> {
-    let Some(column) = report.metrics.column(col) else {
-        return Ok(());
-    };
-    if !column.unit_known {
-        return Err(Error::input(
-            codes::UNIT_UNKNOWN,
-            format!(
-                "metric {} (used for {used_for}) has unit {:?}, which is not in gpuopt's unit table",
-                column.name, column.reported_unit
-            ),
-        )
-        .with_expected(format!("a unit normalising to one of {accepted:?}"))
-        .with_observed(column.reported_unit.clone()));
-    }
-    if !accepted.contains(&column.unit.as_str()) {
-        return Err(Error::input(
-            codes::UNIT_UNEXPECTED,
-            format!(
-                "metric {} (used for {used_for}) is in {:?} (base {:?})",
-                column.name, column.reported_unit, column.unit
-            ),
-        )
-        .with_expected(format!("{accepted:?}"))
-        .with_observed(column.unit.clone()));
-    }
-    Ok(())
-}
-
-/// The numeric value of a metric cell for a fact: text where a number belongs is an error.
-pub fn number(report: &Report, row: usize, col: usize) -> Result<Option<f64>> {
-    match report.metrics.cell(row, col) {
-        Cell::Number(v) => Ok(Some(v)),
-        Cell::Missing => Ok(None),
-        Cell::Text(t) => Err(Error::input(
-            codes::VALUE_INVALID,
-            format!(
-                "metric {} holds {t:?} for launch {}, where a number belongs",
-                report
-                    .metrics
-                    .column(col)
-                    .map(|c| c.name.as_str())
-                    .unwrap_or_default(),
-                report.launches.get(row).map_or(-1, |l| l.id)
-            ),
-        )),
-    }
 }
 
 fn fact_value(report: &Report, row: usize, resolved: &Resolved) -> Result<Option<f64>> {
@@ -220,16 +171,6 @@ fn ints(values: Vec<Option<i64>>) -> ArrayRef {
 
 fn floats(values: Vec<Option<f64>>) -> ArrayRef {
     Arc::new(Float64Array::from(values))
-}
-
-/// A table from owned column names.
-pub fn table(columns: Vec<(String, ArrayRef)>) -> Result<Table> {
-    Table::from_columns(
-        columns
-            .iter()
-            .map(|(n, a)| (n.as_str(), a.clone()))
-            .collect(),
-    )
 }
 
 /// One row per launch: identity, configuration, every fact, and the tool/version/arch of the numbers.
@@ -628,14 +569,6 @@ pub fn warp_stalls_table(report: &Report) -> Result<Table> {
         ("samples_not_issued".into(), floats(not_issued)),
         ("samples_pct".into(), floats(sample_share)),
     ])
-}
-
-/// The short kernel name secondary tables carry (launch_id is the key to the launches table).
-pub fn function_of(launch: &LaunchIdentity) -> Option<String> {
-    launch
-        .kernel_function
-        .clone()
-        .or_else(|| Some(launch.kernel_name.clone()))
 }
 
 fn kernel_of(report: &Report, row: usize) -> (Option<i64>, Option<String>) {

@@ -6,6 +6,7 @@
 //! names where each fact comes from; `launches`, `roofline` and `compare` turn a report into tables.
 //! Nothing here averages different launches or kernels silently: per-name aggregates carry their count.
 
+pub mod cells;
 pub mod columns;
 pub mod compare;
 pub mod csv;

@@ -3,8 +3,8 @@
 //! report (or ceilings the caller measured). A point is a statement of where a launch sits under these
 //! stated assumptions, not a prediction.
 
+use super::cells::{check_unit, function_of, number, table};
 use super::codes;
-use super::launches::{check_unit, function_of, number, table};
 use super::model::Report;
 use crate::error::{Error, Result};
 use crate::table::Table;

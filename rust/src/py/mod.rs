@@ -43,8 +43,8 @@ mod _native {
     #[pymodule_export]
     use super::stats::{
         stats_compare, stats_compare_files, stats_compare_unpaired, stats_constraint,
-        stats_guardrail, stats_noise, stats_noise_file, stats_rng_draws, stats_schedule,
-        stats_simulate,
+        stats_guardrail, stats_input_seed, stats_mde_pct, stats_noise, stats_noise_file,
+        stats_pair_effects, stats_rng_draws, stats_schedule, stats_simulate, stats_summarize,
     };
     #[pymodule_export]
     use super::store::{

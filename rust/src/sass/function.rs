@@ -2,10 +2,10 @@
 //! scanner's shared scratch arrays, and bounded evidence for signature patterns.
 
 use super::arch::Arch;
-use super::hash::FxHashMap;
 use super::instruction::{
     branch_target, BranchTarget, Class, Instruction, OpcodeInfo, CLASS_COUNT,
 };
+use crate::fxhash::FxHashMap;
 use serde::Serialize;
 
 /// One evidence line: where the instruction is and how the listing printed it.

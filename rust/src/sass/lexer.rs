@@ -277,3 +277,58 @@ mod tests {
         assert!(ok.is_ok());
     }
 }
+
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Printable SASS-like text with blanks, tabs and carriage returns in any place.
+    fn line() -> impl Strategy<Value = Vec<u8>> {
+        prop::collection::vec(
+            prop::sample::select(vec![b' ', b' ', b'\t', b'\r', b'A', b'/', b'*', b'0', b';']),
+            0..40,
+        )
+    }
+
+    fn blank(b: u8) -> bool {
+        matches!(b, b' ' | b'\t' | b'\r')
+    }
+
+    proptest! {
+        #[test]
+        fn trim_strips_exactly_the_blanks_at_both_ends(l in line()) {
+            let t = trim(&l);
+            prop_assert!(t.first().is_none_or(|b| !blank(*b)));
+            prop_assert!(t.last().is_none_or(|b| !blank(*b)));
+            let start = l.iter().position(|b| !blank(*b)).unwrap_or(l.len());
+            let end = l.iter().rposition(|b| !blank(*b)).map_or(start, |e| e + 1);
+            prop_assert_eq!(t, &l[start..end]);
+            prop_assert_eq!(trim(t), t);
+            prop_assert_eq!(trim_start(&l), &l[start..]);
+        }
+
+        #[test]
+        fn for_each_line_returns_every_line_in_order(lines in prop::collection::vec(line(), 0..30),
+                                                     final_newline in any::<bool>()) {
+            let mut text = lines.join(&b'\n');
+            if final_newline && !lines.is_empty() {
+                text.push(b'\n');
+            }
+            let mut seen: Vec<Vec<u8>> = Vec::new();
+            let stats = for_each_line(text.as_slice(), |l, n| {
+                assert_eq!(n as usize, seen.len() + 1);
+                seen.push(l.to_vec());
+                Ok(())
+            })
+            .unwrap();
+            let mut expect = lines.clone();
+            if !final_newline && expect.last().is_some_and(Vec::is_empty) {
+                expect.pop(); // a text ending in "\n" has no empty last line
+            }
+            prop_assert_eq!(stats.bytes, text.len() as u64);
+            prop_assert_eq!(stats.lines as usize, expect.len());
+            prop_assert_eq!(seen, expect);
+        }
+    }
+}

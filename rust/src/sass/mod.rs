@@ -8,7 +8,7 @@
 mod arch;
 mod cuobjdump;
 mod function;
-mod hash;
+
 pub mod instruction;
 pub(crate) mod lexer;
 mod nvdisasm;

@@ -1,12 +1,12 @@
 //! The `nvdisasm` grammar: ELF sections (`.section .text.<name>` holds one function), labels, symbol
 //! directives, `.nv.info` attributes (register count, frame and stack sizes) and `//##` line info.
 
-use super::hash::FxHashMap;
 use super::instruction::{parse_hex, Addressed};
 use super::lexer::{trim, LineStats};
 use super::scanner::Scanner;
 use super::{codes, Arch};
 use crate::error::{Error, Result};
+use crate::fxhash::FxHashMap;
 
 #[derive(Default, Clone, Copy, PartialEq, Eq)]
 enum Section {

@@ -4,7 +4,6 @@
 use super::arch::Arch;
 use super::codes;
 use super::function::{FunctionBuilder, FunctionFacts, Scratch};
-use super::hash::FxHashMap;
 use super::instruction::{
     is_mnemonic, parse_addressed, Addressed, Instruction, LineError, OpcodeInfo,
 };
@@ -12,6 +11,7 @@ use super::lexer::{for_each_line, for_each_line_in, trim, LineStats};
 use super::signatures::Catalog;
 use super::{cuobjdump, nvdisasm};
 use crate::error::{Error, Result};
+use crate::fxhash::FxHashMap;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io::Read;

@@ -33,8 +33,6 @@ pub mod schedule;
 pub mod simulate;
 pub mod student;
 pub mod tables;
-#[cfg(test)]
-mod timing;
 pub mod verdict;
 
 pub use compare::{

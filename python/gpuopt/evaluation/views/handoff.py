@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from gpuopt.evaluation import champion, invocation
+from gpuopt.evaluation import invocation, records
 from gpuopt.evaluation.views.records import Root, ci, pct, ref_text
 from gpuopt.models.evaluation.views import HandoffData
 
@@ -69,7 +69,7 @@ def _final_audits(root: Root) -> dict[str, tuple[Any, str]]:
 
 def _champion_section(doc: _Doc, root: Root) -> None:
     target, tref = root.target_and_ref
-    cur = champion.resolve(root.store, target, tref)
+    cur = records.resolve_champion(root.store, target, tref)
     doc.head("Champion")
     if cur.selection is None or cur.selection_ref is None:
         doc.fact(f"the original ({target.original.digest}): nothing selected", tref.id, tref.sha256)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from gpuopt import _native
 from gpuopt.errors import InputError
 from gpuopt.evaluation import invocation, jsonio
+from gpuopt.evaluation.sampler import resource_rows
 from gpuopt.evaluation.views.records import Root
 from gpuopt.models.evaluation.views import ShowData
 
@@ -188,7 +189,6 @@ def _table(root: Root, inv_id: str, part: str) -> pl.DataFrame:
                 f"{inv_id} has no resources.jsonl (its Target's sampler is disabled, or it never started)",
                 path=part,
             )
-        from gpuopt.evaluation.sampler import resource_rows
 
         rows = resource_rows(root.store.read_bytes(rel, max_bytes=1 << 30))
         return pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame({"t_mono_ns": []})

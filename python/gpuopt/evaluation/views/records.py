@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuopt.errors import InputError
-from gpuopt.evaluation import invocation, jsonio
+from gpuopt.evaluation import jsonio, records
 from gpuopt.evaluation import target as targets
 from gpuopt.evaluation.store import Store
 from gpuopt.models.evaluation.common import RecordRef
@@ -77,12 +77,12 @@ class Root:
         if (("result", inv_id)) not in self.latest:
             return None
         line = self._verified("result", inv_id)
-        found = invocation.read_result(self.store, inv_id)
+        found = records.read_result(self.store, inv_id)
         return None if found is None else (found[0], line.sha256)
 
     def request(self, inv_id: str) -> FrozenRequest:
         self._verified("invocation", inv_id)
-        return invocation.read_request(self.store, inv_id)
+        return records.read_request(self.store, inv_id)
 
     def experiment(self, exp_id: str) -> tuple[Experiment, str]:
         line = self._verified("experiment", exp_id)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuopt.errors import InputError
-from gpuopt.evaluation import champion
+from gpuopt.evaluation import champion, invocation
 from gpuopt.evaluation.views.listing import ls
 from gpuopt.evaluation.views.records import Root, ci, pct
 from gpuopt.models.evaluation.views import ReportData
@@ -66,8 +66,6 @@ def _invocation_report(root: Root, inv_id: str) -> dict[str, Any]:
         "result_sha256": None if found is None else found[1],
     }
     if result is None:
-        from gpuopt.evaluation import invocation
-
         out["status"] = invocation.status(root.store.root, inv_id).model_dump(mode="json")
         return out
     data = result.model_dump(mode="json")

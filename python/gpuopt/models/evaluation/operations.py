@@ -32,6 +32,7 @@ from gpuopt.models.evaluation.invocation import (
     Limits,
     SubmitOutcome,
 )
+from gpuopt.models.stats import OrderFacts
 
 Seed = Annotated[int, Field(ge=0, le=2**53 - 1)]
 PathText = Annotated[str, Field(min_length=1, max_length=4096)]
@@ -242,19 +243,15 @@ class CaseStat(Record):
     ci_high_pct: float | None
 
 
-class OrderEffect(Record):
-    ab_pairs: Count
-    ba_pairs: Count
-    order_effect_pct: float | None
-
-
 class Statistics(Record):
     primary: Statistic
     constraints: list[ConstraintStat]
     guardrails: list[GuardrailStat]
     secondary: list[Statistic]
     per_case: list[CaseStat] = Field(description="The primary per case: reported, never used for verdicts")
-    order_effect: OrderEffect | None
+    order_effect: OrderFacts | None = Field(
+        description="The engine's AB/BA order facts, as gpuopt.stats reports them"
+    )
 
 
 class PairValue(Record):

@@ -1,12 +1,13 @@
 //! Timing harness for the paired bootstrap (run by hand; no timing assertions):
-//! `cargo test --release --lib stats::timing -- --ignored --nocapture`.
+//! `cargo bench --bench stats_timing` (both parts) or `cargo bench --bench stats_timing -- once` (one
+//! sequential comparison, a profiling target for `valgrind --tool=callgrind`).
 //! The data mimic `benchmarks/stats_bench.py`: 1 000 log ratios, 10 000 BCa replicates of the median.
 
-use super::compare::{bootstrap_prefix, compare_with, PairedInput};
-use super::estimators::{Estimator, Sample};
-use super::options::CompareOptions;
-use super::resample::{replicates, replicates_batched, Parallelism};
-use super::rng::{Part, Stream};
+use _native::stats::compare::{bootstrap_prefix, compare_with, PairedInput};
+use _native::stats::estimators::{Estimator, Sample};
+use _native::stats::options::CompareOptions;
+use _native::stats::resample::{replicates, replicates_batched, Parallelism};
+use _native::stats::rng::{Part, Stream};
 use std::time::{Duration, Instant};
 
 fn bench_input(n: usize) -> PairedInput {
@@ -30,16 +31,11 @@ fn best(rounds: usize, mut f: impl FnMut()) -> Duration {
         .unwrap_or_default()
 }
 
-fn pool(threads: usize) -> rayon::ThreadPool {
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .unwrap()
+fn pool(threads: usize) -> Result<rayon::ThreadPool, rayon::ThreadPoolBuildError> {
+    rayon::ThreadPoolBuilder::new().num_threads(threads).build()
 }
 
-#[test]
-#[ignore = "timing harness, run by hand"]
-fn paired_bootstrap_phases() {
+fn paired_bootstrap_phases() -> Result<(), Box<dyn std::error::Error>> {
     let input = bench_input(1000);
     let effects: Vec<f64> = input
         .baseline
@@ -97,7 +93,7 @@ fn paired_bootstrap_phases() {
         batched.as_secs_f64() * 1e3
     );
     for threads in [1, 2] {
-        let p = pool(threads);
+        let p = pool(threads)?;
         let t = p.install(|| {
             best(rounds, || {
                 std::hint::black_box(replicates(
@@ -130,7 +126,7 @@ fn paired_bootstrap_phases() {
         );
         let c = p.install(|| {
             best(rounds, || {
-                std::hint::black_box(compare_with(&input, &options, Parallelism::Rayon).unwrap());
+                std::hint::black_box(compare_with(&input, &options, Parallelism::Rayon).ok());
             })
         });
         println!(
@@ -143,7 +139,7 @@ fn paired_bootstrap_phases() {
         };
         let c = p.install(|| {
             best(rounds, || {
-                std::hint::black_box(compare_with(&input, &few, Parallelism::Rayon).unwrap());
+                std::hint::black_box(compare_with(&input, &few, Parallelism::Rayon).ok());
             })
         });
         println!(
@@ -160,7 +156,7 @@ fn paired_bootstrap_phases() {
     );
     let sorting = best(rounds, || {
         let mut copy = reps.clone();
-        super::bootstrap::sort(&mut copy);
+        _native::stats::bootstrap::sort(&mut copy);
         std::hint::black_box(copy);
     });
     println!(
@@ -174,11 +170,10 @@ fn paired_bootstrap_phases() {
         "jackknife:                     {:8.3} ms",
         jk.as_secs_f64() * 1e3
     );
+    Ok(())
 }
 
 /// One sequential paired comparison of the benchmark's size, for `valgrind --tool=callgrind`.
-#[test]
-#[ignore = "profiling target, run by hand"]
 fn paired_compare_once() {
     let input = bench_input(1000);
     let options = CompareOptions {
@@ -186,5 +181,13 @@ fn paired_compare_once() {
         seed: 1,
         ..CompareOptions::default()
     };
-    std::hint::black_box(compare_with(&input, &options, Parallelism::Sequential).unwrap());
+    std::hint::black_box(compare_with(&input, &options, Parallelism::Sequential).ok());
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    if std::env::args().any(|a| a == "once") {
+        paired_compare_once();
+        return Ok(());
+    }
+    paired_bootstrap_phases()
 }

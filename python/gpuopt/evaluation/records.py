@@ -1,0 +1,197 @@
+"""Every reader of the evaluation records in one artifact root (the store layer): frozen requests and
+results of invocations, Experiments, Selections and the Champion pointer, and :func:`mark_stale`, the one
+rewrite of a result that lost its Champion binding. Operations, the runner and the views read records
+through here; none of them reads another operation's module to get at a record."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from gpuopt import _native
+from gpuopt.errors import InputError
+from gpuopt.evaluation import jsonio
+from gpuopt.evaluation.store import Store
+from gpuopt.models.evaluation.champion import ChampionPointer, Selection
+from gpuopt.models.evaluation.common import RecordRef
+from gpuopt.models.evaluation.experiment import Experiment, ReferenceAtCreation
+from gpuopt.models.evaluation.invocation import FrozenRequest, InvocationResult, Warning
+from gpuopt.models.evaluation.operations import FROZEN_MODELS, RESULT_MODELS, BindingStatus
+from gpuopt.models.evaluation.target import Target, Variant
+
+POINTER = "champion/current.json"
+LOCK = "locks/champion.lock"
+
+REQUEST_MODELS: dict[str, type[FrozenRequest]] = {"readiness_smoke": FrozenRequest, **FROZEN_MODELS}
+"""Frozen-request model per operation (operations with their own fields register a subclass)."""
+
+
+# ---- invocations -------------------------------------------------------------------------------------------
+
+
+def invocation_rel(inv_id: str, name: str = "") -> str:
+    _native.validate_id("invocation", inv_id)
+    return f"invocations/{inv_id}" + (f"/{name}" if name else "")
+
+
+def read_request(store: Store, inv_id: str) -> FrozenRequest:
+    rel = invocation_rel(inv_id, "request.json")
+    if not store.exists(rel):
+        raise InputError("invocation_not_found", f"no invocation {inv_id} in {store.root}", path=rel)
+    raw = jsonio.parse(store.read_bytes(rel), max_bytes=jsonio.MAX_RECORD_BYTES, what="request.json")
+    model = REQUEST_MODELS.get(str(raw.get("operation")), FrozenRequest)
+    return jsonio.validate(model, raw, what=rel)
+
+
+def read_result(store: Store, inv_id: str) -> tuple[InvocationResult, str] | None:
+    rel = invocation_rel(inv_id, "result.json")
+    if not store.exists(rel):
+        return None
+    raw = jsonio.parse(store.read_bytes(rel), max_bytes=jsonio.MAX_RECORD_BYTES, what="result.json")
+    operation = raw.get("operation") if isinstance(raw, dict) else None
+    model = RESULT_MODELS.get(str(operation), InvocationResult)
+    result, sha = store.read_record(rel, model, what="invocation result")
+    return result, sha
+
+
+def mark_stale(result: InvocationResult, *, observed: str | None) -> InvocationResult:
+    """A bound result whose Champion moved before publication: measurement invalid, not evaluated. A result
+    that was already not evaluated (refused, failed, timed out) keeps its stop reason."""
+    update: dict[str, Any] = {
+        "measurement_validity": "invalid",
+        "verdict": "not_evaluated",
+        "stop_reason": "stale_reference" if result.verdict != "not_evaluated" else result.stop_reason,
+        "warnings": [
+            *result.warnings,
+            Warning(
+                code="stale_reference",
+                message="the Champion changed before this result was published",
+                observed=observed,
+            ),
+        ],
+    }
+    binding = getattr(result, "reference_binding", None)
+    if isinstance(binding, BindingStatus):
+        update["reference_binding"] = binding.model_copy(update={"status": "stale"})
+    if hasattr(result, "performance_interpreted"):
+        update["performance_interpreted"] = False
+    if hasattr(result, "statistics"):
+        update["statistics"] = None
+    return type(result).model_validate({**result.model_dump(), **update})
+
+
+# ---- Experiments -------------------------------------------------------------------------------------------
+
+
+def experiment_rel(exp_id: str) -> str:
+    _native.validate_id("experiment", exp_id)
+    return f"experiments/{exp_id}.json"
+
+
+def load_experiment(store: Store, ref: RecordRef) -> Experiment:
+    """An Experiment of this root, verified against its ref (``experiment_not_found``,
+    ``experiment_changed``)."""
+    rel = experiment_rel(ref.id)
+    if not store.exists(rel):
+        raise InputError("experiment_not_found", f"no Experiment {ref.id} in {store.root}", path=rel)
+    try:
+        exp, _ = store.read_record(rel, Experiment, what="experiment", sha256=ref.sha256)
+    except InputError as exc:
+        if exc.code == "record_changed":
+            raise InputError(
+                "experiment_changed",
+                exc.message,
+                path=rel,
+                expected=exc.expected,
+                observed=exc.observed,
+            ) from None
+        raise
+    return exp
+
+
+# ---- the Champion ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Current:
+    """The resolved Champion."""
+
+    variant: Variant
+    selection: Selection | None
+    selection_ref: RecordRef | None
+    pointer_sha256: str | None
+
+    @property
+    def decision(self) -> Literal["original", "select_candidate", "restore_original"]:
+        return "original" if self.selection is None else self.selection.decision
+
+    @property
+    def is_original(self) -> bool:
+        return self.selection is None or self.selection.decision == "restore_original"
+
+    def at_creation(self) -> ReferenceAtCreation:
+        return ReferenceAtCreation(
+            variant=self.variant.model_copy(update={"role": "reference"}),
+            selection=self.selection_ref,
+            pointer_sha256=self.pointer_sha256,
+        )
+
+
+def selection_rel(sel_id: str) -> str:
+    _native.validate_id("selection", sel_id)
+    return f"champion/selections/{sel_id}.json"
+
+
+def _invalid(message: str, path: str = POINTER, **kw: str | None) -> InputError:
+    return InputError("selection_invalid", message, path=path, **kw)
+
+
+def read_selection(store: Store, ref: RecordRef) -> Selection:
+    try:
+        rel = selection_rel(ref.id)
+    except InputError as exc:
+        raise _invalid(f"the selection id {ref.id!r} is invalid: {exc.message}") from None
+    if not store.exists(rel):
+        raise _invalid(f"the pointer names {ref.id}, which does not exist (dangling)", rel)
+    selection, _ = store.read_record(rel, Selection, what="selection", sha256=ref.sha256)
+    return selection
+
+
+def resolve_champion(store: Store, target: Target, tref: RecordRef) -> Current:
+    """No pointer → the original; else pointer → selection (hash-checked, same Target) → its variant. An
+    unreadable, symlinked, malformed or dangling pointer is ``selection_invalid``, never the original."""
+    original = target.original
+    if not store.exists(POINTER):
+        if os.path.islink(store.root / POINTER):
+            raise _invalid("champion/current.json is a symbolic link")
+        return Current(variant=original, selection=None, selection_ref=None, pointer_sha256=None)
+    try:
+        data = store.read_bytes(POINTER, max_bytes=1 << 20)
+        pointer = jsonio.load(ChampionPointer, data, what="champion pointer")
+    except InputError as exc:
+        raise _invalid(f"champion/current.json is unreadable or malformed: {exc.message}") from None
+    if pointer.target.id != tref.id:
+        raise _invalid("the pointer names another Target", expected=tref.id, observed=pointer.target.id)
+    try:
+        selection = read_selection(store, pointer.selection)
+    except InputError as exc:
+        if exc.code == "selection_invalid":
+            raise
+        raise _invalid(f"the selected record does not match the pointer: {exc.message}") from None
+    if selection.id != pointer.selection.id or selection.target.id != tref.id:
+        raise _invalid("the selection does not belong to this pointer and Target")
+    variant = original if selection.decision == "restore_original" else selection.variant
+    return Current(
+        variant=variant,
+        selection=selection,
+        selection_ref=pointer.selection,
+        pointer_sha256=jsonio.sha256_hex(data),
+    )
+
+
+def pointer_sha256(store: Store) -> str | None:
+    """The Champion pointer file's sha256, or None when absent (the original is the Champion)."""
+    if not store.exists(POINTER):
+        return None
+    return jsonio.sha256_hex(store.read_bytes(POINTER, max_bytes=1 << 20))

@@ -1,0 +1,100 @@
+"""One-screen text summaries of an evaluation's dry-run plan and result, for people (the ``summary``
+field of the command's data)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpuopt.models.evaluation.invocation import InvocationResult
+from gpuopt.models.evaluation.operations import (
+    BaselineRequest,
+    DryRun,
+    EvaluationRequestBase,
+    FinalAuditRequest,
+    NoiseRequest,
+    ScreenRequest,
+    TargetRequest,
+)
+
+REQUESTS: dict[str, type[EvaluationRequestBase]] = {
+    "baseline": BaselineRequest,
+    "noise": NoiseRequest,
+    "screen": ScreenRequest,
+    "target": TargetRequest,
+    "final_audit": FinalAuditRequest,
+}
+WAIT_MARGIN_S = 120.0
+
+
+# ---- summaries for people ----------------------------------------------------------------------------------
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{value:+.2f} %"
+
+
+def statistic_line(label: str, s: Any) -> str:
+    return (
+        f"{label}: {s.verdict} {_pct(s.estimate_pct)} "
+        f"[{_pct(s.ci_low_pct)}, {_pct(s.ci_high_pct)}] at {s.confidence:g} "
+        f"({s.n_valid} valid pairs, minimum effect {s.threshold_pct:g} %)"
+    )
+
+
+def result_summary(result: InvocationResult) -> list[str]:
+    lines = [
+        f"{result.invocation_id} {result.operation}: {result.verdict} "
+        f"({result.execution_status}/{result.measurement_validity}, stop {result.stop_reason})",
+        f"calls {result.calls.completed}/{result.calls.planned}, skipped {len(result.calls.skipped)}, "
+        f"cleanup {result.cleanup_status}, {result.elapsed_s:.1f} s",
+    ]
+    stats = getattr(result, "statistics", None)
+    if stats is not None:
+        lines.append(statistic_line(f"primary {stats.primary.metric}", stats.primary))
+        lines += [f"constraint {c.metric}: {c.status}" for c in stats.constraints]
+        lines += [f"guardrail {g.metric}: {g.status}" for g in stats.guardrails]
+        lines += [statistic_line(f"secondary {s.metric}", s) for s in stats.secondary]
+    elif getattr(result, "performance_interpreted", True) is False:
+        lines.append("performance not interpreted (measurement invalid)")
+    noise_facts = getattr(result, "noise", None)
+    if noise_facts is not None:
+        for name, n in noise_facts.metrics.items():
+            at = ", ".join(f"{a.mde_pct:.2f} % at {a.n_pairs}" for a in n.at)
+            lines.append(
+                f"noise {name}: A/A {n.aa_verdict} {_pct(n.aa_estimate_pct)} "
+                f"[{_pct(n.aa_ci_low_pct)}, {_pct(n.aa_ci_high_pct)}], SD {n.sd_log:.4f} (log), "
+                f"MDE {at} pairs"
+            )
+    for case in getattr(result, "cases", []):
+        facts = ", ".join(f"{k} median {v.median:.4g} {v.unit}" for k, v in case.metrics.items())
+        lines.append(f"case {case.case_id}: {case.calls} calls, {facts}")
+    res = getattr(result, "resolution", None)
+    if res is not None:
+        mde = "—" if res.mde_pct is None else f"{res.mde_pct:.2f} %"
+        lines.append(f"resolution: {res.status} (MDE {mde} at {res.planned_pairs} planned pairs)")
+    lines += [f"warning {w.code}: {w.message}" for w in result.warnings]
+    return lines
+
+
+def _basis_text(basis: list[str]) -> str:
+    return ", ".join(basis) if len(basis) <= 6 else f"{', '.join(basis[:6])} and {len(basis) - 6} more"
+
+
+def dry_run_summary(plan: DryRun) -> list[str]:
+    est = plan.estimate
+    duration = "unknown" if est.p50_s is None else f"p50 {est.p50_s:.1f} s, p90 {est.p90_s or 0:.1f} s"
+    lines = [
+        f"{plan.invocation_id}: dedupe {plan.dedupe}, {plan.calls.total} calls "
+        + ", ".join(f"{k} {v}" for k, v in sorted(plan.calls.by_role.items()))
+        + (f", {plan.calls.restore_checks} conditional restore checks" if plan.restore_checks else ""),
+        f"expected duration {duration}"
+        + (f" (basis {_basis_text(est.basis)})" if est.basis else "")
+        + (", scaled" if est.scaled else "")
+        + (f", {len(est.unknown_steps)} steps without basis" if est.unknown_steps else ""),
+    ]
+    for step in plan.evidence_plan:
+        pair = "" if step.pair_index is None else f" pair {step.pair_index} {step.order}"
+        lines.append(
+            f"  call {step.call_index}: {step.case_id}{pair} {'+'.join(step.roles)} ({step.lifecycle})"
+        )
+    return lines
