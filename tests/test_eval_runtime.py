@@ -325,6 +325,8 @@ def test_wait_on_an_invocation_that_is_lost_exits_2(ready: dict[str, Path], tmp_
     while not (new := set((root / "invocations").iterdir()) - before) and time.monotonic() < deadline:
         time.sleep(0.05)
     (inv,) = new
+    while not (inv / "request.json").is_file() and time.monotonic() < deadline:
+        time.sleep(0.05)  # the folder appears before its request is written
     _wait_running(root, inv.name)
     sup = json.loads((inv / "supervisor.json").read_bytes())
     os.kill(sup["pid"], signal.SIGKILL)
