@@ -18,6 +18,7 @@ import re
 import subprocess
 from collections.abc import Sequence
 from decimal import ROUND_HALF_UP, Decimal
+from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -214,7 +215,15 @@ def parse_time(text: str) -> int:
             observed=text,
         )
     value, unit = match.group(1), match.group(2) or "ns"
-    return round(float(value) * _UNITS_NS[unit]) if "." in value else int(value) * _UNITS_NS[unit]
+    ns = round(Fraction(value) * _UNITS_NS[unit])  # exact: no float overflow or rounding drift
+    if not -(2**63) <= ns < 2**63:
+        raise InputError(
+            "nsys_window_invalid",
+            f"{text!r} is outside the file's 64-bit ns clock",
+            expected="a time between -2^63 and 2^63 - 1 ns",
+            observed=text,
+        )
+    return ns
 
 
 def parse_window(text: str) -> Window:
