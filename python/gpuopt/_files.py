@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+from typing import BinaryIO
 
 from gpuopt.errors import InputError
 
@@ -78,10 +79,9 @@ def read_bounded(path: str | os.PathLike[str], what: str, limit: int = DEFAULT_M
     return data
 
 
-def read_stream_bounded(stream: object, what: str, limit: int = DEFAULT_MAX_BYTES) -> bytes:
+def read_stream_bounded(stream: BinaryIO, what: str, limit: int = DEFAULT_MAX_BYTES) -> bytes:
     """At most ``limit`` bytes of a binary stream (stdin); more is ``input_too_large``."""
-    read = stream.read
-    data: bytes = read(limit + 1)
+    data = stream.read(limit + 1)
     if len(data) > limit:
         raise _too_large(None, what, limit, f"more than {limit} bytes")
     return data
