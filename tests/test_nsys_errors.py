@@ -182,3 +182,52 @@ def test_nsys_rep_is_exported_once_and_recorded(shared: Path, tmp_path: Path) ->
     calls = (tmp_path / "calls.log").read_text().splitlines()
     assert len(calls) == 1 and calls[0].startswith("export --type sqlite")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bin", "cache", "calls.log", "profile.nsys-rep"]
+
+
+def _mutated(shared: Path, tmp_path: Path, *sql: str) -> Path:
+    path = tmp_path / "mutated.sqlite"
+    shutil.copyfile(shared / "h200/nsys/eager.sqlite", path)
+    con = sqlite3.connect(path)
+    for statement in sql:
+        con.execute(statement)
+    con.commit()
+    con.close()
+    return path
+
+
+def test_sign_bit_flip_is_a_typed_error_naming_table_and_row(shared: Path, tmp_path: Path) -> None:
+    # Issue 13.1: this one UPDATE once gave exit 0, `Time % -0.0` and a total of -9223372036854413636.
+    path = _mutated(
+        shared,
+        tmp_path,
+        "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start=start-9223372036854775807-1 WHERE rowid=5",
+    )
+    run = gpuopt("nsys", "stats", str(path), "--report", "cuda_gpu_kern_sum", "--json")
+    assert run.code == 2, run.stdout + run.stderr
+    err = run.json()["errors"][0]
+    assert err["code"] == "nsys_timestamp_impossible"
+    assert "CUPTI_ACTIVITY_KIND_KERNEL row 5" in err["message"]
+    report = nsys.open(path)
+    for call in (report.timeline, report.gaps, report.kernels, report.kernel_summary):
+        with pytest.raises(errors.InputError, match="CUPTI_ACTIVITY_KIND_KERNEL row 5"):
+            call()
+
+
+def test_sums_past_int64_are_typed_errors_not_saturated(shared: Path, tmp_path: Path) -> None:
+    # Four kernels of one name, each just under 2^62 ns: their total (~2^64) does not fit an int64.
+    path = _mutated(
+        shared,
+        tmp_path,
+        "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start=0, end=4611686018427387903, demangledName="
+        "(SELECT demangledName FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid=1) WHERE rowid IN (1, 2, 3, 4)",
+    )
+    with pytest.raises(errors.InputError, match="total_time_ns overflows") as caught:
+        nsys.open(path).stats("cuda_gpu_kern_sum")
+    assert caught.value.code == "nsys_sum_overflow"
+    assert int(caught.value.observed or 0) >= 4 * (2**62 - 1) > 2**63 - 1
+
+
+def test_inverted_interval_names_the_row(shared: Path, tmp_path: Path) -> None:
+    path = _mutated(shared, tmp_path, "UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET end=start-1 WHERE rowid=3")
+    with pytest.raises(errors.InputError, match="CUPTI_ACTIVITY_KIND_MEMCPY row 3 ends before it starts"):
+        nsys.open(path).timeline()

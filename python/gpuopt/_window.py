@@ -6,6 +6,7 @@ left open."""
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 
 from gpuopt.errors import InputError
 
@@ -26,7 +27,16 @@ def parse_time(text: str, *, code: str) -> int:
             observed=text,
         )
     value, unit = match.group(1), match.group(2) or "ns"
-    return round(float(value) * _UNITS_NS[unit]) if "." in value else int(value) * _UNITS_NS[unit]
+    ns = round(Fraction(value) * _UNITS_NS[unit])  # exact: no float overflow or rounding drift
+    if not -(2**63) <= ns < 2**63:
+        raise InputError(
+            code,
+            f"{text!r} is outside the file's 64-bit ns clock",
+            path="window",
+            expected="a time between -2^63 and 2^63 - 1 ns",
+            observed=text,
+        )
+    return ns
 
 
 def parse_window(text: str, *, code: str, open_ends: bool) -> tuple[int | None, int | None]:

@@ -11,18 +11,17 @@ from pathlib import Path
 from typing import Any
 
 from gpuopt import nvsmi
-from gpuopt.errors import InputError
+from gpuopt._files import read_bounded
 from gpuopt.models.doctor import GpuClocks, GpuIdentity, NvidiaIdentity
 
 _SMI_TIMEOUT_S = 60
+# `nvidia-smi -q -x` of an 8-GPU machine is ~100 KiB; the cap keeps /dev/zero or a sparse file out.
+_MAX_XML_BYTES = 64 * 1024 * 1024
 
 
 def from_xml_file(path: Path) -> NvidiaIdentity:
     """GPU identity from a saved ``nvidia-smi -q -x`` file."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError("file_unreadable", f"{path}: {exc.strerror}", path=str(path)) from None
+    data = read_bounded(path, "nvidia-smi XML file", _MAX_XML_BYTES)
     return nvsmi.parse_xml(data, source="nvidia-smi-xml-file", source_detail=str(path))
 
 

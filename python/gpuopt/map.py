@@ -24,6 +24,7 @@ import numpy as np
 import polars as pl
 
 from gpuopt import _window
+from gpuopt._files import read_bounded, regular_size
 from gpuopt.errors import InputError
 from gpuopt.evaluation.store import Store
 from gpuopt.models.evaluation.common import RecordRef
@@ -185,6 +186,8 @@ def _jsonl(data: bytes) -> tuple[pl.DataFrame, str]:
             obj = json.loads(raw, object_pairs_hook=pairs, parse_constant=constant)
         except (ValueError, UnicodeDecodeError) as exc:
             raise _bad("events_invalid", f"line {number} is not JSON: {exc}", where) from None
+        except RecursionError:
+            raise _bad("events_invalid", f"line {number} is nested too deeply", where) from None
         if not isinstance(obj, dict):
             raise _bad(
                 "events_invalid", f"line {number} is not an object", where, "object", type(obj).__name__
@@ -227,7 +230,9 @@ def _check_dtypes(frame: pl.DataFrame, unit: str) -> None:
 def _columnar(data: bytes, fmt: str) -> tuple[pl.DataFrame, str]:
     try:
         frame = pl.read_parquet(io.BytesIO(data)) if fmt == "parquet" else _read_ipc(data)
-    except Exception as exc:  # polars raises many types for damaged files
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # polars raises many types for damaged files, and panics (PanicException)
         raise _bad("events_invalid", f"cannot read the {fmt} event file: {exc}", "events") from None
     unit = _time_unit(frame.columns, "events")
     _check_dtypes(frame, unit)
@@ -441,18 +446,16 @@ def account(
         raise _bad("window_invalid", "the window needs 0 <= START < END", "window", "0 <= START < END", win)
     path = Path(events)
     try:
-        size = path.stat().st_size
-        if size > MAX_EVENT_FILE_BYTES:
-            raise _bad(
-                "events_too_large", "the event file is too large", str(path), MAX_EVENT_FILE_BYTES, size
-            )
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise _bad("file_not_found", f"no event file at {path}", str(path)) from None
-    except IsADirectoryError:
-        raise _bad("not_a_file", f"{path} is a directory", str(path)) from None
-    except OSError as exc:
-        raise _bad("file_unreadable", f"cannot read {path}: {exc}", str(path)) from None
+        size = regular_size(path)
+    except InputError as exc:
+        raise _bad(exc.code, exc.message, str(path), exc.expected, exc.observed) from None
+    if size > MAX_EVENT_FILE_BYTES:
+        raise _bad("events_too_large", "the event file is too large", str(path), MAX_EVENT_FILE_BYTES, size)
+    try:
+        data = read_bounded(path, "event file", MAX_EVENT_FILE_BYTES)
+    except InputError as exc:
+        code = "events_too_large" if exc.code == "input_too_large" else exc.code
+        raise _bad(code, exc.message, str(path), exc.expected, exc.observed) from None
     ev = read_events(data)
     selected, names = _select(ev.frame, list(timelines))
     totals, map_window, groups, frame = _account(selected, keys, win)

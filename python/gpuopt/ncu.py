@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from gpuopt import _native
+from gpuopt._files import regular_size
 from gpuopt.errors import InputError
 from gpuopt.models.envelope import FileIdentity, UnmodeledItem
 from gpuopt.models.ncu import NcuCollection, NcuReportInfo
@@ -115,6 +116,7 @@ def _frame(table: _native.ArrowTable) -> pl.DataFrame:
 
 
 def _is_rep(path: Path) -> bool:
+    regular_size(path)  # a FIFO or device answers not_a_file instead of blocking the magic read
     try:
         with path.open("rb") as f:
             head = f.read(4)

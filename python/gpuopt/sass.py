@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from gpuopt import _native
+from gpuopt._files import read_bounded, regular_size
 from gpuopt.errors import InputError
 from gpuopt.models.doctor import ToolIdentity
 from gpuopt.models.sass import SassScanReport, SassSource, SassSummary, SignatureTotal
@@ -143,13 +144,14 @@ def scan(
     """
     from gpuopt._tables import to_polars
 
-    catalog_json = Path(catalog).read_bytes() if catalog is not None else None
+    catalog_json = read_bounded(catalog, "signature catalog") if catalog is not None else None
     if isinstance(path_or_text, bytes) or (isinstance(path_or_text, str) and "\n" in path_or_text):
         text = path_or_text.encode() if isinstance(path_or_text, str) else path_or_text
         raw = _native.sass_scan_text(text, catalog_json, evidence_limit)
         source = SassSource(kind="text")
     else:
         path = Path(path_or_text)
+        regular_size(path)  # a FIFO or device answers not_a_file instead of blocking the magic read
         kind = binary_kind(path)
         if kind is None:
             raw = _native.sass_scan_path(str(path), catalog_json, evidence_limit)

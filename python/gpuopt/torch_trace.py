@@ -49,6 +49,8 @@ class TorchTrace:
 
     def files(self) -> list[Path]:
         """The trace files read (one per rank)."""
+        if self.path.is_file():  # the name as given (a non-UTF-8 name survives; the overview's is text)
+            return [self.path]
         return [Path(item.path) for item in self.overview()]
 
     def not_present(self) -> list[str]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from gpuopt.errors import FormatError, InputError
+from gpuopt._files import read_bounded
+from gpuopt.errors import FormatError
 
 
 def read_text(path_or_text: str | os.PathLike[str] | bytes, what: str) -> tuple[str, Path | None]:
@@ -16,14 +17,7 @@ def read_text(path_or_text: str | os.PathLike[str] | bytes, what: str) -> tuple[
         return path_or_text, None
     else:
         path = Path(path_or_text)
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError as exc:
-            raise InputError("file_not_found", f"{path}: no such file", path=str(path)) from exc
-        except IsADirectoryError as exc:
-            raise InputError("not_a_file", f"{path} is a directory", path=str(path)) from exc
-        except OSError as exc:
-            raise InputError("file_unreadable", f"{path}: {exc}", path=str(path)) from exc
+        data = read_bounded(path, what)
     if b"\x00" in data:
         raise FormatError(
             "format_invalid",

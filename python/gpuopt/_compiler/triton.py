@@ -11,12 +11,16 @@ import json
 from pathlib import Path
 from typing import Any
 
+from gpuopt._files import read_bounded
 from gpuopt.errors import InputError
 from gpuopt.models.compiler import SassFunctionFacts, Stage, StageFile, TritonKernel
 from gpuopt.models.doctor import ToolIdentity
 from gpuopt.models.envelope import UnmodeledItem
 
 from . import ir
+
+# Real metadata is a few KiB; a cap keeps a hostile file from filling memory.
+_MAX_METADATA_BYTES = 16 * 1024 * 1024
 
 # Suffix -> stage, in compile order. `.source` is Triton's first MLIR (before TTIR passes).
 SUFFIXES: tuple[tuple[str, Stage], ...] = (
@@ -42,7 +46,12 @@ _MODELED_METADATA = {
 
 
 def find_metadata(root: Path) -> list[Path]:
-    """Kernel metadata files under ``root`` (a cache root, one kernel folder, or one .json)."""
+    """Kernel metadata files under ``root`` (a cache root, one kernel folder, or one .json).
+
+    A ``.json`` that cannot be read or parsed fails closed (``triton_metadata_invalid``): skipping it
+    would drop a kernel without a word. A well-formed JSON without ``name`` and ``hash`` is not a
+    kernel's metadata and is passed over.
+    """
     candidates = [root] if root.is_file() else sorted(root.rglob("*.json"))
     found = []
     for path in candidates:
@@ -55,10 +64,18 @@ def find_metadata(root: Path) -> list[Path]:
 
 
 def _load(path: Path) -> Any:
+    data = read_bounded(path, "Triton metadata JSON", _MAX_METADATA_BYTES)
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return None
+        return json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        detail = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        raise InputError(
+            "triton_metadata_invalid",
+            f"{path} is not valid JSON ({detail}): the kernel it describes cannot be read",
+            path=str(path),
+            expected="Triton kernel metadata JSON (an object with name and hash)",
+            observed=f"{len(data)} bytes" if data else "an empty file",
+        ) from None
 
 
 def _int(meta: dict[str, Any], key: str) -> int | None:
@@ -89,7 +106,7 @@ def kernel(
             StageFile(stage=stage, path=str(path), size_bytes=ident.size_bytes, sha256=ident.sha256)
         )
         if stage != "cubin":
-            texts[stage] = path.read_text(encoding="utf-8", errors="replace")
+            texts[stage] = read_bounded(path, f"Triton {stage} file").decode("utf-8", errors="replace")
     for other in sorted(folder.glob(f"{name}.*")):
         if other.suffix.lstrip(".") not in {s for s, _ in SUFFIXES} | {"json"}:
             unmodeled.append(UnmodeledItem(kind="triton_stage_file", name=other.name, count=1))

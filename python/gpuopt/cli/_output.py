@@ -8,6 +8,7 @@ other exception is an internal error (exit 1) whose traceback is shown only with
 from __future__ import annotations
 
 import functools
+import json
 import sys
 import traceback
 from collections.abc import Callable
@@ -55,6 +56,8 @@ def emit_envelope(
     inputs: list[FileIdentity],
     unmodeled: list[UnmodeledItem],
 ) -> None:
+    from pydantic_core import PydanticSerializationError
+
     from gpuopt.provenance import provenance
     from gpuopt.schemas import ENVELOPES
 
@@ -66,7 +69,22 @@ def emit_envelope(
         unmodeled=unmodeled,
         provenance=provenance(inputs),
     )
-    click.echo(envelope.model_dump_json(by_alias=True, indent=2))
+    try:
+        text = envelope.model_dump_json(by_alias=True, indent=2)
+    except PydanticSerializationError:  # a non-UTF-8 file name (surrogate-escaped) in a path or message
+        text = json.dumps(_printable(envelope.model_dump(mode="json", by_alias=True)), indent=2)
+    click.echo(text)
+
+
+def _printable(value: Any) -> Any:
+    """``value`` with each non-UTF-8 byte of a file name (a lone surrogate) written as ``\\xNN``."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    if isinstance(value, dict):
+        return {_printable(k): _printable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_printable(v) for v in value]
+    return value
 
 
 def _fail(schema: str, as_json: bool, error: GpuoptError) -> None:
@@ -99,7 +117,11 @@ def command(schema: str) -> Callable[[F], F]:
                 _fail(schema, as_json, exc)
             except (click.exceptions.Exit, click.Abort, click.UsageError):
                 raise
-            except Exception as exc:  # a defect: never a bare traceback unless asked
+            except (KeyboardInterrupt, SystemExit, GeneratorExit):
+                raise
+            # A defect: never a bare traceback unless asked. BaseException, because a Rust panic in a
+            # library (pyo3's PanicException, e.g. inside polars) derives from it, not from Exception.
+            except BaseException as exc:
                 if _debug_enabled():
                     traceback.print_exc()
                 _fail(schema, as_json, InternalError("internal_error", f"{type(exc).__name__}: {exc}"))

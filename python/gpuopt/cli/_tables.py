@@ -111,6 +111,14 @@ def write_table(frame: pl.DataFrame, out: Path) -> None:
             expected=", ".join(_WRITERS),
             observed=suffix or "(no suffix)",
         )
+    if not out.parent.is_dir():
+        raise InputError(
+            "output_folder_missing",
+            f"cannot write {out}: its folder does not exist",
+            path=str(out),
+            expected="an existing folder",
+            observed=str(out.parent),
+        )
     if suffix == ".parquet":
         frame.write_parquet(out)
     elif suffix == ".csv":

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from gpuopt._files import read_stream_bounded
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._tables import render_frame
 
@@ -61,7 +62,9 @@ def ptxas(path: Path) -> Outcome:
     """
     from gpuopt import compiler as lib
 
-    source: Path | bytes = sys.stdin.buffer.read() if str(path) == "-" else path
+    source: Path | bytes = (
+        read_stream_bounded(sys.stdin.buffer, "report on stdin") if str(path) == "-" else path
+    )
     return _outcome(lib.ptxas(source), "stage: report (ptxas -v)")
 
 
@@ -78,7 +81,9 @@ def res_usage(path: Path) -> Outcome:
     """
     from gpuopt import compiler as lib
 
-    source: Path | bytes = sys.stdin.buffer.read() if str(path) == "-" else path
+    source: Path | bytes = (
+        read_stream_bounded(sys.stdin.buffer, "report on stdin") if str(path) == "-" else path
+    )
     parsed = lib.res_usage(source)
     tool = parsed.report.tool
     via = f" via {tool.name} {tool.version}" if tool else ""

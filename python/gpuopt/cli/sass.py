@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from gpuopt._files import read_stream_bounded
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._render import section, table
 from gpuopt.cli._tables import render_frame, table_data, table_options, write_table
@@ -41,7 +42,7 @@ def _scan(
     from gpuopt.provenance import file_identity
 
     if str(file) == "-":
-        data = sys.stdin.buffer.read()
+        data = read_stream_bounded(sys.stdin.buffer, "SASS listing on stdin")
         return sass.scan(data, catalog=catalog, evidence_limit=evidence), []
     result = sass.scan(file, tool=tool, catalog=catalog, evidence_limit=evidence)
     inputs = [file_identity(file)]

@@ -28,6 +28,32 @@ pub struct Identified {
 
 const CHUNK_BYTES: usize = 1 << 20;
 
+fn not_a_file(path: &Path) -> Error {
+    let shown = path.display().to_string();
+    Error::input(codes::NOT_A_FILE, format!("{shown} is not a regular file"))
+        .with_path(shown)
+        .with_expected("a regular file")
+}
+
+/// Opens `path` for reading when it is a regular file. A FIFO, a device or a folder answers
+/// `not_a_file` at once: opening a FIFO blocks until a writer comes, and `/dev/zero` never ends.
+pub fn open_regular(path: &Path) -> Result<std::fs::File> {
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, &e))?;
+    if !meta.is_file() {
+        return Err(not_a_file(path));
+    }
+    std::fs::File::open(path).map_err(|e| Error::io(path, &e))
+}
+
+/// The bytes of the regular file at `path` (see [`open_regular`]).
+pub fn read_regular(path: &Path) -> Result<Vec<u8>> {
+    let mut file = open_regular(path)?;
+    let mut out = Vec::new();
+    file.read_to_end(&mut out)
+        .map_err(|e| Error::io(path, &e))?;
+    Ok(out)
+}
+
 /// Hashes `path`, refusing anything but a regular file and detecting a file that changes while read.
 pub fn file_identity(path: &Path) -> Result<FileIdentity> {
     identify(path, &IdentityCache::disabled()).map(|i| i.identity)

@@ -13,7 +13,7 @@ use serde::Serialize;
 use std::path::Path;
 
 fn read_file(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).map_err(|e| Error::io(path, &e))
+    crate::identity::read_regular(path)
 }
 
 /// Opens a raw or details page; `session` (a session page of the same report) adds the tool version,

@@ -55,7 +55,7 @@ pub fn is_compressed(path: &Path) -> bool {
 /// Reads the framing of the report at `path`.
 pub fn read_framing(path: &Path) -> Result<Framing> {
     let shown = path.display().to_string();
-    let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, &e))?;
+    let mut file = crate::identity::open_regular(path)?;
     let size = file.metadata().map_err(|e| Error::io(path, &e))?.len();
     framing(&mut file, size).map_err(|e| e.with_path(shown))
 }

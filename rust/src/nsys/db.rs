@@ -9,6 +9,7 @@ use rayon::prelude::*;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags, Row};
 use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 /// The 16-byte magic at the start of every SQLite 3 database file.
@@ -117,7 +118,8 @@ fn u32_at(buf: &[u8], at: usize) -> u32 {
 /// The `file:` URI that opens `path` read-only and immutable (no locks, no journal, never a write).
 pub fn uri_for(path: &Path) -> String {
     let mut uri = String::from("file:");
-    for byte in path.to_string_lossy().bytes() {
+    // The file name's own bytes (a non-UTF-8 name must not turn into U+FFFD and a missing file).
+    for &byte in path.as_os_str().as_bytes() {
         if byte.is_ascii_alphanumeric() || matches!(byte, b'/' | b'.' | b'_' | b'-' | b'~') {
             uri.push(char::from(byte));
         } else {
@@ -229,22 +231,49 @@ fn kind_of(v: &Val<'_>) -> &'static str {
     }
 }
 
-fn inverted(table: &str, start: i64, end: i64) -> Error {
-    Error::input(
-        codes::INTERVAL_INVERTED,
-        format!("{table} has a row that ends before it starts (start {start}, end {end})"),
-    )
-    .with_expected("end >= start")
-    .with_observed(format!("end - start = {}", end - start))
+/// Timestamps beyond ±2^62 ns (146 years from the clock's origin) are not real; keeping them out at
+/// the one place rows are read makes every difference of two timestamps fit in an `i64`.
+pub const TIMESTAMP_LIMIT_NS: i64 = 1 << 62;
+
+fn row_label(table: &str, rowid: Option<i64>) -> String {
+    match rowid {
+        Some(r) => format!("{table} row {r}"),
+        None => format!("a row of {table}"),
+    }
+}
+
+/// Checks one `start`/`end` pair as read: both timestamps possible, and end >= start.
+pub fn check_interval(table: &str, rowid: Option<i64>, start: i64, end: i64) -> Result<()> {
+    let at = row_label(table, rowid);
+    for (column, t) in [("start", start), ("end", end)] {
+        if !(-TIMESTAMP_LIMIT_NS..TIMESTAMP_LIMIT_NS).contains(&t) {
+            return Err(Error::input(
+                codes::TIMESTAMP_IMPOSSIBLE,
+                format!("{at}: {column} = {t} ns is not a possible timestamp (more than 2^62 ns, 146 years, from the clock's origin)"),
+            )
+            .with_expected(format!("|{table}.{column}| < 2^62"))
+            .with_observed(t.to_string()));
+        }
+    }
+    if end < start {
+        return Err(Error::input(
+            codes::INTERVAL_INVERTED,
+            format!("{at} ends before it starts (start {start}, end {end})"),
+        )
+        .with_expected("end >= start")
+        .with_observed(format!(
+            "end - start = {}",
+            i128::from(end) - i128::from(start)
+        )));
+    }
+    Ok(())
 }
 
 /// A `start`/`end` pair that must form a forward interval.
 pub fn interval(row: &Row<'_>, s: usize, e: usize, table: &str) -> Result<(i64, i64)> {
     let start = int(row, s, table, "start")?;
     let end = int(row, e, table, "end")?;
-    if end < start {
-        return Err(inverted(table, start, end));
-    }
+    check_interval(table, None, start, end)?;
     Ok((start, end))
 }
 
@@ -253,6 +282,7 @@ pub struct Cells<'a> {
     vals: &'a [Val<'a>],
     names: &'a [&'a str],
     table: &'a str,
+    rowid: Option<i64>,
 }
 
 impl Cells<'_> {
@@ -290,9 +320,7 @@ impl Cells<'_> {
     #[inline]
     pub fn interval(&self, s: usize, e: usize) -> Result<(i64, i64)> {
         let (start, end) = (self.int(s)?, self.int(e)?);
-        if end < start {
-            return Err(inverted(self.table, start, end));
-        }
+        check_interval(self.table, self.rowid, start, end)?;
         Ok((start, end))
     }
 }
@@ -378,13 +406,14 @@ where
         .into_par_iter()
         .map(|leaves| {
             let mut acc = init();
-            let mut each = |vals: &[Val<'_>]| {
+            let mut each = |rowid: i64, vals: &[Val<'_>]| {
                 fold(
                     &mut acc,
                     &Cells {
                         vals,
                         names: columns,
                         table: table_name,
+                        rowid: Some(rowid),
                     },
                 )
             };
@@ -441,8 +470,9 @@ where
             }
         })
         .collect();
+    // The rowid rides last, so that an error can name the row.
     let sql = format!(
-        "SELECT {} FROM \"{name}\" WHERE rowid >= ?1 AND rowid <= ?2",
+        "SELECT {}, rowid FROM \"{name}\" WHERE rowid >= ?1 AND rowid <= ?2",
         quoted.join(", ")
     );
     ranges(lo, hi, rayon::current_num_threads().max(1))
@@ -457,10 +487,15 @@ where
                 for (i, slot) in vals.iter_mut().enumerate().take(columns.len()) {
                     *slot = value_of(row, i)?;
                 }
+                let rowid = match value_of(row, columns.len())? {
+                    Val::Int(r) => Some(r),
+                    _ => None,
+                };
                 let cells = Cells {
                     vals: vals.get(..columns.len()).unwrap_or_default(),
                     names: columns,
                     table: name,
+                    rowid,
                 };
                 fold(&mut acc, &cells)?;
             }

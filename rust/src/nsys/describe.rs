@@ -22,24 +22,32 @@ pub struct Summary {
 pub fn describe<T: Copy + Ord + Into<i64>>(values: &mut [T]) -> Option<Summary> {
     let n = values.len();
     let first: i64 = (*values.first()?).into();
-    let (mut total, mut squares, mut min, mut max) = (0i128, 0i128, first, first);
+    // Σx² is exact in i128 for real durations; values near 2^63 overflow it (None), and the
+    // deviation is then computed in f64 instead (checked, never wrapped).
+    let (mut total, mut squares, mut min, mut max) = (0i128, Some(0i128), first, first);
     for &v in values.iter() {
         let v: i64 = v.into();
         let w = i128::from(v);
         total += w;
-        squares += w * w;
+        squares = squares.and_then(|s| s.checked_add(w.checked_mul(w)?));
         min = min.min(v);
         max = max.max(v);
     }
     let count = u64::try_from(n).unwrap_or(u64::MAX);
     let nn = i128::from(count);
     let mean = total as f64 / n as f64;
-    let stddev = if n > 1 {
+    let exact = squares.and_then(|sq| nn.checked_mul(sq)?.checked_sub(total.checked_mul(total)?));
+    let stddev = match exact {
+        _ if n < 2 => 0.0,
         // n·Σx² − (Σx)² is exact in i128; the sample variance divides it by n(n − 1).
-        let numerator = nn * squares - total * total;
-        (numerator as f64 / (nn * (nn - 1)) as f64).max(0.0).sqrt()
-    } else {
-        0.0
+        Some(numerator) => (numerator as f64 / (nn * (nn - 1)) as f64).max(0.0).sqrt(),
+        None => {
+            let dev: f64 = values
+                .iter()
+                .map(|&v| (Into::<i64>::into(v) as f64 - mean).powi(2))
+                .sum();
+            (dev / (n as f64 - 1.0)).sqrt()
+        }
     };
     Some(Summary {
         count,
@@ -227,5 +235,20 @@ mod tests {
         assert_eq!(percentile_sorted(&v, 90.0), Some(9));
         assert_eq!(percentile_sorted(&v, 100.0), Some(10));
         assert_eq!(percentile_sorted(&[], 50.0), None);
+    }
+
+    #[test]
+    fn squares_past_i128_fall_back_to_f64_instead_of_wrapping() {
+        // Σx² of four values near 2^62.5 overflows i128; the exact path would panic or wrap.
+        let big = (1i64 << 62) + (1 << 61);
+        let s = describe(&mut [big, big, big, 0]).unwrap();
+        assert_eq!(s.total, 3 * i128::from(big));
+        let mean = 3.0 * big as f64 / 4.0;
+        let expected = ((3.0 * (big as f64 - mean).powi(2) + mean.powi(2)) / 3.0).sqrt();
+        assert!(
+            (s.stddev - expected).abs() / expected < 1e-12,
+            "{}",
+            s.stddev
+        );
     }
 }

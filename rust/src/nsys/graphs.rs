@@ -213,7 +213,7 @@ pub fn graphs(schema: &Schema, strings: &Strings, sel: &Selection) -> Result<Gra
                 .iter()
                 .map(|e| e.kernels.as_ref().map(|k| count_i64(k.len())))
                 .collect();
-            GraphFacts {
+            Ok(GraphFacts {
                 device_id: device,
                 graph_id,
                 graph_exec_id: exec_id,
@@ -227,13 +227,13 @@ pub fn graphs(schema: &Schema, strings: &Strings, sel: &Selection) -> Result<Gra
                     list.iter().filter(|e| e.call.is_none()).count(),
                 )
                 .unwrap_or(u64::MAX),
-                gpu_ns: Distribution::of(list.iter().map(|e| e.end - e.start).collect()),
-                kernels_per_execution: kernels.map(Distribution::of),
-                host_ns: Distribution::of(host),
-                launch_latency_ns: Distribution::of(latency),
-            }
+                gpu_ns: Distribution::of(list.iter().map(|e| e.end - e.start).collect())?,
+                kernels_per_execution: kernels.map(Distribution::of).transpose()?,
+                host_ns: Distribution::of(host)?,
+                launch_latency_ns: Distribution::of(latency)?,
+            })
         })
-        .collect();
+        .collect::<Result<_>>()?;
     Ok(Graphs {
         trace_mode: ex.mode.to_string(),
         executions: u64::try_from(ex.list.len()).unwrap_or(u64::MAX),
@@ -282,7 +282,7 @@ pub struct GraphLaunch {
 }
 
 /// Graph launch facts per device from the executions of the selection.
-pub fn launch_facts(ex: &Executions) -> Vec<GraphLaunch> {
+pub fn launch_facts(ex: &Executions) -> Result<Vec<GraphLaunch>> {
     #[derive(Default)]
     struct Acc {
         executions: u64,
@@ -311,14 +311,16 @@ pub fn launch_facts(ex: &Executions) -> Vec<GraphLaunch> {
         }
     }
     per.into_iter()
-        .map(|(device, a)| GraphLaunch {
-            device_id: device,
-            executions: a.executions,
-            matched: u64::try_from(a.latency.len()).unwrap_or(u64::MAX),
-            launch_latency_ns: Distribution::of(a.latency),
-            queue_delay_ns: Distribution::of(a.queue),
-            node_kernels: a.kernels,
-            node_gap_ns: Distribution::of(a.gaps),
+        .map(|(device, a)| {
+            Ok(GraphLaunch {
+                device_id: device,
+                executions: a.executions,
+                matched: u64::try_from(a.latency.len()).unwrap_or(u64::MAX),
+                launch_latency_ns: Distribution::of(a.latency)?,
+                queue_delay_ns: Distribution::of(a.queue)?,
+                node_kernels: a.kernels,
+                node_gap_ns: Distribution::of(a.gaps)?,
+            })
         })
         .collect()
 }

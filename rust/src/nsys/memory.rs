@@ -103,7 +103,9 @@ pub fn mem_size_sum(schema: &Schema, strings: &Strings, sel: &Selection) -> Resu
     Columns::default()
         .int(
             "total_bytes",
-            rows.iter().map(|r| total_i64(r.1.total)).collect(),
+            rows.iter()
+                .map(|r| total_i64(r.1.total, "total_bytes"))
+                .collect::<Result<_>>()?,
         )
         .int(
             "count",
@@ -216,11 +218,15 @@ pub fn memory_by_kind(schema: &Schema, strings: &Strings, sel: &Selection) -> Re
         .int("count", rows.iter().map(|r| r.1.count).collect())
         .int(
             "total_bytes",
-            rows.iter().map(|r| total_i64(r.1.bytes)).collect(),
+            rows.iter()
+                .map(|r| total_i64(r.1.bytes, "total_bytes"))
+                .collect::<Result<_>>()?,
         )
         .int(
             "total_time_ns",
-            rows.iter().map(|r| total_i64(r.1.time)).collect(),
+            rows.iter()
+                .map(|r| total_i64(r.1.time, "total_time_ns"))
+                .collect::<Result<_>>()?,
         )
         .opt_float(
             "bandwidth_gbps",

@@ -46,6 +46,8 @@ pub mod codes {
     pub const VALUE_NULL: &str = "nsys_value_null";
     pub const VALUE_INVALID: &str = "nsys_value_invalid";
     pub const INTERVAL_INVERTED: &str = "nsys_interval_inverted";
+    pub const TIMESTAMP_IMPOSSIBLE: &str = "nsys_timestamp_impossible";
+    pub const SUM_OVERFLOW: &str = "nsys_sum_overflow";
     pub const SQLITE_ERROR: &str = "nsys_sqlite_error";
     pub const NVTX_RANGE_UNKNOWN: &str = "nsys_nvtx_range_unknown";
     pub const WINDOW_INVALID: &str = "nsys_window_invalid";

@@ -7,7 +7,6 @@
 //! default domain prints as `:TEXT`. Open ranges (`end` NULL) are closed at the latest timestamp of the
 //! NVTX table (`nvtx_sum`) or of its range events (`nvtx_kern_sum`).
 
-use super::codes;
 use super::db;
 use super::describe::Durations;
 use super::hash::{IdMap, IdSet};
@@ -16,7 +15,7 @@ use super::out::{pct, total_i64, Columns};
 use super::schema::{Schema, NVTX};
 use super::select::Selection;
 use super::strings::Strings;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::table::Table;
 use std::collections::BTreeMap;
 
@@ -177,6 +176,9 @@ pub fn load(schema: &Schema, strings: &Strings) -> Result<NvtxData> {
             *entry = (r.start, text);
         }
     }
+    for close in [max_any, max_ranges] {
+        db::check_interval(&name, None, close, close)?;
+    }
     let mut data = NvtxData {
         present: true,
         max_any,
@@ -186,18 +188,9 @@ pub fn load(schema: &Schema, strings: &Strings) -> Result<NvtxData> {
     let mut tag_index: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
     let mut text_index: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
     for r in raws.iter().filter(|r| r.event_type != DOMAIN_CREATE) {
-        if let Some(end) = r.end {
-            if end < r.start {
-                return Err(Error::input(
-                    codes::INTERVAL_INVERTED,
-                    format!(
-                        "{name} has a range that ends before it starts (start {}, end {end})",
-                        r.start
-                    ),
-                )
-                .with_expected("end >= start"));
-            }
-        } else {
+        // An open range is checked as an empty one at its start; it closes at a checked timestamp.
+        db::check_interval(&name, Some(r.rowid), r.start, r.end.unwrap_or(r.start))?;
+        if r.end.is_none() {
             data.open_ranges += 1;
         }
         let text = text_of(r)?;
@@ -267,7 +260,9 @@ pub fn nvtx_sum(schema: &Schema, strings: &Strings, sel: &Selection) -> Result<T
         )
         .int(
             "total_time_ns",
-            rows.iter().map(|r| total_i64(r.2.total)).collect(),
+            rows.iter()
+                .map(|r| total_i64(r.2.total, "total_time_ns"))
+                .collect::<Result<_>>()?,
         )
         .int(
             "instances",
@@ -479,7 +474,9 @@ pub fn nvtx_kern_sum(schema: &Schema, strings: &Strings, sel: &Selection) -> Res
         )
         .int(
             "total_time_ns",
-            rows.iter().map(|r| total_i64(r.6.total)).collect(),
+            rows.iter()
+                .map(|r| total_i64(r.6.total, "total_time_ns"))
+                .collect::<Result<_>>()?,
         )
         .float("avg_ns", rows.iter().map(|r| r.6.mean).collect())
         .float("med_ns", rows.iter().map(|r| r.6.median).collect())
@@ -626,14 +623,14 @@ fn instance_table(
         .int(
             "kernel_inclusive_ns",
             rows.iter()
-                .map(|(_, i)| total_i64(i.kernel_inclusive))
-                .collect(),
+                .map(|(_, i)| total_i64(i.kernel_inclusive, "kernel_inclusive_ns"))
+                .collect::<Result<_>>()?,
         )
         .int(
             "kernel_exclusive_ns",
             rows.iter()
-                .map(|(_, i)| total_i64(i.kernel_exclusive))
-                .collect(),
+                .map(|(_, i)| total_i64(i.kernel_exclusive, "kernel_exclusive_ns"))
+                .collect::<Result<_>>()?,
         )
         .int(
             "gpu_ops",
@@ -719,7 +716,9 @@ fn tag_table(
         )
         .int(
             "cpu_total_ns",
-            rows.iter().map(|r| total_i64(r.1.cpu)).collect(),
+            rows.iter()
+                .map(|r| total_i64(r.1.cpu, "cpu_total_ns"))
+                .collect::<Result<_>>()?,
         )
         .int(
             "kernels",
@@ -727,16 +726,22 @@ fn tag_table(
         )
         .int(
             "kernel_inclusive_ns",
-            rows.iter().map(|r| total_i64(r.1.inclusive)).collect(),
+            rows.iter()
+                .map(|r| total_i64(r.1.inclusive, "kernel_inclusive_ns"))
+                .collect::<Result<_>>()?,
         )
         .int(
             "kernel_exclusive_ns",
-            rows.iter().map(|r| total_i64(r.1.exclusive)).collect(),
+            rows.iter()
+                .map(|r| total_i64(r.1.exclusive, "kernel_exclusive_ns"))
+                .collect::<Result<_>>()?,
         )
         .int("gpu_ops", rows.iter().map(|r| usize_i64(r.1.ops)).collect())
         .int(
             "gpu_projected_ns",
-            rows.iter().map(|r| total_i64(r.1.projected)).collect(),
+            rows.iter()
+                .map(|r| total_i64(r.1.projected, "gpu_projected_ns"))
+                .collect::<Result<_>>()?,
         )
         .build()
 }

@@ -137,7 +137,7 @@ impl Tree {
         each: &mut F,
     ) -> R<Result<(), E>>
     where
-        F: FnMut(&[Val<'_>]) -> Result<(), E>,
+        F: FnMut(i64, &[Val<'_>]) -> Result<(), E>,
     {
         if columns.len() > MAX_COLUMNS {
             return unsupported("too many columns");
@@ -180,7 +180,7 @@ impl Tree {
         each: &mut F,
     ) -> R<Result<(), E>>
     where
-        F: FnMut(&[Val<'_>]) -> Result<(), E>,
+        F: FnMut(i64, &[Val<'_>]) -> Result<(), E>,
     {
         let hdr = if number == 1 { 100 } else { 0 };
         if page.get(hdr).copied() != Some(0x0D) {
@@ -205,7 +205,7 @@ impl Tree {
                         Unsupported(format!("cell past the end of page {number}"))
                     })?;
                     plan.decode(record, rowid as i64, &mut vals)?;
-                    each(vals.get(..n).unwrap_or_default())
+                    each(rowid as i64, vals.get(..n).unwrap_or_default())
                 } else {
                     let k = min_local + (payload - min_local) % (usable - 4);
                     let local = if k <= max_local { k } else { min_local };
@@ -217,7 +217,7 @@ impl Tree {
                     self.follow(next, payload, overflow)?;
                     let mut spilled = [Val::Null; MAX_COLUMNS];
                     plan.decode(overflow, rowid as i64, &mut spilled)?;
-                    each(spilled.get(..n).unwrap_or_default())
+                    each(rowid as i64, spilled.get(..n).unwrap_or_default())
                 };
             if let Err(e) = outcome {
                 return Ok(Err(e));

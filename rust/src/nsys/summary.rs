@@ -105,7 +105,9 @@ pub fn time_table(
         )
         .int(
             "total_time_ns",
-            rows.iter().map(|r| total_i64(r.1.total)).collect(),
+            rows.iter()
+                .map(|r| total_i64(r.1.total, "total_time_ns"))
+                .collect::<Result<_>>()?,
         )
         .int(
             count_col,

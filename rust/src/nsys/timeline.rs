@@ -19,7 +19,7 @@ use super::graphs::{self, GraphLaunch};
 use super::hash::IdMap;
 use super::memory::enum_labels;
 use super::ops::{self, Call, Op, OpKind};
-use super::out::Columns;
+use super::out::{add_i64, sum_i64, total_i64, Columns};
 use super::schema::{
     Schema, CUPTI_OVERHEAD, ENUM_MEMCPY_OPER, ENUM_OVERHEAD_TYPE, ENUM_SYNC_TYPE,
     PROFILER_OVERHEAD, SYNC,
@@ -56,18 +56,18 @@ pub struct Distribution {
 
 impl Distribution {
     /// Nearest-rank median and p90 of integer values.
-    pub fn of(mut values: Vec<i64>) -> Self {
+    pub fn of(mut values: Vec<i64>) -> Result<Self> {
         values.sort_unstable();
         let total: i128 = values.iter().map(|&v| i128::from(v)).sum();
-        Self {
+        Ok(Self {
             count: u64::try_from(values.len()).unwrap_or(u64::MAX),
-            total_ns: i64::try_from(total).unwrap_or(i64::MAX),
+            total_ns: total_i64(total, "total_ns")?,
             min_ns: values.first().copied(),
             median_ns: percentile_sorted(&values, 50.0),
             p90_ns: percentile_sorted(&values, 90.0),
             max_ns: values.last().copied(),
             mean_ns: (!values.is_empty()).then(|| total as f64 / values.len() as f64),
-        }
+        })
     }
 }
 
@@ -313,7 +313,7 @@ impl OverheadIndex {
             .map_or(0, |m| intervals::covered_within(m, span))
     }
 
-    fn summary(&self, sel: &Selection) -> Overhead {
+    fn summary(&self, sel: &Selection) -> Result<Overhead> {
         let total = self
             .by_thread
             .values()
@@ -322,13 +322,12 @@ impl OverheadIndex {
                 Some(w) => s.clip(w),
                 None => Some(*s),
             })
-            .map(|s| s.len())
-            .sum();
-        Overhead {
+            .map(|s| s.len());
+        Ok(Overhead {
             recorded: self.recorded,
             intervals: self.intervals,
-            total_ns: total,
-        }
+            total_ns: sum_i64(total, "profiler_overhead.total_ns")?,
+        })
     }
 }
 
@@ -431,7 +430,8 @@ fn gap_stats(lens: Vec<i64>) -> Gaps {
         lower = upper.unwrap_or(lower);
     }
     Gaps {
-        distribution: Distribution::of(lens),
+        // Gaps are disjoint inside the span, whose length fits: the sum cannot overflow.
+        distribution: Distribution::of(lens).unwrap_or_default(),
         histogram,
     }
 }
@@ -471,8 +471,8 @@ pub fn timeline(schema: &Schema, strings: &Strings, sel: &Selection) -> Result<T
     // One join of every operation to its call serves ordinary and graph launches.
     let keys: Vec<(i64, i64)> = all.iter().map(|o| (o.global_pid, o.correlation)).collect();
     let calls = ops::join_calls(schema, strings, &keys)?;
-    let launch = launch_facts(strings, &all, &calls, &overhead);
-    let graph_launch = graphs::launch_facts(&graphs::executions(strings, &all, &calls));
+    let launch = launch_facts(strings, &all, &calls, &overhead)?;
+    let graph_launch = graphs::launch_facts(&graphs::executions(strings, &all, &calls))?;
     let (synchronization, host_sync) = sync_facts(schema, strings, sel, &overhead)?;
     Ok(Timeline {
         devices,
@@ -480,7 +480,7 @@ pub fn timeline(schema: &Schema, strings: &Strings, sel: &Selection) -> Result<T
         host_sync,
         launch,
         graph_launch,
-        profiler_overhead: overhead.summary(sel),
+        profiler_overhead: overhead.summary(sel)?,
         cuda_overhead: overhead.cuda_summary(sel),
         coverage: coverage::timeline(schema)?,
     })
@@ -491,7 +491,7 @@ fn launch_facts(
     all: &[Op],
     calls: &[Option<Call>],
     overhead: &OverheadIndex,
-) -> Vec<Launch> {
+) -> Result<Vec<Launch>> {
     #[derive(Default)]
     struct Acc {
         kernels: u64,
@@ -526,17 +526,19 @@ fn launch_facts(
         }
     }
     per.into_iter()
-        .map(|(device, a)| Launch {
-            device_id: device,
-            kernels: a.kernels,
-            graph_kernels: a.graph_kernels,
-            matched: u64::try_from(a.api.len()).unwrap_or(u64::MAX),
-            negative_queue_delays: u64::try_from(a.queue.iter().filter(|&&q| q < 0).count())
-                .unwrap_or(u64::MAX),
-            api_ns: Distribution::of(a.api),
-            api_excl_overhead_ns: Distribution::of(a.api_excl),
-            queue_delay_ns: Distribution::of(a.queue),
-            launch_latency_ns: Distribution::of(a.latency),
+        .map(|(device, a)| {
+            Ok(Launch {
+                device_id: device,
+                kernels: a.kernels,
+                graph_kernels: a.graph_kernels,
+                matched: u64::try_from(a.api.len()).unwrap_or(u64::MAX),
+                negative_queue_delays: u64::try_from(a.queue.iter().filter(|&&q| q < 0).count())
+                    .unwrap_or(u64::MAX),
+                api_ns: Distribution::of(a.api)?,
+                api_excl_overhead_ns: Distribution::of(a.api_excl)?,
+                queue_delay_ns: Distribution::of(a.queue)?,
+                launch_latency_ns: Distribution::of(a.latency)?,
+            })
         })
         .collect()
 }
@@ -584,14 +586,18 @@ fn sync_facts(
         let api = call.map(|c| strip_version(strings.value(c.name)).to_string());
         let e = by_type.entry((sync_type, api.clone())).or_default();
         e.0 += 1;
-        e.1 += row.0.len();
+        e.1 = add_i64(e.1, row.0.len(), "synchronization.total_ns")?;
         e.2 = e.2.max(row.0.len());
         if let (Some(c), Some(api)) = (call, api) {
             let span = Span::new(c.start, c.end);
             let h = host.entry(api).or_default();
             h.0 += 1;
-            h.1 += span.len();
-            h.2 += overhead.within(c.global_tid, span);
+            h.1 = add_i64(h.1, span.len(), "host_sync.blocked_ns")?;
+            h.2 = add_i64(
+                h.2,
+                overhead.within(c.global_tid, span),
+                "host_sync.profiler_overhead_ns",
+            )?;
         }
     }
     let synchronization = by_type

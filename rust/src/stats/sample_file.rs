@@ -87,7 +87,7 @@ fn column_missing(path: &str, name: &str, present: &[String]) -> Error {
 /// Reads one sample file.
 pub fn read(path: &Path, options: &ReadOptions) -> Result<SampleFile> {
     let shown = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, &e))?;
+    let bytes = crate::identity::read_regular(path)?;
     let text = String::from_utf8(bytes)
         .map_err(|e| format_error(&shown, 0, format!("not UTF-8 text ({e})")))?;
     let extension = path

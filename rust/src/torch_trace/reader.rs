@@ -14,7 +14,6 @@ use crate::error::{Error, Result};
 use rayon::prelude::*;
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::Path;
 
@@ -33,7 +32,7 @@ pub struct ReadTrace {
 /// Reads one trace file; `.gz` is recognised by its magic bytes, not its name.
 pub fn read_path(path: &Path) -> Result<ReadTrace> {
     let shown = path.display().to_string();
-    let mut file = File::open(path).map_err(|e| Error::io(path, &e))?;
+    let mut file = crate::identity::open_regular(path)?;
     let mut magic = [0_u8; 2];
     let got = read_up_to(&mut file, &mut magic).map_err(|e| Error::io(path, &e))?;
     let head = magic.get(..got).unwrap_or(&[]);

@@ -1,0 +1,163 @@
+"""Hardening (issue 13): hostile inputs end in one envelope with a typed error, never a hang or traceback."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from gpuopt import compiler, errors, nsys
+from gpuopt import map as gmap
+
+TRITON_MM = "h200/triton/VSJU4SVKNWVE5J7O7AORNNFSDXWNMZL4EN4TFZU25Q33IAWDKZKA"
+
+
+def _run_all(commands: list[list[str]], cwd: Path, timeout: float = 60) -> list[tuple[int, str, str]]:
+    """Runs CLI commands side by side (start-up dominates; one at a time would cost seconds each)."""
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "gpuopt", *c], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        for c in commands
+    ]
+    out = []
+    for p in procs:
+        try:
+            so, se = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            so, se = p.communicate()
+            out.append((-1, "hang", "hang"))
+            continue
+        out.append((p.returncode, so.decode("utf-8", "replace"), se.decode("utf-8", "replace")))
+    return out
+
+
+def test_fifos_answer_not_a_file_instead_of_hanging(tmp_path: Path) -> None:
+    # Issue 13.8: 11 commands blocked forever on a FIFO (open() waits for a writer).
+    for name in ("f.csv", "f.json", "f.sass", "f.txt", "f.xml", "f.sqlite"):
+        os.mkfifo(tmp_path / name)
+    commands = [
+        ["ncu", "summary", "f.csv"],
+        ["ncu", "summary", "f.sqlite"],
+        ["torch", "summary", "f.json"],
+        ["sass", "scan", "f.sass"],
+        ["compiler", "ptxas", "f.txt"],
+        ["compiler", "res-usage", "f.txt"],
+        ["stats", "compare", "f.csv", "f.csv", "--min-effect", "0.05"],
+        ["map", "account", "f.json", "--timeline", "*"],
+        ["doctor", "--nvidia-smi-xml", "f.xml"],
+        ["nsys", "summary", "f.sqlite"],
+    ]
+    for cmd, (code, out, err) in zip(
+        commands, _run_all([[*c, "--json"] for c in commands], tmp_path, 120), strict=True
+    ):
+        assert code == 2, (cmd, code, out, err)
+        assert "Traceback" not in err, (cmd, err)
+        assert json.loads(out)["errors"][0]["code"] == "not_a_file", (cmd, out)
+
+
+def test_non_utf8_file_names_keep_the_envelope(shared: Path, tmp_path: Path) -> None:
+    # Issue 13.3: the envelope failed to serialize (sass scan, ncu summary) or the file was "missing".
+    sources = {
+        "nsys": shared / "h200/nsys/eager.sqlite",
+        "torch": shared / "h200/torch/eager_trace.json",
+        "sass": shared / "h200/sass/kernels_sm90.cuobjdump.sass",
+        "ncu": shared / "h200/ncu/kernels_full.raw.csv",
+    }
+    commands = []
+    for area, src in sources.items():
+        name = os.fsdecode(b"x\xff" + src.suffix.encode())
+        shutil.copyfile(src, tmp_path / name)
+        commands.append([area, "scan" if area == "sass" else "summary", name, "--json"])
+    for cmd, (code, out, err) in zip(commands, _run_all(commands, tmp_path), strict=True):
+        assert code == 0, (cmd, out, err)
+        env = json.loads(out)
+        assert env["ok"] is True and len(env["provenance"]["inputs"]) >= 1, cmd
+
+
+def _events_ipc(tmp_path: Path) -> bytes:
+    frame = pl.DataFrame(
+        {
+            "timeline": ["gpu0/s7"] * 4,
+            "category": ["kernel", "kernel", "memcpy", "kernel"],
+            "name": ["a", "b", "c", "a"],
+            "start_ns": [0, 10, 15, 40],
+            "end_ns": [10, 20, 30, 50],
+        }
+    )
+    path = tmp_path / "events.arrow"
+    frame.write_ipc(path)
+    return path.read_bytes()
+
+
+def test_truncated_arrow_ipc_is_bad_input_not_a_panic(tmp_path: Path) -> None:
+    # Issue 13.3: polars panicked (PanicException, a BaseException) on some truncations.
+    data = _events_ipc(tmp_path)
+    cut = tmp_path / "cut.arrow"
+    for n in range(8, len(data), max(1, len(data) // 64)):
+        cut.write_bytes(data[:n])
+        try:
+            gmap.account(cut, timelines=["*"])
+        except errors.InputError:
+            continue
+
+
+def test_window_out_folder_and_deep_nesting_are_bad_input(shared: Path, tmp_path: Path) -> None:
+    # Issue 13.4: these were internal errors (exit 1).
+    with pytest.raises(errors.InputError, match="64-bit"):
+        nsys.parse_window("99999999999999999999999:1")
+    deep = tmp_path / "deep.jsonl"
+    deep.write_text("[" * 100_000 + "]" * 100_000 + "\n")
+    with pytest.raises(errors.InputError, match="nested too deeply"):
+        gmap.account(deep, timelines=["*"])
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "gpuopt",
+            "nsys",
+            "kernels",
+            str(shared / "h200/nsys/eager.sqlite"),
+            "--out",
+            str(tmp_path / "no/such/dir/x.parquet"),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert json.loads(run.stdout)["errors"][0]["code"] == "output_folder_missing"
+
+
+def test_whole_input_reads_are_capped(tmp_path: Path) -> None:
+    # Issue 13.4: /dev/zero grew memory without bound; it is not a regular file.
+    for call in (
+        lambda: compiler.ptxas(Path("/dev/zero")),
+        lambda: compiler.res_usage(Path("/dev/zero")),
+        lambda: gmap.account("/dev/zero", timelines=["*"]),
+    ):
+        with pytest.raises(errors.InputError) as caught:
+            call()
+        assert caught.value.code == "not_a_file"
+
+
+@pytest.mark.parametrize("content", [b"", b'{"name": "mm", "hash": "ab', b"\x00garbage", b"[" * 50_000])
+def test_triton_metadata_that_cannot_be_read_fails_closed(
+    shared: Path, tmp_path: Path, content: bytes
+) -> None:
+    # Issue 13.5: a truncated, empty or garbage metadata JSON dropped its kernel with exit 0.
+    folder = tmp_path / "cache"
+    shutil.copytree(shared / TRITON_MM, folder)
+    (folder / "mm.json").write_bytes(content)
+    with pytest.raises(errors.InputError) as caught:
+        compiler.triton(folder, sass=False)
+    assert caught.value.code == "triton_metadata_invalid"
+    assert caught.value.path == str(folder / "mm.json")
