@@ -59,6 +59,7 @@ DATA_MODELS: dict[str, type[BaseModel] | None] = {
     "gpuopt.torch.launches/v1": TorchTable,
     "gpuopt.torch.transfers/v1": TorchTable,
     "gpuopt.torch.collectives/v1": TorchTable,
+    "gpuopt.torch.comm/v1": TorchTable,
     "gpuopt.stats.compare/v1": CompareData,
     "gpuopt.stats.noise/v1": NoiseData,
     "gpuopt.sass.scan/v1": SassScanReport,
