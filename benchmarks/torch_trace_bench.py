@@ -14,10 +14,17 @@ pinned to 2 CPUs:
 * If HTA is not installed at all: a plain ``json.load`` implementation of the same two tables (and
   the output says so).
 
-Goal (issue 5): gpuopt ≤ 10 s and ≤ 1.5 GB RSS at 1 GB on 2 cores. Needs a release build of the native
-module (``maturin develop --release``); the script says which build it measured.
+Then, in the same run (issue 16), the whole of ``gpuopt torch summary`` as a library call (parse, link,
+every summary breakdown) against ``orjson.loads`` of the same file alone (parse only, no tables; the
+``bench`` extra installs orjson), as MB/s, with the ratio to Perfetto's trace processor's published
+177 MB/s JSON parse rate (google/perfetto PR #1641) and peak RSS as a multiple of the file size.
+
+Goals: issue 5, gpuopt ≤ 10 s and ≤ 1.5 GB RSS at 1 GB on 2 cores; issue 16, summary ≥ 3x 177 MB/s
+(≥ 531 MB/s) and RSS ≤ 1.5x the file. Needs a release build of the native module (``maturin develop
+--release``); the script says which build it measured.
 
     python benchmarks/torch_trace_bench.py [--size-mb 1024] [--hta-python /path/to/venv/bin/python]
+        [--no-peer] [--trace EXISTING.json]
 """
 
 from __future__ import annotations
@@ -35,7 +42,19 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-FIXTURE = ROOT.parent / "shared" / "fixtures" / "h200" / "torch" / "eager_trace.json"
+
+
+def _fixture() -> Path:
+    """The H200 trace: from ``../shared`` beside the checkout, else the repository's packed copy."""
+    beside = ROOT.parent / "shared" / "fixtures" / "h200" / "torch" / "eager_trace.json"
+    if beside.exists():
+        return beside
+    sys.path.insert(0, str(ROOT / "tests"))
+    from fixture_data import unpacked
+
+    return Path(unpacked()) / "h200" / "torch" / "eager_trace.json"
+
+
 CPUS = 2
 
 GPUOPT_CHILD = """
@@ -53,6 +72,33 @@ print(json.dumps({"seconds": t2 - t0, "load_seconds": t1 - t0, "tables_seconds":
                   "profile": native_build().profile,
                   "rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
 """
+
+# `gpuopt torch summary` without the CLI around it: parse, link, every breakdown.
+SUMMARY_CHILD = """
+import json, resource, sys, time
+t0 = time.perf_counter()
+from gpuopt import torch_trace
+trace = torch_trace.open(sys.argv[1])
+t1 = time.perf_counter()
+doc = trace.summary()
+t2 = time.perf_counter()
+print(json.dumps({"seconds": t2 - t0, "load_seconds": t1 - t0, "tables_seconds": t2 - t1,
+                  "rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+"""
+
+# orjson's parse alone: the fastest Python JSON parser, building the whole tree, nothing else.
+ORJSON_CHILD = """
+import json, resource, sys, time
+t0 = time.perf_counter()
+import orjson
+with open(sys.argv[1], "rb") as f:
+    doc = orjson.loads(f.read())
+t1 = time.perf_counter()
+print(json.dumps({"seconds": t1 - t0, "events": len(doc["traceEvents"]),
+                  "rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+"""
+
+PERFETTO_MB_S = 177.0
 
 HTA_CHILD = """
 import json, logging, resource, sys, time, warnings
@@ -115,7 +161,7 @@ def _ns(value: Any) -> int:
 
 def build_trace(path: Path, size_mb: int) -> dict[str, Any]:
     """Writes a trace of about ``size_mb`` MiB: the fixture's events repeated, shifted in time."""
-    doc = json.loads(FIXTURE.read_text())
+    doc = json.loads(_fixture().read_text())
     events = doc.pop("traceEvents")
     starts = [_ns(e["ts"]) for e in events if "ts" in e and e.get("ph") == "X" and e.get("cat") != "Trace"]
     ends = [
@@ -275,6 +321,34 @@ def measure(path: Path, peer_python: str | None, peer_code: str, args: argparse.
     return
 
 
+def measure_rates(path: Path, args: argparse.Namespace) -> None:
+    """Summary MB/s and RSS vs orjson's parse alone and Perfetto's published JSON rate (issue 16)."""
+    mb = path.stat().st_size / 1e6
+    summary = run_child(
+        sys.executable, SUMMARY_CHILD, str(path), rss_limit_gb=args.rss_limit_gb, timeout_s=600
+    )
+    have_orjson = subprocess.run([sys.executable, "-c", "import orjson"], capture_output=True).returncode == 0
+    parse = (
+        run_child(sys.executable, ORJSON_CHILD, str(path), rss_limit_gb=args.peer_rss_limit_gb, timeout_s=600)
+        if have_orjson
+        else {"failed": "orjson is not installed (pip install orjson, or the bench extra)"}
+    )
+    print(f"rates on {mb:.0f} MB ({path.name}), goal >= {3 * PERFETTO_MB_S:.0f} MB/s, RSS <= 1.5x file:")
+    for label, r in (("summary", summary), ("orjson", parse)):
+        if "failed" in r:
+            print(f"  {label:<8} did not finish ({r['failed']})")
+            continue
+        rate = mb / r["seconds"]
+        rss = r["rss_kib"] * 1024 / 1e6
+        print(
+            f"  {label:<8} {r['seconds']:7.2f} s, {rate:6.0f} MB/s ({rate / PERFETTO_MB_S:.2f}x Perfetto's"
+            f" {PERFETTO_MB_S:.0f} MB/s), CPU {r['cpu_seconds']:.2f} s, peak RSS {rss:.0f} MB"
+            f" ({rss / mb:.2f}x the file)"
+        )
+    if "failed" not in summary and "failed" not in parse:
+        print(f"  summary vs orjson parse alone: {parse['seconds'] / summary['seconds']:.2f}x faster")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -287,6 +361,8 @@ def main() -> None:
     parser.add_argument("--peer-rss-limit-gb", type=float, default=8.0)
     parser.add_argument("--peer-timeout-s", type=float, default=900.0)
     parser.add_argument("--keep", action="store_true", help="keep the generated traces")
+    parser.add_argument("--no-peer", action="store_true", help="skip HTA / json.load (rates only)")
+    parser.add_argument("--trace", type=Path, help="measure this trace instead of building one")
     args = parser.parse_args()
 
     args.out_dir.mkdir(parents=True, exist_ok=True)
@@ -301,13 +377,17 @@ def main() -> None:
     print(f"machine: {os.cpu_count()} CPUs (load average {load}), children pinned to {CPUS}")
     print("  wall times grow with other load on the machine; CPU time (all threads) does much less")
     try:
-        path = args.out_dir / f"trace_{args.size_mb}mb.json"
-        t0 = time.perf_counter()
-        built = build_trace(path, args.size_mb)
-        print(
-            f"built {path}: {built['bytes'] / 2**20:.0f} MiB, {built['events']:,} events"
-            f" ({built['copies']} copies of the H200 trace) in {time.perf_counter() - t0:.0f} s"
-        )
+        path = args.trace or args.out_dir / f"trace_{args.size_mb}mb.json"
+        if args.trace is None:
+            t0 = time.perf_counter()
+            built = build_trace(path, args.size_mb)
+            print(
+                f"built {path}: {built['bytes'] / 2**20:.0f} MiB, {built['events']:,} events"
+                f" ({built['copies']} copies of the H200 trace) in {time.perf_counter() - t0:.0f} s"
+            )
+        measure_rates(path, args)
+        if args.no_peer:
+            return
         measure(path, peer_python, peer_code, args)
         if hta and args.peer_size_mb < args.size_mb:
             small = args.out_dir / f"trace_{args.peer_size_mb}mb.json"

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,9 @@ import pytest
 from fixture_data import unpacked
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# Tests (and the CLI processes they start) never touch the user's identity cache.
+os.environ["GPUOPT_CACHE_DIR"] = tempfile.mkdtemp(prefix="gpuopt-test-cache-")
 
 
 @pytest.fixture(scope="session")

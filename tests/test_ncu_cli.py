@@ -248,7 +248,8 @@ if mode == "denied":
           " Counters on the target device 0.")
     sys.exit(1)
 out = args[args.index("--export") + 1]
-shutil.copyfile({report!r}, out + ".ncu-rep")
+# ncu 2026.3 writes the compressed .ncu-repz when the --export name has no extension.
+shutil.copyfile({report!r}, out + (".ncu-repz" if mode == "repz" else ".ncu-rep"))
 print("==PROF== Disconnected from process 4242")
 """
 
@@ -324,6 +325,13 @@ def test_collect_records_command_version_and_report(tmp_path: Path, stem: Path) 
     again, second = _collect(tmp_path, env)
     assert again == 2
     assert second["errors"][0]["code"] == "ncu_output_exists"  # type: ignore[index]
+
+
+def test_collect_finds_a_compressed_report(tmp_path: Path, stem: Path) -> None:
+    """ncu 2026.3 writes report.ncu-repz for --export DIR/report: the record names it, not "no report"."""
+    code, doc = _collect(tmp_path, _fake_ncu(tmp_path, stem, "repz"))
+    assert code == 0, doc
+    assert doc["data"]["report_path"] == str(tmp_path / "run" / "report.ncu-repz")  # type: ignore[index]
 
 
 def test_collect_counter_permission_is_typed_and_changes_nothing(tmp_path: Path, stem: Path) -> None:

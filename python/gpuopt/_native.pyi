@@ -28,6 +28,7 @@ __all__ = [
     "nsys_stats_reports",
     "proc_alive",
     "proc_info",
+    "profile_diff_keys",
     "reap_zombies",
     "rename_noreplace",
     "sass_builtin_catalog",
@@ -66,8 +67,9 @@ __all__ = [
 __version__: str
 BUILD_ID: str
 
-def file_identity_json(path: str) -> bytes:
-    """JSON ``{path, size_bytes, sha256}`` of a regular file; raises ``gpuopt.errors.InputError``."""
+def file_identity_json(path: str, cache_dir: str | None = None) -> bytes:
+    """JSON ``{identity: {path, size_bytes, sha256, from_cache}, warnings}`` of a regular file, through
+    the identity cache under ``cache_dir`` when given; raises ``gpuopt.errors.InputError``."""
 
 @final
 class ArrowTable:
@@ -108,6 +110,7 @@ class TorchTrace:
     def ops(self) -> ArrowTable: ...
     def steps(self) -> ArrowTable: ...
     def launches(self) -> ArrowTable: ...
+    def graphs(self) -> ArrowTable: ...
     def transfers(self) -> ArrowTable: ...
     def collectives(self) -> ArrowTable: ...
     def comm(self) -> ArrowTable: ...
@@ -404,9 +407,25 @@ class NsysReport:
     def timeline_json(
         self, window_start_ns: int | None = None, window_end_ns: int | None = None, nvtx: str | None = None
     ) -> bytes: ...
+    def graphs_json(
+        self, window_start_ns: int | None = None, window_end_ns: int | None = None, nvtx: str | None = None
+    ) -> bytes: ...
+    def coverage_json(self, fact: str) -> bytes: ...
 
 def nsys_open(path: str) -> NsysReport:
     """Opens and validates an nsys SQLite export; raises ``gpuopt.errors.InputError`` subclasses."""
 
 def nsys_stats_reports() -> list[str]:
     """The ``nsys stats`` report names gpuopt reproduces."""
+
+# Profile comparison (rust/src/py/profile.rs): per-key totals as little-endian float64 keys x captures.
+
+def profile_diff_keys(
+    keys: list[str],
+    baseline: bytes,
+    k_baseline: int,
+    candidate: bytes,
+    k_candidate: int,
+    options_json: bytes,
+) -> ArrowTable:
+    """One row per key: means, change, bootstrap CI over captures, p, BH q and ``flagged``."""

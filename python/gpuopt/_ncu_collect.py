@@ -91,10 +91,21 @@ def _check_command(command: Sequence[str]) -> None:
         )
 
 
-def _prepare_out_dir(out_dir: Path) -> Path:
+#: What ncu writes for ``--export DIR/report``: ``.ncu-rep``, or ``.ncu-repz`` (the compressed report,
+#: ncu 2026.3's default when the name has no extension).
+REPORT_SUFFIXES = (".ncu-rep", ".ncu-repz")
+
+
+def _written_report(out_dir: Path) -> Path:
+    """The report ncu wrote (the first suffix present), else the ``.ncu-rep`` name."""
+    candidates = [out_dir / f"{REPORT_STEM}{suffix}" for suffix in REPORT_SUFFIXES]
+    return next((c for c in candidates if c.is_file()), candidates[0])
+
+
+def _prepare_out_dir(out_dir: Path) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
-    report = out_dir / f"{REPORT_STEM}.ncu-rep"
-    for existing in (report, out_dir / RECORD_NAME):
+    reports = [out_dir / f"{REPORT_STEM}{suffix}" for suffix in REPORT_SUFFIXES]
+    for existing in (*reports, out_dir / RECORD_NAME):
         if existing.exists():
             raise InputError(
                 "ncu_output_exists",
@@ -102,7 +113,6 @@ def _prepare_out_dir(out_dir: Path) -> Path:
                 path=str(existing),
                 expected="an empty or new --out directory",
             )
-    return report
 
 
 def _identities(paths: Sequence[Path]) -> list[FileIdentity]:
@@ -120,7 +130,7 @@ def collect(
     ncu = tools.require_tool("ncu")
     argv = build_command(ncu.path, out_dir, command, options)
     _check_command(command)
-    report = _prepare_out_dir(out_dir)
+    _prepare_out_dir(out_dir)
     stdout_path, stderr_path = out_dir / "ncu.stdout.txt", out_dir / "ncu.stderr.txt"
     gpu_identity, gpu_note = gpus.observe()
     with stdout_path.open("wb") as out, stderr_path.open("wb") as err:
@@ -129,6 +139,7 @@ def collect(
             exit_code = done.returncode
         except subprocess.TimeoutExpired:
             exit_code = -1
+    report = _written_report(out_dir)
     record = NcuCollection(
         out_dir=str(out_dir),
         report_path=str(report) if report.is_file() else None,

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from gpuopt import _native
 from gpuopt.errors import InputError
-from gpuopt.models.nsys import NsysExportTool, NsysInfo, NsysSelection, Timeline
+from gpuopt.models.nsys import Coverage, Graphs, NsysExportTool, NsysInfo, NsysSelection, Timeline
 
 if TYPE_CHECKING:
     import polars as pl
@@ -152,6 +152,17 @@ class Report:
         """Busy/idle, gaps, concurrency, overlap, synchronization and launch latency."""
         start, end = window or (None, None)
         return Timeline.model_validate_json(self._native.timeline_json(start, end, nvtx))
+
+    def graphs(self, *, window: Window | None = None, nvtx: str | None = None) -> Graphs:
+        """Facts per CUDA graph: launches, executions, GPU time per execution, host time per launch."""
+        start, end = window or (None, None)
+        return Graphs.model_validate_json(self._native.graphs_json(start, end, nvtx))
+
+    def coverage(self, fact: str) -> list[Coverage]:
+        """GPU activity in the export that ``fact`` (``timeline``, ``kernels``, a report name) leaves out."""
+        from pydantic import TypeAdapter
+
+        return TypeAdapter(list[Coverage]).validate_json(self._native.coverage_json(fact))
 
 
 def open(path: str | os.PathLike[str]) -> Report:

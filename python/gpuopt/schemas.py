@@ -2,38 +2,15 @@
 
 from __future__ import annotations
 
+import importlib
 import re
+from collections.abc import Iterator, Mapping
+from functools import cache, lru_cache
 from typing import Any, Literal, cast
 
 from pydantic import BaseModel, Field, create_model
 
-from gpuopt.models.compiler import InductorReport, PtxasReport, ResUsageReport, TritonReport
-from gpuopt.models.doctor import DoctorReport
 from gpuopt.models.envelope import Envelope
-from gpuopt.models.evaluation.champion import ChampionHistory, ChampionState, SelectOutcome
-from gpuopt.models.evaluation.cli import DriverInit, StatusReport
-from gpuopt.models.evaluation.experiment import ExperimentOutcome
-from gpuopt.models.evaluation.invocation import InvocationStatus, SubmitOutcome
-from gpuopt.models.evaluation.operations import (
-    BaselineData,
-    FinalAuditData,
-    NoiseEvaluationData,
-    ScreenData,
-    TargetData,
-)
-from gpuopt.models.evaluation.resources import IdleReport
-from gpuopt.models.evaluation.store import StoreReindex, StoreVerification
-from gpuopt.models.evaluation.target import ReadinessResult
-from gpuopt.models.evaluation.views import HandoffData, ReportData, ShowData
-from gpuopt.models.example import ExampleRun
-from gpuopt.models.map import MapAccountData
-from gpuopt.models.ncu import NcuCollection, NcuSummary
-from gpuopt.models.nsys import NsysSummaryData, NsysTableData, NsysTimelineData
-from gpuopt.models.sass import SassScanReport, SassTableData
-from gpuopt.models.schema import SchemaDocument
-from gpuopt.models.stats import CompareData, NoiseData
-from gpuopt.models.table import TableData
-from gpuopt.models.torch_trace import TorchSummary, TorchTable
 
 
 def envelope_for(name: str, data_model: type[BaseModel] | None) -> type[Envelope[Any]]:
@@ -46,66 +23,107 @@ def envelope_for(name: str, data_model: type[BaseModel] | None) -> type[Envelope
 
 
 # Name -> data model. Bump the version suffix when a model changes incompatibly.
-DATA_MODELS: dict[str, type[BaseModel] | None] = {
-    "gpuopt.doctor/v1": DoctorReport,
-    "gpuopt.schema/v1": SchemaDocument,
+_DATA_MODEL_PATHS: dict[str, str | None] = {
+    "gpuopt.doctor/v1": "gpuopt.models.doctor:DoctorReport",
+    "gpuopt.schema/v1": "gpuopt.models.schema:SchemaDocument",
     "gpuopt.error/v1": None,
-    "gpuopt.torch.summary/v1": TorchSummary,
-    "gpuopt.torch.kernels/v1": TorchTable,
-    "gpuopt.torch.ops/v1": TorchTable,
-    "gpuopt.torch.timeline/v1": TorchTable,
-    "gpuopt.torch.gaps/v1": TorchTable,
-    "gpuopt.torch.steps/v1": TorchTable,
-    "gpuopt.torch.launches/v1": TorchTable,
-    "gpuopt.torch.transfers/v1": TorchTable,
-    "gpuopt.torch.collectives/v1": TorchTable,
-    "gpuopt.torch.comm/v1": TorchTable,
-    "gpuopt.stats.compare/v1": CompareData,
-    "gpuopt.stats.noise/v1": NoiseData,
-    "gpuopt.sass.scan/v1": SassScanReport,
-    "gpuopt.sass.functions/v1": SassTableData,
-    "gpuopt.sass.opcodes/v1": SassTableData,
-    "gpuopt.sass.signatures/v1": SassTableData,
-    "gpuopt.compiler.ptxas/v1": PtxasReport,
-    "gpuopt.compiler.res_usage/v1": ResUsageReport,
-    "gpuopt.compiler.triton/v1": TritonReport,
-    "gpuopt.compiler.inductor/v1": InductorReport,
-    "gpuopt.ncu.summary/v1": NcuSummary,
-    "gpuopt.ncu.launches/v1": TableData,
-    "gpuopt.ncu.table/v1": TableData,
-    "gpuopt.ncu.roofline/v1": TableData,
-    "gpuopt.ncu.compare/v1": TableData,
-    "gpuopt.ncu.collect/v1": NcuCollection,
-    "gpuopt.target-result/v1": ReadinessResult,
-    "gpuopt.submit/v1": SubmitOutcome,
-    "gpuopt.driver-init/v1": DriverInit,
-    "gpuopt.status/v1": StatusReport,
-    "gpuopt.cancel/v1": InvocationStatus,
-    "gpuopt.idle-check/v1": IdleReport,
-    "gpuopt.store-verify/v1": StoreVerification,
-    "gpuopt.store-reindex/v1": StoreReindex,
-    "gpuopt.baseline/v1": BaselineData,
-    "gpuopt.noise/v1": NoiseEvaluationData,
-    "gpuopt.experiment-create/v1": ExperimentOutcome,
-    "gpuopt.screen/v1": ScreenData,
-    "gpuopt.target-evaluation/v1": TargetData,
-    "gpuopt.final-audit/v1": FinalAuditData,
-    "gpuopt.champion-show/v1": ChampionState,
-    "gpuopt.champion-select/v1": SelectOutcome,
-    "gpuopt.champion-restore/v1": SelectOutcome,
-    "gpuopt.champion-history/v1": ChampionHistory,
-    "gpuopt.ls/v1": TableData,
-    "gpuopt.show/v1": ShowData,
-    "gpuopt.report/v1": ReportData,
-    "gpuopt.handoff/v1": HandoffData,
-    "gpuopt.example-run/v1": ExampleRun,
-    "gpuopt.nsys.summary/v1": NsysSummaryData,
-    "gpuopt.nsys.table/v1": NsysTableData,
-    "gpuopt.nsys.timeline/v1": NsysTimelineData,
-    "gpuopt.map.account/v1": MapAccountData,
+    "gpuopt.torch.summary/v1": "gpuopt.models.torch_trace:TorchSummary",
+    "gpuopt.torch.kernels/v1": "gpuopt.models.torch_trace:TorchTable",
+    "gpuopt.torch.ops/v1": "gpuopt.models.torch_trace:TorchTable",
+    "gpuopt.torch.timeline/v1": "gpuopt.models.torch_trace:TorchTable",
+    "gpuopt.torch.gaps/v1": "gpuopt.models.torch_trace:TorchTable",
+    "gpuopt.torch.steps/v1": "gpuopt.models.torch_trace:TorchTable",
+    "gpuopt.torch.launches/v1": "gpuopt.models.torch_trace:TorchTable",
+    "gpuopt.torch.graphs/v1": "gpuopt.models.torch_trace:TorchTable",
+    "gpuopt.torch.transfers/v1": "gpuopt.models.torch_trace:TorchTable",
+    "gpuopt.torch.collectives/v1": "gpuopt.models.torch_trace:TorchTable",
+    "gpuopt.torch.comm/v1": "gpuopt.models.torch_trace:TorchTable",
+    "gpuopt.stats.compare/v1": "gpuopt.models.stats:CompareData",
+    "gpuopt.stats.noise/v1": "gpuopt.models.stats:NoiseData",
+    "gpuopt.sass.scan/v1": "gpuopt.models.sass:SassScanReport",
+    "gpuopt.sass.functions/v1": "gpuopt.models.sass:SassTableData",
+    "gpuopt.sass.opcodes/v1": "gpuopt.models.sass:SassTableData",
+    "gpuopt.sass.signatures/v1": "gpuopt.models.sass:SassTableData",
+    "gpuopt.compiler.ptxas/v1": "gpuopt.models.compiler:PtxasReport",
+    "gpuopt.compiler.res_usage/v1": "gpuopt.models.compiler:ResUsageReport",
+    "gpuopt.compiler.triton/v1": "gpuopt.models.compiler:TritonReport",
+    "gpuopt.compiler.inductor/v1": "gpuopt.models.compiler:InductorReport",
+    "gpuopt.ncu.summary/v1": "gpuopt.models.ncu:NcuSummary",
+    "gpuopt.ncu.launches/v1": "gpuopt.models.table:TableData",
+    "gpuopt.ncu.table/v1": "gpuopt.models.table:TableData",
+    "gpuopt.ncu.roofline/v1": "gpuopt.models.table:TableData",
+    "gpuopt.ncu.compare/v1": "gpuopt.models.table:TableData",
+    "gpuopt.ncu.collect/v1": "gpuopt.models.ncu:NcuCollection",
+    "gpuopt.target-result/v1": "gpuopt.models.evaluation.target:ReadinessResult",
+    "gpuopt.submit/v1": "gpuopt.models.evaluation.invocation:SubmitOutcome",
+    "gpuopt.driver-init/v1": "gpuopt.models.evaluation.cli:DriverInit",
+    "gpuopt.status/v1": "gpuopt.models.evaluation.cli:StatusReport",
+    "gpuopt.cancel/v1": "gpuopt.models.evaluation.invocation:InvocationStatus",
+    "gpuopt.idle-check/v1": "gpuopt.models.evaluation.resources:IdleReport",
+    "gpuopt.store-verify/v1": "gpuopt.models.evaluation.store:StoreVerification",
+    "gpuopt.store-reindex/v1": "gpuopt.models.evaluation.store:StoreReindex",
+    "gpuopt.baseline/v1": "gpuopt.models.evaluation.operations:BaselineData",
+    "gpuopt.noise/v1": "gpuopt.models.evaluation.operations:NoiseEvaluationData",
+    "gpuopt.experiment-create/v1": "gpuopt.models.evaluation.experiment:ExperimentOutcome",
+    "gpuopt.screen/v1": "gpuopt.models.evaluation.operations:ScreenData",
+    "gpuopt.target-evaluation/v1": "gpuopt.models.evaluation.operations:TargetData",
+    "gpuopt.final-audit/v1": "gpuopt.models.evaluation.operations:FinalAuditData",
+    "gpuopt.champion-show/v1": "gpuopt.models.evaluation.champion:ChampionState",
+    "gpuopt.champion-select/v1": "gpuopt.models.evaluation.champion:SelectOutcome",
+    "gpuopt.champion-restore/v1": "gpuopt.models.evaluation.champion:SelectOutcome",
+    "gpuopt.champion-history/v1": "gpuopt.models.evaluation.champion:ChampionHistory",
+    "gpuopt.ls/v1": "gpuopt.models.table:TableData",
+    "gpuopt.show/v1": "gpuopt.models.evaluation.views:ShowData",
+    "gpuopt.report/v1": "gpuopt.models.evaluation.views:ReportData",
+    "gpuopt.handoff/v1": "gpuopt.models.evaluation.views:HandoffData",
+    "gpuopt.example-run/v1": "gpuopt.models.example:ExampleRun",
+    "gpuopt.nsys.summary/v1": "gpuopt.models.nsys:NsysSummaryData",
+    "gpuopt.nsys.table/v1": "gpuopt.models.nsys:NsysTableData",
+    "gpuopt.nsys.timeline/v1": "gpuopt.models.nsys:NsysTimelineData",
+    "gpuopt.map.account/v1": "gpuopt.models.map:MapAccountData",
+    "gpuopt.nsys.graphs/v1": "gpuopt.models.nsys:NsysGraphsData",
+    "gpuopt.profile.diff/v1": "gpuopt.models.profile:ProfileDiffData",
+    "gpuopt.knowledge.query/v1": "gpuopt.models.knowledge:KnowledgeQueryData",
+    "gpuopt.knowledge.match/v1": "gpuopt.models.knowledge:KnowledgeMatchData",
+    "gpuopt.audit.versions/v1": "gpuopt.models.knowledge:VersionAuditData",
 }
 
-ENVELOPES: dict[str, type[Envelope[Any]]] = {name: envelope_for(name, m) for name, m in DATA_MODELS.items()}
+
+def _data_model(name: str) -> type[BaseModel] | None:
+    path = _DATA_MODEL_PATHS[name]
+    if path is None:
+        return None
+    module, _, attribute = path.partition(":")
+    found = getattr(importlib.import_module(module), attribute)
+    return cast("type[BaseModel]", found)
+
+
+@cache
+def _envelope(name: str) -> type[Envelope[Any]]:
+    return envelope_for(name, _data_model(name))
+
+
+class _Lazy(Mapping[str, Any]):
+    """Every schema name, each model imported and built on first look-up: printing one envelope
+    imports one area's models, not every model gpuopt has (start-up, issue 16)."""
+
+    def __init__(self, build: Any) -> None:
+        self._build = build
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in _DATA_MODEL_PATHS:
+            raise KeyError(name)
+        return self._build(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_DATA_MODEL_PATHS)
+
+    def __len__(self) -> int:
+        return len(_DATA_MODEL_PATHS)
+
+
+DATA_MODELS: Mapping[str, type[BaseModel] | None] = _Lazy(_data_model)
+ENVELOPES: Mapping[str, type[Envelope[Any]]] = _Lazy(_envelope)
 
 
 def json_schema(name: str) -> dict[str, Any]:
@@ -115,6 +133,7 @@ def json_schema(name: str) -> dict[str, Any]:
 
 def _document_models() -> dict[str, Any]:
     from gpuopt.models.evaluation import champion, driver, experiment, invocation, operations, store, target
+    from gpuopt.models.knowledge import CardsFile, FactCatalog, SourcesFile
     from gpuopt.models.map import ExecutionMap
 
     return {
@@ -155,15 +174,27 @@ def _document_models() -> dict[str, Any]:
         "gpuopt.invocation-result.target/v1": operations.TargetResult,
         "gpuopt.invocation-result.final-audit/v1": operations.FinalAuditResult,
         "gpuopt.execution-map/v1": ExecutionMap,
+        "gpuopt.knowledge.cards/v1": CardsFile,
+        "gpuopt.knowledge.sources/v1": SourcesFile,
+        "gpuopt.knowledge.facts/v1": FactCatalog,
     }
 
 
-DOCUMENTS: dict[str, Any] = _document_models()
-"""Records, requests and driver files that are not command envelopes: name -> model (or union)."""
+def __getattr__(name: str) -> Any:
+    """``DOCUMENTS``: records, requests and driver files that are not command envelopes: name -> model
+    (or union), built on first use."""
+    if name == "DOCUMENTS":
+        return _documents()
+    raise AttributeError(f"module 'gpuopt.schemas' has no attribute {name!r}")
+
+
+@lru_cache(maxsize=1)
+def _documents() -> dict[str, Any]:
+    return _document_models()
 
 
 def document_schema(name: str) -> dict[str, Any]:
     """The JSON Schema of a stored record, request or driver document."""
     from pydantic import TypeAdapter
 
-    return TypeAdapter(DOCUMENTS[name]).json_schema(by_alias=True, mode="validation")
+    return TypeAdapter(_documents()[name]).json_schema(by_alias=True, mode="validation")

@@ -87,6 +87,10 @@ class TorchTrace:
         """Per GPU event: its runtime call, launch latency, launching op and launch configuration."""
         return _frame(self._native.launches())
 
+    def graphs(self) -> pl.DataFrame:
+        """One row per CUDA graph (kernels of ``cudaGraphLaunch`` calls, keyed by their kernel names)."""
+        return _frame(self._native.graphs())
+
     def transfers(self) -> pl.DataFrame:
         """Per memcpy/memset: bytes, duration and bandwidth."""
         return _frame(self._native.transfers())

@@ -8,6 +8,7 @@ pub mod intervals;
 pub mod map;
 pub mod ncu;
 pub mod nsys;
+pub mod profile;
 pub mod runtime;
 pub mod sass;
 pub mod stats;

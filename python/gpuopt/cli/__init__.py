@@ -1,21 +1,26 @@
-"""The ``gpuopt`` command line: a click group, one module per area (``cli/<area>.py``)."""
+"""The ``gpuopt`` command line: a click group, one module per area (``cli/<area>.py``), each imported
+only when one of its commands runs (``_registry``), so help and ``--version`` start fast."""
 
 from __future__ import annotations
 
 import sys
+import warnings
 
 import click
 
-from gpuopt.cli._output import emit_envelope
-from gpuopt.models.envelope import ErrorItem
+from gpuopt.cli._registry import LazyGroup
 
 
 def _version_message() -> str:
-    from gpuopt import __version__
-    from gpuopt.provenance import native_build
+    # Plain json, not the NativeBuild model: --version stays as fast as --help.
+    import json
 
-    native = native_build()
-    return f"gpuopt {__version__} (native {native.version}, build {native.build_id}, {native.profile})"
+    from gpuopt import __version__, _native
+
+    native = json.loads(_native.build_info_json())
+    return (
+        f"gpuopt {__version__} (native {native['version']}, build {native['build_id']}, {native['profile']})"
+    )
 
 
 def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
@@ -24,7 +29,9 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
         ctx.exit(0)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+@click.group(
+    cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110}
+)
 @click.option(
     "--version",
     is_flag=True,
@@ -52,55 +59,22 @@ def cli(ctx: click.Context, debug: bool) -> None:
     ctx.obj["debug"] = debug
 
 
-# (module under gpuopt.cli, its click command or group), one line per area.
-_COMMANDS = (
-    ("doctor", "doctor"),
-    ("schema", "schema"),
-    ("nsys", "nsys"),
-    ("torch_trace", "torch"),
-    ("stats", "stats"),
-    ("sass", "sass"),
-    ("compiler", "compiler"),
-    ("ncu", "ncu"),
-    ("readiness", "readiness"),
-    ("driver", "driver"),
-    ("invocation", "status"),
-    ("invocation", "cancel"),
-    ("store", "store"),
-    ("evaluate", "baseline"),
-    ("evaluate", "noise"),
-    ("evaluate", "experiment"),
-    ("evaluate", "screen"),
-    ("evaluate", "target"),
-    ("evaluate", "final_audit"),
-    ("champion", "champion"),
-    ("views", "ls"),
-    ("views", "show"),
-    ("views", "report"),
-    ("views", "handoff"),
-    ("example", "example"),
-    ("idle", "idle_check"),
-    ("map", "map_group"),
-)
-
-
-def _register() -> None:
-    import importlib
-
-    for module, attribute in _COMMANDS:
-        cli.add_command(getattr(importlib.import_module(f"gpuopt.cli.{module}"), attribute))
-
-
-_register()
+def _warning_line(message: Warning | str, category: type[Warning], *_: object, **__: object) -> str:
+    """A warning on the command line is one line on stderr, not a source excerpt."""
+    return f"warning: {message}\n"
 
 
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: click usage errors exit 2, as an envelope when --json was asked for."""
     args = sys.argv[1:] if argv is None else argv
+    warnings.formatwarning = _warning_line
     try:
         cli.main(args=args, prog_name="gpuopt", standalone_mode=False)
     except click.UsageError as exc:
         if "--json" in args:
+            from gpuopt.cli._output import emit_envelope
+            from gpuopt.models.envelope import ErrorItem
+
             emit_envelope(
                 "gpuopt.error/v1",
                 ok=False,

@@ -12,13 +12,16 @@ import sys
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from pydantic import BaseModel
 
 from gpuopt.errors import GpuoptError, InternalError
-from gpuopt.models.envelope import ErrorItem, FileIdentity, UnmodeledItem
+
+if TYPE_CHECKING:  # pydantic is imported when a command runs, never for --help
+    from pydantic import BaseModel
+
+    from gpuopt.models.envelope import ErrorItem, FileIdentity, UnmodeledItem
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -67,6 +70,8 @@ def emit_envelope(
 
 def _fail(schema: str, as_json: bool, error: GpuoptError) -> None:
     if as_json:
+        from gpuopt.models.envelope import ErrorItem
+
         emit_envelope(
             schema, ok=False, data=None, errors=[ErrorItem(**error.to_dict())], inputs=[], unmodeled=[]
         )

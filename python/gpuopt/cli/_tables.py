@@ -10,11 +10,12 @@ import click
 
 from gpuopt.cli._output import Outcome
 from gpuopt.errors import InputError
-from gpuopt.models.envelope import FileIdentity, UnmodeledItem
-from gpuopt.models.table import Column, TableData
 
 if TYPE_CHECKING:
     import polars as pl
+
+    from gpuopt.models.envelope import FileIdentity, UnmodeledItem
+    from gpuopt.models.table import TableData
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -77,6 +78,8 @@ def render_frame(frame: pl.DataFrame, limit: int) -> str:
 
 
 def table_data(name: str, frame: pl.DataFrame, limit: int) -> TableData:
+    from gpuopt.models.table import Column, TableData
+
     shown = frame if limit == 0 else frame.head(limit)
     return TableData(
         name=name,

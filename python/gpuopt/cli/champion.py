@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 import click
 
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._render import section, table
-from gpuopt.models.evaluation.champion import ChampionHistory, ChampionState, SelectOutcome
+
+if TYPE_CHECKING:
+    from gpuopt.models.evaluation.champion import ChampionHistory, ChampionState, SelectOutcome
 
 
 @click.group()

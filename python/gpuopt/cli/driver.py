@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from gpuopt.cli._output import Outcome, command
 from gpuopt.errors import InputError
-from gpuopt.models.evaluation.cli import DriverInit
+
+if TYPE_CHECKING:
+    pass
 
 
 @click.group()
@@ -33,6 +36,7 @@ def init(directory: Path) -> Outcome:
     """
     from importlib import resources
 
+    from gpuopt.models.evaluation.cli import DriverInit
     from gpuopt.models.evaluation.driver import DriverRequest, DriverResult
 
     files = {

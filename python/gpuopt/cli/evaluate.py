@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import click
 
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._render import section, table
 from gpuopt.errors import InputError
-from gpuopt.models.evaluation.experiment import ExperimentOutcome
-from gpuopt.models.evaluation.operations import EvaluationData
+
+if TYPE_CHECKING:
+    from gpuopt.models.evaluation.experiment import ExperimentOutcome
+    from gpuopt.models.evaluation.operations import EvaluationData
 
 
 def _render(data: EvaluationData) -> str:

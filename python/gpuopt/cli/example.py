@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._render import table
-from gpuopt.models.example import ExampleRun
+
+if TYPE_CHECKING:
+    from gpuopt.models.example import ExampleRun
 
 
 @click.group()

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._render import section, table
-from gpuopt.models.evaluation.resources import IdleReport
+
+if TYPE_CHECKING:
+    from gpuopt.models.evaluation.resources import IdleReport
 
 
 def _render(r: IdleReport) -> str:

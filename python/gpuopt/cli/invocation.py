@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._render import section, table
-from gpuopt.models.evaluation.cli import StatusReport
-from gpuopt.models.evaluation.invocation import InvocationStatus
+
+if TYPE_CHECKING:
+    from gpuopt.models.evaluation.cli import StatusReport
+    from gpuopt.models.evaluation.invocation import InvocationStatus
 
 
 def _render_one(st: InvocationStatus) -> str:
@@ -67,6 +70,7 @@ def status(root: Path, invocation_id: str | None) -> Outcome:
       gpuopt status ./root inv-0123456789abcdef0123456789abcdef --json
     """
     from gpuopt.evaluation import invocation
+    from gpuopt.models.evaluation.cli import StatusReport
 
     if invocation_id is None:
         report = StatusReport(invocation=None, root=invocation.root_status(root))

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._render import section, table
-from gpuopt.models.map import MapAccountData
+
+if TYPE_CHECKING:
+    from gpuopt.models.map import MapAccountData
 
 
 @click.group("map")

@@ -8,15 +8,16 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from gpuopt.cli._nsys_render import render_coverage, render_graphs, render_timeline
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._render import section, table
 from gpuopt.cli._tables import table_data, table_options, write_table
-from gpuopt.models.envelope import FileIdentity, UnmodeledItem
 
 if TYPE_CHECKING:
     import polars as pl
 
-    from gpuopt.models.nsys import NsysSelection, Timeline
+    from gpuopt.models.envelope import FileIdentity, UnmodeledItem
+    from gpuopt.models.nsys import NsysSelection
     from gpuopt.nsys import Report
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -45,7 +46,9 @@ def _file_argument(fn: F) -> F:
 
 def _open(file: Path, window: str | None, nvtx: str | None) -> tuple[Report, NsysSelection, Any]:
     from gpuopt import nsys
+    from gpuopt.provenance import identify_in_background
 
+    identify_in_background(file)  # hashing (on a cache miss) overlaps the engine's work
     parsed = nsys.parse_window(window) if window else None
     return nsys.open(file), nsys.selection(parsed, nvtx), parsed
 
@@ -57,6 +60,8 @@ def _inputs(file: Path) -> list[FileIdentity]:
 
 
 def _unmodeled(report: Report) -> list[UnmodeledItem]:
+    from gpuopt.models.envelope import UnmodeledItem
+
     return [UnmodeledItem(kind="table", name=name) for name in report.unread_tables()]
 
 
@@ -90,17 +95,20 @@ def _table_outcome(
     if out is not None:
         write_table(frame, out)
     missing = report.not_captured(fact)
+    coverage = report.coverage(fact)
     data = NsysTableData(
         path=report.path,
         source=report.source,
         selection=sel,
         report=name,
         not_captured=missing,
+        coverage=coverage,
         table=table_data(name, frame, limit),
     )
 
     def default_render() -> str:
-        return _header(report, name, sel, missing) + "\n" + render_frame(frame, limit)
+        text = _header(report, name, sel, missing) + "\n" + render_frame(frame, limit)
+        return text + ("\n\n" + render_coverage(coverage) if coverage else "")
 
     return Outcome(data=data, render=render or default_render, inputs=_inputs(file))
 
@@ -118,6 +126,7 @@ def nsys() -> None:
       gpuopt nsys kernels profile.sqlite --nvtx step_3
       gpuopt nsys stats profile.sqlite --report cuda_gpu_kern_sum --csv
       gpuopt nsys timeline profile.sqlite --window 7.2s:7.3s --json
+      gpuopt nsys graphs profile.sqlite
     """
 
 
@@ -132,8 +141,14 @@ def summary(file: Path, window: str | None, nvtx_range: str | None) -> Outcome:
     report, sel, parsed = _open(file, window, nvtx_range)
     info = report.info()
     timeline = report.timeline(window=parsed, nvtx=nvtx_range)
+    graph_facts = report.graphs(window=parsed, nvtx=nvtx_range)
     data = NsysSummaryData(
-        path=report.path, source=report.source, selection=sel, info=info, timeline=timeline
+        path=report.path,
+        source=report.source,
+        selection=sel,
+        info=info,
+        timeline=timeline,
+        graphs=graph_facts,
     )
 
     def render() -> str:
@@ -154,8 +169,10 @@ def summary(file: Path, window: str | None, nvtx_range: str | None) -> Outcome:
                 ["table", "in file", "rows"],
                 [[s.table, s.actual or "not captured", s.rows] for s in info.sources],
             ),
-            _render_timeline(timeline, sel),
+            render_timeline(timeline, sel),
         ]
+        if graph_facts.executions:
+            parts.append(render_graphs(graph_facts))
         return "\n\n".join(parts)
 
     return Outcome(data=data, render=render, inputs=_inputs(file), unmodeled=_unmodeled(report))
@@ -296,121 +313,33 @@ def timeline(file: Path, window: str | None, nvtx_range: str | None) -> Outcome:
     data = NsysTimelineData(path=report.path, source=report.source, selection=sel, timeline=facts)
     return Outcome(
         data=data,
-        render=lambda: _render_timeline(facts, sel, report.path),
+        render=lambda: render_timeline(facts, sel, report.path),
         inputs=_inputs(file),
         unmodeled=_unmodeled(report),
     )
 
 
-def _ms(ns: int | float | None) -> str:
-    return "—" if ns is None else f"{ns / 1e6:.3f} ms"
+@nsys.command("graphs")
+@_file_argument
+@_selection_options
+@command("gpuopt.nsys.graphs/v1")
+def graphs(file: Path, window: str | None, nvtx_range: str | None) -> Outcome:
+    """Per CUDA graph: launches, executions, GPU time per execution, kernels per execution, host time.
 
+    Graph-level traces (--cuda-graph-trace=graph) give one CUPTI_ACTIVITY_KIND_GRAPH_TRACE row per
+    execution; node-level traces (node) give the kernels, grouped by their cudaGraphLaunch call.
+    """
+    from gpuopt.models.nsys import NsysGraphsData
 
-def _render_timeline(t: Timeline, sel: NsysSelection, path: str | None = None) -> str:
-    scope = []
-    if sel.window_start_ns is not None or sel.window_end_ns is not None:
-        scope.append(f"window {sel.window_start_ns}:{sel.window_end_ns}")
-    if sel.nvtx:
-        scope.append(f"NVTX range {sel.nvtx!r}")
-    title = "Timeline" + (f" — {path}" if path else "") + (f" ({', '.join(scope)})" if scope else "")
-    rows = []
-    for d in t.devices:
-        for label, b in [(f"{d.device_id}", d), *[(f"{d.device_id}/s{s.stream_id}", s) for s in d.streams]]:
-            rows.append(
-                [
-                    label,
-                    b.kernels,
-                    b.memcpys + b.memsets,
-                    _ms(b.span_ns),
-                    _ms(b.busy_ns),
-                    f"{b.busy_pct:.1f}",
-                    b.gaps.count,
-                    _ms(b.gaps.median_ns),
-                    _ms(b.compute_copy_overlap_ns),
-                    b.concurrency.max_kernels,
-                    f"{b.concurrency.mean_kernels_when_busy:.2f}",
-                ]
-            )
-    parts = [
-        title
-        + "\n"
-        + table(
-            [
-                "device/stream",
-                "kernels",
-                "copies",
-                "span",
-                "busy",
-                "busy %",
-                "gaps",
-                "gap med",
-                "overlap",
-                "max conc",
-                "mean conc",
-            ],
-            rows,
-        )
-    ]
-    if t.launch:
-        parts.append(
-            "Launch (kernel start vs. its API call)\n"
-            + table(
-                [
-                    "device",
-                    "kernels",
-                    "matched",
-                    "api med",
-                    "queue med",
-                    "queue<0",
-                    "latency med",
-                    "latency p90",
-                ],
-                [
-                    [
-                        x.device_id,
-                        x.kernels,
-                        x.matched,
-                        _ms(x.api_ns.median_ns),
-                        _ms(x.queue_delay_ns.median_ns),
-                        x.negative_queue_delays,
-                        _ms(x.launch_latency_ns.median_ns),
-                        _ms(x.launch_latency_ns.p90_ns),
-                    ]
-                    for x in t.launch
-                ],
-            )
-        )
-    if t.synchronization:
-        parts.append(
-            "Synchronization\n"
-            + table(
-                ["type", "api", "count", "total", "max"],
-                [
-                    [s.sync_type, s.api_name, s.count, _ms(s.total_ns), _ms(s.max_ns)]
-                    for s in t.synchronization
-                ],
-            )
-        )
-    if t.host_sync:
-        parts.append(
-            "Host blocked in synchronizing calls\n"
-            + table(
-                ["api", "calls", "blocked", "profiler overhead", "blocked excl. overhead"],
-                [
-                    [
-                        h.api_name,
-                        h.calls,
-                        _ms(h.blocked_ns),
-                        _ms(h.profiler_overhead_ns),
-                        _ms(h.blocked_excl_overhead_ns),
-                    ]
-                    for h in t.host_sync
-                ],
-            )
-        )
-    o = t.profiler_overhead
-    parts.append(
-        f"Profiler overhead: {'recorded' if o.recorded else 'not recorded'}, "
-        f"{o.intervals} intervals, {_ms(o.total_ns)}"
+    report, sel, parsed = _open(file, window, nvtx_range)
+    facts = report.graphs(window=parsed, nvtx=nvtx_range)
+    coverage = report.coverage("graphs")
+    data = NsysGraphsData(
+        path=report.path, source=report.source, selection=sel, graphs=facts, coverage=coverage
     )
-    return "\n\n".join(parts)
+
+    def render() -> str:
+        text = _header(report, "graphs", sel, []) + "\n" + render_graphs(facts)
+        return text + ("\n\n" + render_coverage(coverage) if coverage else "")
+
+    return Outcome(data=data, render=render, inputs=_inputs(file), unmodeled=_unmodeled(report))

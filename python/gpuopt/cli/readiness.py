@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 import click
 
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._render import section, table
-from gpuopt.models.evaluation.invocation import SubmitOutcome
-from gpuopt.models.evaluation.target import ReadinessResult
+
+if TYPE_CHECKING:
+    from gpuopt.models.evaluation.invocation import SubmitOutcome
+    from gpuopt.models.evaluation.target import ReadinessResult
 
 
 @click.group()

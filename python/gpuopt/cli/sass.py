@@ -11,12 +11,12 @@ import click
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._render import section, table
 from gpuopt.cli._tables import render_frame, table_data, table_options, write_table
-from gpuopt.models.envelope import FileIdentity, UnmodeledItem
-from gpuopt.models.sass import SassScanReport, SassTableData
 
 if TYPE_CHECKING:
     import polars as pl
 
+    from gpuopt.models.envelope import FileIdentity, UnmodeledItem
+    from gpuopt.models.sass import SassScanReport
     from gpuopt.sass import SassScan
 
 _FILE = click.argument("file", type=click.Path(path_type=Path, dir_okay=False, allow_dash=True))
@@ -74,6 +74,8 @@ def _table_outcome(
     shown: pl.DataFrame | None = None,
 ) -> Outcome:
     """The table in the envelope is ``frame``; people see ``shown`` (a compact form) when given."""
+    from gpuopt.models.sass import SassTableData
+
     if out is not None:
         write_table(frame, out)
     base = table_data(name, frame, limit)

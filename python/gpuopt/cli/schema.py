@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import click
 
 from gpuopt.cli._output import Outcome, command
 from gpuopt.errors import InputError
-from gpuopt.models.schema import SchemaDocument, SchemaShown
+
+if TYPE_CHECKING:
+    pass
 
 
 @click.command()
@@ -24,6 +27,7 @@ def schema(name: str | None) -> Outcome:
       gpuopt schema                       # list names
       gpuopt schema gpuopt.doctor/v1      # the schema itself
     """
+    from gpuopt.models.schema import SchemaDocument, SchemaShown
     from gpuopt.schemas import DOCUMENTS, ENVELOPES, document_schema, json_schema
 
     names = sorted(ENVELOPES)

@@ -4,22 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._render import section
 from gpuopt.cli._tables import render_frame, table_data, table_options, write_table
-from gpuopt.models.envelope import UnmodeledItem
-from gpuopt.models.stats import (
-    CompareData,
-    CompareOptions,
-    Comparison,
-    NoiseData,
-    NoiseReport,
-    SampleFileFacts,
-)
+
+if TYPE_CHECKING:
+    from gpuopt.models.envelope import UnmodeledItem
+    from gpuopt.models.stats import (
+        Comparison,
+        NoiseReport,
+        SampleFileFacts,
+    )
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -78,6 +77,8 @@ def _stat_options(fn: F) -> F:
 
 
 def _unmodeled(files: list[SampleFileFacts]) -> list[UnmodeledItem]:
+    from gpuopt.models.envelope import UnmodeledItem
+
     seen: dict[str, int] = {}
     for f in files:
         for name in f.unmodeled_columns:
@@ -142,6 +143,22 @@ def _render_comparison(c: Comparison) -> str:
                 ],
             )
         )
+    if c.per_block:
+        resampled = c.blocks is not None and c.blocks.resampled
+        column = c.blocks.column if c.blocks is not None else "?"
+        parts.append(
+            section(
+                f"Per block of {column!r} "
+                f"({'blocks resampled for the CI' if resampled else 'diagnosed only'})",
+                [
+                    (
+                        p.case_id,
+                        f"{_pct(p.estimate_pct)} {_interval(p.ci_low_pct, p.ci_high_pct)} ({p.n} pairs)",
+                    )
+                    for p in c.per_block
+                ],
+            )
+        )
     if c.tails:
         parts.append(
             section(
@@ -180,6 +197,10 @@ def stats() -> None:
     "--tails", is_flag=True, help="Also report p50/p95/p99 effects where calls carry enough samples."
 )
 @click.option("--unpaired", is_flag=True, help="Treat the files as two independent samples.")
+@click.option(
+    "--block-column",
+    help="Column naming each row's block (process, run): the bootstrap resamples whole blocks.",
+)
 @click.option("--metric", default="value", show_default=True, help="Metric name (part of the stream key).")
 @_stat_options
 @table_options
@@ -193,6 +214,7 @@ def compare(
     ci_method: str,
     tails: bool,
     unpaired: bool,
+    block_column: str | None,
     metric: str,
     seed: int,
     resamples: int,
@@ -220,8 +242,15 @@ def compare(
       gpuopt stats compare base.txt cand.txt --min-effect 2
       gpuopt stats compare base.csv cand.csv --column ms --key-column run --json
       gpuopt stats compare a.jsonl b.jsonl --unpaired --direction higher --out pairs.parquet
+      gpuopt stats compare base.csv cand.csv --column ms --block-column run
+
+    Rows that come in blocks (the same process or run) are not independent pairs: --block-column NAME
+    resamples whole blocks and reports each block's effect. Without it, a file column named block, run,
+    run_id, process, pid, worker, session or rank is read as blocks for a check: blocks whose CIs do not
+    overlap warn dependent_samples_suspected, with the per-block effects.
     """
     from gpuopt import stats as lib
+    from gpuopt.models.stats import CompareData, CompareOptions
     from gpuopt.provenance import file_identity
 
     options = CompareOptions(
@@ -244,6 +273,7 @@ def compare(
         key_column=key_column,
         case_column=case_column,
         order_column=order_column,
+        block_column=block_column,
         unpaired=unpaired,
         options=options,
     )
@@ -347,6 +377,7 @@ def noise(
       gpuopt stats noise aa.csv --at 10 --at 50 --json
     """
     from gpuopt import stats as lib
+    from gpuopt.models.stats import CompareOptions, NoiseData
     from gpuopt.provenance import file_identity
 
     options = CompareOptions(

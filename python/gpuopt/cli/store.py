@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._render import section, table
 from gpuopt.errors import InputError
-from gpuopt.models.evaluation.store import StoreReindex, StoreVerification
+
+if TYPE_CHECKING:
+    from gpuopt.models.evaluation.store import StoreReindex, StoreVerification
 
 
 @click.group()

@@ -63,7 +63,9 @@ def _inputs(trace: TorchTrace) -> list[FileIdentity]:
 
 def _open(path: Path) -> TorchTrace:
     from gpuopt import torch_trace as lib
+    from gpuopt.provenance import identify_in_background
 
+    identify_in_background(path)  # hashing (on a cache miss) overlaps parsing; a folder is hashed after
     return lib.open(path)
 
 
@@ -170,6 +172,19 @@ def launches(path: Path, limit: int, out: Path | None) -> Outcome:
 @torch.command()
 @_path
 @table_options
+@command("gpuopt.torch.graphs/v1")
+def graphs(path: Path, limit: int, out: Path | None) -> Outcome:
+    """Per CUDA graph: replays of cudaGraphLaunch (executions, GPU time per execution, host time).
+
+    Kineto records no graph id: a graph is keyed by the ordered names of its kernels (graph_key).
+    """
+    trace = _open(path)
+    return _table("graphs", trace, trace.graphs(), limit=limit, out=out, gpu=True)
+
+
+@torch.command()
+@_path
+@table_options
 @command("gpuopt.torch.transfers/v1")
 def transfers(path: Path, limit: int, out: Path | None) -> Outcome:
     """Per memcpy/memset: bytes, duration and bandwidth (bytes / duration)."""
@@ -271,7 +286,10 @@ def _render_trace(t: TraceSummary) -> str:
                     for label, x in (
                         ("from call start", lat.from_call_start),
                         ("from call end", lat.from_call_end),
+                        ("graph: execution from call start", lat.graph.launch_latency if lat.graph else None),
+                        ("graph: kernel after previous kernel", lat.graph.node_gap if lat.graph else None),
                     )
+                    if x is not None
                 ],
             )
         )

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._render import section
 from gpuopt.cli._tables import render_frame, table_data, table_options, table_outcome, write_table
-from gpuopt.models.evaluation.views import HandoffData, ReportData, ShowData
+
+if TYPE_CHECKING:
+    from gpuopt.models.evaluation.views import HandoffData, ReportData, ShowData
 
 HUMAN_COLUMNS = {
     "invocations": [

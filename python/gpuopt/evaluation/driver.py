@@ -213,26 +213,13 @@ def identity_core(driver: NormalizedDriver) -> dict[str, Any]:
     return driver.model_dump(mode="json", exclude=exclude)
 
 
-_HASHED: dict[str, tuple[tuple[int, int, int, int, int], str]] = {}
-
-
 def _file_sha(path: str) -> str:
-    """A file's sha256, re-hashed only when its (dev, ino, size, mtime, ctime) changed since the last time
-    this process hashed it (any write through the file system changes ctime)."""
+    """A file's sha256 through the identity cache (re-hashed whenever its stat identity changed), or
+    ``absent``."""
     try:
-        st = os.stat(path)
-    except OSError:
-        return "absent"
-    key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-    cached = _HASHED.get(path)
-    if cached is not None and cached[0] == key:
-        return cached[1]
-    try:
-        sha = file_identity(path).sha256
+        return file_identity(path).sha256
     except InputError:
         return "absent"
-    _HASHED[path] = (key, sha)
-    return sha
 
 
 def check_driver(driver: NormalizedDriver) -> None:

@@ -35,6 +35,10 @@ class FileIdentity(Model):
     path: str
     size_bytes: int
     sha256: str
+    from_cache: bool = Field(
+        description="True when the sha256 came from gpuopt's identity cache (same device, inode, size, "
+        "mtime and ctime as when it was hashed), false when the file was read and hashed now."
+    )
 
 
 class Provenance(Model):

@@ -116,18 +116,21 @@ class KernelConcurrency(Model):
 
 
 class Busy(Model):
-    """Busy/idle facts of one device or stream (GPU operations: kernels, memcpys, memsets)."""
+    """Busy/idle facts of one device or stream (GPU operations: kernels, memcpys, memsets, and the
+    CUDA-graph executions of a graph-level trace)."""
 
     kernels: int
     memcpys: int
     memsets: int
+    graph_executions: int = Field(description="CUPTI_ACTIVITY_KIND_GRAPH_TRACE rows (graph-level trace)")
     span_start_ns: int | None
     span_end_ns: int | None
     span_ns: int = Field(description="First operation start to last operation end")
     busy_ns: int = Field(description="Union of operation intervals")
     idle_ns: int
     busy_pct: float = Field(description="Time utilization (busy / span), not resource saturation")
-    kernel_busy_ns: int
+    kernel_busy_ns: int = Field(description="Union of kernels and graph executions")
+    graph_busy_ns: int = Field(description="Union of graph executions")
     copy_busy_ns: int = Field(description="Union of memcpy and memset intervals")
     compute_copy_overlap_ns: int
     kernel_only_ns: int
@@ -164,8 +167,13 @@ class HostSync(Model):
 
 
 class Launch(Model):
+    """Kernels launched one by one: start vs. the API call that launched them."""
+
     device_id: int
-    kernels: int
+    kernels: int = Field(description="Kernels launched one by one")
+    graph_kernels: int = Field(
+        description="Kernels of graph executions (node-level trace), left out here: see graph_launch"
+    )
     matched: int = Field(description="Kernels whose launch call is in the export")
     api_ns: Distribution
     api_excl_overhead_ns: Distribution
@@ -174,10 +182,43 @@ class Launch(Model):
     launch_latency_ns: Distribution = Field(description="Kernel start - launch call start")
 
 
+class GraphLaunch(Model):
+    """Launches of whole CUDA graphs on one device, apart from ordinary kernel launches."""
+
+    device_id: int
+    executions: int
+    matched: int = Field(description="Executions whose launch call is in the export")
+    launch_latency_ns: Distribution = Field(description="Execution start - launch call start")
+    queue_delay_ns: Distribution = Field(description="Execution start - launch call end")
+    node_kernels: int = Field(description="Kernels of graph executions (node-level trace)")
+    node_gap_ns: Distribution = Field(
+        description="Each graph kernel's start - the end of the kernels before it in its execution"
+    )
+
+
 class Overhead(Model):
+    """Overhead the export attributes to the profiler (subtracted from host-side times)."""
+
     recorded: bool = Field(description="PROFILER_OVERHEAD or CUPTI_ACTIVITY_KIND_OVERHEAD exists")
     intervals: int
     total_ns: int
+
+
+class CudaOverhead(Model):
+    """CUPTI overhead rows not attributed to the profiler (e.g. "Command buffer full (CUDA)"):
+    CUDA's own stalls, reported and never subtracted."""
+
+    overhead_type: str = Field(description="ENUM_CUPTI_OVERHEAD_TYPE label, or 'unattributed'")
+    intervals: int
+    total_ns: int
+
+
+class Coverage(Model):
+    """GPU activity present in the export that a fact leaves out: the fact is not complete."""
+
+    table: str
+    rows: int
+    note: str
 
 
 class Timeline(Model):
@@ -185,7 +226,34 @@ class Timeline(Model):
     synchronization: list[SyncByType]
     host_sync: list[HostSync]
     launch: list[Launch]
+    graph_launch: list[GraphLaunch]
     profiler_overhead: Overhead
+    cuda_overhead: list[CudaOverhead]
+    coverage: list[Coverage] = Field(description="GPU activity these facts leave out (empty: none)")
+
+
+class GraphFacts(Model):
+    """One executable CUDA graph on one device."""
+
+    device_id: int
+    graph_id: int | None = Field(description="graphId (graph-level trace; null in node-level traces)")
+    graph_exec_id: int | None
+    first_node_id: int | None = Field(description="Node-level trace: smallest graphNodeId (the key)")
+    exec_created_in_capture: bool | None = Field(description="CUDA_GRAPH_EVENTS records its creation")
+    launches: int = Field(description="Distinct launch calls of its executions")
+    executions: int
+    unlinked_executions: int = Field(description="Executions whose launch call is not in the export")
+    gpu_ns: Distribution = Field(description="GPU time per execution (first start to last end)")
+    kernels_per_execution: Distribution | None = Field(description="Node-level trace only")
+    host_ns: Distribution = Field(description="Launch call duration")
+    launch_latency_ns: Distribution = Field(description="Execution start - launch call start")
+
+
+class Graphs(Model):
+    trace_mode: str = Field(description="graph (GRAPH_TRACE rows), node (graphNodeId), graph+node, none")
+    executions: int
+    unlinked_executions: int
+    graphs: list[GraphFacts]
 
 
 class NsysSummaryData(Model):
@@ -196,6 +264,7 @@ class NsysSummaryData(Model):
     selection: NsysSelection
     info: NsysInfo
     timeline: Timeline
+    graphs: Graphs
 
 
 class NsysTimelineData(Model):
@@ -215,4 +284,15 @@ class NsysTableData(Model):
     selection: NsysSelection
     report: str = Field(description="The table's name; nsys stats report names where they apply")
     not_captured: list[str] = Field(description="Source tables this table needs that the capture lacks")
+    coverage: list[Coverage] = Field(description="GPU activity in the export this table leaves out")
     table: TableData
+
+
+class NsysGraphsData(Model):
+    """``gpuopt nsys graphs``: one row per CUDA graph."""
+
+    path: str
+    source: NsysExportTool | None
+    selection: NsysSelection
+    graphs: Graphs
+    coverage: list[Coverage]

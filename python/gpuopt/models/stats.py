@@ -135,6 +135,15 @@ class OrderFacts(Model):
     order_effect_pct: float | None = Field(description="(mean l over AB - mean l over BA)/2, as %")
 
 
+class BlockFacts(Model):
+    """Pairs grouped in blocks (process, run, worker): what the comparison did with them."""
+
+    column: str
+    blocks: int = Field(description="Blocks holding at least one valid pair")
+    resampled: bool = Field(description="True: the CI resampled whole blocks (--block-column)")
+    disagree: bool = Field(description="True when the per-block CIs do not all overlap")
+
+
 class Comparison(EffectEstimate):
     """The result of one comparison: estimate, CI, verdict and the settings that produced them."""
 
@@ -164,6 +173,10 @@ class Comparison(EffectEstimate):
     spread: Spread | None
     resolution: Resolution | None
     per_case: list[CaseEffect]
+    per_block: list[CaseEffect] = Field(
+        default_factory=list, description="The effect within each block (case_id = the block's label)"
+    )
+    blocks: BlockFacts | None = None
     orders: OrderFacts | None
     tails: list[TailEffect]
     tails_unavailable: list[TailUnavailable]

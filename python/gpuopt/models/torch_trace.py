@@ -161,11 +161,24 @@ class Distribution(Model):
     mean_ns: float
 
 
-class LaunchLatency(Model):
-    """Kernel start minus its runtime call's start / end, over the trace's linked kernels."""
+class GraphLaunch(Model):
+    """Launches of whole CUDA graphs (``cudaGraphLaunch``), apart from ordinary launches."""
 
-    from_call_start: Distribution
-    from_call_end: Distribution
+    executions: int
+    kernels: int = Field(description="Kernels of graph executions")
+    launch_latency: Distribution = Field(description="Execution start (first GPU event) - call start")
+    node_gap: Distribution | None = Field(
+        description="Each graph kernel's start - the end of the kernels before it in its execution"
+    )
+
+
+class LaunchLatency(Model):
+    """Kernel start minus its runtime call's start / end, over kernels launched one by one."""
+
+    from_call_start: Distribution | None = Field(description="Null when every kernel is a graph's")
+    from_call_end: Distribution | None
+    graph_kernels: int = Field(description="Kernels of graph executions, left out of the two above")
+    graph: GraphLaunch | None
 
 
 class TransferTotal(Model):

@@ -85,8 +85,16 @@ fn invalid(message: impl Into<String>) -> Error {
     Error::input(codes::COLUMNS_INVALID, message)
 }
 
-/// Builds a report from the columns and the file's framing.
-pub fn from_columns(framing: &Framing, extras_json: &[u8], cells: &MetricCells) -> Result<Report> {
+/// Builds a report from the columns and the file's framing (None for a compressed report, whose
+/// framing is not read natively: no launch-count cross-check, no version or command line from it).
+pub fn from_columns(
+    framing: Option<&Framing>,
+    extras_json: &[u8],
+    cells: &MetricCells,
+) -> Result<Report> {
+    let unframed = Framing::default();
+    let framed = framing.is_some();
+    let framing = framing.unwrap_or(&unframed);
     let extras: Extras =
         serde_json::from_slice(extras_json).map_err(|e| invalid(format!("report columns: {e}")))?;
     let n = extras.launches.len();
@@ -96,7 +104,7 @@ pub fn from_columns(framing: &Framing, extras_json: &[u8], cells: &MetricCells) 
             "the report reader found 0 launches",
         ));
     }
-    if n as u64 != framing.results {
+    if framed && n as u64 != framing.results {
         return Err(invalid(format!(
             "the report reader found {n} launches but the file holds {} results",
             framing.results
@@ -207,7 +215,7 @@ pub fn from_columns(framing: &Framing, extras_json: &[u8], cells: &MetricCells) 
         tool: ToolInfo {
             version: framing.tool_version.clone(),
             version_text: framing.tool_version_text.clone(),
-            version_source: "ncu-rep".to_string(),
+            version_source: if framed { "ncu-rep" } else { "none" }.to_string(),
             command_line: framing.command_line.clone(),
         },
         launches,

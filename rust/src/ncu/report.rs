@@ -39,6 +39,19 @@ pub struct Framing {
     pub devices: Vec<(u64, String)>,
 }
 
+/// Whether `path` is a compressed report (`.ncu-repz`, ncu 2026.3's default output; or a file that starts
+/// with the zstd frame magic). NVIDIA documents that `ncu_report` and `ncu --import` read them but not
+/// their container, so gpuopt does not read their framing natively.
+pub fn is_compressed(path: &Path) -> bool {
+    if path.extension().is_some_and(|e| e == "ncu-repz") {
+        return true;
+    }
+    let mut magic = [0u8; 4];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut magic))
+        .is_ok_and(|()| &magic == ZSTD_MAGIC)
+}
+
 /// Reads the framing of the report at `path`.
 pub fn read_framing(path: &Path) -> Result<Framing> {
     let shown = path.display().to_string();
@@ -59,7 +72,8 @@ fn framing<R: Read + Seek>(r: &mut R, size: u64) -> Result<Framing> {
     if &magic == ZSTD_MAGIC {
         return Err(Error::input(
             codes::VERSION_UNSUPPORTED,
-            "a zstd-compressed report (.ncu-repz); decompress it to .ncu-rep first",
+            "a compressed report (.ncu-repz): its framing is not read natively; gpuopt reads it \
+             through NVIDIA's ncu_report module or ncu --import",
         )
         .with_expected("an uncompressed .ncu-rep (NVR\\0 magic)"));
     }

@@ -7,8 +7,10 @@
 
 pub mod api;
 pub mod comm;
+pub mod coverage;
 pub mod db;
 pub mod describe;
+pub mod graphs;
 pub mod hash;
 pub mod info;
 pub mod kernels;
@@ -131,6 +133,15 @@ impl Report {
         timeline::timeline(&self.schema, &self.strings, &self.selection(req)?)
     }
 
+    pub fn graphs(&self, req: &Request) -> Result<graphs::Graphs> {
+        graphs::graphs(&self.schema, &self.strings, &self.selection(req)?)
+    }
+
+    /// GPU activity that a fact (`timeline`, `kernels`, ...) does not include.
+    pub fn coverage(&self, fact: &str) -> Result<Vec<coverage::Coverage>> {
+        coverage::for_fact(&self.schema, fact)
+    }
+
     pub fn gaps(&self, req: &Request) -> Result<Table> {
         timeline::gaps(&self.schema, &self.strings, &self.selection(req)?)
     }
@@ -142,3 +153,5 @@ impl Report {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_graphs;

@@ -519,7 +519,12 @@ pub fn attribution(
         schema,
         strings,
         sel,
-        &[OpKind::Kernel, OpKind::Memcpy, OpKind::Memset],
+        &[
+            OpKind::Kernel,
+            OpKind::Memcpy,
+            OpKind::Memset,
+            OpKind::Graph,
+        ],
     )?;
     let by_thread = ranges_by_thread(&data, true);
     let hits = containing(&data, &by_thread, &l.calls);

@@ -1,9 +1,10 @@
-//! GPU operations (kernels, memcpys, memsets) as compact rows, and their join to the CUDA API call
-//! that launched them (`correlationId` *and* process: correlation ids are unique only per process).
+//! GPU operations (kernels, memcpys, memsets, and CUDA-graph executions of a graph-level trace) as
+//! compact rows, and their join to the CUDA API call that launched them (`correlationId` *and*
+//! process: correlation ids are unique only per process).
 
 use super::db;
 use super::hash::IdMap;
-use super::schema::{Schema, KERNEL, MEMCPY, MEMSET, RUNTIME};
+use super::schema::{Schema, GRAPH_TRACE, KERNEL, MEMCPY, MEMSET, RUNTIME};
 use super::select::{Selection, PID_MASK};
 use super::strings::Strings;
 use crate::error::Result;
@@ -14,6 +15,9 @@ pub enum OpKind {
     Kernel,
     Memcpy,
     Memset,
+    /// One execution of a CUDA graph, as `--cuda-graph-trace=graph` records it
+    /// (`CUPTI_ACTIVITY_KIND_GRAPH_TRACE`): its kernels are not traced one by one.
+    Graph,
 }
 
 impl OpKind {
@@ -22,6 +26,7 @@ impl OpKind {
             OpKind::Kernel => "kernel",
             OpKind::Memcpy => "memcpy",
             OpKind::Memset => "memset",
+            OpKind::Graph => "graph",
         }
     }
 }
@@ -38,12 +43,15 @@ pub struct Op {
     pub global_pid: i64,
     pub correlation: i64,
     /// Kernels: the demangled name's string index. Memcpys: `copyKind`. Memsets: `memKind` or -1.
+    /// Graph executions: `graphId`.
     pub name: i64,
     /// Bytes moved or set (0 for kernels).
     pub bytes: i64,
     /// Memcpys: `srcKind` and `dstKind` (−1 otherwise).
     pub src_kind: i64,
     pub dst_kind: i64,
+    /// Graph executions: `graphExecId`. Operations of a node-level trace: `graphNodeId`. Else −1.
+    pub graph: i64,
 }
 
 impl Op {
@@ -73,6 +81,7 @@ fn load_kind(schema: &Schema, strings: &Strings, sel: &Selection, kind: OpKind) 
         OpKind::Memcpy => (&MEMCPY, &["copyKind", "bytes", "srcKind", "dstKind"]),
         OpKind::Memset if schema.has_column(&MEMSET, "memKind") => (&MEMSET, &["memKind", "bytes"]),
         OpKind::Memset => (&MEMSET, &["rowid", "bytes"]),
+        OpKind::Graph => (&GRAPH_TRACE, &["graphId", "graphExecId"]),
     };
     let Some(table) = schema.table(source) else {
         return Ok(Vec::new());
@@ -88,6 +97,12 @@ fn load_kind(schema: &Schema, strings: &Strings, sel: &Selection, kind: OpKind) 
         "correlationId",
     ];
     columns.extend(extra);
+    // Node-level traces mark the operations a graph launched with `graphNodeId`.
+    let node_col = kind != OpKind::Graph && schema.has_column(source, "graphNodeId");
+    if node_col {
+        columns.push("graphNodeId");
+    }
+    let node_at = columns.len() - 1;
     let memset_kind = kind == OpKind::Memset && extra.first() == Some(&"memKind");
     let parts = db::scan(
         schema,
@@ -108,6 +123,7 @@ fn load_kind(schema: &Schema, strings: &Strings, sel: &Selection, kind: OpKind) 
                 OpKind::Memcpy => row.int(7)?,
                 OpKind::Memset if memset_kind => row.opt_int(7)?.unwrap_or(-1),
                 OpKind::Memset => -1,
+                OpKind::Graph => row.int(7)?,
             };
             let (bytes, src_kind, dst_kind) = match kind {
                 OpKind::Kernel => (0, -1, -1),
@@ -117,6 +133,12 @@ fn load_kind(schema: &Schema, strings: &Strings, sel: &Selection, kind: OpKind) 
                     row.opt_int(10)?.unwrap_or(-1),
                 ),
                 OpKind::Memset => (row.opt_int(8)?.unwrap_or(0), -1, -1),
+                OpKind::Graph => (0, -1, -1),
+            };
+            let graph = match kind {
+                OpKind::Graph => row.int(8)?,
+                _ if node_col => row.opt_int(node_at)?.unwrap_or(-1),
+                _ => -1,
             };
             acc.push(Op {
                 kind,
@@ -131,6 +153,7 @@ fn load_kind(schema: &Schema, strings: &Strings, sel: &Selection, kind: OpKind) 
                 bytes,
                 src_kind,
                 dst_kind,
+                graph,
             });
             Ok(())
         },

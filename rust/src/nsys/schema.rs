@@ -39,6 +39,27 @@ pub const KERNEL: Source = Source {
     ],
     required: false,
 };
+/// Graph executions of a graph-level trace (`--cuda-graph-trace=graph`, nsys' default).
+pub const GRAPH_TRACE: Source = Source {
+    name: "CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
+    columns: &[
+        "start",
+        "end",
+        "deviceId",
+        "streamId",
+        "correlationId",
+        "globalPid",
+        "graphId",
+        "graphExecId",
+    ],
+    required: false,
+};
+/// Graph and graph-exec creation events (graph-level traces).
+pub const GRAPH_EVENTS: Source = Source {
+    name: "CUDA_GRAPH_EVENTS",
+    columns: &["start", "graphId", "graphExecId"],
+    required: false,
+};
 pub const RUNTIME: Source = Source {
     name: "CUPTI_ACTIVITY_KIND_RUNTIME",
     columns: &["start", "end", "globalTid", "correlationId", "nameId"],
@@ -125,11 +146,20 @@ pub const ENUM_SYNC_TYPE: Source = Source {
     columns: &["id", "label"],
     required: false,
 };
+/// Names `overheadType` values; a label ending in "(Profiler)" is overhead the export attributes to
+/// the profiler ("Command buffer full (CUDA)" is CUDA's own stall).
+pub const ENUM_OVERHEAD_TYPE: Source = Source {
+    name: "ENUM_CUPTI_OVERHEAD_TYPE",
+    columns: &["id", "label"],
+    required: false,
+};
 
 /// Every source gpuopt reads, in the order they are validated.
 pub const SOURCES: &[&Source] = &[
     &STRING_IDS,
     &KERNEL,
+    &GRAPH_TRACE,
+    &GRAPH_EVENTS,
     &RUNTIME,
     &MEMCPY,
     &MEMSET,
@@ -140,6 +170,7 @@ pub const SOURCES: &[&Source] = &[
     &ENUM_MEMCPY_OPER,
     &ENUM_MEM_KIND,
     &ENUM_SYNC_TYPE,
+    &ENUM_OVERHEAD_TYPE,
 ];
 
 /// Enum tables that must accompany an activity table when it is present.

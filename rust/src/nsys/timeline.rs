@@ -1,22 +1,28 @@
-//! Timeline facts per device and per stream: busy time (interval union of kernels, memcpys and
-//! memsets), idle time and gaps, kernel concurrency, compute/copy overlap, synchronization, host time
+//! Timeline facts per device and per stream: busy time (interval union of kernels, memcpys, memsets
+//! and CUDA-graph executions of a graph-level trace), idle time and gaps, kernel concurrency, compute/copy overlap, synchronization, host time
 //! blocked in synchronizing calls, and launch latency / queue delay.
 //!
 //! Definitions: the *span* runs from the first operation's start to the last operation's end (after
-//! clipping to the window, when one is given); `busy` is the union of operation intervals inside it;
+//! clipping to the window, when one is given); `busy` is the union of operation intervals inside it
+//! (a graph execution counts as GPU work on its device and stream, and as compute: a graph-level trace
+//! does not say which of its nodes were copies);
 //! `idle = span − busy`; a *gap* is a maximal idle interval between two operations. Concurrency counts
 //! kernels running at the same instant (back-to-back kernels do not overlap). Host-side times exclude
-//! recorded profiler overhead (`PROFILER_OVERHEAD`, `CUPTI_ACTIVITY_KIND_OVERHEAD`) on the same thread.
+//! overhead the export attributes to the profiler (`PROFILER_OVERHEAD`, and `CUPTI_ACTIVITY_KIND_OVERHEAD`
+//! rows typed "(Profiler)") on the same thread; CUDA's own stalls are reported, never subtracted.
 
 use super::api::strip_version;
+use super::coverage::{self, Coverage};
 use super::db;
 use super::describe::percentile_sorted;
+use super::graphs::{self, GraphLaunch};
 use super::hash::IdMap;
 use super::memory::enum_labels;
-use super::ops::{self, Op, OpKind};
+use super::ops::{self, Call, Op, OpKind};
 use super::out::Columns;
 use super::schema::{
-    Schema, CUPTI_OVERHEAD, ENUM_MEMCPY_OPER, ENUM_SYNC_TYPE, PROFILER_OVERHEAD, SYNC,
+    Schema, CUPTI_OVERHEAD, ENUM_MEMCPY_OPER, ENUM_OVERHEAD_TYPE, ENUM_SYNC_TYPE,
+    PROFILER_OVERHEAD, SYNC,
 };
 use super::select::Selection;
 use super::strings::Strings;
@@ -25,6 +31,14 @@ use crate::intervals::{self, Span};
 use crate::table::Table;
 use serde::Serialize;
 use std::collections::BTreeMap;
+
+/// The operations that make a device busy.
+const GPU_WORK: &[OpKind] = &[
+    OpKind::Kernel,
+    OpKind::Memcpy,
+    OpKind::Memset,
+    OpKind::Graph,
+];
 
 /// Upper bounds (ns, exclusive) of the gap histogram buckets; the last bucket is open-ended.
 const GAP_BUCKETS_NS: [i64; 5] = [1_000, 10_000, 100_000, 1_000_000, 10_000_000];
@@ -87,13 +101,17 @@ pub struct Busy {
     pub kernels: u64,
     pub memcpys: u64,
     pub memsets: u64,
+    /// Graph executions of a graph-level trace (`CUPTI_ACTIVITY_KIND_GRAPH_TRACE` rows).
+    pub graph_executions: u64,
     pub span_start_ns: Option<i64>,
     pub span_end_ns: Option<i64>,
     pub span_ns: i64,
     pub busy_ns: i64,
     pub idle_ns: i64,
     pub busy_pct: f64,
+    /// Union of kernels and graph executions.
     pub kernel_busy_ns: i64,
+    pub graph_busy_ns: i64,
     pub copy_busy_ns: i64,
     pub compute_copy_overlap_ns: i64,
     pub kernel_only_ns: i64,
@@ -138,7 +156,10 @@ pub struct HostSync {
 #[derive(Debug, Clone, Serialize)]
 pub struct Launch {
     pub device_id: i64,
+    /// Kernels launched one by one (kernels of graph executions are in `graph_launch`).
     pub kernels: u64,
+    /// Kernels of graph executions (node-level traces), left out of the distributions below.
+    pub graph_kernels: u64,
     /// Kernels whose launch call is in the export (joined on correlationId and process).
     pub matched: u64,
     pub api_ns: Distribution,
@@ -164,14 +185,37 @@ pub struct Timeline {
     pub synchronization: Vec<SyncByType>,
     pub host_sync: Vec<HostSync>,
     pub launch: Vec<Launch>,
+    /// Launches of whole CUDA graphs, apart from ordinary kernel launches.
+    pub graph_launch: Vec<GraphLaunch>,
     pub profiler_overhead: Overhead,
+    pub cuda_overhead: Vec<CudaOverhead>,
+    /// GPU activity the facts above do not include (a present table gpuopt does not model).
+    pub coverage: Vec<Coverage>,
 }
 
-/// Profiler overhead intervals per thread (union), for excluding them from host-side times.
+/// Overhead rows the export does not attribute to the profiler (CUDA's own stalls, such as
+/// "Command buffer full (CUDA)"): facts about the run, never subtracted from host time.
+#[derive(Debug, Clone, Serialize)]
+pub struct CudaOverhead {
+    /// `ENUM_CUPTI_OVERHEAD_TYPE` label, or `unattributed` when the export names no type.
+    pub overhead_type: String,
+    pub intervals: u64,
+    pub total_ns: i64,
+}
+
+/// Profiler overhead intervals per thread (union), for excluding them from host-side times. Only
+/// overhead the export attributes to the profiler counts: every `PROFILER_OVERHEAD` row, and the
+/// `CUPTI_ACTIVITY_KIND_OVERHEAD` rows whose type label ends in "(Profiler)".
 struct OverheadIndex {
     by_thread: IdMap<i64, Vec<Span>>,
     intervals: u64,
     recorded: bool,
+    cuda: Vec<(String, Span)>,
+}
+
+/// Whether an `ENUM_CUPTI_OVERHEAD_TYPE` label names overhead of the profiler itself.
+fn is_profiler_label(label: &str) -> bool {
+    label.trim_end().ends_with("(Profiler)")
 }
 
 impl OverheadIndex {
@@ -179,25 +223,50 @@ impl OverheadIndex {
         let mut raw: IdMap<i64, Vec<Span>> = IdMap::default();
         let mut intervals = 0u64;
         let mut recorded = false;
+        let mut cuda = Vec::new();
+        let labels = enum_labels(schema, &ENUM_OVERHEAD_TYPE)?;
         for source in [&PROFILER_OVERHEAD, &CUPTI_OVERHEAD] {
             let Some(table) = schema.table(source) else {
                 continue;
             };
             recorded = true;
             let name = table.actual.clone();
+            let typed =
+                source.name == CUPTI_OVERHEAD.name && schema.has_column(source, "overheadType");
+            let kind_col = if typed { "overheadType" } else { "NULL" };
             let rows = db::query_all(
                 &schema.uri,
                 &schema.path,
-                &format!("SELECT start, end, globalTid FROM \"{name}\""),
+                &format!("SELECT start, end, globalTid, {kind_col} FROM \"{name}\""),
                 |row| {
                     let (s, e) = db::interval(row, 0, 1, &name)?;
                     Ok((
                         db::opt_int(row, 2, &name, "globalTid")?.unwrap_or(0),
                         Span::new(s, e),
+                        db::opt_int(row, 3, &name, "overheadType")?,
                     ))
                 },
             )?;
-            for (tid, span) in rows {
+            for (tid, span, kind) in rows {
+                if source.name == CUPTI_OVERHEAD.name {
+                    let label = kind.map(|k| {
+                        labels
+                            .get(&k)
+                            .cloned()
+                            .unwrap_or_else(|| format!("unknown ({k})"))
+                    });
+                    match label {
+                        Some(l) if is_profiler_label(&l) => {}
+                        Some(l) => {
+                            cuda.push((l, span));
+                            continue;
+                        }
+                        None => {
+                            cuda.push(("unattributed".to_string(), span));
+                            continue;
+                        }
+                    }
+                }
                 intervals += 1;
                 raw.entry(tid).or_default().push(span);
             }
@@ -210,7 +279,32 @@ impl OverheadIndex {
             by_thread,
             intervals,
             recorded,
+            cuda,
         })
+    }
+
+    /// CUDA's own overhead by type, clipped to the window when there is one.
+    fn cuda_summary(&self, sel: &Selection) -> Vec<CudaOverhead> {
+        let mut by_type: BTreeMap<&str, (u64, i64)> = BTreeMap::new();
+        for (label, span) in &self.cuda {
+            let clipped = match sel.window {
+                Some(w) => span.clip(w),
+                None => Some(*span),
+            };
+            if let Some(s) = clipped {
+                let e = by_type.entry(label.as_str()).or_default();
+                e.0 += 1;
+                e.1 += s.len();
+            }
+        }
+        by_type
+            .into_iter()
+            .map(|(t, (n, total))| CudaOverhead {
+                overhead_type: t.to_string(),
+                intervals: n,
+                total_ns: total,
+            })
+            .collect()
     }
 
     fn within(&self, tid: i64, span: Span) -> i64 {
@@ -250,8 +344,8 @@ fn clipped(op: &Op, sel: &Selection) -> Option<Span> {
 }
 
 fn busy(ops: &[(Span, OpKind)]) -> Busy {
-    let (mut kernels, mut copies) = (Vec::new(), Vec::new());
-    let mut counts = [0u64; 3];
+    let (mut kernels, mut copies, mut graphs) = (Vec::new(), Vec::new(), Vec::new());
+    let mut counts = [0u64; 4];
     for (span, kind) in ops {
         match kind {
             OpKind::Kernel => {
@@ -266,6 +360,11 @@ fn busy(ops: &[(Span, OpKind)]) -> Busy {
                 counts[2] += 1;
                 copies.push(*span);
             }
+            OpKind::Graph => {
+                counts[3] += 1;
+                kernels.push(*span);
+                graphs.push(*span);
+            }
         }
     }
     let span_start = ops.iter().map(|(s, _)| s.start).min();
@@ -277,6 +376,7 @@ fn busy(ops: &[(Span, OpKind)]) -> Busy {
     let conc = intervals::concurrency(&kernels);
     let k = intervals::union(kernels);
     let c = intervals::union(copies);
+    let g_ns = intervals::total(&intervals::union(graphs));
     let all = intervals::union(ops.iter().map(|(s, _)| *s).collect());
     let busy_ns = intervals::total(&all);
     let k_ns = intervals::total(&k);
@@ -287,6 +387,7 @@ fn busy(ops: &[(Span, OpKind)]) -> Busy {
         kernels: counts[0],
         memcpys: counts[1],
         memsets: counts[2],
+        graph_executions: counts[3],
         span_start_ns: span_start,
         span_end_ns: span_end,
         span_ns,
@@ -298,6 +399,7 @@ fn busy(ops: &[(Span, OpKind)]) -> Busy {
             0.0
         },
         kernel_busy_ns: k_ns,
+        graph_busy_ns: g_ns,
         copy_busy_ns: c_ns,
         compute_copy_overlap_ns: overlap,
         kernel_only_ns: k_ns - overlap,
@@ -336,12 +438,7 @@ fn gap_stats(lens: Vec<i64>) -> Gaps {
 
 /// Computes every timeline fact of the selection.
 pub fn timeline(schema: &Schema, strings: &Strings, sel: &Selection) -> Result<Timeline> {
-    let all = ops::load(
-        schema,
-        strings,
-        sel,
-        &[OpKind::Kernel, OpKind::Memcpy, OpKind::Memset],
-    )?;
+    let all = ops::load(schema, strings, sel, GPU_WORK)?;
     let mut by_device: BTreeMap<i64, Vec<(Span, OpKind)>> = BTreeMap::new();
     let mut by_stream: BTreeMap<(i64, i64), Vec<(Span, OpKind)>> = BTreeMap::new();
     for op in &all {
@@ -371,40 +468,53 @@ pub fn timeline(schema: &Schema, strings: &Strings, sel: &Selection) -> Result<T
         })
         .collect();
     let overhead = OverheadIndex::load(schema)?;
-    let kernels: Vec<&Op> = all.iter().filter(|o| o.kind == OpKind::Kernel).collect();
-    let launch = launch_facts(schema, strings, &kernels, &overhead)?;
+    // One join of every operation to its call serves ordinary and graph launches.
+    let keys: Vec<(i64, i64)> = all.iter().map(|o| (o.global_pid, o.correlation)).collect();
+    let calls = ops::join_calls(schema, strings, &keys)?;
+    let launch = launch_facts(strings, &all, &calls, &overhead);
+    let graph_launch = graphs::launch_facts(&graphs::executions(strings, &all, &calls));
     let (synchronization, host_sync) = sync_facts(schema, strings, sel, &overhead)?;
     Ok(Timeline {
         devices,
         synchronization,
         host_sync,
         launch,
+        graph_launch,
         profiler_overhead: overhead.summary(sel),
+        cuda_overhead: overhead.cuda_summary(sel),
+        coverage: coverage::timeline(schema)?,
     })
 }
 
 fn launch_facts(
-    schema: &Schema,
     strings: &Strings,
-    kernels: &[&Op],
+    all: &[Op],
+    calls: &[Option<Call>],
     overhead: &OverheadIndex,
-) -> Result<Vec<Launch>> {
-    let keys: Vec<(i64, i64)> = kernels
-        .iter()
-        .map(|k| (k.global_pid, k.correlation))
-        .collect();
-    let calls = ops::join_calls(schema, strings, &keys)?;
+) -> Vec<Launch> {
     #[derive(Default)]
     struct Acc {
         kernels: u64,
+        graph_kernels: u64,
         api: Vec<i64>,
         api_excl: Vec<i64>,
         queue: Vec<i64>,
         latency: Vec<i64>,
     }
     let mut per: BTreeMap<i64, Acc> = BTreeMap::new();
-    for (k, call) in kernels.iter().zip(&calls) {
+    let launches = graphs::graph_launch_names(strings, calls);
+    for (k, call) in all.iter().zip(calls) {
+        if k.kind != OpKind::Kernel {
+            continue;
+        }
         let acc = per.entry(k.device).or_default();
+        // A graph's kernels start when the graph reaches them, not when a call launched them: the
+        // graph launch call is not theirs to be measured from.
+        let by_graph = k.graph >= 0 || call.is_some_and(|c| launches.contains(&c.name));
+        if by_graph {
+            acc.graph_kernels += 1;
+            continue;
+        }
         acc.kernels += 1;
         if let Some(c) = call {
             let api = c.end - c.start;
@@ -415,11 +525,11 @@ fn launch_facts(
             acc.latency.push(k.start - c.start);
         }
     }
-    Ok(per
-        .into_iter()
+    per.into_iter()
         .map(|(device, a)| Launch {
             device_id: device,
             kernels: a.kernels,
+            graph_kernels: a.graph_kernels,
             matched: u64::try_from(a.api.len()).unwrap_or(u64::MAX),
             negative_queue_delays: u64::try_from(a.queue.iter().filter(|&&q| q < 0).count())
                 .unwrap_or(u64::MAX),
@@ -428,7 +538,7 @@ fn launch_facts(
             queue_delay_ns: Distribution::of(a.queue),
             launch_latency_ns: Distribution::of(a.latency),
         })
-        .collect())
+        .collect()
 }
 
 type SyncFacts = (Vec<SyncByType>, Vec<HostSync>);
@@ -510,12 +620,7 @@ fn sync_facts(
 /// The gap list: every idle interval between operations, per device (`stream_id` null) and per
 /// stream, with the operations on either side.
 pub fn gaps(schema: &Schema, strings: &Strings, sel: &Selection) -> Result<Table> {
-    let all = ops::load(
-        schema,
-        strings,
-        sel,
-        &[OpKind::Kernel, OpKind::Memcpy, OpKind::Memset],
-    )?;
+    let all = ops::load(schema, strings, sel, GPU_WORK)?;
     let opers = enum_labels(schema, &ENUM_MEMCPY_OPER)?;
     let op_name = |op: &Op| -> String {
         match op.kind {
@@ -527,6 +632,7 @@ pub fn gaps(schema: &Schema, strings: &Strings, sel: &Selection) -> Result<Table
                 opers.get(&op.name).map_or("Unknown", String::as_str)
             ),
             OpKind::Memset => "[CUDA memset]".to_string(),
+            OpKind::Graph => format!("[CUDA graph {} exec {}]", op.name, op.graph),
         }
     };
     type Lane<'a> = Vec<(Span, &'a Op)>;

@@ -4,11 +4,18 @@ use super::{json, run};
 use pyo3::prelude::*;
 use std::path::PathBuf;
 
-/// `file_identity_json(path) -> bytes`: JSON `{path, size_bytes, sha256}` of a regular file.
+/// `file_identity_json(path, cache_dir=None) -> bytes`: JSON `{identity: {path, size_bytes, sha256,
+/// from_cache}, warnings}` of a regular file, through the identity cache in `cache_dir` when given.
 #[pyfunction]
-pub fn file_identity_json(py: Python<'_>, path: PathBuf) -> PyResult<Vec<u8>> {
-    let identity = run(py, || crate::identity::file_identity(&path))?;
-    json(&identity)
+#[pyo3(signature = (path, cache_dir=None))]
+pub fn file_identity_json(
+    py: Python<'_>,
+    path: PathBuf,
+    cache_dir: Option<PathBuf>,
+) -> PyResult<Vec<u8>> {
+    let cache = crate::identity::cache::IdentityCache::new(cache_dir);
+    let identified = run(py, || crate::identity::identify(&path, &cache))?;
+    json(&identified)
 }
 
 /// `file_identities_table(paths) -> ArrowTable`: `path`, `size_bytes`, `sha256` of many files, in parallel.

@@ -6,6 +6,7 @@ mod identity;
 mod map;
 mod ncu;
 mod nsys;
+mod profile;
 mod runtime;
 mod sass;
 mod stats;
@@ -30,6 +31,8 @@ mod _native {
     };
     #[pymodule_export]
     use super::nsys::{nsys_open, nsys_stats_reports, NsysReport};
+    #[pymodule_export]
+    use super::profile::profile_diff_keys;
     #[pymodule_export]
     use super::runtime::{
         call_processes, group_exists, proc_alive, proc_info, reap_zombies, set_child_subreaper,

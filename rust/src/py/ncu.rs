@@ -134,8 +134,13 @@ pub fn ncu_from_columns(
         text,
     };
     let report = run(py, || {
-        let framing = report::read_framing(&path)?;
-        columns::from_columns(&framing, &extras_json, &cells)
+        // A compressed report's framing is not read natively: the reader's own count stands.
+        let framing = if report::is_compressed(&path) {
+            None
+        } else {
+            Some(report::read_framing(&path)?)
+        };
+        columns::from_columns(framing.as_ref(), &extras_json, &cells)
             .map_err(|e| e.with_path(path.display().to_string()))
     })?;
     Ok(NcuReport {

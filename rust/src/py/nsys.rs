@@ -141,6 +141,28 @@ impl NsysReport {
         Ok(run(py, move || r.gaps(&req))?.into())
     }
 
+    /// Facts per CUDA graph (executions joined to their launch calls), as JSON.
+    #[pyo3(signature = (window_start_ns = None, window_end_ns = None, nvtx = None))]
+    fn graphs_json(
+        &self,
+        py: Python<'_>,
+        window_start_ns: Option<i64>,
+        window_end_ns: Option<i64>,
+        nvtx: Option<String>,
+    ) -> PyResult<Vec<u8>> {
+        let r = self.inner.clone();
+        let req = request(window_start_ns, window_end_ns, nvtx);
+        let doc = run(py, move || r.graphs(&req))?;
+        json(&doc)
+    }
+
+    /// The GPU activity a fact leaves out (coverage flags), as JSON.
+    fn coverage_json(&self, py: Python<'_>, fact: String) -> PyResult<Vec<u8>> {
+        let r = self.inner.clone();
+        let doc = run(py, move || r.coverage(&fact))?;
+        json(&doc)
+    }
+
     #[pyo3(signature = (window_start_ns = None, window_end_ns = None, nvtx = None))]
     fn timeline_json(
         &self,

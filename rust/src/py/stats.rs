@@ -112,6 +112,7 @@ fn paired(baseline: Calls, candidate: Calls, extras: Extras<'_>) -> Result<Paire
         orders: orders(extras.orders)?,
         valid: extras.valid.map(|v| v.iter().map(|&b| b != 0).collect()),
         keys: None,
+        blocks: None,
     })
 }
 
@@ -233,6 +234,12 @@ pub fn stats_compare_files(
         let base = sample_file::read(&baseline, &read)?;
         let cand = sample_file::read(&candidate, &read)?;
         let files = vec![FileFacts::from(&base), FileFacts::from(&cand)];
+        if unpaired && read.block_column.is_some() {
+            return Err(invalid(
+                "block_column",
+                "blocks apply to paired comparisons (resample blocks of pairs), not to --unpaired",
+            ));
+        }
         if unpaired {
             let input = UnpairedInput {
                 baseline: base.calls,
@@ -250,7 +257,9 @@ pub fn stats_compare_files(
                 table,
             ));
         }
-        let input = sample_file::pair(base, cand)?;
+        let labels = base.blocks.clone();
+        let mut input = sample_file::pair(base, cand)?;
+        input.blocks = sample_file::blocks(labels.as_deref(), &read);
         let outcome = compare::compare(&input, &opts)?;
         let table = tables::pairs_table(&input, &outcome)?;
         Ok((

@@ -49,6 +49,10 @@ impl TorchTrace {
         self.table(py, torch_trace::launches::table)
     }
 
+    fn graphs(&self, py: Python<'_>) -> PyResult<ArrowTable> {
+        self.table(py, torch_trace::graphs::table)
+    }
+
     fn transfers(&self, py: Python<'_>) -> PyResult<ArrowTable> {
         self.table(py, torch_trace::transfers::table)
     }

@@ -1,6 +1,7 @@
 //! Paired and unpaired comparisons: effects per pair, a bootstrap CI of the estimator, the verdict
 //! against the minimum effect, per-case and tail effects, the order effect and the observed spread.
 
+use super::blocks::{self, BlockFacts, Blocks};
 use super::bootstrap::{self, CiMethod, Interval};
 use super::codes;
 use super::effect::{change_interval, Direction, EffectScale};
@@ -35,6 +36,8 @@ pub struct PairedInput {
     pub valid: Option<Vec<bool>>,
     /// A label per pair (a key column's value), used in the pairs table and in error messages.
     pub keys: Option<Vec<String>>,
+    /// The block (process, run, worker) of every pair: per-block effects, and the block bootstrap.
+    pub blocks: Option<Blocks>,
 }
 
 impl PairedInput {
@@ -92,6 +95,7 @@ impl PairedInput {
             ("orders", self.orders.as_ref().map(Vec::len)),
             ("valid", self.valid.as_ref().map(Vec::len)),
             ("keys", self.keys.as_ref().map(Vec::len)),
+            ("blocks", self.blocks.as_ref().map(|b| b.block_of.len())),
         ];
         for (name, len) in lengths {
             if let Some(len) = len.filter(|&len| len != n) {
@@ -316,6 +320,9 @@ pub struct Comparison {
     pub spread: Option<Spread>,
     pub resolution: Option<Resolution>,
     pub per_case: Vec<CaseEffect>,
+    /// The effect within each block (`--block-column`, or a block-like column found).
+    pub per_block: Vec<CaseEffect>,
+    pub blocks: Option<BlockFacts>,
     pub orders: Option<OrderFacts>,
     pub tails: Vec<TailEffect>,
     pub tails_unavailable: Vec<TailUnavailable>,
@@ -468,8 +475,25 @@ pub fn compare_with(
         .collect();
     let sample = pooled_sample(input, &valid_positions, effects.clone())?;
     let n = sample.len();
-    let prefix = bootstrap_prefix(options, &[]);
-    let (estimate, interval) = estimate_interval(&sample, options, &prefix, parallelism);
+    let by_block = input.blocks.as_ref().map(|b| {
+        blocks::effects_by_block(b, &valid_positions, |i| rows.get(i).and_then(|r| r.effect))
+    });
+    let resample_blocks = input.blocks.as_ref().is_some_and(|b| b.resample);
+    if resample_blocks && input.cases.is_some() {
+        return Err(Error::input(
+            codes::STATISTICS_INVALID,
+            "a block bootstrap cannot also stratify by case: give a block column or a case column",
+        ));
+    }
+    let (estimate, interval) = match &by_block {
+        Some(by_block) if resample_blocks => blocks::block_interval(by_block, options, parallelism),
+        _ => estimate_interval(
+            &sample,
+            options,
+            &bootstrap_prefix(options, &[]),
+            parallelism,
+        ),
+    };
     let tau = options.threshold();
     let judgement = verdict::judge(
         n,
@@ -485,6 +509,26 @@ pub fn compare_with(
     let spread = spread(&effects, options);
     let resolution = resolution(n, options, &mut warnings);
     let per_case = per_case(input, &valid_positions, &rows, options, parallelism);
+    let per_block = by_block.as_deref().map_or_else(Vec::new, |b| {
+        blocks::per_block(b, options, parallelism, |n, e, i| {
+            effect_estimate(n, e, i, options)
+        })
+    });
+    let block_facts = input.blocks.as_ref().map(|b| BlockFacts {
+        column: b.column.clone(),
+        blocks: per_block.len(),
+        resampled: b.resample,
+        disagree: blocks::disagree(&per_block),
+    });
+    if block_facts
+        .as_ref()
+        .is_some_and(|f| f.disagree && !f.resampled)
+    {
+        warnings.push(blocks::disagreement_warning(
+            block_facts.as_ref().map_or("", |f| f.column.as_str()),
+            &per_block,
+        ));
+    }
     let orders = order_facts(input, &valid_positions, &rows, options);
     let (tails, tails_unavailable) = tails(input, &valid_positions, options, parallelism)?;
     let comparison = Comparison {
@@ -496,6 +540,8 @@ pub fn compare_with(
         spread,
         resolution,
         per_case,
+        per_block,
+        blocks: block_facts,
         orders,
         tails,
         tails_unavailable,
@@ -543,6 +589,8 @@ fn header(options: &CompareOptions, judgement: Judgement) -> Comparison {
         spread: None,
         resolution: None,
         per_case: Vec::new(),
+        per_block: Vec::new(),
+        blocks: None,
         orders: None,
         tails: Vec::new(),
         tails_unavailable: Vec::new(),

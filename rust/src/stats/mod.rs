@@ -14,11 +14,13 @@
 //! - [`schedule::balanced`]: the seeded AB/BA plan;
 //! - [`simulate::run`]: the honesty harness (A/A false-positive rate, power, drift under each design).
 
+pub mod blocks;
 pub mod bootstrap;
 pub mod compare;
 pub mod constraint;
 pub mod effect;
 pub mod estimators;
+pub mod fdr;
 pub mod lanes;
 pub mod noise;
 pub mod normal;
@@ -29,6 +31,7 @@ pub mod rng;
 pub mod sample_file;
 pub mod schedule;
 pub mod simulate;
+pub mod student;
 pub mod tables;
 #[cfg(test)]
 mod timing;
@@ -65,6 +68,8 @@ pub mod codes {
     pub const BCA_DEGENERATE: &str = "bca_degenerate";
     /// Warning: an A/A comparison's CI excludes 0.
     pub const AA_EFFECT_DETECTED: &str = "aa_effect_detected";
+    /// Warning: pairs come in blocks (process, run) whose effects disagree; pairs are not independent.
+    pub const DEPENDENT_SAMPLES_SUSPECTED: &str = "dependent_samples_suspected";
     /// Warning: the minimum effect is below the MDE the noise resolves.
     pub const MINIMUM_EFFECT_BELOW_MDE: &str = "minimum_effect_below_mde";
 }

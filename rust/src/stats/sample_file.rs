@@ -11,6 +11,7 @@
 //!   baseline's order is the plan order). Without a key, row i of each file is pair i.
 //! - Every value must be finite and > 0; an error names the file, the line and the pair.
 
+use super::blocks::Blocks;
 use super::codes;
 use super::compare::{Cases, PairedInput};
 use super::quantile::Calls;
@@ -28,6 +29,10 @@ pub struct ReadOptions {
     pub key_column: Option<String>,
     pub case_column: Option<String>,
     pub order_column: Option<String>,
+    /// The column naming each row's block (process, run, worker).
+    pub block_column: Option<String>,
+    /// Resample whole blocks (`--block-column`); false: only report per-block effects and warn.
+    pub resample_blocks: bool,
 }
 
 /// One parsed sample file.
@@ -42,6 +47,8 @@ pub struct SampleFile {
     pub keys: Option<Vec<String>>,
     pub cases: Option<Vec<String>>,
     pub orders: Option<Vec<Order>>,
+    /// The block of each call (its first row's).
+    pub blocks: Option<Vec<String>>,
     /// The first line of each call.
     pub lines: Vec<u64>,
     /// Data rows read.
@@ -55,6 +62,7 @@ struct Row {
     key: Option<String>,
     case: Option<String>,
     order: Option<Order>,
+    block: Option<String>,
     values: Vec<f64>,
 }
 
@@ -231,6 +239,7 @@ fn read_csv(path: &str, text: &str, options: &ReadOptions, delimiter: u8) -> Res
             key: None,
             case: None,
             order: None,
+            block: None,
             values: vec![parse_number(
                 path,
                 first_line,
@@ -250,6 +259,7 @@ fn read_csv(path: &str, text: &str, options: &ReadOptions, delimiter: u8) -> Res
                 key: None,
                 case: None,
                 order: None,
+                block: None,
                 values: vec![parse_number(path, line, field)?],
             });
         }
@@ -268,10 +278,11 @@ fn read_csv(path: &str, text: &str, options: &ReadOptions, delimiter: u8) -> Res
     let key = need(&options.key_column)?;
     let case = need(&options.case_column)?;
     let order = need(&options.order_column)?;
+    let block = need(&options.block_column)?;
     let value = match &options.column {
         Some(name) => index_of(name).ok_or_else(|| column_missing(path, name, &header))?,
         None => {
-            let named = [key, case, order];
+            let named = [key, case, order, block];
             let free: Vec<usize> = (0..header.len())
                 .filter(|i| !named.contains(&Some(*i)))
                 .collect();
@@ -285,7 +296,7 @@ fn read_csv(path: &str, text: &str, options: &ReadOptions, delimiter: u8) -> Res
             }
         }
     };
-    let used = [Some(value), key, case, order];
+    let used = [Some(value), key, case, order, block];
     let unmodeled = header
         .iter()
         .enumerate()
@@ -305,6 +316,7 @@ fn read_csv(path: &str, text: &str, options: &ReadOptions, delimiter: u8) -> Res
             key: field(key),
             case: field(case),
             order,
+            block: field(block),
             values: vec![parse_number(
                 path,
                 line,
@@ -342,6 +354,7 @@ fn read_jsonl(path: &str, text: &str, options: &ReadOptions) -> Result<Parsed> {
         &options.key_column,
         &options.case_column,
         &options.order_column,
+        &options.block_column,
     ];
     for (index, raw) in text.lines().enumerate() {
         let line = index as u64 + 1;
@@ -358,6 +371,7 @@ fn read_jsonl(path: &str, text: &str, options: &ReadOptions) -> Result<Parsed> {
                 key: None,
                 case: None,
                 order: None,
+                block: None,
                 values: vec![f64::NAN],
             });
             continue;
@@ -377,6 +391,7 @@ fn read_jsonl(path: &str, text: &str, options: &ReadOptions) -> Result<Parsed> {
                 key: None,
                 case: None,
                 order: None,
+                block: None,
                 values: json_values(path, line, &value)?,
             });
             continue;
@@ -392,6 +407,7 @@ fn read_jsonl(path: &str, text: &str, options: &ReadOptions) -> Result<Parsed> {
         };
         let key = field(&options.key_column)?.map(json_text);
         let case = field(&options.case_column)?.map(json_text);
+        let block = field(&options.block_column)?.map(json_text);
         let order = match field(&options.order_column)? {
             Some(o) => Some(parse_order(path, line, &json_text(o))?),
             None => None,
@@ -432,6 +448,7 @@ fn read_jsonl(path: &str, text: &str, options: &ReadOptions) -> Result<Parsed> {
             key,
             case,
             order,
+            block,
             values: json_values(path, line, raw_value)?,
         });
     }
@@ -496,6 +513,12 @@ fn assemble(
             .map(|g| g.case.clone().unwrap_or_default())
             .collect()
     });
+    let blocks = options.block_column.as_ref().map(|_| {
+        groups
+            .iter()
+            .map(|g| g.block.clone().unwrap_or_default())
+            .collect()
+    });
     let orders = options
         .order_column
         .as_ref()
@@ -509,6 +532,7 @@ fn assemble(
         keys,
         cases,
         orders,
+        blocks,
         lines,
         rows: row_count,
         unmodeled_columns,
@@ -670,6 +694,29 @@ pub fn pair(baseline: SampleFile, candidate: SampleFile) -> Result<PairedInput> 
         orders,
         valid: None,
         keys: baseline.keys,
+        blocks: None,
+    })
+}
+
+/// The blocks of paired calls from the baseline's block labels (first-seen order), as `options` asks.
+pub fn blocks(labels: Option<&[String]>, options: &ReadOptions) -> Option<Blocks> {
+    let (labels, column) = (labels?, options.block_column.clone()?);
+    let mut names: Vec<String> = Vec::new();
+    let block_of = labels
+        .iter()
+        .map(|label| match names.iter().position(|n| n == label) {
+            Some(p) => p,
+            None => {
+                names.push(label.clone());
+                names.len() - 1
+            }
+        })
+        .collect();
+    Some(Blocks {
+        block_of,
+        names,
+        column,
+        resample: options.resample_blocks,
     })
 }
 

@@ -5,6 +5,7 @@
 
 use super::columns::{int, opt_float, opt_int, opt_text, text};
 use super::events::{GpuKind, NONE};
+use super::graphs::{is_graph_launch, launch_facts, GraphLaunch};
 use super::{Trace, TraceSet};
 use crate::error::Result;
 use crate::table::Table;
@@ -49,15 +50,22 @@ pub fn distribution(mut values: Vec<i64>) -> Option<Distribution> {
     })
 }
 
-/// Launch latencies of one trace's kernels: (from call start, from call end).
+/// Launch latencies of one trace's kernels launched one by one: (from call start, from call end).
+/// Kernels of CUDA-graph executions are measured apart (`graph`): a graph launch call starts the
+/// whole graph, not each of its kernels.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct LaunchLatency {
-    pub from_call_start: Distribution,
-    pub from_call_end: Distribution,
+    /// Absent when every linked kernel belongs to a graph execution.
+    pub from_call_start: Option<Distribution>,
+    pub from_call_end: Option<Distribution>,
+    /// Kernels of graph executions, left out of the two distributions above.
+    pub graph_kernels: usize,
+    pub graph: Option<GraphLaunch>,
 }
 
 pub fn latency(trace: &Trace) -> Option<LaunchLatency> {
     let (mut from_start, mut from_end) = (Vec::new(), Vec::new());
+    let mut graph_kernels = 0usize;
     for (g, e) in trace.events.gpu.iter().enumerate() {
         if e.kind != GpuKind::Kernel {
             continue;
@@ -68,13 +76,23 @@ pub fn latency(trace: &Trace) -> Option<LaunchLatency> {
             .get(g)
             .and_then(|&r| trace.events.runtime.get(r as usize));
         if let Some(call) = call {
+            if is_graph_launch(trace.name(call.name)) {
+                graph_kernels += 1;
+                continue;
+            }
             from_start.push(e.start - call.start);
             from_end.push(e.start - call.end);
         }
     }
+    let graph = launch_facts(trace);
+    if from_start.is_empty() && graph.is_none() {
+        return None;
+    }
     Some(LaunchLatency {
-        from_call_start: distribution(from_start)?,
-        from_call_end: distribution(from_end)?,
+        from_call_start: distribution(from_start),
+        from_call_end: distribution(from_end),
+        graph_kernels,
+        graph,
     })
 }
 

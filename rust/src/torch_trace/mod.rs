@@ -8,6 +8,7 @@
 pub mod collectives;
 mod columns;
 pub mod events;
+pub mod graphs;
 pub mod header;
 pub mod kernels;
 pub mod launches;
@@ -249,3 +250,5 @@ fn assign_ranks(traces: &mut [Trace], folder: bool) -> Result<()> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_graphs;

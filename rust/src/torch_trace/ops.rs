@@ -2,7 +2,8 @@
 //!
 //! "Launched directly" means through a runtime call whose innermost enclosing `cpu_op` is this op;
 //! the `_total` columns add the work launched by ops nested inside it. An op nested in an op of the
-//! same name counts in both rows' instances (as `torch.profiler`'s totals do).
+//! same name counts in both rows' instances and CPU totals (as `torch.profiler`'s totals do), but a
+//! GPU event counts once per row: `aten::sum` inside `aten::sum` does not double its GPU time.
 
 use super::columns::{count, int, text};
 use super::events::{CpuKind, NONE};
@@ -30,6 +31,8 @@ pub fn table(set: &TraceSet) -> Result<Table> {
     for trace in &set.traces {
         let (cpu, links) = (&trace.events.cpu, &trace.links);
         let mut per_op = vec![Row::default(); cpu.len()];
+        let mut nested: HashMap<u32, (usize, i64)> = HashMap::new();
+        let mut seen: Vec<u32> = Vec::new();
         for &op in &links.runtime_op {
             if let Some(row) = per_op.get_mut(op as usize) {
                 row.runtime_calls += 1;
@@ -42,13 +45,15 @@ pub fn table(set: &TraceSet) -> Result<Table> {
                 row.gpu_events += 1;
                 row.gpu_time += dur;
             }
+            // Each distinct op name on the chain from the launching op outwards counts it once.
+            seen.clear();
             let mut c = op;
             while let Some(event) = cpu.get(c as usize) {
-                if event.kind == CpuKind::Op {
-                    if let Some(row) = per_op.get_mut(c as usize) {
-                        row.gpu_events_total += 1;
-                        row.gpu_time_total += dur;
-                    }
+                if event.kind == CpuKind::Op && !seen.contains(&event.name) {
+                    seen.push(event.name);
+                    let row = nested.entry(event.name).or_default();
+                    row.0 += 1;
+                    row.1 += dur;
                 }
                 c = links.cpu_parent.get(c as usize).copied().unwrap_or(NONE);
             }
@@ -67,8 +72,11 @@ pub fn table(set: &TraceSet) -> Result<Table> {
             row.runtime_calls += own.runtime_calls;
             row.gpu_events += own.gpu_events;
             row.gpu_time += own.gpu_time;
-            row.gpu_events_total += own.gpu_events_total;
-            row.gpu_time_total += own.gpu_time_total;
+        }
+        for (name, (events, time)) in nested {
+            let row = by_name.entry(name).or_default();
+            row.gpu_events_total += events;
+            row.gpu_time_total += time;
         }
         let mut rows: Vec<(u32, Row)> = by_name.into_iter().collect();
         rows.sort_by(|a, b| {

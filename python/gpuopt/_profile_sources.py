@@ -1,0 +1,259 @@
+"""The input layer of ``gpuopt profile diff``: one capture file -> a :class:`Capture` (per-key table of one
+dimension, NVTX range counts, identity facts). Each kind reads through its own engine (nsys, torch_trace,
+ncu), whose tables are already aggregated natively; keys are normalised and re-grouped in polars. A capture
+record (``gpuopt capture``) will be one more loader returning the same :class:`Capture`.
+"""
+
+from __future__ import annotations
+
+import gzip
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gpuopt.errors import InputError
+from gpuopt.models.profile import CaptureFacts, Dimension, ProfileKind
+
+if TYPE_CHECKING:
+    import polars as pl
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+_NCU_MAGIC = (b"NVR\x00", b"\x28\xb5\x2f\xfd")
+
+#: Key normalisation, applied in this order (documented in references/profile-diff.md).
+WHITESPACE = (r"\s+", " ")
+NVTX_ID_SUFFIXES = (r",\s*(?:seq|op_id)\s*=\s*\d+", "")
+PROFILER_STEP = (r"^ProfilerStep#\d+$", "ProfilerStep#*")
+
+
+@dataclass(frozen=True)
+class Capture:
+    """One capture, reduced to what a diff needs: ``table`` has columns key, count, total_ns (one row per
+    normalised key); ``ranges`` has name, count (NVTX ranges, for ``--marker``; empty when the kind has
+    none)."""
+
+    facts: CaptureFacts
+    table: pl.DataFrame
+    ranges: pl.DataFrame
+
+
+def detect_kind(path: Path) -> ProfileKind:
+    """nsys (SQLite export or .nsys-rep), ncu (.ncu-rep) or torch (Kineto JSON, .json.gz, a folder)."""
+    if path.is_dir():
+        return "torch"
+    try:
+        with path.open("rb") as f:
+            head = f.read(16)
+    except OSError as exc:
+        code = "file_not_found" if isinstance(exc, FileNotFoundError) else "file_unreadable"
+        raise InputError(code, f"{path}: {exc.strerror}", path=str(path)) from None
+    if head.startswith(_SQLITE_MAGIC) or path.suffix.lower() in (".nsys-rep", ".qdrep"):
+        return "nsys"
+    if head[:4] in _NCU_MAGIC or path.suffix.lower() in (".ncu-rep", ".ncu-repz"):
+        return "ncu"
+    if head[:2] == b"\x1f\x8b":
+        try:
+            with gzip.open(path, "rb") as g:
+                head = g.read(16)
+        except (OSError, EOFError):
+            head = b"(not gzip)"
+    if head.lstrip()[:1] == b"{":
+        return "torch"
+    raise InputError(
+        "profile_kind_unknown",
+        f"{path} is not a profile gpuopt compares",
+        path=str(path),
+        expected="an nsys SQLite export or .nsys-rep, a Kineto trace (.json, .json.gz, folder), an .ncu-rep",
+        observed=repr(head[:16]),
+    )
+
+
+def _unavailable(kind: ProfileKind, by: Dimension, path: Path) -> InputError:
+    have = {"nsys": "kernel, nvtx, memcpy", "torch": "kernel, op, nvtx, memcpy", "ncu": "kernel"}[kind]
+    return InputError(
+        "profile_dimension_unavailable",
+        f"{kind} captures have no '{by}' dimension",
+        path=str(path),
+        expected=have,
+        observed=by,
+    )
+
+
+def normalise(frame: pl.DataFrame, by: Dimension) -> pl.DataFrame:
+    """key, count, total_ns -> the same, keys normalised and re-grouped (sums), sorted by key."""
+    import polars as pl
+
+    key = pl.col("key").cast(pl.String).str.replace_all(*WHITESPACE).str.strip_chars()
+    if by == "nvtx":
+        key = key.str.replace_all(*NVTX_ID_SUFFIXES).str.replace(*PROFILER_STEP)
+    return (
+        frame.with_columns(key.alias("key"))
+        .group_by("key")
+        .agg(pl.col("count").sum().cast(pl.Int64), pl.col("total_ns").sum().cast(pl.Float64))
+        .sort("key")
+    )
+
+
+def _ranges(frame: pl.DataFrame) -> pl.DataFrame:
+    """name, count -> normalised NVTX names, summed."""
+    renamed = frame.rename({"name": "key"}).with_columns(total_ns=0)
+    return normalise(renamed, "nvtx").select(name="key", count="count")
+
+
+def _facts(
+    path: Path,
+    kind: ProfileKind,
+    table: pl.DataFrame,
+    *,
+    gpus: list[str],
+    driver: str | None,
+    tool: str | None,
+    options: dict[str, str],
+) -> CaptureFacts:
+    return CaptureFacts(
+        path=str(path),
+        kind=kind,
+        gpus=gpus,
+        driver=driver,
+        tool=tool,
+        options=options,
+        keys=table.height,
+        events=int(table["count"].sum()),
+        total_ns=int(table["total_ns"].sum()),
+        marker_count=None,
+        work_key_count=0,
+    )
+
+
+def _nsys_driver(sqlite: str) -> str | None:
+    """``NvDriverVersion`` (and ``CudaDriverVersion``) from the export's TARGET_INFO_SYSTEM_ENV, which the
+    nsys engine's info does not model; None when the export has no such rows."""
+    try:
+        con = sqlite3.connect(f"file:{sqlite}?mode=ro&immutable=1", uri=True)
+        try:
+            rows = dict(
+                con.execute(
+                    "SELECT name, value FROM TARGET_INFO_SYSTEM_ENV "
+                    "WHERE name IN ('NvDriverVersion', 'CudaDriverVersion')"
+                ).fetchall()
+            )
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return None
+    nv, cuda = rows.get("NvDriverVersion"), rows.get("CudaDriverVersion")
+    if not nv and not cuda:
+        return None
+    return f"{nv or 'unknown'} (CUDA {cuda or 'unknown'})"
+
+
+def _nsys(path: Path, by: Dimension, nvtx: str | None) -> Capture:
+    import polars as pl
+
+    from gpuopt import nsys
+
+    report = nsys.open(path)
+    if by == "kernel":
+        raw = report.kernels(nvtx=nvtx).select(key="name", count="instances", total_ns="total_time_ns")
+    elif by == "nvtx":
+        raw = report.nvtx(nvtx=nvtx).select(key="range", count="instances", total_ns="kernel_inclusive_ns")
+    elif by == "memcpy":
+        raw = report.memory(nvtx=nvtx).select(key="operation", count="count", total_ns="total_time_ns")
+    else:
+        raise _unavailable("nsys", by, path)
+    table = normalise(raw, by)
+    info = report.info()
+    options = {o.name: o.value for o in info.capture}
+    ranges = _ranges(report.stats("nvtx_sum", nvtx=nvtx).select(name="range", count="instances"))
+    facts = _facts(
+        path,
+        "nsys",
+        table,
+        gpus=sorted({g.name for g in info.gpus if g.name}),
+        driver=_nsys_driver(report.path),
+        tool=f"nsys {info.export.product_version or 'unknown'} (export schema {info.export.schema_version})",
+        options=options,
+    )
+    return Capture(facts, table, ranges.with_columns(pl.col("count").cast(pl.Int64)))
+
+
+def _torch(path: Path, by: Dimension) -> Capture:
+    import polars as pl
+
+    from gpuopt import torch_trace
+
+    trace = torch_trace.open(path)
+    if by == "kernel":
+        raw = trace.kernels().select(key="name", count="count", total_ns="total_ns")
+    elif by == "op":
+        raw = trace.ops().select(key="name", count="count", total_ns="gpu_time_total_ns")
+    elif by == "nvtx":
+        raw = trace.steps().select(key="name", count=pl.lit(1), total_ns="gpu_time_ns")
+    else:
+        raw = trace.transfers().select(key="name", count=pl.lit(1), total_ns="duration_ns")
+    table = normalise(raw, by)
+    headers = [t.header for t in trace.summary().traces]
+    ranges = _ranges(trace.steps().select(name="name", count=pl.lit(1)))
+    drivers = sorted({str(h.cuda_driver_version) for h in headers if h.cuda_driver_version is not None})
+    schemas = sorted({f"{h.schema_version}/cupti {h.cupti_version}" for h in headers})
+    options = {"record_shapes": ",".join(sorted({str(h.record_shapes) for h in headers}))}
+    facts = _facts(
+        path,
+        "torch",
+        table,
+        gpus=sorted({d.name for h in headers for d in h.devices if d.name}),
+        driver=",".join(drivers) or None,
+        tool=f"kineto schema {', '.join(schemas)}",
+        options=options,
+    )
+    return Capture(facts, table, ranges)
+
+
+def _ncu(path: Path, by: Dimension) -> Capture:
+    import polars as pl
+
+    from gpuopt import ncu
+
+    if by != "kernel":
+        raise _unavailable("ncu", by, path)
+    report = ncu.open(path)
+    raw = report.launches.select(
+        key=pl.coalesce("kernel_demangled", "kernel_name"), count=pl.lit(1), total_ns="duration_ns"
+    ).filter(pl.col("total_ns").is_not_null())
+    table = normalise(raw, by)
+    info = report.info
+    options = {
+        name: option.value
+        for name, option in (("clock_control", info.clock_control), ("cache_control", info.cache_control))
+        if option is not None
+    }
+    facts = _facts(
+        path,
+        "ncu",
+        table,
+        gpus=sorted(set(info.devices)),
+        driver=None,
+        tool=f"ncu {info.tool.version or 'unknown'}",
+        options=options,
+    )
+    empty = pl.DataFrame(schema={"name": pl.String, "count": pl.Int64})
+    return Capture(facts, table, empty)
+
+
+def load(path: str | Path, by: Dimension, *, nvtx: str | None = None) -> Capture:
+    """Reads one capture file of any supported kind for the ``by`` dimension; ``nvtx`` (nsys only) keeps
+    the work launched inside that NVTX range, as ``gpuopt nsys ... --nvtx`` does."""
+    p = Path(path)
+    kind = detect_kind(p)
+    if kind == "nsys":
+        return _nsys(p, by, nvtx)
+    if nvtx is not None:
+        raise InputError(
+            "profile_restriction_unavailable",
+            f"--nvtx restricts nsys captures; {p} is a {kind} capture",
+            path=str(p),
+        )
+    if kind == "torch":
+        return _torch(p, by)
+    return _ncu(p, by)

@@ -1,0 +1,205 @@
+"""Human rendering of the nsys timeline, graph and coverage facts (the JSON carries the same)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from gpuopt.cli._render import table
+
+if TYPE_CHECKING:
+    from gpuopt.models.nsys import Coverage, Distribution, Graphs, NsysSelection, Timeline
+
+
+def _ms(ns: int | float | None) -> str:
+    return "—" if ns is None else f"{ns / 1e6:.3f} ms"
+
+
+def render_timeline(t: Timeline, sel: NsysSelection, path: str | None = None) -> str:
+    scope = []
+    if sel.window_start_ns is not None or sel.window_end_ns is not None:
+        scope.append(f"window {sel.window_start_ns}:{sel.window_end_ns}")
+    if sel.nvtx:
+        scope.append(f"NVTX range {sel.nvtx!r}")
+    title = "Timeline" + (f" — {path}" if path else "") + (f" ({', '.join(scope)})" if scope else "")
+    rows = []
+    for d in t.devices:
+        for label, b in [(f"{d.device_id}", d), *[(f"{d.device_id}/s{s.stream_id}", s) for s in d.streams]]:
+            rows.append(
+                [
+                    label,
+                    b.kernels,
+                    b.graph_executions,
+                    b.memcpys + b.memsets,
+                    _ms(b.span_ns),
+                    _ms(b.busy_ns),
+                    f"{b.busy_pct:.1f}",
+                    b.gaps.count,
+                    _ms(b.gaps.median_ns),
+                    _ms(b.compute_copy_overlap_ns),
+                    b.concurrency.max_kernels,
+                    f"{b.concurrency.mean_kernels_when_busy:.2f}",
+                ]
+            )
+    parts = [
+        title
+        + "\n"
+        + table(
+            [
+                "device/stream",
+                "kernels",
+                "graph execs",
+                "copies",
+                "span",
+                "busy",
+                "busy %",
+                "gaps",
+                "gap med",
+                "overlap",
+                "max conc",
+                "mean conc",
+            ],
+            rows,
+        )
+    ]
+    if t.launch:
+        parts.append(
+            "Launch (kernels launched one by one: start vs. their API call)\n"
+            + table(
+                [
+                    "device",
+                    "kernels",
+                    "graph kernels",
+                    "matched",
+                    "api med",
+                    "queue med",
+                    "queue<0",
+                    "latency med",
+                    "latency p90",
+                ],
+                [
+                    [
+                        x.device_id,
+                        x.kernels,
+                        x.graph_kernels,
+                        x.matched,
+                        _ms(x.api_ns.median_ns),
+                        _ms(x.queue_delay_ns.median_ns),
+                        x.negative_queue_delays,
+                        _ms(x.launch_latency_ns.median_ns),
+                        _ms(x.launch_latency_ns.p90_ns),
+                    ]
+                    for x in t.launch
+                ],
+            )
+        )
+    if t.graph_launch:
+        parts.append(
+            "Graph launch (whole CUDA graphs, measured apart)\n"
+            + table(
+                [
+                    "device",
+                    "executions",
+                    "matched",
+                    "latency med",
+                    "latency p90",
+                    "node kernels",
+                    "node gap med",
+                ],
+                [
+                    [
+                        x.device_id,
+                        x.executions,
+                        x.matched,
+                        _ms(x.launch_latency_ns.median_ns),
+                        _ms(x.launch_latency_ns.p90_ns),
+                        x.node_kernels,
+                        _ms(x.node_gap_ns.median_ns),
+                    ]
+                    for x in t.graph_launch
+                ],
+            )
+        )
+    if t.synchronization:
+        parts.append(
+            "Synchronization\n"
+            + table(
+                ["type", "api", "count", "total", "max"],
+                [
+                    [s.sync_type, s.api_name, s.count, _ms(s.total_ns), _ms(s.max_ns)]
+                    for s in t.synchronization
+                ],
+            )
+        )
+    if t.host_sync:
+        parts.append(
+            "Host blocked in synchronizing calls\n"
+            + table(
+                ["api", "calls", "blocked", "profiler overhead", "blocked excl. overhead"],
+                [
+                    [
+                        h.api_name,
+                        h.calls,
+                        _ms(h.blocked_ns),
+                        _ms(h.profiler_overhead_ns),
+                        _ms(h.blocked_excl_overhead_ns),
+                    ]
+                    for h in t.host_sync
+                ],
+            )
+        )
+    o = t.profiler_overhead
+    parts.append(
+        f"Profiler overhead (attributed to the profiler, subtracted above): "
+        f"{'recorded' if o.recorded else 'not recorded'}, {o.intervals} intervals, {_ms(o.total_ns)}"
+    )
+    if t.cuda_overhead:
+        parts.append(
+            "CUDA overhead (CUDA's own stalls: not subtracted)\n"
+            + table(
+                ["type", "intervals", "total"],
+                [[c.overhead_type, c.intervals, _ms(c.total_ns)] for c in t.cuda_overhead],
+            )
+        )
+    if t.coverage:
+        parts.append(render_coverage(t.coverage))
+    return "\n\n".join(parts)
+
+
+def render_coverage(coverage: list[Coverage]) -> str:
+    """The coverage flags: GPU activity in the export that the facts above leave out."""
+    lines = ["INCOMPLETE: GPU activity these facts leave out"]
+    lines += [f"  {c.table} ({c.rows} rows): {c.note}" for c in coverage]
+    return "\n".join(lines)
+
+
+def _dist(d: Distribution | None, field: str) -> str:
+    return "—" if d is None else _ms(getattr(d, field))
+
+
+def render_graphs(g: Graphs) -> str:
+    """One row per graph."""
+    head = (
+        f"CUDA graphs ({g.trace_mode}-level trace): {len(g.graphs)} graphs, {g.executions} executions"
+        f", {g.unlinked_executions} without a launch call"
+    )
+    rows = [
+        [
+            f.device_id,
+            f.graph_id,
+            f.graph_exec_id,
+            f.first_node_id,
+            f.launches,
+            f.executions,
+            _ms(f.gpu_ns.total_ns),
+            _dist(f.gpu_ns, "median_ns"),
+            _dist(f.gpu_ns, "p90_ns"),
+            _dist(f.gpu_ns, "max_ns"),
+            f.kernels_per_execution.median_ns if f.kernels_per_execution else None,
+            _dist(f.host_ns, "median_ns"),
+            _dist(f.launch_latency_ns, "median_ns"),
+        ]
+        for f in g.graphs
+    ]
+    headers = ["device", "graph", "exec", "first node", "launches", "executions", "gpu total"]
+    headers += ["gpu med", "gpu p90", "gpu max", "kernels/exec", "host med", "latency med"]
+    return head + ("\n" + table(headers, rows) if rows else "")

@@ -1,0 +1,193 @@
+"""Where each top-level command lives, so ``gpuopt --help`` imports no command module at all.
+
+A command's module is imported when that command runs (or its own ``--help`` is asked for); the
+root's listing prints the one-line help kept here. ``tests/test_cli_startup.py`` checks that every
+line equals the command's own short help, so this table cannot drift from the docstrings.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import NamedTuple
+
+import click
+
+
+class Entry(NamedTuple):
+    module: str
+    attribute: str
+    short_help: str
+
+
+COMMANDS: dict[str, Entry] = {
+    "doctor": Entry(
+        "doctor",
+        "doctor",
+        "Report this machine's identity: OS, CPU, Python, gpuopt, NVIDIA driver and GPUs, CUDA tools, "
+        "packages.",
+    ),
+    "schema": Entry(
+        "schema", "schema", "Print the JSON Schema of a document gpuopt emits, or list their names."
+    ),
+    "nsys": Entry(
+        "nsys", "nsys", "Nsight Systems: facts from an nsys SQLite export (`nsys export --type sqlite`)."
+    ),
+    "torch": Entry(
+        "torch_trace",
+        "torch",
+        "PyTorch profiler (Kineto) Chrome traces: kernels, ops, GPU timeline, record_function steps.",
+    ),
+    "stats": Entry(
+        "stats", "stats", "Paired statistics: bootstrap CIs of effects and verdicts against a minimum effect."
+    ),
+    "sass": Entry(
+        "sass", "sass", "Facts from SASS: cuobjdump -sass / nvdisasm listings, or binaries run through them."
+    ),
+    "compiler": Entry(
+        "compiler",
+        "compiler",
+        "Facts from compiler reports (ptxas -v, cuobjdump -res-usage) and caches (Triton, TorchInductor).",
+    ),
+    "ncu": Entry(
+        "ncu",
+        "ncu",
+        "Nsight Compute: per-launch facts from .ncu-rep files and ncu --csv exports, and collection.",
+    ),
+    "readiness": Entry(
+        "readiness",
+        "readiness",
+        "Freeze a Target (readiness check) and re-run its smoke as a supervised invocation.",
+    ),
+    "driver": Entry("driver", "driver", "The workload driver protocol (gpuopt.driver/v1)."),
+    "status": Entry(
+        "invocation",
+        "status",
+        "Show an invocation's state (starting, running, completed, lost), or every pending one of a root.",
+    ),
+    "cancel": Entry(
+        "invocation",
+        "cancel",
+        "Cancel an invocation: its supervisor terminates the running call; an orphaned call is killed here.",
+    ),
+    "store": Entry("store", "store", "Check and rebuild an artifact root's store and ledger."),
+    "baseline": Entry(
+        "evaluate",
+        "baseline",
+        "Run the original on every case (isolated calls, raw samples kept; correctness first).",
+    ),
+    "noise": Entry(
+        "evaluate",
+        "noise",
+        "Measure noise: A/A pairs of the original against itself (two separate copies) in the same plan "
+        "machinery; reports SD, CI half-width and minimum detectable effect (warning aa_effect_detected "
+        "when the A/A interval excludes 0).",
+    ),
+    "experiment": Entry(
+        "evaluate",
+        "experiment",
+        "Freeze a candidate against the current Champion (or the original) with its comparison contract, "
+        "screen design, opportunity claim and premises.",
+    ),
+    "screen": Entry(
+        "evaluate",
+        "screen",
+        "Run an Experiment's short screen: verdict rejected or not_rejected (it never passes).",
+    ),
+    "target": Entry(
+        "evaluate",
+        "target",
+        "Run an Experiment's formal comparison against the current Champion: passed, rejected or "
+        "inconclusive.",
+    ),
+    "final-audit": Entry(
+        "evaluate",
+        "final_audit",
+        "Audit the current Champion against the original (needs a selected Champion).",
+    ),
+    "champion": Entry(
+        "champion",
+        "champion",
+        "The Champion: the variant currently selected (the original until an explicit select).",
+    ),
+    "ls": Entry(
+        "views",
+        "ls",
+        "List records from the ledger (plus the live state of unfinished invocations): id, operation, "
+        "Experiment, mechanism, verdict, primary estimate and CI, valid/invalid pairs, GPU-seconds, time.",
+    ),
+    "show": Entry(
+        "views",
+        "show",
+        "Show one record (Target, Experiment, invocation, Selection) verified against its ledger hash, "
+        "with the derived status of an invocation; or one table of an invocation (--part "
+        "pairs|samples|calls|events).",
+    ),
+    "report": Entry(
+        "views",
+        "report",
+        "A report of a root (invocations, Experiments by mechanism, Champion history, totals) or of one "
+        "invocation (plan, statistics with CIs, per-case effects, pairs, resolution, contamination, "
+        "GPU-seconds).",
+    ),
+    "handoff": Entry(
+        "views",
+        "handoff",
+        "Draft the handoff notes from the records: Target, Champion (or original) with its justifying "
+        "result and final-audit status, Experiments by mechanism, scoped local results, noise, "
+        "contamination, unfinished invocations, GPU-seconds.",
+    ),
+    "example": Entry(
+        "example",
+        "example",
+        "The bundled example: a small real workload with an original, a faster, a wrong and a no-effect "
+        "candidate, and its driver.",
+    ),
+    "idle-check": Entry(
+        "idle",
+        "idle_check",
+        "Sample GPUs for a window: busy (a foreign compute process, or utilization above the threshold in "
+        "more than 10 % of ticks), idle, or unknown (the process list was unreadable and nothing proved "
+        "busy).",
+    ),
+    "map": Entry("map", "map_group", "Execution maps: where a window's time goes, per group of events."),
+    "profile": Entry(
+        "profile", "profile", "Profiles: compare captures of a baseline and a candidate key by key."
+    ),
+    "knowledge": Entry(
+        "knowledge",
+        "knowledge",
+        "Advisory knowledge cards: what a mechanism is, how to tell it apart, where NVIDIA, PyTorch, Triton "
+        "or NCCL documentation says so.",
+    ),
+    "audit": Entry("audit", "audit", "Audits of identity records."),
+}
+
+
+def load(name: str) -> click.Command:
+    """Imports the module of a top-level command and returns the command."""
+    entry = COMMANDS[name]
+    found = getattr(importlib.import_module(f"gpuopt.cli.{entry.module}"), entry.attribute)
+    if not isinstance(found, click.Command):
+        raise TypeError(f"gpuopt.cli.{entry.module}.{entry.attribute} is not a click command")
+    return found
+
+
+class LazyGroup(click.Group):
+    """A click group whose subcommands are imported on first use (click's documented lazy pattern)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        return load(cmd_name) if cmd_name in COMMANDS else None
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The listing from the table: the same text click would print, without importing anything."""
+        names = self.list_commands(ctx)
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(n) for n in names)
+        # A bare Command shortens the text exactly as the real one would.
+        rows = [(n, click.Command(n, help=COMMANDS[n].short_help).get_short_help_str(limit)) for n in names]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)

@@ -1,0 +1,185 @@
+"""``gpuopt profile diff``: per-key comparison of k captures per side, with CIs over captures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from gpuopt.cli._output import Outcome, command
+from gpuopt.cli._render import section
+from gpuopt.cli._tables import render_frame, table_data, table_options, write_table
+
+if TYPE_CHECKING:
+    from gpuopt.models.profile import ProfileDiffData
+
+_FILE = click.Path(path_type=Path)
+
+
+@click.group("profile")
+def profile() -> None:
+    """Profiles: compare captures of a baseline and a candidate key by key."""
+
+
+def _render(d: ProfileDiffData) -> str:
+    b, c = d.baseline, d.candidate
+    head = section(
+        f"Profile diff ({d.kind}, by {d.by})",
+        [
+            ("baseline", f"{d.k_baseline} captures: {', '.join(x.path for x in b)}"),
+            ("candidate", f"{d.k_candidate} captures: {', '.join(x.path for x in c)}"),
+            ("uncertainty", d.method.uncertainty),
+            (
+                "confidence",
+                f"{100 * d.method.confidence:g} %, {d.method.resamples} resamples, seed {d.method.seed}",
+            ),
+            ("multiple comparisons", d.method.multiple_comparisons),
+            (
+                "keys",
+                f"{d.counts.keys} ({d.counts.both} both sides, {d.counts.new} new, {d.counts.vanished} "
+                f"vanished); {d.counts.tested} tested, {d.counts.flagged} flagged",
+            ),
+        ],
+    )
+    comp = d.comparability
+    rows: list[tuple[str, object]] = [
+        (f.name, "same" if f.same else f"DIFFERS: baseline {f.baseline}, candidate {f.candidate}")
+        for f in comp.facts
+    ]
+    rows.append(
+        ("work", f"{comp.work_key!r}: baseline {comp.work_baseline}, candidate {comp.work_candidate}")
+    )
+    parts = [head, section("Comparability", rows)]
+    if d.warnings:
+        parts.append(section("Warnings", [(w.code, w.message) for w in d.warnings]))
+    return "\n\n".join(parts)
+
+
+@profile.command("diff")
+@click.option(
+    "--baseline", "baseline", type=_FILE, multiple=True, required=True, help="A baseline capture (repeat)."
+)
+@click.option(
+    "--candidate", "candidate", type=_FILE, multiple=True, required=True, help="A candidate capture (repeat)."
+)
+@click.option(
+    "--by",
+    type=click.Choice(["kernel", "op", "nvtx", "memcpy"]),
+    default="kernel",
+    show_default=True,
+    help="The key: kernel name, op (torch), NVTX / record_function range, memcpy kind.",
+)
+@click.option(
+    "--min-effect",
+    type=click.FloatRange(min=0),
+    default=0.0,
+    show_default=True,
+    help="Keys whose |change| is below this percent are never flagged.",
+)
+@click.option(
+    "--paired", is_flag=True, help="Captures were interleaved in pairs: baseline i with candidate i."
+)
+@click.option("--marker", help="NVTX range whose instance count measures the work on each side.")
+@click.option("--nvtx", help="nsys: keep only the work launched inside this NVTX range.")
+@click.option(
+    "--fdr",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.05,
+    show_default=True,
+    help="Declared false-discovery rate of the flags (Benjamini-Hochberg over keys).",
+)
+@click.option(
+    "--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95, show_default=True
+)
+@click.option("--resamples", type=click.IntRange(100, 1_000_000), default=10_000, show_default=True)
+@click.option("--seed", type=click.IntRange(0, 2**53 - 1), default=0, show_default=True)
+@table_options
+@command("gpuopt.profile.diff/v1")
+def diff(
+    baseline: tuple[Path, ...],
+    candidate: tuple[Path, ...],
+    by: str,
+    min_effect: float,
+    paired: bool,
+    marker: str | None,
+    nvtx: str | None,
+    fdr: float,
+    confidence: float,
+    resamples: int,
+    seed: int,
+    limit: int,
+    out: Path | None,
+) -> Outcome:
+    """Compare baseline and candidate captures key by key (nsys exports, Kineto traces or ncu reports).
+
+    Each --baseline/--candidate is one capture; all must be of one kind and one GPU model. Per key: mean
+    count and total time per capture on each side, per-instance time, the change (candidate - baseline,
+    ns and %), and with at least 2 captures a side a percentile bootstrap CI over captures (--paired:
+    the i-th baseline and candidate captures form a pair), a t-test p-value, and a Benjamini-Hochberg
+    q-value over keys; flagged = q <= --fdr and |change| >= --min-effect. One capture per side gives no
+    CI ("one capture per side: no uncertainty"). The comparability block lists GPU, driver, tool and
+    capture options of every capture and the amount of work (--marker range count, else the most
+    frequent key's count); any difference is a warning. Keys: kernel names with whitespace collapsed;
+    NVTX ranges without PyTorch's ", seq = N" / ", op_id = N" and with ProfilerStep#N as ProfilerStep#*.
+
+    \b
+    Examples:
+      gpuopt profile diff --baseline a.sqlite --candidate b.sqlite
+      gpuopt profile diff --baseline a1.sqlite --baseline a2.sqlite \\
+          --candidate b1.sqlite --candidate b2.sqlite
+      gpuopt profile diff --baseline a1.json.gz --baseline a2.json.gz --candidate b1.json.gz \\
+          --candidate b2.json.gz --paired --by op --json
+    """
+    from gpuopt import profile as lib
+    from gpuopt.provenance import file_identity
+
+    result = lib.diff_files(
+        baseline,
+        candidate,
+        by=by,  # type: ignore[arg-type]
+        paired=paired,
+        confidence=confidence,
+        resamples=resamples,
+        seed=seed,
+        fdr=fdr,
+        min_effect=min_effect,
+        marker=marker,
+        nvtx=nvtx,
+    )
+    if out is not None:
+        write_table(result.table, out)
+    from gpuopt.models.profile import ProfileDiffData
+
+    data = ProfileDiffData(
+        kind=result.kind,
+        by=result.by,
+        k_baseline=len(result.baseline),
+        k_candidate=len(result.candidate),
+        baseline=result.baseline,
+        candidate=result.candidate,
+        comparability=result.comparability,
+        method=result.method,
+        counts=result.counts,
+        warnings=result.warnings,
+        table=table_data("keys", result.table, limit),
+    )
+    shown = [
+        "key",
+        "status",
+        "baseline_count",
+        "candidate_count",
+        "baseline_mean_ns",
+        "candidate_mean_ns",
+        "change_pct",
+        "ci_low_pct",
+        "ci_high_pct",
+        "q_value",
+        "flagged",
+    ]
+
+    def render() -> str:
+        return f"{_render(data)}\n\n{render_frame(result.table.select(shown), limit)}"
+
+    inputs = [file_identity(p) for p in (*baseline, *candidate) if p.is_file()]
+    return Outcome(data=data, render=render, inputs=inputs)

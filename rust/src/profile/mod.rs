@@ -1,0 +1,16 @@
+//! Profile comparison: per-key facts of k captures per side (kernel, op, NVTX range or memcpy totals)
+//! compared with a bootstrap CI over captures, a t-test p-value per key and Benjamini–Hochberg control
+//! over keys. The per-capture aggregation happens upstream (the nsys, torch_trace and ncu engines, then
+//! a polars group-by); this module sees one number per (key, capture).
+
+pub mod diff;
+
+pub use diff::{diff, DiffOptions, KeyDiff, KeyMatrix};
+
+/// Error codes of the profile area.
+pub mod codes {
+    /// The options or the matrices are malformed (shape, confidence, rate).
+    pub const PROFILE_DIFF_INVALID: &str = "profile_diff_invalid";
+    /// `paired` was asked for with different capture counts on the two sides.
+    pub const PROFILE_PAIRS_UNEQUAL: &str = "profile_pairs_unequal";
+}

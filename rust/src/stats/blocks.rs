@@ -1,0 +1,229 @@
+//! The unit of analysis: pairs that come in blocks (the same process, run or worker) are not independent.
+//!
+//! - **Per-block effects**: the estimator and its bootstrap CI within each block (reported; with
+//!   `--block-column` given or a block-like column found).
+//! - **Disagreement**: blocks whose CIs do not all overlap (the largest CI low above the smallest CI
+//!   high) warn `dependent_samples_suspected`: a pooled CI that resamples pairs treats them as
+//!   independent and is too narrow.
+//! - **Block bootstrap** (`resample`): replicate b draws as many blocks as there are, with replacement,
+//!   from the `gpuopt.rng/v1` stream ("bootstrap", seed, scope, metric, "blocks", b), pools their
+//!   pairs' effects and takes the estimator; the CI is the percentile interval of the replicates.
+
+use super::bootstrap::{self, CiMethod, Interval};
+use super::codes;
+use super::compare::{bootstrap_prefix, estimate_interval, CaseEffect, EffectEstimate, Warning};
+use super::estimators::Sample;
+use super::options::CompareOptions;
+use super::resample::{replicates, Parallelism};
+use super::rng::Part;
+use serde::Serialize;
+
+/// The block of every pair, the block names (first-seen order), the column they came from and whether
+/// the CI resamples blocks.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Blocks {
+    pub block_of: Vec<usize>,
+    pub names: Vec<String>,
+    pub column: String,
+    pub resample: bool,
+}
+
+/// What the comparison did with blocks.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BlockFacts {
+    pub column: String,
+    /// Blocks holding at least one valid pair.
+    pub blocks: usize,
+    /// True when the CI resampled blocks (`--block-column`), false when blocks were only diagnosed.
+    pub resampled: bool,
+    /// True when the per-block CIs do not all overlap.
+    pub disagree: bool,
+}
+
+/// The valid pairs' effects of each block (blocks without valid pairs are left out), in block order.
+pub fn effects_by_block(
+    blocks: &Blocks,
+    valid: &[usize],
+    effect_of: impl Fn(usize) -> Option<f64>,
+) -> Vec<(String, Vec<f64>)> {
+    let mut out: Vec<Vec<f64>> = vec![Vec::new(); blocks.names.len()];
+    for &i in valid {
+        let (Some(&b), Some(e)) = (blocks.block_of.get(i), effect_of(i)) else {
+            continue;
+        };
+        if let Some(slot) = out.get_mut(b) {
+            slot.push(e);
+        }
+    }
+    blocks
+        .names
+        .iter()
+        .cloned()
+        .zip(out)
+        .filter(|(_, e)| !e.is_empty())
+        .collect()
+}
+
+/// Per-block effects, each with its own bootstrap CI.
+pub fn per_block(
+    by_block: &[(String, Vec<f64>)],
+    options: &CompareOptions,
+    parallelism: Parallelism,
+    effect: impl Fn(usize, Option<f64>, Option<&Interval>) -> EffectEstimate,
+) -> Vec<CaseEffect> {
+    by_block
+        .iter()
+        .map(|(name, effects)| {
+            let sample = Sample::new(effects.clone());
+            let prefix = bootstrap_prefix(options, &[Part::Str("block"), Part::Str(name)]);
+            let (estimate, interval) = estimate_interval(&sample, options, &prefix, parallelism);
+            CaseEffect {
+                case_id: name.clone(),
+                effect: effect(sample.len(), estimate, interval.as_ref()),
+            }
+        })
+        .collect()
+}
+
+/// True when the per-block CIs (those that exist) do not all overlap.
+pub fn disagree(per_block: &[CaseEffect]) -> bool {
+    let lows = per_block.iter().filter_map(|b| b.effect.ci_low_pct);
+    let highs = per_block.iter().filter_map(|b| b.effect.ci_high_pct);
+    match (lows.reduce(f64::max), highs.reduce(f64::min)) {
+        (Some(low), Some(high)) => low > high,
+        _ => false,
+    }
+}
+
+/// The `dependent_samples_suspected` warning, naming each block's effect.
+pub fn disagreement_warning(column: &str, per_block: &[CaseEffect]) -> Warning {
+    let pct = |v: Option<f64>| v.map_or("—".to_string(), |v| format!("{v:+.2}"));
+    let listed: Vec<String> = per_block
+        .iter()
+        .take(8)
+        .map(|b| {
+            format!(
+                "{}: {} % [{}, {}] over {} pairs",
+                b.case_id,
+                pct(b.effect.estimate_pct),
+                pct(b.effect.ci_low_pct),
+                pct(b.effect.ci_high_pct),
+                b.effect.n
+            )
+        })
+        .collect();
+    Warning {
+        code: codes::DEPENDENT_SAMPLES_SUSPECTED,
+        message: format!(
+            "pairs come in {} blocks of column {column:?} whose effects disagree ({}); the CI resamples \
+             pairs as if they were independent, so it is too narrow; --block-column {column} resamples \
+             blocks instead",
+            per_block.len(),
+            listed.join("; ")
+        ),
+    }
+}
+
+/// The block-bootstrap estimate and percentile CI of the pooled effects.
+pub fn block_interval(
+    by_block: &[(String, Vec<f64>)],
+    options: &CompareOptions,
+    parallelism: Parallelism,
+) -> (Option<f64>, Option<Interval>) {
+    let pooled: Vec<f64> = by_block
+        .iter()
+        .flat_map(|(_, e)| e.iter().copied())
+        .collect();
+    let estimate = Sample::new(pooled.clone()).estimate(options.estimator);
+    if by_block.len() < 2 {
+        return (estimate, None);
+    }
+    let k = by_block.len() as u64;
+    let prefix = bootstrap_prefix(options, &[Part::Str("blocks")]);
+    let estimator = options.estimator;
+    let mut reps = replicates(
+        &prefix,
+        options.resamples,
+        parallelism,
+        || Vec::with_capacity(pooled.len() * 2),
+        |stream, drawn: &mut Vec<f64>| {
+            drawn.clear();
+            for _ in 0..k {
+                let b = stream.below(k) as usize;
+                if let Some((_, effects)) = by_block.get(b) {
+                    drawn.extend_from_slice(effects);
+                }
+            }
+            Sample::new(drawn.clone())
+                .estimate(estimator)
+                .unwrap_or(f64::NAN)
+        },
+    );
+    reps.retain(|v| v.is_finite());
+    bootstrap::sort(&mut reps);
+    let interval = bootstrap::percentile(&reps, options.confidence).map(|(low, high)| Interval {
+        low,
+        high,
+        method: CiMethod::Percentile,
+        z0: None,
+        acceleration: None,
+        bca_degenerate: false,
+    });
+    (estimate, interval)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn blocks(block_of: Vec<usize>, names: &[&str]) -> Blocks {
+        Blocks {
+            block_of,
+            names: names.iter().map(|s| (*s).to_string()).collect(),
+            column: "run".into(),
+            resample: true,
+        }
+    }
+
+    #[test]
+    fn effects_are_grouped_by_block_in_block_order() {
+        let b = blocks(vec![1, 0, 1, 0, 2], &["r0", "r1", "r2"]);
+        let effects = [0.1, 0.2, 0.3, 0.4, 0.5];
+        let got = effects_by_block(&b, &[0, 1, 2, 3], |i| effects.get(i).copied());
+        assert_eq!(
+            got,
+            vec![
+                ("r0".to_string(), vec![0.2, 0.4]),
+                ("r1".to_string(), vec![0.1, 0.3])
+            ]
+        );
+    }
+
+    #[test]
+    fn the_block_bootstrap_is_wider_than_the_pair_bootstrap_when_blocks_differ() {
+        // Two runs: one at +1 %, one at +20 %, 10 pairs each with a little spread inside.
+        let run = |center: f64| {
+            (0..10)
+                .map(|i| center + 0.001 * f64::from(i))
+                .collect::<Vec<_>>()
+        };
+        let by_block = vec![("a".to_string(), run(0.01)), ("b".to_string(), run(0.2))];
+        let options = CompareOptions {
+            estimator: crate::stats::estimators::Estimator::Mean,
+            resamples: 2000,
+            ..CompareOptions::default()
+        };
+        let (_, blocked) = block_interval(&by_block, &options, Parallelism::Sequential);
+        let pooled = Sample::new(by_block.iter().flat_map(|(_, e)| e.clone()).collect());
+        let prefix = bootstrap_prefix(&options, &[]);
+        let (_, paired) = estimate_interval(&pooled, &options, &prefix, Parallelism::Sequential);
+        let width = |i: Option<Interval>| i.map_or(0.0, |i| i.high - i.low);
+        assert!(
+            width(blocked) > 2.0 * width(paired),
+            "{blocked:?} vs {paired:?}"
+        );
+        // Same seed, same numbers on any parallelism.
+        let again = block_interval(&by_block, &options, Parallelism::Rayon).1;
+        assert_eq!(blocked, again);
+    }
+}

@@ -1,0 +1,253 @@
+"""CUDA graphs in nsys exports (issue 12): the H200 decode captures in both trace modes, against
+NVIDIA's `nsys stats` CSVs and against unions computed here from the SQLite rows; the public 2-GPU
+H100 export for CUDA's own overhead; bad input built from copies of the real files."""
+
+from __future__ import annotations
+
+import csv
+import io
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from conftest import gpuopt
+from gpuopt import nsys
+
+MODES = ("graph_graph", "graph_node")
+REPORTS = (
+    "cuda_gpu_kern_sum",
+    "cuda_api_sum",
+    "cuda_gpu_mem_time_sum",
+    "nvtx_sum",
+    "cuda_kern_exec_sum",
+    "nvtx_kern_sum",
+)
+
+
+def _path(shared: Path, mode: str) -> Path:
+    return shared / "h200" / "graphs" / f"{mode}.sqlite"
+
+
+def _rows(path: Path, query: str) -> list[tuple[int, ...]]:
+    con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+    try:
+        return [tuple(r) for r in con.execute(query).fetchall()]
+    finally:
+        con.close()
+
+
+def _union(spans: list[tuple[int, ...]]) -> int:
+    total, cur_s, cur_e = 0, None, None
+    for s, e in sorted(spans):
+        if cur_e is None or s > cur_e:
+            if cur_e is not None and cur_s is not None:
+                total += cur_e - cur_s
+            cur_s, cur_e = s, e
+        else:
+            cur_e = max(cur_e, e)
+    if cur_e is not None and cur_s is not None:
+        total += cur_e - cur_s
+    return total
+
+
+GPU_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET")
+GRAPH_ROWS = "SELECT start, end FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE"
+
+
+def _gpu_spans(path: Path, graphs: bool) -> list[tuple[int, ...]]:
+    spans = [s for t in GPU_TABLES for s in _rows(path, f"SELECT start, end FROM {t}")]
+    return spans + (_rows(path, GRAPH_ROWS) if graphs else [])
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name", REPORTS)
+def test_stats_equal_nsys_on_graph_captures(shared: Path, mode: str, name: str) -> None:
+    """gpuopt's stats of both captures equal NVIDIA's, cell for cell."""
+    path = _path(shared, mode)
+    ours = list(csv.reader(io.StringIO(nsys.stats_csv(nsys.open(path).stats(name), name))))
+    theirs = list(csv.reader(io.StringIO((path.parent / f"{mode}_{name}.csv").read_text())))
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_busy_time_is_the_union_of_all_gpu_work(shared: Path, mode: str) -> None:
+    """Busy = union of kernels, copies and graph executions, to the nanosecond, in both modes."""
+    path = _path(shared, mode)
+    spans = _gpu_spans(path, graphs=mode == "graph_graph")
+    t = nsys.open(path).timeline()
+    [dev] = t.devices
+    assert dev.busy_ns == _union(spans)
+    assert (dev.span_start_ns, dev.span_end_ns) == (min(s for s, _ in spans), max(e for _, e in spans))
+    assert dev.idle_ns == dev.span_ns - dev.busy_ns == dev.gaps.total_ns
+    assert t.coverage == []
+
+
+def test_graph_level_busy_time_counts_what_nvidia_gpu_trace_leaves_out(shared: Path) -> None:
+    """NVIDIA's cuda_gpu_trace lists no graph execution (212 rows: 148 kernels, 60 memcpys, 4 memsets);
+    busy time is the union of those rows and the 12 GRAPH_TRACE rows: 22.8 %, not 4.8 %."""
+    path = _path(shared, "graph_graph")
+    with (path.parent / "graph_graph_cuda_gpu_trace.csv").open() as f:
+        trace = [
+            (int(r["Start (ns)"]), int(r["Start (ns)"]) + int(r["Duration (ns)"])) for r in csv.DictReader(f)
+        ]
+    assert len(trace) == 212
+    graphs = _rows(path, GRAPH_ROWS)
+    [dev] = nsys.open(path).timeline().devices
+    assert _union(trace) == 646_683
+    assert dev.busy_ns == _union(trace + graphs) == 3_076_650
+    assert dev.graph_executions == 12
+    assert dev.graph_busy_ns == sum(e - s for s, e in graphs) == 2_429_967
+    assert round(dev.busy_pct, 1) == 22.8
+
+
+def test_graph_executions_equal_the_graph_trace_rows(shared: Path) -> None:
+    path = _path(shared, "graph_graph")
+    rows = _rows(path, "SELECT end - start, graphId, graphExecId FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE")
+    g = nsys.open(path).graphs()
+    assert (g.trace_mode, g.executions, g.unlinked_executions) == ("graph", 12, 0)
+    [f] = g.graphs
+    assert {(f.graph_id, f.graph_exec_id)} == {(r[1], r[2]) for r in rows}
+    durations = sorted(r[0] for r in rows)
+    assert f.gpu_ns.count == f.executions == f.launches == len(rows)
+    assert f.gpu_ns.total_ns == sum(durations)
+    assert (f.gpu_ns.median_ns, f.gpu_ns.p90_ns, f.gpu_ns.max_ns) == (
+        durations[5],
+        durations[10],
+        durations[11],
+    )
+    host = sorted(
+        r[0]
+        for r in _rows(
+            path,
+            "SELECT r.end - r.start FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
+            "JOIN CUPTI_ACTIVITY_KIND_GRAPH_TRACE g ON g.correlationId = r.correlationId",
+        )
+    )
+    assert f.host_ns.total_ns == sum(host) and f.host_ns.max_ns == host[-1]
+
+
+def test_node_level_executions_group_kernels_by_their_graph_launch(shared: Path) -> None:
+    path = _path(shared, "graph_node")
+    rows = _rows(
+        path,
+        "SELECT max(end) - min(start), count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL "
+        "WHERE graphNodeId IS NOT NULL GROUP BY correlationId",
+    )
+    g = nsys.open(path).graphs()
+    assert (g.trace_mode, g.executions) == ("node", 12)
+    [f] = g.graphs
+    assert f.gpu_ns.total_ns == sum(r[0] for r in rows) == 2_500_400
+    assert f.kernels_per_execution is not None
+    assert f.kernels_per_execution.total_ns == sum(r[1] for r in rows) == 624
+
+
+def test_cli_graphs_command_and_summary_block(shared: Path) -> None:
+    path = _path(shared, "graph_graph")
+    run = gpuopt("nsys", "graphs", str(path), "--json")
+    assert run.code == 0, run.stderr
+    doc = run.json()
+    assert doc["schema"] == "gpuopt.nsys.graphs/v1"
+    assert doc["data"]["graphs"]["graphs"][0]["executions"] == 12
+    human = gpuopt("nsys", "graphs", str(path))
+    assert "CUDA graphs (graph-level trace): 1 graphs, 12 executions" in human.stdout
+    summary = gpuopt("nsys", "summary", str(path), "--json").json()
+    assert summary["data"]["graphs"]["executions"] == 12
+    assert "CUDA graphs" in gpuopt("nsys", "summary", str(path)).stdout
+
+
+def test_kernel_tables_of_a_graph_level_trace_are_flagged(shared: Path) -> None:
+    """Kernels inside graph executions are not listed: the kernel table says so (JSON and human)."""
+    path = _path(shared, "graph_graph")
+    doc = gpuopt("nsys", "kernels", str(path), "--json").json()
+    [flag] = doc["data"]["coverage"]
+    assert (flag["table"], flag["rows"]) == ("CUPTI_ACTIVITY_KIND_GRAPH_TRACE", 12)
+    assert "INCOMPLETE" in gpuopt("nsys", "kernels", str(path)).stdout
+    assert (
+        gpuopt("nsys", "kernels", str(_path(shared, "graph_node")), "--json").json()["data"]["coverage"] == []
+    )
+
+
+def test_command_buffer_full_is_reported_not_subtracted(shared: Path) -> None:
+    """Defect 2: 198 'Command buffer full (CUDA)' rows (912 ms) are CUDA's, not the profiler's."""
+    path = shared / "public" / "nsys" / "h100_2gpu_1s.sqlite"
+    run = gpuopt("nsys", "timeline", str(path))
+    assert run.code == 0, run.stderr
+    assert (
+        "Profiler overhead (attributed to the profiler, subtracted above): recorded, 0 intervals"
+        in run.stdout
+    )
+    assert "Command buffer full (CUDA)" in run.stdout
+    t = nsys.open(path).timeline()
+    assert [(c.overhead_type, c.intervals, c.total_ns) for c in t.cuda_overhead] == [
+        ("Command buffer full (CUDA)", 198, 911_969_806)
+    ]
+    for launch in t.launch:
+        assert launch.api_excl_overhead_ns.total_ns == launch.api_ns.total_ns
+
+
+def _copy(src: Path, tmp_path: Path) -> Path:
+    dst = tmp_path / src.name
+    shutil.copyfile(src, dst)
+    return dst
+
+
+def _execute(path: Path, *sql: str) -> None:
+    con = sqlite3.connect(path)
+    for statement in sql:
+        con.execute(statement)
+    con.commit()
+    con.close()
+
+
+def test_execution_without_launch_call_is_counted_unlinked(shared: Path, tmp_path: Path) -> None:
+    path = _copy(_path(shared, "graph_graph"), tmp_path)
+    _execute(path, "DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE correlationId = 9014")
+    g = nsys.open(path).graphs()
+    assert (g.executions, g.unlinked_executions) == (12, 1)
+    [f] = g.graphs
+    assert (f.launches, f.executions, f.unlinked_executions, f.gpu_ns.count) == (11, 12, 1, 12)
+
+
+def test_graph_level_trace_with_no_kernels(shared: Path, tmp_path: Path) -> None:
+    path = _copy(_path(shared, "graph_graph"), tmp_path)
+    _execute(path, "DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL")
+    report = nsys.open(path)
+    [dev] = report.timeline().devices
+    assert (dev.kernels, dev.graph_executions) == (0, 12)
+    assert dev.busy_ns == _union(_gpu_spans(path, graphs=True))
+    assert report.graphs().executions == 12
+
+
+def test_zero_and_negative_graph_durations(shared: Path, tmp_path: Path) -> None:
+    zero = _copy(_path(shared, "graph_graph"), tmp_path)
+    _execute(zero, "UPDATE CUPTI_ACTIVITY_KIND_GRAPH_TRACE SET end = start WHERE correlationId = 9014")
+    [f] = nsys.open(zero).graphs().graphs
+    assert (f.executions, f.gpu_ns.min_ns) == (12, 0)
+    neg = tmp_path / "neg" / "graph_graph.sqlite"
+    neg.parent.mkdir()
+    shutil.copyfile(zero, neg)
+    _execute(neg, "UPDATE CUPTI_ACTIVITY_KIND_GRAPH_TRACE SET end = start - 5 WHERE correlationId = 9086")
+    for command in ("graphs", "timeline"):
+        run = gpuopt("nsys", command, str(neg), "--json")
+        assert run.code == 2, run.stdout
+        assert run.json()["errors"][0]["code"] == "nsys_interval_inverted"
+
+
+def test_unknown_gpu_activity_table_is_a_coverage_flag(shared: Path, tmp_path: Path) -> None:
+    path = _copy(_path(shared, "graph_node"), tmp_path)
+    _execute(
+        path,
+        "CREATE TABLE CUPTI_ACTIVITY_KIND_FUTURE_WORK (start INTEGER, end INTEGER, deviceId INTEGER, "
+        "streamId INTEGER)",
+        "INSERT INTO CUPTI_ACTIVITY_KIND_FUTURE_WORK VALUES "
+        "(20000000, 20001000, 0, 7), (20002000, 20003000, 0, 7)",
+    )
+    doc = gpuopt("nsys", "timeline", str(path), "--json").json()
+    [flag] = doc["data"]["timeline"]["coverage"]
+    assert (flag["table"], flag["rows"]) == ("CUPTI_ACTIVITY_KIND_FUTURE_WORK", 2)
+    human = gpuopt("nsys", "timeline", str(path)).stdout
+    assert "INCOMPLETE" in human and "CUPTI_ACTIVITY_KIND_FUTURE_WORK (2 rows)" in human
+    gaps = gpuopt("nsys", "gaps", str(path), "--json").json()
+    assert [c["table"] for c in gaps["data"]["coverage"]] == ["CUPTI_ACTIVITY_KIND_FUTURE_WORK"]

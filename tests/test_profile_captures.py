@@ -1,0 +1,43 @@
+"""Issue 15's "done when" on real H200 captures: the bundled GPU example's softmax, original and faster
+candidate, captured interleaved (original_a, faster, original_b) five times under nsys and torch
+(``tests/data/README.md``: ``fixtures/gpuopt/h200/softmax``; recipe ``tests/data/recipes/cap1.sh``).
+original_a vs original_b is the A/A pair.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from gpuopt import profile
+from gpuopt.models.profile import NO_UNCERTAINTY
+
+SUFFIX = {"nsys": ".sqlite", "torch": ".json.gz"}
+
+
+def _captures(shared: Path, kind: str, variant: str) -> list[Path]:
+    folder = shared / "gpuopt/h200/softmax" / kind
+    return [folder / f"sm_{variant}_{i}{SUFFIX[kind]}" for i in range(1, 6)]
+
+
+@pytest.mark.parametrize("kind", ["nsys", "torch"])
+def test_faster_candidate_changes_its_kernels_and_aa_flags_no_more_than_declared(
+    shared: Path, kind: str
+) -> None:
+    original = _captures(shared, kind, "original_a")
+    faster = _captures(shared, kind, "faster")
+    aa = _captures(shared, kind, "original_b")
+    diff = profile.diff_files(original, faster, by="kernel", paired=True, marker="measure")
+    flagged = diff.table.filter(pl.col("flagged"))
+    assert flagged.height >= 1
+    assert ((flagged["ci_high_ns"] < 0) | (flagged["ci_low_ns"] > 0)).all()
+    same = profile.diff_files(original, aa, by="kernel", paired=True, marker="measure")
+    assert not [w for w in same.warnings if w.code == "work_differs"]
+    assert same.counts.flagged <= max(1, round(same.method.fdr * same.counts.tested))
+    unchanged = same.table.filter(pl.col("ci_low_ns").is_not_null())
+    inside = ((unchanged["ci_low_ns"] <= 0) & (unchanged["ci_high_ns"] >= 0)).mean()
+    assert inside is not None and float(inside) >= 0.8
+    single = profile.diff_files(original[:1], faster[:1], by="kernel")
+    assert single.method.uncertainty == NO_UNCERTAINTY

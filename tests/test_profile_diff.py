@@ -1,0 +1,284 @@
+"""``gpuopt profile diff`` on real captures: comparability, CIs over captures, BH control, bad input.
+
+Captures with k ≥ 2 per side come from real files split honestly: the 5 NVTX steps of one nsys capture
+(``h200/nsys/eager.sqlite``) as 5 captures of one step each, and per-capture tables resampled from the
+real kernel instances of a capture (the A/A null and an injected change of one kernel).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from conftest import gpuopt
+from gpuopt import profile
+from gpuopt._profile_sources import Capture, load, normalise
+from gpuopt.errors import InputError
+from gpuopt.models.profile import NO_UNCERTAINTY, CaptureFacts
+
+
+@pytest.fixture(scope="module")
+def eager(shared: Path) -> Path:
+    return shared / "h200" / "nsys" / "eager.sqlite"
+
+
+def _steps(eager: Path, steps: list[int]) -> list[Capture]:
+    return [load(eager, "kernel", nvtx=f"step_{i}") for i in steps]
+
+
+def test_steps_of_one_capture_are_captures_with_exact_totals(eager: Path) -> None:
+    con = sqlite3.connect(eager)
+    # Ground truth by SQL: kernels launched inside step_1 (runtime call start within the NVTX range).
+    (count, total) = con.execute(
+        """SELECT count(*), sum(k.end - k.start) FROM CUPTI_ACTIVITY_KIND_KERNEL k
+           JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.correlationId = k.correlationId
+           JOIN NVTX_EVENTS n ON n.text = 'step_1' AND r.start >= n.start AND r.start < n.end"""
+    ).fetchone()
+    capture = load(eager, "kernel", nvtx="step_1")
+    assert capture.table["count"].sum() == count
+    assert capture.table["total_ns"].sum() == total
+    assert capture.facts.kind == "nsys" and capture.facts.gpus == ["NVIDIA H200"]
+    assert capture.facts.driver == "580.159.04 (CUDA 13000)"  # TARGET_INFO_SYSTEM_ENV
+
+
+def test_aa_over_steps_flags_nothing_and_every_ci_is_finite(eager: Path) -> None:
+    result = profile.diff(_steps(eager, [1, 3]), _steps(eager, [2, 4]), resamples=2000)
+    table = result.table
+    assert result.counts.flagged == 0
+    assert result.counts.new == result.counts.vanished == 0
+    assert result.method.pairing == "unpaired"
+    assert "Benjamini-Hochberg" in result.method.multiple_comparisons
+    assert table["ci_low_ns"].null_count() == 0
+    assert result.comparability.work_baseline == result.comparability.work_candidate
+    assert not [w for w in result.warnings if w.code == "work_differs"]
+    # The change is the difference of the per-capture means, exactly.
+    row = table.row(0, named=True)
+    assert row["change_ns"] == pytest.approx(row["candidate_mean_ns"] - row["baseline_mean_ns"])
+
+
+def test_one_capture_per_side_says_it_has_no_uncertainty(shared: Path) -> None:
+    nsys = shared / "public" / "nsys"
+    result = profile.diff_files([nsys / "mfu_2gpu_before.sqlite"], [nsys / "mfu_2gpu_after.sqlite"])
+    assert result.kind == "nsys"
+    assert result.method.uncertainty == NO_UNCERTAINTY
+    assert result.method.pairing == "none"
+    assert result.table["ci_low_ns"].null_count() == result.table.height
+    assert result.table["p_value"].null_count() == result.table.height
+    assert result.counts.flagged == 0
+    assert any(w.code == "no_uncertainty" for w in result.warnings)
+
+
+def test_the_hta_trace_diff_pair_was_made_on_two_gpu_models(shared: Path) -> None:
+    # HTA's own TraceDiff example compares an A100 trace with a V100 trace; gpuopt refuses.
+    torch = shared / "public" / "torch"
+    with pytest.raises(InputError) as err:
+        profile.diff_files(
+            [torch / "hta_trace_diff_control_control.json.gz"], [torch / "hta_trace_diff_test_test.json.gz"]
+        )
+    assert err.value.code == "profile_gpus_differ"
+    assert err.value.expected == "NVIDIA A100-PG509-200" and err.value.observed == "Tesla V100-SXM2-16GB"
+
+
+def test_nsys_ai_before_after_pair_warns_that_the_work_differs(shared: Path) -> None:
+    # nsys-ai's diff called this pair "improvement_likely, -29 %" without a warning; the two captures
+    # hold different amounts of work (4,010 vs 3,587 kernels over the files).
+    nsys = shared / "public" / "nsys"
+    result = profile.diff_files([nsys / "mfu_2gpu_before.sqlite"], [nsys / "mfu_2gpu_after.sqlite"])
+    comp = result.comparability
+    assert (result.baseline[0].events, result.candidate[0].events) == (4010, 3587)
+    assert comp.work_key is not None and "bfloat16_copy_kernel_cuda" in comp.work_key
+    assert (comp.work_baseline, comp.work_candidate) == ([1289], [1140])
+    warning = next(w for w in result.warnings if w.code == "work_differs")
+    assert "[1289]" in warning.message and "[1140]" in warning.message
+    # Run identities (session UUID, duration) are not capture settings: no capture_options warning.
+    assert not [w for w in result.warnings if w.code == "capture_options_differs"]
+
+
+def test_nvtx_marker_counts_the_work_and_op_ids_are_stripped(shared: Path) -> None:
+    nsys = shared / "public" / "nsys"
+    before, after = nsys / "mfu_2gpu_before.sqlite", nsys / "mfu_2gpu_after.sqlite"
+    result = profile.diff_files([before], [after], by="nvtx", marker=":aten::copy_")
+    comp = result.comparability
+    assert (comp.work_key, comp.work_baseline, comp.work_candidate) == (":aten::copy_", [2840], [2524])
+    assert result.baseline[0].marker_count == 2840
+    row = result.table.filter(pl.col("key") == ":FlashAttnFunc").row(0, named=True)
+    assert (row["baseline_count"], row["candidate_count"]) == (67, 60)
+    # 18,499 distinct raw ranges ("…, op_id = 999599") collapse to a few hundred keys.
+    assert not result.table.filter(pl.col("key").str.contains("op_id")).height
+    assert result.baseline[0].keys < 1000
+
+
+def _instances(path: Path) -> pl.DataFrame:
+    con = sqlite3.connect(path)
+    rows = con.execute(
+        """SELECT s.value, k.end - k.start FROM CUPTI_ACTIVITY_KIND_KERNEL k
+           JOIN StringIds s ON s.id = k.demangledName"""
+    ).fetchall()
+    return pl.DataFrame(rows, schema={"key": pl.String, "ns": pl.Float64}, orient="row")
+
+
+def _resampled(instances: pl.DataFrame, rng: np.random.Generator, slower: dict[str, float]) -> Capture:
+    """One simulated capture: every kernel instance drawn again from the real ones (same counts)."""
+    parts = []
+    for (key,), group in instances.group_by("key", maintain_order=True):
+        ns = group["ns"].to_numpy()
+        drawn = rng.choice(ns, size=ns.size, replace=True) * slower.get(str(key), 1.0)
+        parts.append((str(key), int(ns.size), float(drawn.sum())))
+    table = normalise(pl.DataFrame(parts, schema=["key", "count", "total_ns"], orient="row"), "kernel")
+    facts = CaptureFacts(
+        path="resampled",
+        kind="nsys",
+        gpus=["NVIDIA H200"],
+        driver=None,
+        tool="nsys",
+        options={},
+        keys=table.height,
+        events=int(table["count"].sum()),
+        total_ns=int(table["total_ns"].sum()),
+        marker_count=None,
+        work_key_count=0,
+    )
+    return Capture(facts, table, pl.DataFrame(schema={"name": pl.String, "count": pl.Int64}))
+
+
+def test_a_changed_kernel_is_flagged_with_a_ci_excluding_zero(eager: Path) -> None:
+    instances = _instances(eager)
+    heaviest = str(instances.group_by("key").agg(pl.col("ns").sum()).sort("ns")["key"][-1])
+    rng = np.random.default_rng(15)
+    base = [_resampled(instances, rng, {}) for _ in range(5)]
+    cand = [_resampled(instances, rng, {heaviest: 0.6}) for _ in range(5)]
+    result = profile.diff(base, cand, resamples=4000, seed=3)
+    row = result.table.filter(
+        pl.col("key")
+        == normalise(pl.DataFrame({"key": [heaviest], "count": [1], "total_ns": [0.0]}), "kernel")["key"][0]
+    ).row(0, named=True)
+    assert row["flagged"] and row["ci_high_pct"] < 0 and row["ci_low_pct"] < -30
+    assert row["change_pct"] == pytest.approx(-40, abs=3)
+    assert result.counts.flagged <= 2  # the one changed kernel, and at most one BH false discovery
+
+
+def test_aa_false_discoveries_stay_at_the_declared_share(shared: Path) -> None:
+    # The complete null: every key unchanged, so any flag is a false discovery and BH bounds the
+    # chance of flagging anything at the FDR (5 %). 120 A/A diffs of 5 resampled captures a side.
+    instances = _instances(shared / "public" / "nsys" / "h100_2gpu_1s.sqlite")
+    rng = np.random.default_rng(2026)
+    any_flag = 0
+    for run in range(120):
+        base = [_resampled(instances, rng, {}) for _ in range(5)]
+        cand = [_resampled(instances, rng, {}) for _ in range(5)]
+        result = profile.diff(base, cand, resamples=200, seed=run)
+        any_flag += result.counts.flagged > 0
+    # Binomial(120, 0.05) exceeds 12 with probability < 1 %.
+    assert any_flag <= 12, any_flag
+
+
+def test_paired_needs_equal_counts_and_changes_the_method(eager: Path) -> None:
+    base, cand = _steps(eager, [1, 2]), _steps(eager, [3, 4])
+    paired = profile.diff(base, cand, paired=True, resamples=500)
+    assert paired.method.pairing == "paired"
+    with pytest.raises(InputError) as err:
+        profile.diff(base, _steps(eager, [3]) + cand, paired=True, resamples=500)
+    assert err.value.code == "profile_pairs_unequal"
+
+
+def test_nvtx_keys_drop_per_op_ids() -> None:
+    frame = pl.DataFrame(
+        {
+            "key": ["aten::add, seq = 12, op_id = 34", "aten::add, seq = 13, op_id = 35", "ProfilerStep#7"],
+            "count": [1, 2, 1],
+            "total_ns": [10.0, 20.0, 5.0],
+        }
+    )
+    out = normalise(frame, "nvtx")
+    assert out.to_dicts() == [
+        {"key": "ProfilerStep#*", "count": 1, "total_ns": 5.0},
+        {"key": "aten::add", "count": 3, "total_ns": 30.0},
+    ]
+    spaced = normalise(frame.with_columns(key=pl.lit("void  k<int,\n float>()")), "kernel")
+    assert spaced["key"].to_list() == ["void k<int, float>()"]
+
+
+def test_cli_json_envelope_and_human_output(eager: Path) -> None:
+    args = ["profile", "diff", "--baseline", str(eager), "--candidate", str(eager), "--resamples", "200"]
+    run = gpuopt(*args, "--json")
+    assert run.code == 0, run.stderr
+    data = run.json()["data"]
+    assert run.json()["schema"] == "gpuopt.profile.diff/v1"
+    assert data["method"]["uncertainty"] == NO_UNCERTAINTY
+    assert data["counts"]["flagged"] == 0 and data["counts"]["keys"] == data["table"]["total_rows"]
+    assert all(row["change_ns"] == 0 for row in data["table"]["rows"])
+    assert [f["same"] for f in data["comparability"]["facts"]] == [True, True, True, True]
+    human = gpuopt(*args)
+    assert human.code == 0 and NO_UNCERTAINTY in human.stdout and "Comparability" in human.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["--baseline", "{eager}", "--candidate", "{torch}"], "profile_kinds_mixed"),
+        (["--baseline", "{eager}", "--candidate", "{mock}"], "profile_gpus_differ"),
+        (["--baseline", "{eager}", "--candidate", "/nonexistent.sqlite"], "file_not_found"),
+        (["--baseline", "{eager}", "--candidate", "{eager}", "--by", "op"], "profile_dimension_unavailable"),
+        (["--baseline", "{readme}", "--candidate", "{eager}"], "profile_kind_unknown"),
+    ],
+)
+def test_bad_input_is_a_typed_error(shared: Path, eager: Path, args: list[str], code: str) -> None:
+    paths = {
+        "eager": eager,
+        "torch": shared / "public" / "torch" / "hta_trace_diff_test_test.json.gz",
+        "mock": shared / "public" / "nsys" / "mock.sqlite",
+        "readme": shared / "README.md",
+    }
+    run = gpuopt("profile", "diff", *[a.format(**paths) for a in args], "--json")
+    assert run.code == 2, run.stderr
+    envelope = json.loads(run.stdout)
+    assert envelope["ok"] is False and envelope["errors"][0]["code"] == code
+
+
+def test_ncu_reports_compare_by_kernel_with_their_collection_settings(shared: Path) -> None:
+    ncu = shared / "public" / "ncu"
+    result = profile.diff_files([ncu / "cutlass_report.ncu-rep"], [ncu / "cutlass_report-s4.ncu-rep"])
+    facts = result.baseline[0]
+    assert (result.kind, facts.gpus, facts.tool) == ("ncu", ["NVIDIA A100 80GB PCIe"], "ncu 2024.1.1.0")
+    assert facts.options == {"clock_control": "base", "cache_control": "all"}
+    assert (result.counts.keys, result.counts.new, result.counts.vanished) == (4, 2, 2)
+    assert result.table.filter(pl.col("status") == "vanished")["change_pct"].to_list() == [-100.0, -100.0]
+    assert any(w.code == "keys_one_side" for w in result.warnings)
+
+
+@pytest.mark.parametrize(
+    ("by", "keys", "events", "total_ns"),
+    [
+        ("kernel", 7, 66, 2776630),
+        ("op", 28, 483, 10000439),  # the nested aten::sum counted once (issue 12.3): 36,385 ns fewer
+        ("nvtx", 3, 3, 3714738),
+        ("memcpy", 3, 27, 938108),
+    ],
+)
+def test_torch_dimensions_read_the_torch_trace_tables(
+    shared: Path, by: str, keys: int, events: int, total_ns: int
+) -> None:
+    from gpuopt import torch_trace
+
+    path = shared / "h200" / "torch" / "eager_trace.json"
+    result = profile.diff_files([path], [path], by=by)  # type: ignore[arg-type]
+    facts = result.baseline[0]
+    assert (facts.keys, facts.events, facts.total_ns) == (keys, events, total_ns)
+    assert (facts.gpus, facts.driver) == (["NVIDIA H200"], "13000")
+    assert result.table["change_ns"].to_list() == [0.0] * keys
+    if by == "kernel":
+        kernels = torch_trace.open(path).kernels()
+        assert (kernels["count"].sum(), kernels["total_ns"].sum()) == (events, total_ns)
+
+
+def test_truncated_gzip_is_not_a_traceback(tmp_path: Path, eager: Path) -> None:
+    bad = tmp_path / "trace.json.gz"
+    bad.write_bytes(b"\x1f\x8b\x08\x00garbage")
+    run = gpuopt("profile", "diff", "--baseline", str(bad), "--candidate", str(eager), "--json")
+    assert run.code == 2, run.stderr
+    assert run.json()["errors"][0]["code"] == "profile_kind_unknown"
