@@ -46,6 +46,7 @@ SOURCES: dict[str, tuple[str, ...]] = {
     "kernels": ("CUPTI_ACTIVITY_KIND_KERNEL",),
     "memory": ("CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"),
     "nvtx": ("NVTX_EVENTS", "CUPTI_ACTIVITY_KIND_RUNTIME"),
+    "comm": ("CUPTI_ACTIVITY_KIND_KERNEL",),
     "gaps": ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"),
     "timeline": (
         "CUPTI_ACTIVITY_KIND_KERNEL",
@@ -131,6 +132,15 @@ class Report:
 
         start, end = window or (None, None)
         return to_polars(self._native.nvtx(per_instance, start, end, nvtx))
+
+    def comm(self, *, window: Window | None = None, nvtx: str | None = None) -> pl.DataFrame:
+        """Communication (NCCL/RCCL kernels) vs. compute per device and communication stream:
+        communication time and busy union, compute busy union, their overlap and the exposed
+        communication (not hidden by compute). ``stream`` is null on a device's total row."""
+        from gpuopt._tables import to_polars
+
+        start, end = window or (None, None)
+        return to_polars(self._native.comm(start, end, nvtx))
 
     def gaps(self, *, window: Window | None = None, nvtx: str | None = None) -> pl.DataFrame:
         """Every idle interval between GPU operations, per device and per stream."""

@@ -37,6 +37,7 @@ _DATA_MODEL_PATHS: dict[str, str | None] = {
     "gpuopt.torch.graphs/v1": "gpuopt.models.torch_trace:TorchTable",
     "gpuopt.torch.transfers/v1": "gpuopt.models.torch_trace:TorchTable",
     "gpuopt.torch.collectives/v1": "gpuopt.models.torch_trace:TorchTable",
+    "gpuopt.torch.comm/v1": "gpuopt.models.torch_trace:TorchTable",
     "gpuopt.stats.compare/v1": "gpuopt.models.stats:CompareData",
     "gpuopt.stats.noise/v1": "gpuopt.models.stats:NoiseData",
     "gpuopt.sass.scan/v1": "gpuopt.models.sass:SassScanReport",

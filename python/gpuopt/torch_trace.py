@@ -101,6 +101,11 @@ class TorchTrace:
         """Per NCCL kernel: collective, dtype, element counts, bytes and overlap with compute."""
         return _frame(self._native.collectives())
 
+    def comm(self) -> pl.DataFrame:
+        """Communication vs. compute per rank and device (``stream`` null) and per NCCL stream: time,
+        busy unions, overlap and exposed communication (not hidden by compute)."""
+        return _frame(self._native.comm())
+
 
 def _frame(table: _native.ArrowTable) -> pl.DataFrame:
     from gpuopt._tables import to_polars

@@ -1,6 +1,7 @@
 //! gpuopt's native engines. Everything outside `py/` is free of pyo3 and tested by `cargo test`.
 
 pub mod build_info;
+pub mod comm;
 pub mod error;
 pub mod fxhash;
 pub mod identity;

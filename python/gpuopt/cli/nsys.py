@@ -245,6 +245,22 @@ def gaps(file: Path, window: str | None, nvtx_range: str | None, limit: int, out
     return _table_outcome(file, report, sel, "gaps", "gaps", frame, limit=limit, out=out)
 
 
+@nsys.command("comm")
+@_file_argument
+@_selection_options
+@table_options
+@command(TABLE_SCHEMA)
+def comm(file: Path, window: str | None, nvtx_range: str | None, limit: int, out: Path | None) -> Outcome:
+    """Communication vs. compute per device (stream empty) and per NCCL stream: time, overlap, exposed.
+
+    Collectives are kernels named nccl*/rccl* (or gloo:). Busy times are interval unions per device;
+    overlap = communication ∩ compute; exposed = communication busy - overlap.
+    """
+    report, sel, parsed = _open(file, window, nvtx_range)
+    frame = report.comm(window=parsed, nvtx=nvtx_range)
+    return _table_outcome(file, report, sel, "comm", "comm", frame, limit=limit, out=out)
+
+
 @nsys.command("stats")
 @_file_argument
 @click.option(

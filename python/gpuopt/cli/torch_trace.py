@@ -202,6 +202,20 @@ def collectives(path: Path, limit: int, out: Path | None) -> Outcome:
     return _table("collectives", trace, trace.collectives(), limit=limit, out=out, gpu=True)
 
 
+@torch.command()
+@_path
+@table_options
+@command("gpuopt.torch.comm/v1")
+def comm(path: Path, limit: int, out: Path | None) -> Outcome:
+    """Communication vs. compute per rank/device (stream empty) and per NCCL stream: overlap, exposed.
+
+    Busy times are interval unions per device; overlap = communication ∩ compute kernels; exposed =
+    communication busy - overlap. Per-collective sizes and algbw: `gpuopt torch collectives`.
+    """
+    trace = _open(path)
+    return _table("comm", trace, trace.comm(), limit=limit, out=out, gpu=True)
+
+
 def _ms(ns: int | None) -> str | None:
     return None if ns is None else f"{ns / 1e6:.3f} ms"
 

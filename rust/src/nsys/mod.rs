@@ -6,6 +6,7 @@
 //! only the columns it needs, in parallel, and returns an Arrow [`Table`] or a serializable document.
 
 pub mod api;
+pub mod comm;
 pub mod coverage;
 pub mod db;
 pub mod describe;
@@ -123,6 +124,11 @@ impl Report {
             &self.selection(req)?,
             per_instance,
         )
+    }
+
+    /// Communication vs. compute per device and communication stream.
+    pub fn comm(&self, req: &Request) -> Result<Table> {
+        comm::comm_table(&self.schema, &self.strings, &self.selection(req)?)
     }
 
     pub fn timeline(&self, req: &Request) -> Result<timeline::Timeline> {

@@ -116,6 +116,19 @@ impl NsysReport {
     }
 
     #[pyo3(signature = (window_start_ns = None, window_end_ns = None, nvtx = None))]
+    fn comm(
+        &self,
+        py: Python<'_>,
+        window_start_ns: Option<i64>,
+        window_end_ns: Option<i64>,
+        nvtx: Option<String>,
+    ) -> PyResult<ArrowTable> {
+        let r = self.inner.clone();
+        let req = request(window_start_ns, window_end_ns, nvtx);
+        Ok(run(py, move || r.comm(&req))?.into())
+    }
+
+    #[pyo3(signature = (window_start_ns = None, window_end_ns = None, nvtx = None))]
     fn gaps(
         &self,
         py: Python<'_>,

@@ -61,6 +61,10 @@ impl TorchTrace {
         self.table(py, torch_trace::collectives::table)
     }
 
+    fn comm(&self, py: Python<'_>) -> PyResult<ArrowTable> {
+        self.table(py, torch_trace::collectives::comm_table)
+    }
+
     fn streams(&self, py: Python<'_>, kernel_wait_threshold_ns: i64) -> PyResult<ArrowTable> {
         let set = Arc::clone(&self.set);
         Ok(run(py, move || {

@@ -5,10 +5,11 @@
 //! nearest enclosing host range that carries them (`record_param_comms`). Bytes = input elements ×
 //! the dtype's size; null when the dtype is one gpuopt does not know (never guessed).
 
-use super::columns::{float, int, opt_int, opt_text, text};
+use super::columns::{float, int, opt_float, opt_int, opt_text, text};
 use super::events::{CommArgs, GpuKind, NONE};
 use super::kernels::is_communication;
 use super::{Trace, TraceSet};
+use crate::comm::CommOverlap;
 use crate::error::Result;
 use crate::intervals::{self, Span};
 use crate::table::Table;
@@ -134,7 +135,7 @@ pub fn table(set: &TraceSet) -> Result<Table> {
     let mut ints: [Vec<i64>; 6] = Default::default();
     let mut opts: [Vec<Option<i64>>; 4] = Default::default();
     let mut texts: [Vec<Option<String>>; 4] = Default::default();
-    let (mut name, mut overlap_pct) = (Vec::new(), Vec::new());
+    let (mut name, mut overlap_pct, mut algbw) = (Vec::new(), Vec::new(), Vec::new());
     for trace in &set.traces {
         let compute = compute_unions(trace);
         for g in collective_kernels(trace) {
@@ -163,7 +164,7 @@ pub fn table(set: &TraceSet) -> Result<Table> {
                 in_nelems,
                 args.and_then(|(a, _)| known(a.out_nelems)),
                 args.and_then(|(a, _)| known(a.group_size)),
-                in_nelems.zip(size).and_then(|(n, s)| n.checked_mul(s)),
+                bytes_in_of(in_nelems, size),
             ]) {
                 col.push(v);
             }
@@ -178,6 +179,12 @@ pub fn table(set: &TraceSet) -> Result<Table> {
                 col.push(v);
             }
             overlap_pct.push(super::columns::pct(overlap, e.end - e.start));
+            // Algorithm bandwidth (NCCL's "algbw"): input bytes / kernel time; bytes per ns = GB/s.
+            algbw.push(
+                bytes_in_of(in_nelems, size)
+                    .filter(|_| e.end > e.start)
+                    .map(|b| b as f64 / (e.end - e.start) as f64),
+            );
         }
     }
     let [rank, device, stream, start, duration, overlap] = ints;
@@ -200,5 +207,74 @@ pub fn table(set: &TraceSet) -> Result<Table> {
         ("duration_ns", int(duration)),
         ("compute_overlap_ns", int(overlap)),
         ("compute_overlap_pct", float(overlap_pct)),
+        ("algbw_gbps", opt_float(algbw)),
+    ])
+}
+
+fn bytes_in_of(in_nelems: Option<i64>, size: Option<i64>) -> Option<i64> {
+    in_nelems.zip(size).and_then(|(n, s)| n.checked_mul(s))
+}
+
+/// Communication vs. compute per rank and device (`stream` null) and per communication stream:
+/// `rank, device, stream, kernels, comm_kernels, comm_time_ns, comm_busy_ns, compute_busy_ns,
+/// overlap_ns, exposed_comm_ns, overlap_pct` (definitions in `crate::comm`). Devices that ran no
+/// kernel are absent; a device with compute but no collectives has zero communication.
+pub fn comm_table(set: &TraceSet) -> Result<Table> {
+    type Row = (i64, i64, Option<i64>, i64, CommOverlap);
+    let mut rows: Vec<Row> = Vec::new();
+    for trace in &set.traces {
+        let compute = compute_unions(trace);
+        let mut kernels: BTreeMap<i64, i64> = BTreeMap::new();
+        let mut comm: BTreeMap<i64, BTreeMap<i64, Vec<Span>>> = BTreeMap::new();
+        for e in &trace.events.gpu {
+            if e.kind != GpuKind::Kernel {
+                continue;
+            }
+            *kernels.entry(e.device).or_default() += 1;
+            if is_communication(trace.name(e.name)) {
+                comm.entry(e.device)
+                    .or_default()
+                    .entry(e.stream)
+                    .or_default()
+                    .push(Span::new(e.start, e.end));
+            }
+        }
+        for (device, count) in kernels {
+            let union = compute.get(&device).map_or(&[][..], Vec::as_slice);
+            let streams = comm.remove(&device).unwrap_or_default();
+            let all: Vec<Span> = streams.values().flatten().copied().collect();
+            rows.push((
+                trace.rank,
+                device,
+                None,
+                count,
+                CommOverlap::of(&all, union),
+            ));
+            for (stream, spans) in streams {
+                let o = CommOverlap::of(&spans, union);
+                let n = i64::try_from(o.comm_kernels).unwrap_or(i64::MAX);
+                rows.push((trace.rank, device, Some(stream), n, o));
+            }
+        }
+    }
+    let pick = |f: fn(&CommOverlap) -> i64| rows.iter().map(|r| f(&r.4)).collect::<Vec<i64>>();
+    Table::from_columns(vec![
+        ("rank", int(rows.iter().map(|r| r.0).collect())),
+        ("device", int(rows.iter().map(|r| r.1).collect())),
+        ("stream", opt_int(rows.iter().map(|r| r.2).collect())),
+        ("kernels", int(rows.iter().map(|r| r.3).collect())),
+        (
+            "comm_kernels",
+            int(pick(|o| i64::try_from(o.comm_kernels).unwrap_or(i64::MAX))),
+        ),
+        ("comm_time_ns", int(pick(|o| o.comm_time_ns))),
+        ("comm_busy_ns", int(pick(|o| o.comm_busy_ns))),
+        ("compute_busy_ns", int(pick(|o| o.compute_busy_ns))),
+        ("overlap_ns", int(pick(|o| o.overlap_ns))),
+        ("exposed_comm_ns", int(pick(|o| o.exposed_comm_ns))),
+        (
+            "overlap_pct",
+            float(rows.iter().map(|r| r.4.overlap_pct()).collect()),
+        ),
     ])
 }

@@ -7,10 +7,8 @@ use crate::error::Result;
 use crate::table::Table;
 use std::collections::HashMap;
 
-/// HTA's rule for communication kernels: NCCL kernels (`nccl*`) and Gloo (`gloo:`).
-pub fn is_communication(name: &str) -> bool {
-    name.starts_with("nccl") || name.contains("gloo:")
-}
+/// HTA's rule for communication kernels (NCCL/RCCL and Gloo), shared with the nsys engine.
+pub use crate::comm::is_communication;
 
 /// Statistics of a set of durations (ns).
 #[derive(Debug, Clone, PartialEq)]
