@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import gpuopt
-from gpuopt import _ncu_rep
+from gpuopt._ncu import rep as _ncu_rep
 
 
 def test_compressed_reports_are_recognised_by_name_and_magic(tmp_path: Path) -> None:

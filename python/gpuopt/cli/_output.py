@@ -127,6 +127,8 @@ def command(schema: str) -> Callable[[F], F]:
                 _fail(schema, as_json, InternalError("internal_error", f"{type(exc).__name__}: {exc}"))
             failure = outcome.failure
             if as_json:
+                from gpuopt.models.envelope import ErrorItem
+
                 emit_envelope(
                     schema,
                     ok=failure is None,

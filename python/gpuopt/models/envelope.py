@@ -36,8 +36,9 @@ class FileIdentity(Model):
     size_bytes: int
     sha256: str
     from_cache: bool = Field(
+        default=False,
         description="True when the sha256 came from gpuopt's identity cache (same device, inode, size, "
-        "mtime and ctime as when it was hashed), false when the file was read and hashed now."
+        "mtime and ctime as when it was hashed), false when the file was read and hashed now.",
     )
 
 
