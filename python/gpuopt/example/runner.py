@@ -467,8 +467,9 @@ def readiness_request(workload: str) -> dict[str, Any]:
         "metrics": {
             "time_ms": {"unit": "ms", "direction": "lower", "kind": "duration", "within_call": "min"}
         },
-        # 10 %: on a shared 2-core machine smaller effects drown in contention (see the noise step's MDE).
-        "objective": {"primary": "time_ms", "minimum_effect_pct": 10},
+        # 25 %: on a shared 2-core machine the A/A MDE is ~30 % at 8 pairs; at 10 % a 4-pair screen of the
+        # no-effect control read as regressed now and then (seen in CI).
+        "objective": {"primary": "time_ms", "minimum_effect_pct": 25},
         "driver": {
             "argv": [sys.executable, "project/bench/driver.py"],
             "env": {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"},
