@@ -256,7 +256,7 @@ SECRETS = {
     "GPUOPT_TEST_GITHUB_PAT": "ghp_hunter4",
     "GPUOPT_TEST_DATABASE_URL": "postgres://app:hunter5@db.internal/prod",
     "GPUOPT_TEST_SESSION_COOKIE": "sid=hunter6",
-    "GPUOPT_TEST_PIN": "4711",
+    "GPUOPT_TEST_PIN": "Zq4711",
 }
 
 
@@ -293,10 +293,10 @@ def test_inherited_values_are_never_recorded_only_names_and_keyed_digests(
     drv.check_environment(target.driver, {**os.environ, **SECRETS}, Store(root))
     with pytest.raises(InputError) as err:
         drv.check_environment(
-            target.driver, {**os.environ, **SECRETS, "GPUOPT_TEST_PIN": "4712"}, Store(root)
+            target.driver, {**os.environ, **SECRETS, "GPUOPT_TEST_PIN": "Zq4712"}, Store(root)
         )
     assert (err.value.code, err.value.path) == ("environment_changed", "driver.inherited.GPUOPT_TEST_PIN")
-    assert "4711" not in err.value.to_dict().values() and "4712" not in str(err.value.to_dict())
+    assert "Zq4711" not in err.value.to_dict().values() and "Zq4712" not in str(err.value.to_dict())
 
 
 def test_env_record_marks_inherited_values_safe_to_record(layout: dict[str, Path], tmp_path: Path) -> None:
