@@ -243,7 +243,18 @@ fn row_label(table: &str, rowid: Option<i64>) -> String {
 }
 
 /// Checks one `start`/`end` pair as read: both timestamps possible, and end >= start.
+/// The hot path (every row of every scan) forms no string: the row's label is made only on failure.
+#[inline]
 pub fn check_interval(table: &str, rowid: Option<i64>, start: i64, end: i64) -> Result<()> {
+    let possible = -TIMESTAMP_LIMIT_NS..TIMESTAMP_LIMIT_NS;
+    if possible.contains(&start) && possible.contains(&end) && end >= start {
+        return Ok(());
+    }
+    interval_error(table, rowid, start, end)
+}
+
+#[cold]
+fn interval_error(table: &str, rowid: Option<i64>, start: i64, end: i64) -> Result<()> {
     let at = row_label(table, rowid);
     for (column, t) in [("start", start), ("end", end)] {
         if !(-TIMESTAMP_LIMIT_NS..TIMESTAMP_LIMIT_NS).contains(&t) {
