@@ -8,4 +8,4 @@ from pydantic import BaseModel, ConfigDict
 class Model(BaseModel):
     """A frozen document; unknown fields are an error, so a producer and its model cannot drift apart."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
