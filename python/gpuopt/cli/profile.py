@@ -58,10 +58,25 @@ def _render(d: ProfileDiffData) -> str:
 
 @profile.command("diff")
 @click.option(
-    "--baseline", "baseline", type=_FILE, multiple=True, required=True, help="A baseline capture (repeat)."
+    "--baseline",
+    "baseline",
+    multiple=True,
+    required=True,
+    help="A baseline capture file, or cap:INVOCATION/VARIANT[/CASE] (every capture it names) (repeat).",
 )
 @click.option(
-    "--candidate", "candidate", type=_FILE, multiple=True, required=True, help="A candidate capture (repeat)."
+    "--candidate",
+    "candidate",
+    multiple=True,
+    required=True,
+    help="A candidate capture file, or cap:INVOCATION/VARIANT[/CASE] (repeat).",
+)
+@click.option(
+    "--root",
+    type=_FILE,
+    default=Path("."),
+    show_default=True,
+    help="The artifact root that cap: references read (gpuopt capture's root).",
 )
 @click.option(
     "--by",
@@ -97,8 +112,9 @@ def _render(d: ProfileDiffData) -> str:
 @table_options
 @command("gpuopt.profile.diff/v1")
 def diff(
-    baseline: tuple[Path, ...],
-    candidate: tuple[Path, ...],
+    baseline: tuple[str, ...],
+    candidate: tuple[str, ...],
+    root: Path,
     by: str,
     min_effect: float,
     paired: bool,
@@ -116,7 +132,8 @@ def diff(
     Each --baseline/--candidate is one capture; all must be of one kind and one GPU model. Per key: mean
     count and total time per capture on each side, per-instance time, the change (candidate - baseline,
     ns and %), and with at least 2 captures a side a percentile bootstrap CI over captures (--paired:
-    the i-th baseline and candidate captures form a pair), a t-test p-value, and a Benjamini-Hochberg
+    the i-th baseline and candidate captures form a pair; automatic when both sides are cap: references
+    to one capture invocation, which interleaved them in pairs), a t-test p-value, and a Benjamini-Hochberg
     q-value over keys; flagged = q <= --fdr and |change| >= --min-effect. One capture per side gives no
     CI ("one capture per side: no uncertainty"). The comparability block lists GPU, driver, tool and
     capture options of every capture and the amount of work (--marker range count, else the most
@@ -130,15 +147,18 @@ def diff(
           --candidate b1.sqlite --candidate b2.sqlite
       gpuopt profile diff --baseline a1.json.gz --baseline a2.json.gz --candidate b1.json.gz \\
           --candidate b2.json.gz --paired --by op --json
+      gpuopt profile diff --root root --baseline cap:inv-.../original --candidate cap:inv-.../candidate
     """
     from gpuopt import profile as lib
+    from gpuopt.cli._capture_inputs import inputs_of
     from gpuopt.provenance import file_identity
 
+    base, cand = inputs_of(baseline, root), inputs_of(candidate, root)
     result = lib.diff_files(
-        baseline,
-        candidate,
+        base.paths,
+        cand.paths,
         by=by,  # type: ignore[arg-type]
-        paired=paired,
+        paired=paired or base.paired_with(cand),
         confidence=confidence,
         resamples=resamples,
         seed=seed,
@@ -156,8 +176,8 @@ def diff(
         by=result.by,
         k_baseline=len(result.baseline),
         k_candidate=len(result.candidate),
-        baseline=result.baseline,
-        candidate=result.candidate,
+        baseline=base.label(result.baseline),
+        candidate=cand.label(result.candidate),
         comparability=result.comparability,
         method=result.method,
         counts=result.counts,
@@ -181,5 +201,5 @@ def diff(
     def render() -> str:
         return f"{_render(data)}\n\n{render_frame(result.table.select(shown), limit)}"
 
-    inputs = [file_identity(p) for p in (*baseline, *candidate) if p.is_file()]
+    inputs = [file_identity(p) for p in (*base.paths, *cand.paths) if p.is_file()]
     return Outcome(data=data, render=render, inputs=inputs)
