@@ -340,3 +340,89 @@ def test_capture_cli_and_status(example: Example, nsys_ab: Any, tmp_path: Path) 
         "profile", "diff", "--root", str(example.root), "--baseline", f"cap:{inv}", "--candidate", "x.sqlite"
     )
     assert amb.code == 2 and "capture_ref_ambiguous" in amb.stderr
+
+
+TRACING_DRIVER = """import gzip, os, runpy, shutil, sys
+# A stand-in for a driver with the torch_trace capability on a machine without torch: it runs the CPU
+# example's driver, then writes the next recorded H200 Kineto trace of its subject's role where gpuopt asked.
+sys.argv = [os.path.join(os.path.dirname(__file__), "driver.py"), *sys.argv[1:]]
+try:
+    runpy.run_path(sys.argv[0], run_name="__main__")
+except SystemExit as exc:
+    if exc.code:
+        raise
+out = os.environ.get("GPUOPT_TORCH_TRACE")
+if out and not os.path.exists({forget!r}):
+    import json
+    request = json.load(open(sys.argv[sys.argv.index("--request") + 1]))
+    role = request["subjects"][0]["role"]
+    counter = os.path.join({state!r}, role)
+    n = (int(open(counter).read()) if os.path.exists(counter) else 0) + 1
+    open(counter, "w").write(str(n))
+    name = {replay!r}[role]
+    with gzip.open(os.path.join({folder!r}, "sm_%s_%d.json.gz" % (name, n))) as f, open(out, "wb") as g:
+        shutil.copyfileobj(f, g)
+"""
+
+
+@pytest.fixture(scope="module")
+def tracing(tmp_path_factory: pytest.TempPathFactory, shared: Path) -> tuple[Path, Path, Path]:
+    """A CPU example Target whose driver declares torch_trace (the stand-in above); returns its folder,
+    root and the file whose presence makes the driver forget the trace."""
+    from gpuopt.evaluation import readiness
+    from gpuopt.example.runner import readiness_request
+
+    base = tmp_path_factory.mktemp("torch-capture")
+    runner = Runner(base / "demo", gpu=False, progress=lambda _: None)
+    runner.prepare()
+    state, forget = base / "state", base / "forget"
+    state.mkdir()
+    folder = shared / "gpuopt/h200/softmax/torch"
+    text = TRACING_DRIVER.format(forget=str(forget), state=str(state), replay=REPLAY, folder=str(folder))
+    (runner.dir / "project/bench/tracing.py").write_text(text)
+    request = readiness_request("numpy")
+    request["driver"]["argv"] = [sys.executable, "project/bench/tracing.py"]
+    request["driver"]["capabilities"] = ["torch_trace"]
+    readiness.check(json.dumps(request).encode(), cwd=runner.dir)
+    return runner.dir, runner.dir / "root", forget
+
+
+def test_torch_capture_through_the_driver_capability(tracing: tuple[Path, Path, Path], shared: Path) -> None:
+    directory, root, forget = tracing
+    req = {
+        "root": str(root),
+        "tool": "torch",
+        "plan": {**PLAN, "variants": ["original", "champion"], "repeats": 2},
+        "limits": LIMITS,
+    }
+    out = operations.run(req, cwd=directory, wait=True)
+    result = out.result
+    assert result is not None and result.verdict == "passed", out.summary
+    assert result.capture.profiler is None and result.capture.argv == []
+    caps = result.captures
+    assert [(c.variant, c.status) for c in caps] == [
+        ("original", "captured"),
+        ("champion", "captured"),
+        ("champion", "captured"),
+        ("original", "captured"),
+    ]
+    assert all([a.kind for a in c.artifacts] == ["kineto-trace"] for c in caps)
+    a = refs.resolve(f"cap:{result.invocation_id}/original", root)
+    b = refs.resolve(f"cap:{result.invocation_id}/champion", root)
+    folder = shared / "gpuopt/h200/softmax/torch"
+    truth = profile.diff_files(
+        [folder / f"sm_original_a_{i}.json.gz" for i in (1, 2)],
+        [folder / f"sm_original_b_{i}.json.gz" for i in (1, 2)],
+        paired=True,
+    )
+    got = profile.diff_files([x.path for x in a], [x.path for x in b], paired=refs.paired(a, b))
+    assert got.method.pairing == "paired"
+    assert got.table["change_ns"].to_list() == truth.table["change_ns"].to_list()
+    # A driver that declares the capability but writes no trace: a typed failure, nothing frozen.
+    forget.write_text("")
+    req["plan"] = {**PLAN, "variants": ["original"], "repeats": 1}
+    failed = operations.run(req, cwd=directory, wait=True).result
+    assert failed is not None and failed.stop_reason == "torch_trace_missing"
+    assert [(c.status, c.reason, c.artifacts) for c in failed.captures] == [
+        ("failed", "torch_trace_missing", [])
+    ]
