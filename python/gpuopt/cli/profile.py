@@ -96,6 +96,13 @@ def _render(d: ProfileDiffData) -> str:
     "--paired", is_flag=True, help="Captures were interleaved in pairs: baseline i with candidate i."
 )
 @click.option("--marker", help="NVTX range whose instance count measures the work on each side.")
+@click.option(
+    "--cite",
+    "cite",
+    metavar="INVOCATION",
+    help="Record this diff (cap: inputs only) as cited by that target or final-audit result in --root; "
+    "gpuopt report and handoff show it beside the verdict.",
+)
 @click.option("--nvtx", help="nsys: keep only the work launched inside this NVTX range.")
 @click.option(
     "--fdr",
@@ -119,6 +126,7 @@ def diff(
     min_effect: float,
     paired: bool,
     marker: str | None,
+    cite: str | None,
     nvtx: str | None,
     fdr: float,
     confidence: float,
@@ -184,6 +192,13 @@ def diff(
         warnings=result.warnings,
         table=table_data("keys", result.table, limit),
     )
+    if cite is not None:
+        from gpuopt.evaluation.capture import citations
+
+        recorded, _ = citations.cite(
+            root, cite, data, result.table.to_dicts(), list(baseline), list(candidate)
+        )
+        data = data.model_copy(update={"citation": recorded.id})
     shown = [
         "key",
         "status",
@@ -199,7 +214,8 @@ def diff(
     ]
 
     def render() -> str:
-        return f"{_render(data)}\n\n{render_frame(result.table.select(shown), limit)}"
+        cited = f"\n\nrecorded as {data.citation} (cited by {cite})" if data.citation else ""
+        return f"{_render(data)}{cited}\n\n{render_frame(result.table.select(shown), limit)}"
 
     inputs = [file_identity(p) for p in (*base.paths, *cand.paths) if p.is_file()]
     return Outcome(data=data, render=render, inputs=inputs)

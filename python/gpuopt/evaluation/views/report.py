@@ -14,8 +14,10 @@ from typing import Any
 
 from gpuopt.errors import InputError
 from gpuopt.evaluation import champion, invocation
+from gpuopt.evaluation.capture import citations
 from gpuopt.evaluation.views.listing import ls
 from gpuopt.evaluation.views.records import Root, ci, pct
+from gpuopt.models.evaluation.capture import CaptureDiffCitation
 from gpuopt.models.evaluation.views import ReportData
 
 
@@ -85,6 +87,9 @@ def _invocation_report(root: Root, inv_id: str) -> dict[str, Any]:
     for key in ("statistics", "pairs", "resolution", "contamination", "noise", "cases", "prediction_check"):
         if key in data:
             out[key] = data[key]
+    cited = citations.for_result(root.store, inv_id)
+    if cited:
+        out["capture_diffs"] = [{**c.model_dump(mode="json"), "sha256": sha} for c, sha in cited]
     return out
 
 
@@ -149,6 +154,17 @@ def _stat_rows(stats: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _cited_md(cited: list[dict[str, Any]]) -> list[str]:
+    """The capture diffs a result cites, one line each (beside the statistics above them)."""
+    if not cited:
+        return []
+    lines = ["", "### Capture diffs cited by this result", ""]
+    for c in cited:
+        model = CaptureDiffCitation.model_validate({k: v for k, v in c.items() if k != "sha256"})
+        lines.append(f"- {citations.line(model)} [{c['id']}, sha256 {c['sha256']}]")
+    return lines
+
+
 def _invocation_md(rep: dict[str, Any]) -> list[str]:
     lines = [
         f"# Report — {rep['operation']} {rep['invocation_id']}",
@@ -193,6 +209,7 @@ def _invocation_md(rep: dict[str, Any]) -> list[str]:
         lines += ["", *_stat_rows(rep["statistics"])]
     elif "statistics" in rep:
         lines += ["", "Performance not interpreted: the measurement is invalid."]
+    lines += _cited_md(rep.get("capture_diffs") or [])
     if rep.get("pairs"):
         lines += ["", "### Pairs", ""]
         rows = []

@@ -160,3 +160,38 @@ class CaptureData(Record):
     result_ref: ResultRef | None
     result: CaptureResult | None
     summary: list[Text]
+
+
+# ---- citations: a target or final-audit result cites capture diffs ----------------------------------------
+
+
+class CitedKey(Record):
+    key: str
+    status: Literal["both", "new", "vanished"]
+    change_pct: float | None
+    ci_low_pct: float | None
+    ci_high_pct: float | None
+    q_value: float | None
+
+
+class CaptureDiffCitation(Record):
+    """``citations/<invocation>/<id>.json``: a ``gpuopt profile diff`` of capture records, cited by a target
+    or final-audit result (``gpuopt profile diff --cite INVOCATION``); shown beside its verdict by ``gpuopt
+    report`` and ``gpuopt handoff``. The diff's facts, never a reading of them."""
+
+    format: Literal["gpuopt.capture-diff-citation/v1"]
+    id: Annotated[str, StringConstraints(pattern=r"^cit-[0-9a-f]{32}$")]
+    result: ResultRef
+    operation: Literal["target", "final_audit"]
+    kind: str
+    by: str
+    baseline: list[str] = Field(description="The cap: references of the baseline side, as given")
+    candidate: list[str]
+    k_baseline: Count
+    k_candidate: Count
+    pairing: str
+    fdr: float
+    tested: Count
+    flagged: Count
+    keys: list[CitedKey] = Field(description="Flagged keys, largest |change| first (at most 20)")
+    warnings: list[str] = Field(description="Warning codes of the diff")
