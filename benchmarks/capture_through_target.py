@@ -54,14 +54,20 @@ def _target(out: Path) -> tuple[Any, Path]:
     return runner, runner.dir
 
 
-def _capture(out: Path, runner: Any, tool: str, repeats: int, nsys: str | None) -> str:
+def _capture(out: Path, runner: Any, tool: str, repeats: int, nsys: str | None, cases: list[str]) -> str:
     from gpuopt.evaluation.capture import operations
 
     request: dict[str, Any] = {
         "root": "root",
         "tool": tool,
         "experiment": runner.refs["experiment:faster"],
-        "plan": {"variants": VARIANTS, "repeats": repeats, "samples_per_call": 20, "warmup_per_call": 3},
+        "plan": {
+            "variants": VARIANTS,
+            "repeats": repeats,
+            "case_ids": cases,
+            "samples_per_call": 20,
+            "warmup_per_call": 3,
+        },
         "limits": {"operation_timeout_s": 3000, "command_timeout_s": 300},
     }
     if tool == "nsys":
@@ -157,7 +163,7 @@ def main() -> int:
     cases: list[str] = list(WORKLOADS["torch"]["cases"])
     summary: dict[str, Any] = {"repeats": args.repeats, "cases": cases, "invocations": {}, "diffs": {}}
     for tool in TOOLS:
-        inv = _capture(out, runner, tool, args.repeats, args.nsys)
+        inv = _capture(out, runner, tool, args.repeats, args.nsys, cases)
         summary["invocations"][tool] = inv
         _keep(out, root, tool, inv, cases)
         for case in cases:

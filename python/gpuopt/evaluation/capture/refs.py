@@ -1,6 +1,8 @@
-"""Capture records as ``gpuopt profile diff`` inputs: ``cap:INVOCATION/VARIANT[/CASE]`` names the captured
-(never voided or failed) captures of one variant of one capture invocation, oldest repeat first, as the
-paths of their frozen blobs (re-verified against their sha256 before use)."""
+"""Capture records as ``gpuopt profile diff`` inputs: ``cap:INVOCATION/VARIANT[/CASE]`` names the captures
+of one variant (and case) of one capture invocation, oldest repeat first, as the paths of their frozen blobs
+(re-verified against their sha256 before use). Every capture named must have been captured: one voided or
+failed is ``capture_voided`` (name a case to leave it out). Captures taken before an invocation stopped stay
+usable."""
 
 from __future__ import annotations
 
@@ -98,12 +100,6 @@ def resolve(text: str, root: str | Path) -> list[Resolved]:
             f"{text}: capture {first.index} is {first.status} ({first.reason}); "
             "a diff reads only valid captures",
             observed=first.reason,
-        )
-    if result.measurement_validity != "valid":
-        raise InputError(
-            "capture_invalid",
-            f"{text}: the capture invocation ended {result.measurement_validity} (stop {result.stop_reason})",
-            observed=result.stop_reason,
         )
     return [Resolved(_file(store, c, text), inv_id, c.repeat, c.case_id, variant) for c in mine]
 
