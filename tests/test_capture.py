@@ -178,6 +178,13 @@ def test_nsys_capture_interleaves_and_freezes_every_report(example: Example, nsy
     assert settings.profiler.version == "2025.3.1.90"
     assert settings.options["cuda-graph-trace"] == "graph" and settings.options["trace"] == "cuda,nvtx,osrt"
     assert settings.argv[:2] == [settings.profiler.path, "profile"]
+    # gpuopt report lists the captures with their facts.
+    from gpuopt.evaluation.views import report
+
+    md = report.report(example.root, result.invocation_id).text or ""
+    assert f"`cap:{result.invocation_id}/VARIANT` in gpuopt profile diff" in md
+    assert "| 0 | original | rows512 | 0 | captured | — | nsys-rep " in md
+    assert f"| {truth.events} | {truth.total_ns} |" in md
 
 
 def test_capture_refs_diff_equals_the_recorded_files_diff(example: Example, nsys_ab: Any) -> None:

@@ -84,7 +84,17 @@ def _invocation_report(root: Root, inv_id: str) -> dict[str, Any]:
         "warnings",
     ):
         out[key] = data.get(key)
-    for key in ("statistics", "pairs", "resolution", "contamination", "noise", "cases", "prediction_check"):
+    for key in (
+        "statistics",
+        "pairs",
+        "resolution",
+        "contamination",
+        "noise",
+        "cases",
+        "prediction_check",
+        "capture",
+        "captures",
+    ):
         if key in data:
             out[key] = data[key]
     cited = citations.for_result(root.store, inv_id)
@@ -165,6 +175,27 @@ def _cited_md(cited: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def _captures_md(rep: dict[str, Any]) -> list[str]:
+    """A capture invocation's profiler and one row per capture (use them as cap:ID/VARIANT)."""
+    if not rep.get("captures"):
+        return []
+    settings = rep["capture"]
+    profiler = settings["profiler"]
+    tool = settings["tool"] if profiler is None else f"{profiler['path']} {profiler['version'] or ''}".strip()
+    lines = ["", f"### Captures ({tool}; `cap:{rep['invocation_id']}/VARIANT` in gpuopt profile diff)", ""]
+    rows = [
+        [
+            c["index"], c["variant"], c["case_id"], c["repeat"], c["status"], c["reason"],
+            ", ".join(f"{a['kind']} {a['sha256'][:12]}" for a in c["artifacts"]) or None,
+            None if c["facts"] is None else c["facts"]["events"],
+            None if c["facts"] is None else c["facts"]["total_ns"],
+        ]
+        for c in rep["captures"]
+    ]  # fmt: skip
+    header = ["capture", "variant", "case", "repeat", "status", "reason", "artifacts", "kernels", "kernel ns"]
+    return lines + _table(header, rows)
+
+
 def _invocation_md(rep: dict[str, Any]) -> list[str]:
     lines = [
         f"# Report — {rep['operation']} {rep['invocation_id']}",
@@ -210,6 +241,7 @@ def _invocation_md(rep: dict[str, Any]) -> list[str]:
     elif "statistics" in rep:
         lines += ["", "Performance not interpreted: the measurement is invalid."]
     lines += _cited_md(rep.get("capture_diffs") or [])
+    lines += _captures_md(rep)
     if rep.get("pairs"):
         lines += ["", "### Pairs", ""]
         rows = []
