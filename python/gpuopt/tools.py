@@ -106,19 +106,24 @@ def _version(path: Path) -> tuple[str | None, str | None]:
     return parse_version(done.stdout + "\n" + done.stderr)
 
 
+def identify(name: str, path: Path, via: str) -> ToolIdentity:
+    """The identity of the tool ``name`` at ``path`` (resolved): its version and sha256."""
+    resolved = path.resolve()
+    version, line = _version(resolved)
+    return ToolIdentity(
+        name=name,
+        path=str(resolved),
+        found_via=via,
+        version=version,
+        version_text=line,
+        sha256=file_identity(resolved).sha256,
+    )
+
+
 def find_tool(name: str) -> ToolIdentity | None:
     """The first usable ``name`` in the search order, identified; None when it is nowhere."""
     for path, via in _candidates(name):
-        resolved = path.resolve()
-        version, line = _version(resolved)
-        return ToolIdentity(
-            name=name,
-            path=str(resolved),
-            found_via=via,
-            version=version,
-            version_text=line,
-            sha256=file_identity(resolved).sha256,
-        )
+        return identify(name, path, via)
     return None
 
 

@@ -25,7 +25,7 @@ RECORD_NAME = "gpuopt-collect.json"
 CLOCK_CONTROLS = ("none", "base")
 _PERMISSION_MARK = "ERR_NVGPUCTRPERM"
 _NO_KERNELS_MARK = "No kernels were profiled"
-_PERMISSION_HELP = (
+PERMISSION_HELP = (
     "ncu could not read the GPU's performance counters (ERR_NVGPUCTRPERM): this user lacks permission. "
     "gpuopt changes nothing on the host. An administrator can allow it by running ncu as root, or by "
     "setting the driver option NVreg_RestrictProfilingToAdminUsers=0 (e.g. `options nvidia "
@@ -166,7 +166,7 @@ def _raise_on_failure(
     if _PERMISSION_MARK in text:
         raise AbsentError(
             "ncu_counter_access_denied",
-            _PERMISSION_HELP,
+            PERMISSION_HELP,
             path=record.out_dir,
             expected="GPU performance counters readable by this user",
             observed=_first_line_with(text, _PERMISSION_MARK),

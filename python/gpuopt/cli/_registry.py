@@ -150,6 +150,11 @@ COMMANDS: dict[str, Entry] = {
         "busy).",
     ),
     "map": Entry("map", "map_group", "Execution maps: where a window's time goes, per group of events."),
+    "capture": Entry(
+        "capture",
+        "capture",
+        "Capture profiles (nsys, ncu or torch) of Target variants through the frozen driver.",
+    ),
     "profile": Entry(
         "profile", "profile", "Profiles: compare captures of a baseline and a candidate key by key."
     ),

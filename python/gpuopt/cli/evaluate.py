@@ -14,6 +14,7 @@ from gpuopt.errors import InputError
 
 if TYPE_CHECKING:
     from gpuopt.models.evaluation.experiment import ExperimentOutcome
+    from gpuopt.models.evaluation.invocation import SubmitOutcome
     from gpuopt.models.evaluation.operations import EvaluationData
 
 
@@ -65,8 +66,11 @@ def _evaluation(operation: str, schema: str, doc: str) -> Callable[..., Any]:
 
 
 def _lost(data: EvaluationData) -> InputError | None:
+    return lost(data.submission)
+
+
+def lost(sub: SubmitOutcome | None) -> InputError | None:
     """``--wait`` that ends on a lost invocation (its supervisor gone, no result) is a failure, not data."""
-    sub = data.submission
     if sub is None or sub.status.state != "lost":
         return None
     return InputError(

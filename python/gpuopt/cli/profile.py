@@ -58,10 +58,25 @@ def _render(d: ProfileDiffData) -> str:
 
 @profile.command("diff")
 @click.option(
-    "--baseline", "baseline", type=_FILE, multiple=True, required=True, help="A baseline capture (repeat)."
+    "--baseline",
+    "baseline",
+    multiple=True,
+    required=True,
+    help="A baseline capture file, or cap:INVOCATION/VARIANT[/CASE] (every capture it names) (repeat).",
 )
 @click.option(
-    "--candidate", "candidate", type=_FILE, multiple=True, required=True, help="A candidate capture (repeat)."
+    "--candidate",
+    "candidate",
+    multiple=True,
+    required=True,
+    help="A candidate capture file, or cap:INVOCATION/VARIANT[/CASE] (repeat).",
+)
+@click.option(
+    "--root",
+    type=_FILE,
+    default=Path("."),
+    show_default=True,
+    help="The artifact root that cap: references read (gpuopt capture's root).",
 )
 @click.option(
     "--by",
@@ -81,6 +96,13 @@ def _render(d: ProfileDiffData) -> str:
     "--paired", is_flag=True, help="Captures were interleaved in pairs: baseline i with candidate i."
 )
 @click.option("--marker", help="NVTX range whose instance count measures the work on each side.")
+@click.option(
+    "--cite",
+    "cite",
+    metavar="INVOCATION",
+    help="Record this diff (cap: inputs only) as cited by that target or final-audit result in --root; "
+    "gpuopt report and handoff show it beside the verdict.",
+)
 @click.option("--nvtx", help="nsys: keep only the work launched inside this NVTX range.")
 @click.option(
     "--fdr",
@@ -97,12 +119,14 @@ def _render(d: ProfileDiffData) -> str:
 @table_options
 @command("gpuopt.profile.diff/v1")
 def diff(
-    baseline: tuple[Path, ...],
-    candidate: tuple[Path, ...],
+    baseline: tuple[str, ...],
+    candidate: tuple[str, ...],
+    root: Path,
     by: str,
     min_effect: float,
     paired: bool,
     marker: str | None,
+    cite: str | None,
     nvtx: str | None,
     fdr: float,
     confidence: float,
@@ -116,7 +140,8 @@ def diff(
     Each --baseline/--candidate is one capture; all must be of one kind and one GPU model. Per key: mean
     count and total time per capture on each side, per-instance time, the change (candidate - baseline,
     ns and %), and with at least 2 captures a side a percentile bootstrap CI over captures (--paired:
-    the i-th baseline and candidate captures form a pair), a t-test p-value, and a Benjamini-Hochberg
+    the i-th baseline and candidate captures form a pair; automatic when both sides are cap: references
+    to one capture invocation, which interleaved them in pairs), a t-test p-value, and a Benjamini-Hochberg
     q-value over keys; flagged = q <= --fdr and |change| >= --min-effect. One capture per side gives no
     CI ("one capture per side: no uncertainty"). The comparability block lists GPU, driver, tool and
     capture options of every capture and the amount of work (--marker range count, else the most
@@ -130,15 +155,18 @@ def diff(
           --candidate b1.sqlite --candidate b2.sqlite
       gpuopt profile diff --baseline a1.json.gz --baseline a2.json.gz --candidate b1.json.gz \\
           --candidate b2.json.gz --paired --by op --json
+      gpuopt profile diff --root root --baseline cap:inv-.../original --candidate cap:inv-.../candidate
     """
     from gpuopt import profile as lib
+    from gpuopt.cli._capture_inputs import inputs_of
     from gpuopt.provenance import file_identity
 
+    base, cand = inputs_of(baseline, root), inputs_of(candidate, root)
     result = lib.diff_files(
-        baseline,
-        candidate,
+        base.paths,
+        cand.paths,
         by=by,  # type: ignore[arg-type]
-        paired=paired,
+        paired=paired or base.paired_with(cand),
         confidence=confidence,
         resamples=resamples,
         seed=seed,
@@ -156,14 +184,21 @@ def diff(
         by=result.by,
         k_baseline=len(result.baseline),
         k_candidate=len(result.candidate),
-        baseline=result.baseline,
-        candidate=result.candidate,
+        baseline=base.label(result.baseline),
+        candidate=cand.label(result.candidate),
         comparability=result.comparability,
         method=result.method,
         counts=result.counts,
         warnings=result.warnings,
         table=table_data("keys", result.table, limit),
     )
+    if cite is not None:
+        from gpuopt.evaluation.capture import citations
+
+        recorded, _ = citations.cite(
+            root, cite, data, result.table.to_dicts(), list(baseline), list(candidate)
+        )
+        data = data.model_copy(update={"citation": recorded.id})
     shown = [
         "key",
         "status",
@@ -179,7 +214,8 @@ def diff(
     ]
 
     def render() -> str:
-        return f"{_render(data)}\n\n{render_frame(result.table.select(shown), limit)}"
+        cited = f"\n\nrecorded as {data.citation} (cited by {cite})" if data.citation else ""
+        return f"{_render(data)}{cited}\n\n{render_frame(result.table.select(shown), limit)}"
 
-    inputs = [file_identity(p) for p in (*baseline, *candidate) if p.is_file()]
+    inputs = [file_identity(p) for p in (*base.paths, *cand.paths) if p.is_file()]
     return Outcome(data=data, render=render, inputs=inputs)

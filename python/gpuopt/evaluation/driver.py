@@ -198,12 +198,15 @@ def normalize(
         "same_process": decl.same_process,
         "env_record": list(decl.env_record),
     }
+    if decl.capabilities:  # absent when none, so Targets frozen before capabilities keep their identity
+        core["capabilities"] = sorted(set(decl.capabilities))
     inherited = snapshot_environment(patterns, environ, key=key, record=list(decl.env_record))
     return NormalizedDriver.model_validate({**core, "identity": jsonio.digest(core), "inherited": inherited})
 
 
 def identity_core(driver: NormalizedDriver) -> dict[str, Any]:
     exclude = {"identity", "inherited"} | ({"env_record"} if driver.env_record is None else set())
+    exclude |= {"capabilities"} if driver.capabilities is None else set()
     return driver.model_dump(mode="json", exclude=exclude)
 
 

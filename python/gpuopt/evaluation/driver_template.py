@@ -18,11 +18,16 @@ What a driver must do (and must not):
   * never choose candidates, change the test scope or install anything;
   * leave no process behind (everything stays in this process group) and always run its cleanup.
 
+Optional capability ``torch_trace``: a driver that declares ``"capabilities": ["torch_trace"]`` in its
+readiness declaration writes a Kineto trace of its measured region to ``$GPUOPT_TORCH_TRACE`` whenever gpuopt
+sets it (``gpuopt capture`` with tool torch, one subject per call); see :func:`torch_trace` below.
+
 Edit the four functions marked EDIT below; keep everything else. This file needs only the standard library.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import json
@@ -31,6 +36,7 @@ import os
 import platform
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -80,6 +86,26 @@ def correctness(output: Any, case: Any, reference_path: str | None) -> dict[str,
 def driver_says_passed(metrics: dict[str, float]) -> bool:
     """Your own verdict, recorded next to gpuopt's (a disagreement is flagged, never trusted)."""
     return all(math.isfinite(v) and v <= 1e-3 for v in metrics.values())
+
+
+# ---- optional capability: torch_trace ----------------------------------------------------------------------
+@contextlib.contextmanager
+def torch_trace(path: str | None) -> Iterator[None]:
+    """Profiles the block with torch.profiler and writes its Kineto trace to ``path``
+    (``$GPUOPT_TORCH_TRACE``); without a path it does nothing. Only a driver that declares the
+    ``torch_trace`` capability is asked."""
+    if not path:
+        yield
+        return
+    # Imported only when gpuopt asks for a trace: the template itself needs only the standard library.
+    torch = importlib.import_module("torch")
+    tp = importlib.import_module("torch.profiler")
+    activities = [tp.ProfilerActivity.CPU]
+    if torch.cuda.is_available():
+        activities.append(tp.ProfilerActivity.CUDA)
+    with tp.profile(activities=activities) as prof, tp.record_function("measure"):
+        yield
+    prof.export_chrome_trace(path)
 
 
 # ---- runtime identity --------------------------------------------------------------------------------------
@@ -189,15 +215,16 @@ def measure(req: dict[str, Any]) -> list[dict[str, Any]]:
             run_once(impl, case)
         start = time.monotonic_ns()
         measurements, output = {}, None
-        for metric, spec in req["metrics"].items():
-            if MEASURE.get(metric) != spec["unit"]:
-                raise SystemExit(f"this driver does not measure {metric} in {spec['unit']}")
-            samples = []
-            for _ in range(sampling["samples_per_call"][metric]):
-                t0 = time.perf_counter_ns()
-                output = run_once(impl, case)
-                samples.append((time.perf_counter_ns() - t0) / 1e6)
-            measurements[metric] = {"unit": spec["unit"], "samples": samples}
+        with torch_trace(os.environ.get("GPUOPT_TORCH_TRACE")):  # the measured region
+            for metric, spec in req["metrics"].items():
+                if MEASURE.get(metric) != spec["unit"]:
+                    raise SystemExit(f"this driver does not measure {metric} in {spec['unit']}")
+                samples = []
+                for _ in range(sampling["samples_per_call"][metric]):
+                    t0 = time.perf_counter_ns()
+                    output = run_once(impl, case)
+                    samples.append((time.perf_counter_ns() - t0) / 1e6)
+                measurements[metric] = {"unit": spec["unit"], "samples": samples}
         metrics = correctness(output, case, reference)
         subjects.append(
             {

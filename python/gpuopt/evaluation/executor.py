@@ -105,6 +105,12 @@ class Worker:
 
     # ---- one call --------------------------------------------------------------------------------------
 
+    def wrap_launch(
+        self, step: EvidenceStep, call_dir: Path, argv: list[str], env: dict[str, str]
+    ) -> tuple[list[str], dict[str, str]]:
+        """The argv and environment a call launches with; a capture's worker wraps them in its profiler."""
+        return argv, env
+
     def _request(self, step: EvidenceStep, call_dir: Path) -> DriverRequest:
         spec = self.spec
         accuracy = None
@@ -228,10 +234,11 @@ class Worker:
             call_index=step.call_index,
             tmpdir=call_dir / "tmp",
         )
+        argv, env = self.wrap_launch(step, call_dir, drv.launch_argv(spec.driver, request_path), env)
         launch = LaunchSpec(
             call_index=step.call_index,
             call_dir=call_dir,
-            argv=drv.launch_argv(spec.driver, request_path),
+            argv=argv,
             env=env,
             command_timeout_s=spec.limits.command_timeout_s,
             termination_grace_s=spec.limits.termination_grace_s,

@@ -21,6 +21,7 @@ from gpuopt.evaluation import driver as drv
 from gpuopt.evaluation import formats, identity, jsonio
 from gpuopt.evaluation import target as targets
 from gpuopt.evaluation.analysis import HANDLERS
+from gpuopt.evaluation.capture.worker import CaptureHandler
 from gpuopt.evaluation.execution import ExecutionSpec
 from gpuopt.evaluation.identity import tool_identity
 from gpuopt.evaluation.invocation_status import cancel, root_status, status, wait
@@ -303,7 +304,7 @@ def supervisor_for(root: Path, inv_id: str) -> Supervisor:
 
     return Supervisor(
         spec=spec,
-        handler=HANDLERS[request.operation],
+        handler=CaptureHandler() if request.operation == "capture" else HANDLERS[request.operation],
         inv_dir=store.root / invocation_rel(inv_id),
         mode="detached",
         launch_deadline_epoch=request.limits.launch_deadline_epoch,

@@ -13,6 +13,7 @@ from gpuopt import _native
 from gpuopt.errors import InputError
 from gpuopt.evaluation import jsonio
 from gpuopt.evaluation.store import Store
+from gpuopt.models.evaluation.capture import CaptureFrozen, CaptureResult
 from gpuopt.models.evaluation.champion import ChampionPointer, Selection
 from gpuopt.models.evaluation.common import RecordRef
 from gpuopt.models.evaluation.experiment import Experiment, ReferenceAtCreation
@@ -23,7 +24,11 @@ from gpuopt.models.evaluation.target import Target, Variant
 POINTER = "champion/current.json"
 LOCK = "locks/champion.lock"
 
-REQUEST_MODELS: dict[str, type[FrozenRequest]] = {"readiness_smoke": FrozenRequest, **FROZEN_MODELS}
+REQUEST_MODELS: dict[str, type[FrozenRequest]] = {
+    "readiness_smoke": FrozenRequest,
+    **FROZEN_MODELS,
+    "capture": CaptureFrozen,
+}
 """Frozen-request model per operation (operations with their own fields register a subclass)."""
 
 
@@ -50,7 +55,8 @@ def read_result(store: Store, inv_id: str) -> tuple[InvocationResult, str] | Non
         return None
     raw = jsonio.parse(store.read_bytes(rel), max_bytes=jsonio.MAX_RECORD_BYTES, what="result.json")
     operation = raw.get("operation") if isinstance(raw, dict) else None
-    model = RESULT_MODELS.get(str(operation), InvocationResult)
+    models: dict[str, type[InvocationResult]] = {**RESULT_MODELS, "capture": CaptureResult}
+    model = models.get(str(operation), InvocationResult)
     result, sha = store.read_record(rel, model, what="invocation result")
     return result, sha
 

@@ -360,7 +360,9 @@ class Supervisor:
                     message=f"the idle check found the GPUs busy: {idle.detail}"[:4000],
                     sampling=sampling.outcome,
                 )
-        worker = Worker(spec, self.inv_dir, self, deadlines)
+        # An operation whose calls launch differently (a capture) hands its own Worker subclass.
+        worker_class: type[Worker] = getattr(self.handler, "worker_class", Worker)
+        worker = worker_class(spec, self.inv_dir, self, deadlines)
         try:
             ex = worker.execute()
             if sampling is not None:

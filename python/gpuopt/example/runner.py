@@ -484,6 +484,8 @@ def readiness_request(workload: str) -> dict[str, Any]:
                 "CONDA_PREFIX",
             ],
             "same_process": True,
+            # The GPU driver writes a Kineto trace of its measured region when gpuopt capture asks.
+            "capabilities": ["torch_trace"] if workload == "torch" else [],
         },
         "gpus": gpus,
         "statistics": {"seed": 20240521},

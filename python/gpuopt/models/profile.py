@@ -91,3 +91,7 @@ class ProfileDiffData(Model):
     counts: DiffCounts
     warnings: list[DiffWarning]
     table: TableData
+    citation: str | None = Field(
+        default=None,
+        description="With --cite: the id of the citation record (citations/<invocation>/<id>.json)",
+    )

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuopt.evaluation import invocation, records
+from gpuopt.evaluation.capture import citations
 from gpuopt.evaluation.views.records import Root, ci, pct, ref_text
 from gpuopt.models.evaluation.views import HandoffData
 
@@ -41,6 +42,12 @@ def _stat(result: Any) -> str:
         return "performance not interpreted" if not getattr(result, "performance_interpreted", True) else ""
     p = stats.primary
     return f"primary {p.metric} {p.verdict} {pct(p.estimate_pct)} {ci(p.ci_low_pct, p.ci_high_pct)}"
+
+
+def _cited(doc: _Doc, root: Root, inv_id: str) -> None:
+    """The capture diffs a result cites, beside its verdict."""
+    for c, sha in citations.for_result(root.store, inv_id):
+        doc.fact(f"  capture diff: {citations.line(c)}", c.id, sha)
 
 
 def _target_section(doc: _Doc, root: Root) -> None:
@@ -88,6 +95,7 @@ def _champion_section(doc: _Doc, root: Root) -> None:
             sel.result.invocation_id,
             found[1],
         )
+        _cited(doc, root, sel.result.invocation_id)
     audit = _final_audits(root).get(cur.selection_ref.id)
     if audit is None:
         layer = target.claim_layer
@@ -102,6 +110,7 @@ def _champion_section(doc: _Doc, root: Root) -> None:
         doc.fact(
             f"final audit {result.verdict} ({result.stop_reason}): {_stat(result)}", result.invocation_id, sha
         )
+        _cited(doc, root, result.invocation_id)
 
 
 def _experiments_section(doc: _Doc, root: Root) -> None:
@@ -146,6 +155,7 @@ def _experiments_section(doc: _Doc, root: Root) -> None:
                     inv_id,
                     rsha,
                 )
+                _cited(doc, root, inv_id)
 
 
 def _scoped_section(doc: _Doc, root: Root) -> None:

@@ -14,8 +14,10 @@ from typing import Any
 
 from gpuopt.errors import InputError
 from gpuopt.evaluation import champion, invocation
+from gpuopt.evaluation.capture import citations
 from gpuopt.evaluation.views.listing import ls
 from gpuopt.evaluation.views.records import Root, ci, pct
+from gpuopt.models.evaluation.capture import CaptureDiffCitation
 from gpuopt.models.evaluation.views import ReportData
 
 
@@ -82,9 +84,22 @@ def _invocation_report(root: Root, inv_id: str) -> dict[str, Any]:
         "warnings",
     ):
         out[key] = data.get(key)
-    for key in ("statistics", "pairs", "resolution", "contamination", "noise", "cases", "prediction_check"):
+    for key in (
+        "statistics",
+        "pairs",
+        "resolution",
+        "contamination",
+        "noise",
+        "cases",
+        "prediction_check",
+        "capture",
+        "captures",
+    ):
         if key in data:
             out[key] = data[key]
+    cited = citations.for_result(root.store, inv_id)
+    if cited:
+        out["capture_diffs"] = [{**c.model_dump(mode="json"), "sha256": sha} for c, sha in cited]
     return out
 
 
@@ -149,6 +164,38 @@ def _stat_rows(stats: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _cited_md(cited: list[dict[str, Any]]) -> list[str]:
+    """The capture diffs a result cites, one line each (beside the statistics above them)."""
+    if not cited:
+        return []
+    lines = ["", "### Capture diffs cited by this result", ""]
+    for c in cited:
+        model = CaptureDiffCitation.model_validate({k: v for k, v in c.items() if k != "sha256"})
+        lines.append(f"- {citations.line(model)} [{c['id']}, sha256 {c['sha256']}]")
+    return lines
+
+
+def _captures_md(rep: dict[str, Any]) -> list[str]:
+    """A capture invocation's profiler and one row per capture (use them as cap:ID/VARIANT)."""
+    if not rep.get("captures"):
+        return []
+    settings = rep["capture"]
+    profiler = settings["profiler"]
+    tool = settings["tool"] if profiler is None else f"{profiler['path']} {profiler['version'] or ''}".strip()
+    lines = ["", f"### Captures ({tool}; `cap:{rep['invocation_id']}/VARIANT` in gpuopt profile diff)", ""]
+    rows = [
+        [
+            c["index"], c["variant"], c["case_id"], c["repeat"], c["status"], c["reason"],
+            ", ".join(f"{a['kind']} {a['sha256'][:12]}" for a in c["artifacts"]) or None,
+            None if c["facts"] is None else c["facts"]["events"],
+            None if c["facts"] is None else c["facts"]["total_ns"],
+        ]
+        for c in rep["captures"]
+    ]  # fmt: skip
+    header = ["capture", "variant", "case", "repeat", "status", "reason", "artifacts", "kernels", "kernel ns"]
+    return lines + _table(header, rows)
+
+
 def _invocation_md(rep: dict[str, Any]) -> list[str]:
     lines = [
         f"# Report — {rep['operation']} {rep['invocation_id']}",
@@ -193,6 +240,8 @@ def _invocation_md(rep: dict[str, Any]) -> list[str]:
         lines += ["", *_stat_rows(rep["statistics"])]
     elif "statistics" in rep:
         lines += ["", "Performance not interpreted: the measurement is invalid."]
+    lines += _cited_md(rep.get("capture_diffs") or [])
+    lines += _captures_md(rep)
     if rep.get("pairs"):
         lines += ["", "### Pairs", ""]
         rows = []

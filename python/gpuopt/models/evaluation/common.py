@@ -31,7 +31,7 @@ InvocationId = Annotated[
 ]
 Role = Literal["original", "reference", "candidate"]
 VariantKind = Literal["source", "artifact"]
-Operation = Literal["readiness_smoke", "baseline", "noise", "screen", "target", "final_audit"]
+Operation = Literal["readiness_smoke", "baseline", "noise", "screen", "target", "final_audit", "capture"]
 
 
 class RecordRef(Record):

@@ -46,6 +46,7 @@ DEFAULT_ENV_INHERIT = [
 EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")]
 EnvPattern = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}\*?$")]
 Arg = Annotated[str, StringConstraints(min_length=1, max_length=4096)]
+Capability = Literal["torch_trace"]
 
 
 class DriverDeclaration(Record):
@@ -69,6 +70,11 @@ class DriverDeclaration(Record):
         "every other inherited value keeps only its name and a keyed digest",
     )
     same_process: bool = False
+    capabilities: list[Capability] = Field(
+        default_factory=list,
+        description="Optional protocol capabilities: torch_trace = writes a Kineto trace of its measured "
+        "region to $GPUOPT_TORCH_TRACE when gpuopt sets it (gpuopt capture with tool torch)",
+    )
     protocol: Literal["gpuopt.driver/v1"] = "gpuopt.driver/v1"
 
 
@@ -132,6 +138,9 @@ class NormalizedDriver(Record):
     same_process: bool
     env_record: list[str] | None = Field(
         default=None, description="Absent in gpuopt.target/v1 records (which kept values by name)"
+    )
+    capabilities: list[Capability] | None = Field(
+        default=None, description="Declared capabilities; absent when none were declared"
     )
     identity: Sha256
     inherited: list[InheritedVariable | InheritedVariableV1]

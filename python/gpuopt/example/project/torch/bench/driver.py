@@ -8,6 +8,10 @@ subject's ``softmax.py`` from the frozen copy gpuopt materialized, runs ``warmup
 ``samples_per_call`` timed runs (the device is synchronized before and after each), and reports the maximum
 absolute error of the last output against a float64 reference. gpuopt applies the Target's accuracy rule.
 
+It declares the ``torch_trace`` capability: under ``gpuopt capture`` with tool torch it writes a Kineto
+trace of its measured region to ``$GPUOPT_TORCH_TRACE``; the region is also an NVTX range ``measure`` (for
+nsys captures and ``gpuopt profile diff --marker measure``).
+
 It supports ``same_process``: both subjects of a pair run in this one process (the interpreter, torch and
 the CUDA context are the shared state; each subject's module is imported fresh).
 
@@ -31,7 +35,7 @@ from typing import Any
 
 import torch
 
-from gpuopt.evaluation.driver_template import read_request, write_atomically
+from gpuopt.evaluation.driver_template import read_request, torch_trace, write_atomically
 
 MEASURE = {"time_ms": "ms"}
 
@@ -95,17 +99,19 @@ def measure(req: dict[str, Any]) -> list[dict[str, Any]]:
         start = time.monotonic_ns()
         measurements: dict[str, Any] = {}
         output = None
-        for metric, spec in req["metrics"].items():
-            if MEASURE.get(metric) != spec["unit"]:
-                raise SystemExit(f"this driver does not measure {metric} in {spec['unit']}")
-            samples = []
-            for _ in range(sampling["samples_per_call"][metric]):
-                torch.cuda.synchronize()
-                t0 = time.perf_counter_ns()
-                output = impl.run(x)
-                torch.cuda.synchronize()
-                samples.append((time.perf_counter_ns() - t0) / 1e6)
-            measurements[metric] = {"unit": spec["unit"], "samples": samples}
+        # The measured region: profiled (Kineto trace, NVTX-like range "measure") when gpuopt capture asks.
+        with torch_trace(os.environ.get("GPUOPT_TORCH_TRACE")), torch.cuda.nvtx.range("measure"):
+            for metric, spec in req["metrics"].items():
+                if MEASURE.get(metric) != spec["unit"]:
+                    raise SystemExit(f"this driver does not measure {metric} in {spec['unit']}")
+                samples = []
+                for _ in range(sampling["samples_per_call"][metric]):
+                    torch.cuda.synchronize()
+                    t0 = time.perf_counter_ns()
+                    output = impl.run(x)
+                    torch.cuda.synchronize()
+                    samples.append((time.perf_counter_ns() - t0) / 1e6)
+                measurements[metric] = {"unit": spec["unit"], "samples": samples}
         error = 1e300
         if output is not None:
             error = float((output.double() - expected).abs().max().item())

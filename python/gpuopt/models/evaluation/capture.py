@@ -1,0 +1,197 @@
+"""``gpuopt capture`` (``gpuopt.request.capture/v1``): profiles captured through the frozen Target's driver.
+
+A capture request names the variants (the original, the Champion, an Experiment's candidate), how many
+captures of each (``repeats``, interleaved across variants) and the profiler (nsys, ncu or the driver's own
+torch profiler). The frozen request records the profiler's identity and options; the result lists one
+:class:`CaptureRecord` per driver call, its artifacts frozen in the store and the engine's facts beside them.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, StringConstraints
+
+from gpuopt.models.evaluation.common import Count, Name, Record, RecordRef, ResultRef, Role, Sha256, Text
+from gpuopt.models.evaluation.invocation import FrozenRequest, InvocationResult, SubmitOutcome
+from gpuopt.models.evaluation.operations import DryRun, Estimate, EvaluationRequestBase, Seed
+from gpuopt.models.profile import CaptureFacts
+
+CaptureTool = Literal["nsys", "ncu", "torch"]
+CaptureVariant = Literal["original", "champion", "candidate"]
+VARIANT_ROLES: dict[str, Role] = {"original": "original", "champion": "reference", "candidate": "candidate"}
+"""Each capture variant runs as one subject of the driver request, under this role."""
+
+Option = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.:,/=*+-]{1,256}$")]
+
+
+class NsysOptions(Record):
+    """Nsight Systems options; each maps to one ``nsys profile`` option and is recorded."""
+
+    trace: Annotated[list[Option], Field(min_length=1, max_length=16)] = Field(
+        default_factory=lambda: ["cuda", "nvtx", "osrt"], description="--trace"
+    )
+    capture_range: Literal["none", "cudaProfilerApi", "nvtx"] = Field(
+        default="none", description="--capture-range (none: the whole process)"
+    )
+    nvtx_capture: Option | None = Field(
+        default=None, description="--nvtx-capture (the range name; needed with capture_range nvtx)"
+    )
+    cuda_graph_trace: Literal["graph", "node"] = Field(default="graph", description="--cuda-graph-trace")
+    sample: Literal["none", "process-tree", "system-wide"] = Field(default="none", description="--sample")
+
+
+class NcuOptions(Record):
+    """Nsight Compute options (the ones ``gpuopt ncu collect`` has); clocks are not locked unless asked."""
+
+    kernel: Annotated[str, StringConstraints(min_length=1, max_length=512)] | None = Field(
+        default=None, description="--kernel-name regex:..."
+    )
+    launch_skip: Annotated[int, Field(ge=0)] | None = None
+    launch_count: Annotated[int, Field(ge=1)] | None = None
+    set_name: Option | None = Field(default=None, description="--set")
+    sections: list[Option] = Field(default_factory=list, description="--section (excludes set_name)")
+    nvtx_include: list[Option] = Field(default_factory=list, description="--nvtx-include")
+    clock_control: Literal["none", "base"] = "none"
+
+
+class CapturePlanSpec(Record):
+    variants: Annotated[list[CaptureVariant], Field(min_length=1, max_length=3)] = Field(
+        description="Variants captured, in the order of the first repeat (later repeats rotate it)"
+    )
+    repeats: Annotated[int, Field(ge=1, le=1000)] = Field(
+        default=5, description="Captures per variant and case"
+    )
+    case_ids: list[Name] | None = Field(default=None, description="Default: every Target case, in order")
+    samples_per_call: Annotated[int, Field(ge=1, le=1_000_000)] = 10
+    warmup_per_call: Annotated[int, Field(ge=0, le=1_000_000)] = 1
+    seed: Seed | None = Field(default=None, description="Default: the Target's statistics seed")
+
+
+class CaptureRequest(EvaluationRequestBase):
+    """``gpuopt capture``: the request as a user writes it."""
+
+    tool: CaptureTool
+    plan: CapturePlanSpec
+    experiment: RecordRef | None = Field(default=None, description="Needed when variants holds 'candidate'")
+    profiler: Annotated[str, StringConstraints(min_length=1, max_length=4096)] | None = Field(
+        default=None,
+        description="The profiler executable; default: $GPUOPT_NSYS / $GPUOPT_NCU, else found like "
+        "`gpuopt doctor` finds it (PATH first)",
+    )
+    nsys: NsysOptions = Field(default_factory=NsysOptions)
+    ncu: NcuOptions = Field(default_factory=NcuOptions)
+
+
+class ProfilerIdentity(Record):
+    name: str
+    path: str
+    version: str | None
+    sha256: Sha256
+
+
+class CaptureVariantRef(Record):
+    variant: CaptureVariant
+    role: Role
+    kind: Literal["source", "artifact"]
+    digest: Sha256
+
+
+class CaptureSettings(Record):
+    """What the frozen request fixes about the captures (part of the request digest)."""
+
+    tool: CaptureTool
+    profiler: ProfilerIdentity | None = Field(description="null for torch (the driver profiles itself)")
+    options: dict[str, str] = Field(description="The recorded options, one per profiler option")
+    argv: list[str] = Field(description="The profiler's argv before the driver's (with {out} for the report)")
+    variants: list[CaptureVariantRef]
+    repeats: Count
+
+
+class CaptureFrozen(FrozenRequest):
+    operation: Literal["capture"]
+    capture: CaptureSettings
+    experiment: RecordRef | None
+
+
+class CaptureArtifact(Record):
+    """One raw artifact frozen in the store (a one-file object, content-addressed)."""
+
+    kind: Literal["nsys-rep", "nsys-sqlite", "ncu-rep", "kineto-trace"]
+    name: str
+    object: Sha256 = Field(description="The frozen object's digest (its tree manifest)")
+    sha256: Sha256 = Field(description="The file's own sha256 (its blob)")
+    size_bytes: Count
+
+
+CaptureStatus = Literal["captured", "voided", "failed"]
+
+
+class CaptureRecord(Record):
+    """One capture: one driver call of one variant on one case."""
+
+    index: Count
+    call_index: Count
+    repeat: Count
+    case_id: Name
+    variant: CaptureVariant
+    role: Role
+    digest: Sha256
+    status: CaptureStatus
+    reason: str | None = Field(description="Why a capture was voided or failed (e.g. correctness_failed)")
+    message: Text | None
+    artifacts: list[CaptureArtifact]
+    facts: CaptureFacts | None = Field(description="The engine's facts on the capture (kernel dimension)")
+
+
+class CaptureResult(InvocationResult):
+    operation: Literal["capture"]
+    capture: CaptureSettings
+    captures: list[CaptureRecord]
+
+
+class CaptureData(Record):
+    """What ``gpuopt capture`` returns: the dry-run plan, or the submission and (with --wait) the result."""
+
+    operation: Literal["capture"]
+    dry_run: DryRun | None
+    submission: SubmitOutcome | None
+    estimate: Estimate | None
+    result_ref: ResultRef | None
+    result: CaptureResult | None
+    summary: list[Text]
+
+
+# ---- citations: a target or final-audit result cites capture diffs ----------------------------------------
+
+
+class CitedKey(Record):
+    key: str
+    status: Literal["both", "new", "vanished"]
+    change_pct: float | None
+    ci_low_pct: float | None
+    ci_high_pct: float | None
+    q_value: float | None
+
+
+class CaptureDiffCitation(Record):
+    """``citations/<invocation>/<id>.json``: a ``gpuopt profile diff`` of capture records, cited by a target
+    or final-audit result (``gpuopt profile diff --cite INVOCATION``); shown beside its verdict by ``gpuopt
+    report`` and ``gpuopt handoff``. The diff's facts, never a reading of them."""
+
+    format: Literal["gpuopt.capture-diff-citation/v1"]
+    id: Annotated[str, StringConstraints(pattern=r"^cit-[0-9a-f]{32}$")]
+    result: ResultRef
+    operation: Literal["target", "final_audit"]
+    kind: str
+    by: str
+    baseline: list[str] = Field(description="The cap: references of the baseline side, as given")
+    candidate: list[str]
+    k_baseline: Count
+    k_candidate: Count
+    pairing: str
+    fdr: float
+    tested: Count
+    flagged: Count
+    keys: list[CitedKey] = Field(description="Flagged keys, largest |change| first (at most 20)")
+    warnings: list[str] = Field(description="Warning codes of the diff")
