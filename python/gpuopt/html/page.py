@@ -23,7 +23,6 @@ h1{font-size:22px;margin:8px 0}h2{font-size:17px;margin:28px 0 4px}
 .note{color:#555;font-size:13px;margin:2px 0 6px}.empty{padding:18px;background:#f6f7f9;color:#333;
 border:1px dashed #bbb}
 table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:2px 8px;text-align:left}
-td.num{text-align:right;font-variant-numeric:tabular-nums}
 """
 
 # Registered before plotly.js runs: any script error or console.error lands in the status.
@@ -76,16 +75,6 @@ def prepare(out: Path) -> None:
         )
 
 
-def _cell(value: object) -> str:
-    if value is None:
-        return "<td>—</td>"
-    if isinstance(value, float):
-        return f"<td class='num'>{value:.4g}</td>"
-    if isinstance(value, int):
-        return f"<td class='num'>{value}</td>"
-    return f"<td>{html.escape(str(value))}</td>"
-
-
 @dataclass
 class Page:
     """A report page being built; :meth:`write` checks the destination and writes one file."""
@@ -120,15 +109,9 @@ class Page:
         self._blocks.append(f"<div class='empty' id='plot-{name}'>{html.escape(why)}</div>")
         self.plots.append(HtmlPlot(name=name, title=title, drawn=False, note=why))
 
-    def table(
-        self, title: str, headers: list[str], rows: list[list[object]], note: str | None = None
-    ) -> None:
-        self._blocks.append(f"<h2>{html.escape(title)}</h2>")
-        if note:
-            self._blocks.append(f"<p class='note'>{html.escape(note)}</p>")
-        head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
-        body = "".join("<tr>" + "".join(_cell(v) for v in row) + "</tr>" for row in rows)
-        self._blocks.append(f"<table><tr>{head}</tr>{body}</table>")
+    def raw(self, title: str, fragment: str) -> None:
+        """A section of HTML made elsewhere (already escaped), e.g. the report's own tables."""
+        self._blocks.append(f"<h2>{html.escape(title)}</h2><div class='tables'>{fragment}</div>")
 
     def render(self) -> str:
         from plotly.offline import get_plotlyjs
