@@ -8,6 +8,7 @@ is better, as the records state them.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -96,7 +97,27 @@ def _minimum(details: dict[str, dict[str, Any]]) -> float | None:
     return max(found) if found else None
 
 
-def _effects_section(page: Page, invocations: list[dict[str, Any]], minimum: float | None) -> None:
+def _aa_rows(details: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The A/A interval of each noise record's metrics (the original against itself)."""
+    rows = []
+    for inv_id, d in details.items():
+        for metric, m in ((d.get("noise") or {}).get("metrics") or {}).items():
+            rows.append(
+                {
+                    "label": f"noise (A/A) · {metric} · {inv_id[:12]}",
+                    "estimate": m["aa_estimate_pct"],
+                    "low": m["aa_ci_low_pct"],
+                    "high": m["aa_ci_high_pct"],
+                    "group": "noise",
+                    "hover": f"A/A verdict {m['aa_verdict']}, {m['n_pairs']} pairs",
+                }
+            )
+    return rows
+
+
+def _effects_section(
+    page: Page, invocations: list[dict[str, Any]], details: dict[str, dict[str, Any]], minimum: float | None
+) -> None:
     rows = [
         {
             "label": _label(inv),
@@ -108,6 +129,7 @@ def _effects_section(page: Page, invocations: list[dict[str, Any]], minimum: flo
         }
         for inv in invocations
     ]
+    rows += _aa_rows(details)
     rows = [r for r in rows if _complete(r)]
     title = "Primary effect per invocation (estimate and CI)"
     if not rows:
@@ -198,7 +220,9 @@ def _metrics_section(page: Page, rep: dict[str, Any]) -> None:
 def _tables(page: Page, rep: dict[str, Any]) -> None:
     """The report's own tables (``report --format html``), below the plots."""
     body = views.to_html(views.markdown(rep)).split("<body>", 1)[1].rsplit("</body>", 1)[0]
-    page.raw("The report's tables", body)
+    # The page has its own title and note: drop the Markdown's.
+    body = re.sub(r"<h1>.*?</h1>|<p>_.*?_</p>", "", body)
+    page.raw("Records", body)
 
 
 def root_page(root: Path, out: Path) -> None:
@@ -213,7 +237,7 @@ def root_page(root: Path, out: Path) -> None:
     completed = [r for r in rep["invocations"] if r["state"] == "completed"]
     details = {r["id"]: views.build(root, r["id"]) for r in completed}
     minimum = _minimum(details)
-    _effects_section(page, rep["invocations"], minimum)
+    _effects_section(page, rep["invocations"], details, minimum)
     _noise_section(page, details, minimum)
     _cases_section(page, details, minimum)
     _tables(page, rep)

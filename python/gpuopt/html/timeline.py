@@ -28,6 +28,7 @@ COLORS = {
     "range": "#B279A2",
 }
 NAME_CHARS = 120
+KINDS = ("kernel", "memcpy", "memset", "graph")
 
 
 def rule_text(operations: int) -> str:
@@ -92,14 +93,16 @@ def _raw(go: Any, ops: pl.DataFrame, gaps: pl.DataFrame | None, ranges: pl.DataF
         traces.append(_bars(go, idle, t0, "gap", "idle gap", width=0.3))
     if ranges is not None and not ranges.is_empty():
         traces.append(_bars(go, ranges, t0, "range", "range"))
-    for kind in ("kernel", "memcpy", "memset", "graph"):
+    for kind in KINDS:
         part = ops.filter(pl.col("kind") == kind)
         if not part.is_empty():
             traces.append(_bars(go, part, t0, kind, kind))
     return traces
 
 
-def _binned(go: Any, ops: pl.DataFrame, t0: int, t1: int, order: list[str]) -> Any:
+def busy_cells(ops: pl.DataFrame, t0: int, t1: int) -> tuple[pl.DataFrame, int]:
+    """Per (lane, bin) of ``BINS`` equal bins over [t0, t1): ``busy`` (operation ns inside the bin) and
+    the operations per kind that start in it; and the bin width in ns."""
     import polars as pl
 
     width = max(1, -(-(t1 - t0) // BINS))
@@ -113,18 +116,20 @@ def _binned(go: Any, ops: pl.DataFrame, t0: int, t1: int, order: list[str]) -> A
     lo = pl.max_horizontal(pl.col("start_ns"), t0 + pl.col("bin") * width)
     hi = pl.min_horizontal(pl.col("end_ns"), t0 + (pl.col("bin") + 1) * width)
     starts_here = (pl.col("start_ns") - t0) // width == pl.col("bin")
+    per_kind = [(pl.col("starts") & (pl.col("kind") == k)).sum().alias(k) for k in KINDS]
     cells = (
         spread.with_columns(busy=pl.max_horizontal(hi - lo, 0), starts=starts_here)
         .group_by("lane", "bin")
-        .agg(
-            pl.col("busy").sum(),
-            *[
-                (pl.col("starts") & (pl.col("kind") == k)).sum().alias(k)
-                for k in ("kernel", "memcpy", "memset", "graph")
-            ],
-        )
+        .agg(pl.col("busy").sum(), *per_kind)
+        .sort("lane", "bin")
     )
-    lanes = [lane for lane in order if lane in set(cells["lane"].to_list())]
+    return cells, width
+
+
+def _binned(go: Any, ops: pl.DataFrame, t0: int, t1: int, order: list[str]) -> Any:
+    cells, width = busy_cells(ops, t0, t1)
+    present = set(cells["lane"].to_list())
+    lanes = [lane for lane in order if lane in present]
     index = {lane: i for i, lane in enumerate(lanes)}
     z: list[list[float | None]] = [[None] * BINS for _ in lanes]
     text: list[list[str]] = [[""] * BINS for _ in lanes]
@@ -132,7 +137,7 @@ def _binned(go: Any, ops: pl.DataFrame, t0: int, t1: int, order: list[str]) -> A
         i, b = index[row["lane"]], int(row["bin"])
         if 0 <= b < BINS:
             z[i][b] = min(1.0, row["busy"] / width)
-            counts = ", ".join(f"{row[k]} {k}" for k in ("kernel", "memcpy", "memset", "graph") if row[k])
+            counts = ", ".join(f"{row[k]} {k}" for k in KINDS if row[k])
             text[i][b] = counts or "no operation starts here"
     x = [(b + 0.5) * width / 1e6 for b in range(BINS)]
     return [
@@ -152,21 +157,8 @@ def _binned(go: Any, ops: pl.DataFrame, t0: int, t1: int, order: list[str]) -> A
     ]
 
 
-def draw(
-    page: Page,
-    ops: pl.DataFrame,
-    *,
-    gaps: pl.DataFrame | None,
-    ranges: pl.DataFrame | None,
-    empty: str,
-) -> None:
-    """Adds the timeline section. ``ops``: device_id, stream_id, kind, start_ns, end_ns, name;
-    ``gaps``: device_id, stream_id, start_ns, end_ns (per-stream gaps); ``ranges``: lane, name,
-    start_ns, end_ns (NVTX ranges or steps, drawn above the streams when operations are drawn)."""
-    title = "GPU timeline per device and stream"
-    if ops.is_empty():
-        page.nothing("timeline", title, empty)
-        return
+def figure(ops: pl.DataFrame, *, gaps: pl.DataFrame | None, ranges: pl.DataFrame | None) -> tuple[Any, str]:
+    """The timeline figure of a non-empty ``ops`` and the sentence stating the rule it followed."""
     go = plotly()
     ops = _lanes(ops)
     t0, t1 = int(ops["start_ns"].min()), int(ops["end_ns"].max())  # type: ignore[arg-type]
@@ -186,4 +178,23 @@ def draw(
     note = rule_text(ops.height)
     if raw and ranges is not None and ranges.height > RAW_LIMIT:
         note += f" The {ranges.height:,} ranges are more than {RAW_LIMIT:,} and are not drawn here."
+    return fig, note
+
+
+def draw(
+    page: Page,
+    ops: pl.DataFrame,
+    *,
+    gaps: pl.DataFrame | None,
+    ranges: pl.DataFrame | None,
+    empty: str,
+) -> None:
+    """Adds the timeline section. ``ops``: device_id, stream_id, kind, start_ns, end_ns, name;
+    ``gaps``: device_id, stream_id, start_ns, end_ns (per-stream gaps); ``ranges``: lane, name,
+    start_ns, end_ns (NVTX ranges or steps, drawn above the streams when operations are drawn)."""
+    title = "GPU timeline per device and stream"
+    if ops.is_empty():
+        page.nothing("timeline", title, empty)
+        return
+    fig, note = figure(ops, gaps=gaps, ranges=ranges)
     page.figure("timeline", title, fig, note)
