@@ -39,6 +39,7 @@ class Rendered:
     empty_sections: list[str]
     console: list[str]
     seconds: float
+    dom: str
 
 
 def _attribute(tag: str, name: str) -> str | None:
@@ -87,4 +88,6 @@ def render(page: Path, *, screenshot: Path | None = None, timeout_s: float = 180
             check=False,
         )
         assert shot.returncode == 0 and screenshot.is_file(), shot.stderr[-2000:]
-    return Rendered(status=status, plots=plots, empty_sections=empty, console=console, seconds=seconds)
+    return Rendered(
+        status=status, plots=plots, empty_sections=empty, console=console, seconds=seconds, dom=dom
+    )
