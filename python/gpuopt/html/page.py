@@ -33,15 +33,17 @@ window.addEventListener('error',function(e){window.gpuoptErrors.push(String(e.me
 window.gpuoptErrors.push(Array.prototype.join.call(arguments,' '));f.apply(console,arguments);};})();
 """
 
-# After every plot: each plot div says how many SVG/canvas layers it drew, the body the overall status.
-_STATUS = """
-window.addEventListener('load',function(){setTimeout(function(){
+# After every plot (plotly draws SVG synchronously in newPlot): each plot div says how many SVG/canvas
+# layers and drawn traces it holds, the body the overall status and the ms from navigation start.
+STATUS_SCRIPT = """
+window.addEventListener('load',function(){
 var divs=document.querySelectorAll('.gpuopt-plot');var bad=0;
 divs.forEach(function(d){var n=d.querySelectorAll('svg.main-svg, canvas').length;
 var t=d.querySelectorAll('g.trace, g.barlayer path, g.hm image, g.imagelayer image').length;
 d.setAttribute('data-rendered',n+':'+t);if(n===0||t===0){bad++;}});
-var errs=window.gpuoptErrors;document.body.setAttribute('data-render-status',
-errs.length?('error: '+errs[0]):(bad?('empty plots: '+bad):'ok'));},0);});
+var errs=window.gpuoptErrors||[];document.body.setAttribute('data-render-status',
+errs.length?('error: '+errs[0]):(bad?('empty plots: '+bad):'ok'));
+document.body.setAttribute('data-render-ms',String(Math.round(performance.now())));});
 """
 
 
@@ -122,7 +124,9 @@ class Page:
             f"<title>{html.escape(self.title)}</title><style>{_STYLE}</style>"
             f"<script>{_ERRORS}</script><script>{get_plotlyjs()}</script></head>\n"
             f"<body data-render-status='pending'><h1>{html.escape(self.title)}</h1>"
-            f"<ul class='facts'>{facts}</ul>\n" + "\n".join(self._blocks) + f"\n<script>{_STATUS}</script>"
+            f"<ul class='facts'>{facts}</ul>\n"
+            + "\n".join(self._blocks)
+            + f"\n<script>{STATUS_SCRIPT}</script>"
             "\n</body></html>\n"
         )
 
