@@ -38,7 +38,7 @@ def test_timeline_draws_every_operation_of_a_small_export(shared: Path) -> None:
     report = nsys.open(shared / "h200/nsys/eager.sqlite")
     ops = report.operations()
     gaps = report.gaps().filter(pl.col("stream_id").is_not_null())
-    fig, note = timeline.figure(ops, gaps=gaps, ranges=None)
+    fig, note = timeline.figure(ops, gaps=lambda: gaps, ranges=None)
     traces = _traces(fig)
     # 176 kernels, 32 memcpys, 58 memsets (tests/data/fixtures/README.md), one bar each.
     assert (len(traces["kernel"].x), len(traces["memcpy"].x), len(traces["memset"].x)) == (176, 32, 58)
@@ -93,7 +93,7 @@ def test_many_operations_are_binned_not_drawn() -> None:
             "name": ["k"] * n,
         }
     )
-    fig, note = timeline.figure(ops, gaps=None, ranges=None)
+    fig, note = timeline.figure(ops, gaps=pytest.fail, ranges=pytest.fail)  # not asked for when binned
     (heat,) = fig.data
     assert heat.type == "heatmap" and len(heat.z) == 1 and len(heat.z[0]) == timeline.BINS
     assert list(heat.z[0]) == [0.5] * timeline.BINS

@@ -84,14 +84,19 @@ def nsys_page(
             f"{d.graph_executions} graph executions; busy {d.busy_pct:.1f} % of {_ms(d.span_ns)}"
         )
     ops = report.operations(window=window, nvtx=nvtx_range)
-    gaps = report.gaps(window=window, nvtx=nvtx_range).filter(pl.col("stream_id").is_not_null())
-    instances = report.nvtx(per_instance=True, window=window, nvtx=nvtx_range)
-    ranges = instances.filter(pl.col("gpu_start_ns").is_not_null()).select(
-        lane=pl.format("NVTX depth {} (GPU projection)", pl.col("depth")),
-        name=pl.col("range"),
-        start_ns=pl.col("gpu_start_ns"),
-        end_ns=pl.col("gpu_end_ns"),
-    )
+
+    def gaps() -> pl.DataFrame:
+        return report.gaps(window=window, nvtx=nvtx_range).filter(pl.col("stream_id").is_not_null())
+
+    def ranges() -> pl.DataFrame:
+        instances = report.nvtx(per_instance=True, window=window, nvtx=nvtx_range)
+        return instances.filter(pl.col("gpu_start_ns").is_not_null()).select(
+            lane=pl.format("NVTX depth {} (GPU projection)", pl.col("depth")),
+            name=pl.col("range"),
+            start_ns=pl.col("gpu_start_ns"),
+            end_ns=pl.col("gpu_end_ns"),
+        )
+
     missing = ", ".join(report.not_captured("timeline")) or "nothing"
     timeline.draw(
         page,
@@ -140,11 +145,16 @@ def torch_page(trace: torch_trace.TorchTrace, out: Path) -> HtmlReportData:
     launches = trace.launches()
     several = launches["rank"].n_unique() > 1
     ops = _torch_lanes(launches, several).with_columns(end_ns=pl.col("start_ns") + pl.col("duration_ns"))
-    gaps = _torch_lanes(trace.gaps(), several)
-    steps = trace.steps().filter(pl.col("gpu_start_ns").is_not_null())
-    ranges = steps.select(
-        lane=pl.lit("steps (GPU span)"), name="name", start_ns="gpu_start_ns", end_ns="gpu_end_ns"
-    )
+
+    def gaps() -> pl.DataFrame:
+        return _torch_lanes(trace.gaps(), several)
+
+    def ranges() -> pl.DataFrame:
+        steps = trace.steps().filter(pl.col("gpu_start_ns").is_not_null())
+        return steps.select(
+            lane=pl.lit("steps (GPU span)"), name="name", start_ns="gpu_start_ns", end_ns="gpu_end_ns"
+        )
+
     absent = "; ".join(trace.not_present()) or "no rank says why"
     timeline.draw(
         page,

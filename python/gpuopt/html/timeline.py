@@ -10,6 +10,7 @@ its bins. The file then grows with lanes times bins, not with operations.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from gpuopt.html.page import Page, plotly
@@ -157,15 +158,23 @@ def _binned(go: Any, ops: pl.DataFrame, t0: int, t1: int, order: list[str]) -> A
     ]
 
 
-def figure(ops: pl.DataFrame, *, gaps: pl.DataFrame | None, ranges: pl.DataFrame | None) -> tuple[Any, str]:
-    """The timeline figure of a non-empty ``ops`` and the sentence stating the rule it followed."""
+Frame = Callable[[], "pl.DataFrame"]
+
+
+def figure(ops: pl.DataFrame, *, gaps: Frame | None, ranges: Frame | None) -> tuple[Any, str]:
+    """The timeline figure of a non-empty ``ops`` and the sentence stating the rule it followed. ``gaps``
+    and ``ranges`` are asked for only when operations are drawn one by one."""
     go = plotly()
     ops = _lanes(ops)
     t0, t1 = int(ops["start_ns"].min()), int(ops["end_ns"].max())  # type: ignore[arg-type]
     raw = ops.height <= RAW_LIMIT
-    shown_ranges = ranges if raw and ranges is not None and ranges.height <= RAW_LIMIT else None
+    all_ranges = ranges() if raw and ranges is not None else None
+    shown_ranges = all_ranges if all_ranges is not None and all_ranges.height <= RAW_LIMIT else None
     order = _lane_order(ops, shown_ranges)
-    traces = _raw(go, ops, gaps, shown_ranges, t0) if raw else _binned(go, ops, t0, t1, order)
+    if raw:
+        traces = _raw(go, ops, None if gaps is None else gaps(), shown_ranges, t0)
+    else:
+        traces = _binned(go, ops, t0, t1, order)
     fig = go.Figure(traces)
     fig.update_layout(
         barmode="overlay",
@@ -176,8 +185,8 @@ def figure(ops: pl.DataFrame, *, gaps: pl.DataFrame | None, ranges: pl.DataFrame
         yaxis={"categoryorder": "array", "categoryarray": order, "autorange": "reversed"},
     )
     note = rule_text(ops.height)
-    if raw and ranges is not None and ranges.height > RAW_LIMIT:
-        note += f" The {ranges.height:,} ranges are more than {RAW_LIMIT:,} and are not drawn here."
+    if all_ranges is not None and shown_ranges is None:
+        note += f" The {all_ranges.height:,} ranges are more than {RAW_LIMIT:,} and are not drawn here."
     return fig, note
 
 
@@ -185,12 +194,12 @@ def draw(
     page: Page,
     ops: pl.DataFrame,
     *,
-    gaps: pl.DataFrame | None,
-    ranges: pl.DataFrame | None,
+    gaps: Frame | None,
+    ranges: Frame | None,
     empty: str,
 ) -> None:
     """Adds the timeline section. ``ops``: device_id, stream_id, kind, start_ns, end_ns, name;
-    ``gaps``: device_id, stream_id, start_ns, end_ns (per-stream gaps); ``ranges``: lane, name,
+    ``gaps`` makes device_id, stream_id, start_ns, end_ns (per-stream gaps); ``ranges`` makes lane, name,
     start_ns, end_ns (NVTX ranges or steps, drawn above the streams when operations are drawn)."""
     title = "GPU timeline per device and stream"
     if ops.is_empty():
