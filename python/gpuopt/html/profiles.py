@@ -71,7 +71,8 @@ def nsys_page(
 
     page = Page(title=f"nsys report — {Path(report.path).name}")
     info = report.info()
-    page.facts.append(f"{report.path} — {info.export.product_name} {info.export.product_version}")
+    tool = " ".join(str(x) for x in (info.export.product_name, info.export.product_version) if x)
+    page.facts.append(f"{report.path} — {tool or 'exporting tool not recorded'}")
     page.facts += [f"GPU {g.id}: {g.name}" for g in info.gpus]
     if window is not None:
         page.facts.append(f"window {window[0]}:{window[1]} ns")
