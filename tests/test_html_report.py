@@ -19,7 +19,7 @@ import browser
 from conftest import gpuopt
 from gpuopt import nsys
 from gpuopt.html import timeline
-from nsys_db import Export
+from nsys_db import GLOBAL_PID, Export
 
 pytest.importorskip("plotly")
 
@@ -181,6 +181,13 @@ def pages(shared: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, P
         "torch-cpu-only": ("torch", "report", str(shared / CPU_ONLY)),
         "root-no-evaluations": ("report", str(root)),
     }  # fmt: skip
+    many = Export()
+    name_id = many.string("void binned_kernel(float*)")
+    for i in range(timeline.RAW_LIMIT + 1000):  # binned: more than RAW_LIMIT operations
+        many.kernels.append(
+            (1_000 * i, 1_000 * i + 600, i % 2, 1, 7, i + 1, GLOBAL_PID, name_id, name_id, None)
+        )
+    made["nsys-binned"] = ("nsys", "report", str(many.write(out / "many.sqlite")))
     paths = {}
     for name, args in made.items():
         path = out / f"{name}.html"
@@ -202,6 +209,7 @@ def test_root_with_no_evaluations_says_so(pages: dict[str, Path]) -> None:
     [
         ("nsys-eager", {"timeline", "kernels", "nvtx"}, []),
         ("nsys-graphs", {"timeline", "kernels", "nvtx"}, []),
+        ("nsys-binned", {"timeline", "kernels"}, ["nvtx"]),
         ("nsys-empty-window", set(), ["timeline", "kernels", "nvtx"]),
         ("torch-eager", {"timeline", "kernels", "ops"}, []),
         ("torch-cpu-only", set(), ["timeline", "kernels", "ops"]),
