@@ -227,3 +227,12 @@ def test_page_renders_in_chromium(
     assert all(layers > 0 and traces > 0 for layers, traces in seen.plots.values()), seen.plots
     assert seen.empty_sections == empty
     assert shot.stat().st_size > 10_000  # a real picture, kept under the test's tmp path
+
+
+def test_binned_page_grows_with_bins_not_operations(pages: dict[str, Path]) -> None:
+    from plotly.offline import get_plotlyjs
+
+    # 6,000 kernels on 2 lanes: beyond plotly.js the page holds 2 x 1,000 cells, a few hundred KB at most.
+    own = pages["nsys-binned"].stat().st_size - len(get_plotlyjs().encode())
+    assert 0 < own < 400_000
+    assert "6,000 operations: more than 5,000" in pages["nsys-binned"].read_text()
