@@ -14,6 +14,7 @@ from typing import Any
 import jsonschema
 import pytest
 
+import browser
 from conftest import gpuopt
 from gpuopt.evaluation import invocation
 from gpuopt.evaluation.store import Store
@@ -318,3 +319,23 @@ def test_gpu_example_fails_closed_without_torch_or_cuda(tmp_path: Path) -> None:
     assert run.code == 3
     assert run.json()["errors"][0]["code"] == "example_gpu_unavailable"
     assert not (tmp_path / "gpu").exists()
+
+
+@pytest.mark.skipif(browser.find() is None, reason="no chromium on PATH (CI installs the Debian package)")
+def test_html_report_of_the_root_renders_its_effects(example: dict[str, Any], tmp_path: Path) -> None:
+    pytest.importorskip("plotly")
+    page = tmp_path / "root.html"
+    run = gpuopt("report", str(example["root"]), "--html", str(page), "--json")
+    assert run.code == 0, run.stderr
+    assert _valid("gpuopt.report/v1", run.json())["out"] == str(page)
+    seen = browser.render(page, screenshot=tmp_path / "root.png")
+    assert seen.console == [] and seen.status == "ok", (seen.console, seen.status)
+    assert set(seen.plots) == {"effects", "noise", "cases"} and seen.empty_sections == []
+    assert all(layers > 0 and traces > 0 for layers, traces in seen.plots.values()), seen.plots
+    # The drawn SVG: the A/A row of the noise record among the effects, the minimum-effect band's label.
+    assert "noise (A/A) · time_ms" in seen.dom and "± minimum effect 25 %" in seen.dom
+    inv = example["steps"][("target", "faster")]["record"]
+    one = tmp_path / "target.html"
+    assert gpuopt("report", str(example["root"]), inv, "--html", str(one)).code == 0
+    seen = browser.render(one)
+    assert seen.status == "ok" and set(seen.plots) == {"effects", "cases"}, (seen.status, seen.plots)

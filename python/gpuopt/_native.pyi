@@ -420,6 +420,9 @@ class NsysReport:
     def gaps(
         self, window_start_ns: int | None = None, window_end_ns: int | None = None, nvtx: str | None = None
     ) -> ArrowTable: ...
+    def operations(
+        self, window_start_ns: int | None = None, window_end_ns: int | None = None, nvtx: str | None = None
+    ) -> ArrowTable: ...
     def timeline_json(
         self, window_start_ns: int | None = None, window_end_ns: int | None = None, nvtx: str | None = None
     ) -> bytes: ...

@@ -149,6 +149,14 @@ class Report:
         start, end = window or (None, None)
         return to_polars(self._native.gaps(start, end, nvtx))
 
+    def operations(self, *, window: Window | None = None, nvtx: str | None = None) -> pl.DataFrame:
+        """One row per GPU operation (kernel, memcpy, memset, graph execution): device, stream, kind,
+        interval clipped to the window, name as ``cuda_gpu_trace`` names it, bytes."""
+        from gpuopt._tables import to_polars
+
+        start, end = window or (None, None)
+        return to_polars(self._native.operations(start, end, nvtx))
+
     def timeline(self, *, window: Window | None = None, nvtx: str | None = None) -> Timeline:
         """Busy/idle, gaps, concurrency, overlap, synchronization and launch latency."""
         start, end = window or (None, None)

@@ -82,6 +82,7 @@ _DATA_MODEL_PATHS: dict[str, str | None] = {
     "gpuopt.nsys.timeline/v1": "gpuopt.models.nsys:NsysTimelineData",
     "gpuopt.map.account/v1": "gpuopt.models.map:MapAccountData",
     "gpuopt.nsys.graphs/v1": "gpuopt.models.nsys:NsysGraphsData",
+    "gpuopt.html-report/v1": "gpuopt.models.html:HtmlReportData",
     "gpuopt.profile.diff/v1": "gpuopt.models.profile:ProfileDiffData",
     "gpuopt.capture/v1": "gpuopt.models.evaluation.capture:CaptureData",
     "gpuopt.skill.show/v1": "gpuopt.models.agent:SkillShown",

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from gpuopt.cli._html import html_option, render_html
 from gpuopt.cli._nsys_render import render_coverage, render_graphs, render_timeline
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._render import section, table
@@ -127,6 +128,7 @@ def nsys() -> None:
       gpuopt nsys stats profile.sqlite --report cuda_gpu_kern_sum --csv
       gpuopt nsys timeline profile.sqlite --window 7.2s:7.3s --json
       gpuopt nsys graphs profile.sqlite
+      gpuopt nsys report profile.sqlite --html profile.html
     """
 
 
@@ -343,3 +345,27 @@ def graphs(file: Path, window: str | None, nvtx_range: str | None) -> Outcome:
         return text + ("\n\n" + render_coverage(coverage) if coverage else "")
 
     return Outcome(data=data, render=render, inputs=_inputs(file), unmodeled=_unmodeled(report))
+
+
+@nsys.command("report")
+@_file_argument
+@_selection_options
+@html_option(required=True)
+@command("gpuopt.html-report/v1")
+def report(file: Path, window: str | None, nvtx_range: str | None, html_out: Path) -> Outcome:
+    """An HTML report of the export: GPU timeline per device and stream, top kernels, NVTX ranges.
+
+    One self-contained file (plotly.js inlined: it opens offline). Up to 5,000 operations each is
+    drawn; above that the timeline shows per-stream busy fractions in 1,000 time bins.
+
+    \b
+    Examples:
+      gpuopt nsys report profile.sqlite --html profile.html
+      gpuopt nsys report profile.sqlite --nvtx step_3 --html step3.html
+    """
+    from gpuopt.html import page, profiles
+
+    page.prepare(html_out)
+    opened, _, parsed = _open(file, window, nvtx_range)
+    data = profiles.nsys_page(opened, html_out, window=parsed, nvtx_range=nvtx_range)
+    return Outcome(data=data, render=lambda: render_html(data), inputs=_inputs(file))

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from gpuopt.cli._html import html_option, render_html
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._render import section, table
 from gpuopt.cli._tables import render_frame, table_data, table_options, write_table
@@ -52,6 +53,7 @@ def torch() -> None:
       gpuopt torch kernels trace.json --limit 20
       gpuopt torch ops traces/ --out ops.parquet
       gpuopt torch timeline trace.json --json | jq '.data.table.rows'
+      gpuopt torch report trace.json --html trace.html
     """
 
 
@@ -214,6 +216,28 @@ def comm(path: Path, limit: int, out: Path | None) -> Outcome:
     """
     trace = _open(path)
     return _table("comm", trace, trace.comm(), limit=limit, out=out, gpu=True)
+
+
+@torch.command()
+@_path
+@html_option(required=True)
+@command("gpuopt.html-report/v1")
+def report(path: Path, html_out: Path) -> Outcome:
+    """An HTML report of the trace: GPU timeline per device and stream, top kernels and operators.
+
+    One self-contained file (plotly.js inlined: it opens offline). Up to 5,000 GPU events each is
+    drawn; above that the timeline shows per-stream busy fractions in 1,000 time bins.
+
+    \b
+    Examples:
+      gpuopt torch report trace.json.gz --html trace.html
+    """
+    from gpuopt.html import page, profiles
+
+    page.prepare(html_out)
+    trace = _open(path)
+    data = profiles.torch_page(trace, html_out)
+    return Outcome(data=data, render=lambda: render_html(data), inputs=_inputs(trace))
 
 
 def _ms(ns: int | None) -> str | None:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from gpuopt.cli._html import html_option
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._render import section
 from gpuopt.cli._tables import render_frame, table_data, table_options, table_outcome, write_table
@@ -134,8 +135,11 @@ def show(root: Path, record_id: str, part: str | None, limit: int, out: Path | N
 @click.argument("invocation_id", required=False)
 @click.option("--format", "fmt", type=click.Choice(["md", "html", "json"]), default="md", show_default=True)
 @click.option("--out", type=click.Path(path_type=Path, dir_okay=False), help="Write the report to this file.")
+@html_option(required=False)
 @command("gpuopt.report/v1")
-def report(root: Path, invocation_id: str | None, fmt: str, out: Path | None) -> Outcome:
+def report(
+    root: Path, invocation_id: str | None, fmt: str, out: Path | None, html_out: Path | None
+) -> Outcome:
     """A report of a root (invocations, Experiments by mechanism, Champion history, totals) or of one
     invocation (plan, statistics with CIs, per-case effects, pairs, resolution, contamination,
     GPU-seconds). Reports are views, never evidence.
@@ -144,8 +148,15 @@ def report(root: Path, invocation_id: str | None, fmt: str, out: Path | None) ->
     Examples:
       gpuopt report ./root
       gpuopt report ./root inv-0123456789abcdef0123456789abcdef --format html --out report.html
+      gpuopt report ./root --html root.html
+
+    --format html is the report's tables alone; --html OUT adds plots: effects with their CIs against the
+    minimum-effect band, the A/A noise's MDE, per-case effects.
     """
     from gpuopt.evaluation.views import report as lib
+
+    if html_out is not None:
+        return _html_report(root, invocation_id, html_out)
 
     data: ReportData = lib.report(root, invocation_id, fmt=fmt, out=out)
 
@@ -157,6 +168,19 @@ def report(root: Path, invocation_id: str | None, fmt: str, out: Path | None) ->
         return json.dumps(data.report, indent=2)
 
     return Outcome(data=data, render=render)
+
+
+def _html_report(root: Path, invocation_id: str | None, out: Path) -> Outcome:
+    from gpuopt.html import evaluation, page
+    from gpuopt.models.evaluation.views import ReportData
+
+    page.prepare(out)
+    if invocation_id is None:
+        evaluation.root_page(root, out)
+    else:
+        evaluation.invocation_page(root, invocation_id, out)
+    data = ReportData(format="html", scope=invocation_id or str(root), out=str(out), text=None, report=None)
+    return Outcome(data=data, render=lambda: f"HTML report written to {out}")
 
 
 @click.command("handoff")

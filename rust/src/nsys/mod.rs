@@ -24,6 +24,7 @@ pub mod select;
 pub mod strings;
 pub mod summary;
 pub mod timeline;
+pub mod trace;
 
 use crate::error::{Error, Result};
 use crate::table::Table;
@@ -146,6 +147,11 @@ impl Report {
 
     pub fn gaps(&self, req: &Request) -> Result<Table> {
         timeline::gaps(&self.schema, &self.strings, &self.selection(req)?)
+    }
+
+    /// One row per GPU operation (what plots draw).
+    pub fn operations(&self, req: &Request) -> Result<Table> {
+        trace::operations(&self.schema, &self.strings, &self.selection(req)?)
     }
 
     pub fn info(&self) -> Result<info::Info> {

@@ -33,7 +33,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// The operations that make a device busy.
-const GPU_WORK: &[OpKind] = &[
+pub(super) const GPU_WORK: &[OpKind] = &[
     OpKind::Kernel,
     OpKind::Memcpy,
     OpKind::Memset,
@@ -332,7 +332,7 @@ impl OverheadIndex {
 }
 
 /// The operation's interval, clipped to the window when there is one.
-fn clipped(op: &Op, sel: &Selection) -> Option<Span> {
+pub(super) fn clipped(op: &Op, sel: &Selection) -> Option<Span> {
     let s = Span::new(op.start, op.end);
     match sel.window {
         Some(w) => s

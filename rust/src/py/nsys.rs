@@ -141,6 +141,20 @@ impl NsysReport {
         Ok(run(py, move || r.gaps(&req))?.into())
     }
 
+    /// One row per GPU operation (kernel, memcpy, memset, graph execution), clipped to the window.
+    #[pyo3(signature = (window_start_ns = None, window_end_ns = None, nvtx = None))]
+    fn operations(
+        &self,
+        py: Python<'_>,
+        window_start_ns: Option<i64>,
+        window_end_ns: Option<i64>,
+        nvtx: Option<String>,
+    ) -> PyResult<ArrowTable> {
+        let r = self.inner.clone();
+        let req = request(window_start_ns, window_end_ns, nvtx);
+        Ok(run(py, move || r.operations(&req))?.into())
+    }
+
     /// Facts per CUDA graph (executions joined to their launch calls), as JSON.
     #[pyo3(signature = (window_start_ns = None, window_end_ns = None, nvtx = None))]
     fn graphs_json(

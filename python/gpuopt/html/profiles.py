@@ -1,0 +1,186 @@
+"""The pages of a profile: an nsys export (``gpuopt nsys report``) and a PyTorch trace (``gpuopt torch
+report``). Every number comes from the engines (``gpuopt.nsys``, ``gpuopt.torch_trace``); this module
+only chooses columns and draws."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gpuopt import nsys, torch_trace
+from gpuopt.html import timeline
+from gpuopt.html.page import Page, plotly
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from gpuopt.models.html import HtmlReportData
+
+TOP = 20
+KERNEL_AXIS = "total GPU time (ms)"
+NVTX_AXIS = "GPU projection (ms): first to last GPU operation launched in the range"
+NO_NVTX = "No NVTX range with GPU work in the selection (none captured, or none launched GPU work)."
+OPS_AXIS = "GPU time of the operator's kernels (ms)"
+NO_OPS = "No operator launched GPU work in this trace."
+
+
+def _ms(ns: float) -> str:
+    return f"{ns / 1e6:,.3f} ms"
+
+
+def top_bars(
+    page: Page, name: str, title: str, frame: pl.DataFrame, value: str, label: str, empty: str
+) -> None:
+    """A horizontal bar per row (the ``TOP`` largest ``value``), longest on top; full names on hover."""
+    import polars as pl
+
+    frame = frame.filter(pl.col(value).is_not_null() & (pl.col(value) > 0))
+    if frame.is_empty():
+        page.nothing(name, title, empty)
+        return
+    go = plotly()
+    top = frame.sort(value, descending=True).head(TOP)
+    names = top["name"].to_list()
+    shown = [timeline._short(n)[:60] + ("…" if len(timeline._short(n)) > 60 else "") for n in names]
+    # Equal short labels would merge into one bar: number them.
+    labels = [f"{i + 1}. {s}" for i, s in enumerate(shown)]
+    fig = go.Figure(
+        go.Bar(
+            orientation="h",
+            y=labels,
+            x=(top[value] / 1e6).to_list(),
+            hovertext=names,
+            hovertemplate="%{hovertext}<br>%{x:.4f} ms<extra></extra>",
+            marker={"color": timeline.COLORS["kernel"]},
+        )
+    )
+    fig.update_layout(
+        height=80 + 24 * len(labels),
+        margin={"l": 10, "r": 10, "t": 10, "b": 40},
+        xaxis={"title": {"text": label}},
+        yaxis={"autorange": "reversed", "automargin": True},
+    )
+    more = f" (the {TOP} largest of {frame.height})" if frame.height > TOP else ""
+    page.figure(name, title, fig, f"{label}{more}; hover for the full name.")
+
+
+def nsys_page(
+    report: nsys.Report, out: Path, *, window: nsys.Window | None, nvtx_range: str | None
+) -> HtmlReportData:
+    import polars as pl
+
+    page = Page(title=f"nsys report — {Path(report.path).name}")
+    info = report.info()
+    tool = " ".join(str(x) for x in (info.export.product_name, info.export.product_version) if x)
+    page.facts.append(f"{report.path} — {tool or 'exporting tool not recorded'}")
+    page.facts += [f"GPU {g.id}: {g.name}" for g in info.gpus]
+    if window is not None:
+        page.facts.append(f"window {window[0]}:{window[1]} ns")
+    if nvtx_range:
+        page.facts.append(f"work launched in NVTX range {nvtx_range!r}")
+    facts = report.timeline(window=window, nvtx=nvtx_range)
+    for d in facts.devices:
+        page.facts.append(
+            f"GPU {d.device_id}: {d.kernels} kernels, {d.memcpys} memcpys, {d.memsets} memsets, "
+            f"{d.graph_executions} graph executions; busy {d.busy_pct:.1f} % of {_ms(d.span_ns)}"
+        )
+    ops = report.operations(window=window, nvtx=nvtx_range)
+
+    def gaps() -> pl.DataFrame:
+        return report.gaps(window=window, nvtx=nvtx_range).filter(pl.col("stream_id").is_not_null())
+
+    def ranges() -> pl.DataFrame:
+        instances = report.nvtx(per_instance=True, window=window, nvtx=nvtx_range)
+        return instances.filter(pl.col("gpu_start_ns").is_not_null()).select(
+            lane=pl.format("NVTX depth {} (GPU projection)", pl.col("depth")),
+            name=pl.col("range"),
+            start_ns=pl.col("gpu_start_ns"),
+            end_ns=pl.col("gpu_end_ns"),
+        )
+
+    missing = ", ".join(report.not_captured("timeline")) or "nothing"
+    timeline.draw(
+        page,
+        ops,
+        gaps=gaps,
+        ranges=ranges,
+        empty=f"This export has no GPU operations in the selection (not captured: {missing}).",
+    )
+    kernels = report.kernels(window=window, nvtx=nvtx_range).rename({"total_time_ns": "total"})
+    top_bars(
+        page,
+        "kernels",
+        "Top kernels by total GPU time",
+        kernels,
+        "total",
+        KERNEL_AXIS,
+        "No kernels in the selection.",
+    )
+    by_range = report.nvtx(window=window, nvtx=nvtx_range).rename({"range": "name"})
+    top_bars(
+        page, "nvtx", "NVTX ranges by GPU time (projection)", by_range, "gpu_projected_ns", NVTX_AXIS, NO_NVTX
+    )
+    return page.write(out)
+
+
+def _torch_lanes(frame: pl.DataFrame, several_ranks: bool) -> pl.DataFrame:
+    """device_id/stream_id/lane of a torch table (rank, device, stream): one lane per rank's stream."""
+    import polars as pl
+
+    lane = (
+        pl.format("rank {} · GPU {} · stream {}", pl.col("rank"), pl.col("device"), pl.col("stream"))
+        if several_ranks
+        else pl.format("GPU {} · stream {}", pl.col("device"), pl.col("stream"))
+    )
+    return frame.with_columns(
+        device_id=pl.col("rank") * 1_000_000 + pl.col("device"), stream_id=pl.col("stream"), lane=lane
+    )
+
+
+def torch_page(trace: torch_trace.TorchTrace, out: Path) -> HtmlReportData:
+    import polars as pl
+
+    page = Page(title=f"PyTorch trace report — {trace.path.name}")
+    for o in trace.overview():
+        page.facts.append(f"rank {o.global_rank}: {o.path} ({o.format}, platform {o.platform})")
+    launches = trace.launches()
+    several = launches["rank"].n_unique() > 1
+    ops = _torch_lanes(launches, several).with_columns(end_ns=pl.col("start_ns") + pl.col("duration_ns"))
+
+    def gaps() -> pl.DataFrame:
+        return _torch_lanes(trace.gaps(), several)
+
+    def ranges() -> pl.DataFrame:
+        steps = trace.steps().filter(pl.col("gpu_start_ns").is_not_null())
+        return steps.select(
+            lane=pl.lit("steps (GPU span)"), name="name", start_ns="gpu_start_ns", end_ns="gpu_end_ns"
+        )
+
+    absent = "; ".join(trace.not_present()) or "no rank says why"
+    timeline.draw(
+        page,
+        ops,
+        gaps=gaps,
+        ranges=ranges,
+        empty=f"This trace has no GPU events (kernels, memcpys, memsets): {absent}.",
+    )
+    kernels = trace.kernels().rename({"total_ns": "total"})
+    top_bars(
+        page,
+        "kernels",
+        "Top kernels by total GPU time",
+        kernels,
+        "total",
+        KERNEL_AXIS,
+        "No GPU kernels in this trace.",
+    )
+    top_bars(
+        page,
+        "ops",
+        "Top operators by GPU time of their kernels",
+        trace.ops(),
+        "gpu_time_ns",
+        OPS_AXIS,
+        NO_OPS,
+    )
+    return page.write(out)
