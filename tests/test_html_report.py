@@ -236,3 +236,11 @@ def test_binned_page_grows_with_bins_not_operations(pages: dict[str, Path]) -> N
     own = pages["nsys-binned"].stat().st_size - len(get_plotlyjs().encode())
     assert 0 < own < 400_000
     assert "6,000 operations: more than 5,000" in pages["nsys-binned"].read_text()
+
+
+def test_table_only_report_page_renders_emphasis_not_underscores() -> None:
+    from gpuopt.evaluation.views.report import to_html
+
+    page = to_html("# R\n_A view of the records, never evidence._\nplain_line_\n")
+    assert "<p><em>A view of the records, never evidence.</em></p>" in page
+    assert "<p>plain_line_</p>" in page

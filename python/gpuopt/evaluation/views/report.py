@@ -357,6 +357,8 @@ def to_html(md: str) -> str:
         elif line.startswith("#"):
             level = len(line) - len(line.lstrip("#"))
             body.append(f"<h{level}>{html.escape(line[level:].strip())}</h{level}>")
+        elif len(line) > 2 and line[0] == line[-1] == "_":  # a whole line in emphasis
+            body.append(f"<p><em>{html.escape(line[1:-1])}</em></p>")
         elif line:
             body.append(f"<p>{html.escape(line)}</p>")
     if block is not None:
