@@ -301,7 +301,10 @@ class NsysTimelineData(Model):
         description="How a .nsys-rep became that export; null when a .sqlite was given"
     )
     selection: NsysSelection = Field(description="The part of the capture the facts cover")
-    timeline: Timeline = Field(description="Every timeline fact of the selection")
+    timeline: Timeline = Field(description="Every timeline fact of the selection (streams: at most --limit)")
+    streams_left_out: int = Field(
+        default=0, description="Streams not listed under their device (over --limit, the least busy)"
+    )
 
 
 class NsysTableData(Model):
