@@ -74,3 +74,30 @@ pub fn table(set: &TraceSet) -> Result<Table> {
         ("share_pct", float(share)),
     ])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{Int64Array, StringArray};
+
+    #[test]
+    fn h200_trace_calls_by_name() {
+        let path = crate::testdata::fixtures().join("h200/torch/eager_trace.json");
+        let set = super::super::open(&path).unwrap();
+        let table = table(&set).unwrap();
+        assert_eq!(table.num_rows(), 8);
+        let batch = &table.batches[0];
+        let col = |name: &str| batch.column(batch.schema().index_of(name).unwrap()).clone();
+        let names = col("name");
+        let names = names.as_any().downcast_ref::<StringArray>().unwrap();
+        let counts = col("count");
+        let counts = counts.as_any().downcast_ref::<Int64Array>().unwrap();
+        let totals = col("total_ns");
+        let totals = totals.as_any().downcast_ref::<Int64Array>().unwrap();
+        // Largest total first; sums made by hand from the trace's cuda_runtime/cuda_driver events.
+        assert_eq!(names.value(0), "cudaStreamSynchronize");
+        assert_eq!((counts.value(0), totals.value(0)), (3, 813_191));
+        assert_eq!(counts.iter().flatten().sum::<i64>(), 119);
+        assert_eq!(totals.iter().flatten().sum::<i64>(), 1_434_216);
+    }
+}
