@@ -128,6 +128,17 @@ def test_schema_prints_a_table_definitions() -> None:
     assert "torch.ops" in gpuopt("schema", "--json").json()["data"]["tables"]
 
 
+def test_schema_takes_the_name_a_table_carries_in_its_json() -> None:
+    assert fields.resolve("ncu_launches") == ["ncu.launches"]
+    assert fields.resolve("ncu.ncu_launches") == ["ncu.launches"]
+    assert fields.resolve("cuda_gpu_kern_sum") == ["nsys.cuda_gpu_kern_sum"]
+    assert fields.resolve("gaps") == ["nsys.gaps", "torch.gaps"]
+    shown = gpuopt("schema", "ncu_launches", "--json").json()["data"]["shown"]
+    assert shown["name"] == "ncu.launches" and "dram_bytes" in shown["json_schema"]["properties"]
+    run = gpuopt("schema", "gaps", "--json")
+    assert run.code == 2 and run.json()["errors"][0]["code"] == "schema_ambiguous"
+
+
 @pytest.mark.parametrize("name", ["nope.table", "torch.nope"])
 def test_schema_unknown_table_exits_2(name: str) -> None:
     run = gpuopt("schema", name, "--json")

@@ -17,8 +17,8 @@ def schema(name: str | None) -> Outcome:
     """Print the JSON Schema of a document gpuopt emits, or list their names.
 
     The schemas are generated from gpuopt's pydantic models, the single source of truth; every field
-    carries a one-line description. A table name (AREA.TABLE, e.g. torch.ops) prints the definition of
-    each of its columns.
+    carries a one-line description. A table name (AREA.TABLE, e.g. torch.ops, or the name a command's
+    JSON gives in data.table.name, e.g. ncu_launches) prints the definition of each of its columns.
 
     \b
     Examples:
@@ -38,12 +38,21 @@ def schema(name: str | None) -> Outcome:
             data=SchemaDocument(names=names, shown=None, documents=documents, tables=tables),
             render=lambda: "\n".join([*names, *documents, *tables]),
         )
-    if name in fields.TABLES:
-        table = SchemaShown(name=name, json_schema=fields.row_schema(name))
-        width = max(len(c) for c in fields.TABLES[name])
+    keys = [] if name in ENVELOPES or name in DOCUMENTS else fields.resolve(name)
+    if len(keys) > 1:
+        raise InputError(
+            "schema_ambiguous",
+            f"{name!r} names several tables: say which, as AREA.TABLE",
+            expected=", ".join(keys),
+            observed=name,
+        )
+    if keys:
+        key = keys[0]
+        table = SchemaShown(name=key, json_schema=fields.row_schema(key))
+        width = max(len(c) for c in fields.TABLES[key])
         return Outcome(
             data=SchemaDocument(names=names, shown=table, documents=documents, tables=tables),
-            render=lambda: "\n".join(f"{c:<{width}}  {t}" for c, t in fields.TABLES[name].items()),
+            render=lambda: "\n".join(f"{c:<{width}}  {t}" for c, t in fields.TABLES[key].items()),
         )
     if name in DOCUMENTS:
         doc = SchemaShown(name=name, json_schema=document_schema(name))

@@ -35,6 +35,19 @@ def qualified(area: str, table: str) -> str:
     return f"{area}.{table.removeprefix(area + '_')}"
 
 
+def resolve(name: str) -> list[str]:
+    """The table keys ``name`` may mean: a key itself, ``AREA.AREA_TABLE``, or a bare ``data.table.name``
+    (``ncu_launches``, ``cuda_gpu_kern_sum``; ``gaps`` is both ``nsys.gaps`` and ``torch.gaps``)."""
+    if name in TABLES:
+        return [name]
+    area, dot, table = name.partition(".")
+    if dot:
+        key = qualified(area, table)
+        return [key] if key in TABLES else []
+    areas = sorted({key.split(".", 1)[0] for key in TABLES})
+    return sorted({qualified(a, name) for a in areas} & set(TABLES))
+
+
 def undefined(key: str, columns: list[str]) -> list[str]:
     """The columns of ``columns`` that table ``key`` does not define (all of them for an unknown table)."""
     known = TABLES.get(key, {})
