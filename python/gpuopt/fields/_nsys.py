@@ -37,7 +37,7 @@ _API = {
 _MEMORY = {
     "device_id": "Device the operation ran on",
     "operation": "memcpy or memset",
-    "copy_kind": "ENUM_CUDA_MEMCPY_OPER label (Host-to-Device, Device-to-Host, ...); memset for memsets",
+    "copy_kind": "ENUM_CUDA_MEMCPY_OPER label (Host-to-Device, Device-to-Host, ...); Memset for memsets",
     "src_kind": "Memory kind of the source (Pageable, Pinned, Device, ...); null for memsets",
     "dst_kind": "Memory kind of the destination (Pageable, Pinned, Device, ...)",
     "host_memory": "The host side of a host-device copy (Pageable or Pinned); null when neither side is "
@@ -61,7 +61,7 @@ _NVTX_COMMON = {
 
 _NVTX_RANGES = {
     **_NVTX_COMMON,
-    "instances": "Closed or open push/pop instances of this range on the thread that pushed it",
+    "instances": "Push/pop instances of this range in the selection (ended on the thread that pushed them)",
     "cpu_total_ns": "Summed host duration of the instances, push to pop (ns; open ranges end at the "
     "last NVTX timestamp)",
     "gpu_projected_ns": "Sum over instances of the GPU projection: the last end minus the first start "
