@@ -30,6 +30,7 @@ _DATA_MODEL_PATHS: dict[str, str | None] = {
     "gpuopt.torch.summary/v1": "gpuopt.models.torch_trace:TorchSummary",
     "gpuopt.torch.kernels/v1": "gpuopt.models.torch_trace:TorchTable",
     "gpuopt.torch.ops/v1": "gpuopt.models.torch_trace:TorchTable",
+    "gpuopt.torch.api/v1": "gpuopt.models.torch_trace:TorchTable",
     "gpuopt.torch.timeline/v1": "gpuopt.models.torch_trace:TorchTable",
     "gpuopt.torch.gaps/v1": "gpuopt.models.torch_trace:TorchTable",
     "gpuopt.torch.steps/v1": "gpuopt.models.torch_trace:TorchTable",

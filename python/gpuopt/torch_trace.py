@@ -69,6 +69,11 @@ class TorchTrace:
         """Per kernel name and rank: count, total/mean/median/min/max/stddev ns, share of kernel time."""
         return _frame(self._native.kernels())
 
+    def api(self) -> pl.DataFrame:
+        """Per runtime/driver call name and rank: count, total/mean/median/min/max/stddev ns, share of
+        the rank's call time (the counterpart of nsys' ``cuda_api_sum``)."""
+        return _frame(self._native.api())
+
     def ops(self) -> pl.DataFrame:
         """Per ``cpu_op`` name and rank: CPU total/self time, runtime calls, GPU time it launched."""
         return _frame(self._native.ops())

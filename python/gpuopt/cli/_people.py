@@ -32,7 +32,7 @@ def additive(column: str) -> bool:
     return (
         column in _ADDITIVE_NAMES
         or column.endswith("_bytes")
-        or column in ("total_bytes", "total_time_ns", "time_pct", "duration_ns")
+        or column in ("num_calls", "total_bytes", "total_time_ns", "total_ns", "time_pct", "duration_ns")
     )
 
 

@@ -9,7 +9,7 @@ import click
 
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._render import section
-from gpuopt.cli._tables import render_frame, table_data, table_options, table_outcome
+from gpuopt.cli._tables import render_frame, table_data, table_options, table_outcome, write_table
 
 if TYPE_CHECKING:
     import polars as pl
@@ -77,11 +77,11 @@ def ncu() -> None:
 @ncu.command()
 @click.argument("path", type=_PATH)
 @_source_options
-@click.option(
-    "--limit", type=click.IntRange(min=0), default=50, show_default=True, help="Kernel rows to show."
-)
+@table_options
 @command("gpuopt.ncu.summary/v1")
-def summary(path: Path, session: Path | None, details: Path | None, reader: str, limit: int) -> Outcome:
+def summary(
+    path: Path, session: Path | None, details: Path | None, reader: str, limit: int, out: Path | None
+) -> Outcome:
     """What a report is, how it was read, where each fact comes from, and per-kernel aggregates.
 
     Aggregates are per (kernel, grid, block) and state how many launches they cover; launches of
@@ -91,6 +91,8 @@ def summary(path: Path, session: Path | None, details: Path | None, reader: str,
 
     report = _open(path, session, details, reader)
     kernels = report.kernels
+    if out is not None:
+        write_table(kernels, out)
     data = NcuSummary(report=report.info, kernels=table_data("kernels", kernels, limit))
 
     def render() -> str:

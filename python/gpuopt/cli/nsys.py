@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     import polars as pl
 
     from gpuopt.models.envelope import FileIdentity, UnmodeledItem
-    from gpuopt.models.nsys import NsysSelection
+    from gpuopt.models.nsys import NsysSelection, Timeline
     from gpuopt.nsys import Report
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -305,20 +305,44 @@ def stats(
 @nsys.command("timeline")
 @_file_argument
 @_selection_options
+@click.option(
+    "--limit",
+    type=click.IntRange(min=0),
+    default=50,
+    show_default=True,
+    help="Streams to show or put in the JSON envelope per device, the busiest (0 = all); device rows "
+    "always cover every stream.",
+)
 @command("gpuopt.nsys.timeline/v1")
-def timeline(file: Path, window: str | None, nvtx_range: str | None) -> Outcome:
+def timeline(file: Path, window: str | None, nvtx_range: str | None, limit: int) -> Outcome:
     """Per device and stream: busy/idle, gaps, concurrency, compute/copy overlap, sync, launch latency."""
     from gpuopt.models.nsys import NsysTimelineData
 
     report, sel, parsed = _open(file, window, nvtx_range)
-    facts = report.timeline(window=parsed, nvtx=nvtx_range)
-    data = NsysTimelineData(path=report.path, source=report.source, selection=sel, timeline=facts)
-    return Outcome(
-        data=data,
-        render=lambda: render_timeline(facts, sel, report.path),
-        inputs=_inputs(file),
-        unmodeled=_unmodeled(report),
+    facts, left_out = _busiest_streams(report.timeline(window=parsed, nvtx=nvtx_range), limit)
+    data = NsysTimelineData(
+        path=report.path, source=report.source, selection=sel, timeline=facts, streams_left_out=left_out
     )
+
+    def render() -> str:
+        text = render_timeline(facts, sel, report.path)
+        if left_out:
+            text += f"\n\n({left_out} less busy streams left out; --limit 0 shows all)"
+        return text
+
+    return Outcome(data=data, render=render, inputs=_inputs(file), unmodeled=_unmodeled(report))
+
+
+def _busiest_streams(facts: Timeline, limit: int) -> tuple[Timeline, int]:
+    """``facts`` with at most ``limit`` streams per device (the busiest, kept in stream order)."""
+    if limit == 0:
+        return facts, 0
+    devices, left_out = [], 0
+    for d in facts.devices:
+        keep = sorted(d.streams, key=lambda s: (-s.busy_ns, s.stream_id))[:limit]
+        left_out += len(d.streams) - len(keep)
+        devices.append(d.model_copy(update={"streams": sorted(keep, key=lambda s: s.stream_id)}))
+    return facts.model_copy(update={"devices": devices}), left_out
 
 
 @nsys.command("graphs")

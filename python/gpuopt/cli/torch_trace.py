@@ -120,6 +120,17 @@ def kernels(path: Path, limit: int, out: Path | None) -> Outcome:
 @torch.command()
 @_path
 @table_options
+@command("gpuopt.torch.api/v1")
+def api(path: Path, limit: int, out: Path | None) -> Outcome:
+    """Per CUDA runtime/driver call name: count, total, mean, median, min, max, stddev (ns) and share
+    of the rank's call time (host time inside the calls, like `nsys api`)."""
+    trace = _open(path)
+    return _table("api", trace, trace.api(), limit=limit, out=out, gpu=False)
+
+
+@torch.command()
+@_path
+@table_options
 @command("gpuopt.torch.ops/v1")
 def ops(path: Path, limit: int, out: Path | None) -> Outcome:
     """Per cpu_op name: CPU total/self time and the GPU time of the work it launched."""

@@ -45,48 +45,50 @@ class GpuoptIdentity(Model):
 
 
 class GpuClocks(Model):
-    graphics_mhz: int | None
-    sm_mhz: int | None
-    memory_mhz: int | None
+    graphics_mhz: int | None = Field(description="Graphics clock (MHz)")
+    sm_mhz: int | None = Field(description="SM clock (MHz)")
+    memory_mhz: int | None = Field(description="Memory clock (MHz)")
 
 
 class GpuIdentity(Model):
-    index: int
-    name: str
-    uuid: str
-    pci_bus_id: str | None
-    architecture: str | None
+    index: int = Field(description="nvidia-smi / NVML index")
+    name: str = Field(description="Product name")
+    uuid: str = Field(description="GPU UUID")
+    pci_bus_id: str | None = Field(description="PCI bus id")
+    architecture: str | None = Field(description="Architecture name (Hopper, ...)")
     compute_capability: str | None = Field(
         description="major.minor; null when the source does not state it (nvidia-smi -q -x does not)"
     )
-    memory_total_bytes: int | None
-    persistence_mode: bool | None
-    mig_mode_current: bool | None
-    mig_mode_pending: bool | None
-    compute_mode: str | None
-    power_limit_enforced_w: float | None
-    clocks_max: GpuClocks
-    clocks_applications: GpuClocks
+    memory_total_bytes: int | None = Field(description="Device memory (bytes)")
+    persistence_mode: bool | None = Field(description="Persistence mode on")
+    mig_mode_current: bool | None = Field(description="MIG enabled now")
+    mig_mode_pending: bool | None = Field(description="MIG enabled after the next reset")
+    compute_mode: str | None = Field(description="Compute mode (Default, Exclusive_Process, ...)")
+    power_limit_enforced_w: float | None = Field(description="Enforced power limit (W)")
+    clocks_max: GpuClocks = Field(description="Maximum clocks")
+    clocks_applications: GpuClocks = Field(description="Application clocks (the defaults work runs at)")
 
 
 NvidiaSource = Literal["nvml", "nvidia-smi", "nvidia-smi-xml-file"]
 
 
 class NvidiaIdentity(Model):
-    source: NvidiaSource
+    source: NvidiaSource = Field(
+        description="Where the identity was read: nvml, nvidia-smi, or an nvidia-smi -q -x file"
+    )
     source_detail: str = Field(description="The library version, command or file the facts were read from")
-    driver_version: str
+    driver_version: str = Field(description="NVIDIA driver version")
     cuda_driver_version: str | None = Field(description="Highest CUDA version the driver supports")
-    gpus: list[GpuIdentity]
+    gpus: list[GpuIdentity] = Field(description="The GPUs")
 
 
 class ToolIdentity(Model):
-    name: str
-    path: str
+    name: str = Field(description="Tool name")
+    path: str = Field(description="Resolved executable path")
     found_via: str = Field(description="PATH, pip:<folder>, CUDA_HOME, or a standard install folder")
-    version: str | None
+    version: str | None = Field(description="Its version as it reports it")
     version_text: str | None = Field(description="The line the version was read from")
-    sha256: str
+    sha256: str = Field(description="SHA-256 of the executable")
 
 
 class PackageIdentity(Model):

@@ -25,16 +25,16 @@ class UnmodeledItem(Model):
     """Content that was recognised but is not turned into facts: reported, never guessed at."""
 
     kind: str = Field(description="What sort of content: table, column, metric, event_category, field ...")
-    name: str
+    name: str = Field(description="What was not modeled (a category, field, metric, header key, ...)")
     count: int | None = Field(default=None, description="How many rows/events/values carried it, if counted")
 
 
 class FileIdentity(Model):
     """A file a fact was read from."""
 
-    path: str
-    size_bytes: int
-    sha256: str
+    path: str = Field(description="The file's path as given")
+    size_bytes: int = Field(description="Its size (bytes)")
+    sha256: str = Field(description="SHA-256 of its content")
     from_cache: bool = Field(
         default=False,
         description="True when the sha256 came from gpuopt's identity cache (same device, inode, size, "

@@ -11,102 +11,116 @@ from gpuopt.models.table import TableData
 class NsysExport(Model):
     """What wrote the export, from ``META_DATA_EXPORT`` (or the older ``EXPORT_META_DATA``)."""
 
-    metadata_table: str
+    metadata_table: str = Field(
+        description="The metadata table read: META_DATA_EXPORT or the older EXPORT_META_DATA"
+    )
     schema_version: str = Field(description="EXPORT_SCHEMA_VERSION, e.g. 3.20.3")
-    schema_major: int
-    schema_minor: int
-    schema_micro: int
+    schema_major: int = Field(description="Major part of schema_version")
+    schema_minor: int = Field(description="Minor part of schema_version")
+    schema_micro: int = Field(description="Micro part of schema_version")
     product_version: str | None = Field(description="EXPORT_PRODUCT_VERSION, e.g. 2025.3.2.0")
-    product_name: str | None
+    product_name: str | None = Field(description="EXPORT_PRODUCT_NAME, when recorded")
 
 
 class CaptureOption(Model):
-    name: str
-    value: str
+    name: str = Field(description="Capture option name from META_DATA_CAPTURE")
+    value: str = Field(description="Its value as recorded")
 
 
 class NsysGpu(Model):
     """A GPU of the capture (``TARGET_INFO_GPU``, or ``TARGET_INFO_CUDA_DEVICE`` when that is absent)."""
 
-    id: int | None
-    cuda_id: int | None
-    name: str | None
-    chip_name: str | None
-    bus_location: str | None
-    uuid: str | None
-    sm_count: int | None
-    total_memory_bytes: int | None
-    memory_bandwidth_bytes_per_s: int | None
-    clock_rate_hz: int | None
-    l2_cache_bytes: int | None
-    compute_capability: str | None
+    id: int | None = Field(description="TARGET_INFO_GPU id (the deviceId of GPU activity rows)")
+    cuda_id: int | None = Field(description="CUDA device ordinal")
+    name: str | None = Field(description="GPU product name")
+    chip_name: str | None = Field(description="Chip name (GH100, ...)")
+    bus_location: str | None = Field(description="PCI bus location")
+    uuid: str | None = Field(description="GPU UUID")
+    sm_count: int | None = Field(description="Streaming multiprocessors")
+    total_memory_bytes: int | None = Field(description="Device memory (bytes)")
+    memory_bandwidth_bytes_per_s: int | None = Field(
+        description="Peak memory bandwidth as recorded (bytes/s)"
+    )
+    clock_rate_hz: int | None = Field(description="SM clock rate as recorded (Hz)")
+    l2_cache_bytes: int | None = Field(description="L2 cache size (bytes)")
+    compute_capability: str | None = Field(description="Compute capability (9.0, ...)")
 
 
 class SourceStatus(Model):
     """A table gpuopt reads: whether the capture has it (absent = not captured) and its row count."""
 
-    table: str
+    table: str = Field(description="The table gpuopt reads (its unversioned name)")
     actual: str | None = Field(description="Its name in this file (a _V<n> name where versioned)")
-    captured: bool
-    rows: int | None
+    captured: bool = Field(
+        description="True when the export has the table (false: that activity was not captured)"
+    )
+    rows: int | None = Field(description="Rows in it; null when absent")
 
 
 class NsysInfo(Model):
-    export: NsysExport
-    capture: list[CaptureOption]
+    export: NsysExport = Field(description="What wrote the export")
+    capture: list[CaptureOption] = Field(description="Capture options recorded in META_DATA_CAPTURE")
     capture_environment_variables: int = Field(
         description="Environment-variable rows of META_DATA_CAPTURE (counted, not reproduced)"
     )
-    gpus: list[NsysGpu]
-    gpu_source: str | None
-    sources: list[SourceStatus]
-    nvtx_ranges: int
+    gpus: list[NsysGpu] = Field(description="GPUs of the capture")
+    gpu_source: str | None = Field(
+        description="The table the GPUs were read from (TARGET_INFO_GPU or TARGET_INFO_CUDA_DEVICE)"
+    )
+    sources: list[SourceStatus] = Field(description="Each table gpuopt reads: present or not, and its rows")
+    nvtx_ranges: int = Field(description="NVTX range events in the export")
     nvtx_open_ranges: int = Field(description="NVTX ranges with no end (closed at the last timestamp)")
-    string_ids: int
-    unread_tables: list[str]
+    string_ids: int = Field(description="Rows of StringIds (the export's string table)")
+    unread_tables: list[str] = Field(description="Tables of the export gpuopt does not read")
 
 
 class NsysExportTool(Model):
     """How a ``.nsys-rep`` became the SQLite export that was read."""
 
-    report_path: str
-    sqlite_path: str
-    nsys_path: str
-    nsys_version: str | None
+    report_path: str = Field(description="The .nsys-rep given")
+    sqlite_path: str = Field(description="The SQLite export that was read")
+    nsys_path: str = Field(description="The nsys executable that exported it")
+    nsys_version: str | None = Field(description="Its version")
     cached: bool = Field(description="True when an earlier export of the same report was reused")
 
 
 class NsysSelection(Model):
     """The part of the capture the facts cover."""
 
-    window_start_ns: int | None = None
-    window_end_ns: int | None = None
+    window_start_ns: int | None = Field(
+        default=None, description="Start of --window (ns, capture clock); null without one"
+    )
+    window_end_ns: int | None = Field(
+        default=None, description="End of --window (ns, capture clock); null without one"
+    )
     nvtx: str | None = Field(default=None, description="NVTX range name: work launched inside it")
 
 
 class Distribution(Model):
-    count: int
-    total_ns: int
-    min_ns: int | None
+    count: int = Field(description="Values described")
+    total_ns: int = Field(description="Sum of the values (ns)")
+    min_ns: int | None = Field(description="Smallest value (ns); null when count is 0")
     median_ns: int | None = Field(description="Nearest-rank median")
     p90_ns: int | None = Field(description="Nearest-rank 90th percentile")
-    max_ns: int | None
-    mean_ns: float | None
+    max_ns: int | None = Field(description="Largest value (ns); null when count is 0")
+    mean_ns: float | None = Field(description="Mean value (ns); null when count is 0")
 
 
 class GapBucket(Model):
-    lower_ns: int
+    lower_ns: int = Field(description="Inclusive lower bound of the bucket (ns)")
     upper_ns: int | None = Field(description="Exclusive; null for the open-ended last bucket")
-    count: int
-    total_ns: int
+    count: int = Field(description="Gaps in the bucket")
+    total_ns: int = Field(description="Their summed duration (ns)")
 
 
 class Gaps(Distribution):
-    histogram: list[GapBucket]
+    histogram: list[GapBucket] = Field(
+        description="Gap counts and time by duration bucket (powers of ten, ns)"
+    )
 
 
 class KernelConcurrency(Model):
-    max_kernels: int
+    max_kernels: int = Field(description="Most kernels running at one instant")
     mean_kernels_when_busy: float = Field(
         description="Time-weighted mean number of kernels running while at least one runs"
     )
@@ -119,74 +133,82 @@ class Busy(Model):
     """Busy/idle facts of one device or stream (GPU operations: kernels, memcpys, memsets, and the
     CUDA-graph executions of a graph-level trace)."""
 
-    kernels: int
-    memcpys: int
-    memsets: int
+    kernels: int = Field(description="Kernels in the span")
+    memcpys: int = Field(description="Memcpys in the span")
+    memsets: int = Field(description="Memsets in the span")
     graph_executions: int = Field(description="CUPTI_ACTIVITY_KIND_GRAPH_TRACE rows (graph-level trace)")
-    span_start_ns: int | None
-    span_end_ns: int | None
+    span_start_ns: int | None = Field(
+        description="First operation start (ns, capture clock; clipped to --window)"
+    )
+    span_end_ns: int | None = Field(description="Last operation end (ns, capture clock; clipped to --window)")
     span_ns: int = Field(description="First operation start to last operation end")
     busy_ns: int = Field(description="Union of operation intervals")
-    idle_ns: int
+    idle_ns: int = Field(description="span_ns - busy_ns: no operation running (ns)")
     busy_pct: float = Field(description="Time utilization (busy / span), not resource saturation")
     kernel_busy_ns: int = Field(description="Union of kernels and graph executions")
     graph_busy_ns: int = Field(description="Union of graph executions")
     copy_busy_ns: int = Field(description="Union of memcpy and memset intervals")
-    compute_copy_overlap_ns: int
-    kernel_only_ns: int
-    copy_only_ns: int
-    gaps: Gaps
-    concurrency: KernelConcurrency
+    compute_copy_overlap_ns: int = Field(
+        description="Time kernels and copies ran at once: kernel union ∩ copy union (ns)"
+    )
+    kernel_only_ns: int = Field(description="Time kernels ran and no copy did (ns)")
+    copy_only_ns: int = Field(description="Time copies ran and no kernel did (ns)")
+    gaps: Gaps = Field(description="Idle gaps between operations: their distribution and histogram")
+    concurrency: KernelConcurrency = Field(description="How many kernels ran at once")
 
 
 class StreamTimeline(Busy):
-    stream_id: int
+    stream_id: int = Field(description="CUDA stream id")
 
 
 class DeviceTimeline(Busy):
-    device_id: int
-    streams: list[StreamTimeline]
+    device_id: int = Field(description="Device id (streams merged)")
+    streams: list[StreamTimeline] = Field(description="The same facts per stream of the device")
 
 
 class SyncByType(Model):
     sync_type: str = Field(description="ENUM_CUPTI_SYNC_TYPE label")
     api_name: str | None = Field(description="The CUDA API call that synchronized (correlationId join)")
-    count: int
-    total_ns: int
-    max_ns: int
+    count: int = Field(description="Synchronization events of this type")
+    total_ns: int = Field(description="Their summed duration (ns)")
+    max_ns: int = Field(description="The longest (ns)")
 
 
 class HostSync(Model):
     """Host time blocked in API calls that CUPTI recorded a synchronization for."""
 
-    api_name: str
-    calls: int
-    blocked_ns: int
-    profiler_overhead_ns: int
-    blocked_excl_overhead_ns: int
+    api_name: str = Field(description="The synchronizing CUDA API call (cudaStreamSynchronize, ...)")
+    calls: int = Field(description="Calls of it that CUPTI recorded a synchronization for")
+    blocked_ns: int = Field(description="Host time inside those calls (ns)")
+    profiler_overhead_ns: int = Field(
+        description="Profiler overhead inside those calls on the same thread (ns)"
+    )
+    blocked_excl_overhead_ns: int = Field(description="blocked_ns - profiler_overhead_ns (ns)")
 
 
 class Launch(Model):
     """Kernels launched one by one: start vs. the API call that launched them."""
 
-    device_id: int
+    device_id: int = Field(description="Device the kernels ran on")
     kernels: int = Field(description="Kernels launched one by one")
     graph_kernels: int = Field(
         description="Kernels of graph executions (node-level trace), left out here: see graph_launch"
     )
     matched: int = Field(description="Kernels whose launch call is in the export")
-    api_ns: Distribution
-    api_excl_overhead_ns: Distribution
+    api_ns: Distribution = Field(description="Duration of the launch calls (ns)")
+    api_excl_overhead_ns: Distribution = Field(
+        description="Duration of the launch calls minus profiler overhead inside them (ns)"
+    )
     queue_delay_ns: Distribution = Field(description="Kernel start - launch call end (may be negative)")
-    negative_queue_delays: int
+    negative_queue_delays: int = Field(description="Kernels that started before their launch call returned")
     launch_latency_ns: Distribution = Field(description="Kernel start - launch call start")
 
 
 class GraphLaunch(Model):
     """Launches of whole CUDA graphs on one device, apart from ordinary kernel launches."""
 
-    device_id: int
-    executions: int
+    device_id: int = Field(description="Device the graphs ran on")
+    executions: int = Field(description="Graph executions on the device")
     matched: int = Field(description="Executions whose launch call is in the export")
     launch_latency_ns: Distribution = Field(description="Execution start - launch call start")
     queue_delay_ns: Distribution = Field(description="Execution start - launch call end")
@@ -200,8 +222,8 @@ class Overhead(Model):
     """Overhead the export attributes to the profiler (subtracted from host-side times)."""
 
     recorded: bool = Field(description="PROFILER_OVERHEAD or CUPTI_ACTIVITY_KIND_OVERHEAD exists")
-    intervals: int
-    total_ns: int
+    intervals: int = Field(description="Overhead intervals attributed to the profiler")
+    total_ns: int = Field(description="Their summed duration (ns)")
 
 
 class CudaOverhead(Model):
@@ -209,39 +231,41 @@ class CudaOverhead(Model):
     CUDA's own stalls, reported and never subtracted."""
 
     overhead_type: str = Field(description="ENUM_CUPTI_OVERHEAD_TYPE label, or 'unattributed'")
-    intervals: int
-    total_ns: int
+    intervals: int = Field(description="Intervals of this overhead type")
+    total_ns: int = Field(description="Their summed duration (ns)")
 
 
 class Coverage(Model):
     """GPU activity present in the export that a fact leaves out: the fact is not complete."""
 
-    table: str
-    rows: int
-    note: str
+    table: str = Field(description="The export table whose rows the fact leaves out")
+    rows: int = Field(description="Rows left out")
+    note: str = Field(description="What they are and why they are left out")
 
 
 class Timeline(Model):
-    devices: list[DeviceTimeline]
-    synchronization: list[SyncByType]
-    host_sync: list[HostSync]
-    launch: list[Launch]
-    graph_launch: list[GraphLaunch]
-    profiler_overhead: Overhead
-    cuda_overhead: list[CudaOverhead]
+    devices: list[DeviceTimeline] = Field(description="Busy/idle facts per device, each with its streams")
+    synchronization: list[SyncByType] = Field(description="CUPTI synchronization events by type and API call")
+    host_sync: list[HostSync] = Field(description="Host time blocked in synchronizing calls, per API name")
+    launch: list[Launch] = Field(
+        description="Launch latency and queue delay of kernels launched one by one, per device"
+    )
+    graph_launch: list[GraphLaunch] = Field(description="Launch latency of whole CUDA graphs, per device")
+    profiler_overhead: Overhead = Field(description="Overhead the export attributes to the profiler")
+    cuda_overhead: list[CudaOverhead] = Field(description="CUDA's own overhead rows (never subtracted)")
     coverage: list[Coverage] = Field(description="GPU activity these facts leave out (empty: none)")
 
 
 class GraphFacts(Model):
     """One executable CUDA graph on one device."""
 
-    device_id: int
+    device_id: int = Field(description="Device the graph ran on")
     graph_id: int | None = Field(description="graphId (graph-level trace; null in node-level traces)")
-    graph_exec_id: int | None
+    graph_exec_id: int | None = Field(description="graphExecId; null in node-level traces")
     first_node_id: int | None = Field(description="Node-level trace: smallest graphNodeId (the key)")
     exec_created_in_capture: bool | None = Field(description="CUDA_GRAPH_EVENTS records its creation")
     launches: int = Field(description="Distinct launch calls of its executions")
-    executions: int
+    executions: int = Field(description="Executions of the graph")
     unlinked_executions: int = Field(description="Executions whose launch call is not in the export")
     gpu_ns: Distribution = Field(description="GPU time per execution (first start to last end)")
     kernels_per_execution: Distribution | None = Field(description="Node-level trace only")
@@ -251,48 +275,59 @@ class GraphFacts(Model):
 
 class Graphs(Model):
     trace_mode: str = Field(description="graph (GRAPH_TRACE rows), node (graphNodeId), graph+node, none")
-    executions: int
-    unlinked_executions: int
-    graphs: list[GraphFacts]
+    executions: int = Field(description="Graph executions in the selection")
+    unlinked_executions: int = Field(description="Executions whose launch call is not in the export")
+    graphs: list[GraphFacts] = Field(description="One entry per executable graph")
 
 
 class NsysSummaryData(Model):
     """``gpuopt nsys summary``: the export's identity and the headline timeline facts."""
 
-    path: str
-    source: NsysExportTool | None
-    selection: NsysSelection
-    info: NsysInfo
-    timeline: Timeline
-    graphs: Graphs
+    path: str = Field(description="The SQLite export read")
+    source: NsysExportTool | None = Field(
+        description="How a .nsys-rep became that export; null when a .sqlite was given"
+    )
+    selection: NsysSelection = Field(description="The part of the capture the facts cover")
+    info: NsysInfo = Field(description="The export's identity: versions, GPUs, what was captured")
+    timeline: Timeline = Field(description="Timeline facts of the selection")
+    graphs: Graphs = Field(description="CUDA graph facts of the selection")
 
 
 class NsysTimelineData(Model):
     """``gpuopt nsys timeline``: every timeline fact of the selection."""
 
-    path: str
-    source: NsysExportTool | None
-    selection: NsysSelection
-    timeline: Timeline
+    path: str = Field(description="The SQLite export read")
+    source: NsysExportTool | None = Field(
+        description="How a .nsys-rep became that export; null when a .sqlite was given"
+    )
+    selection: NsysSelection = Field(description="The part of the capture the facts cover")
+    timeline: Timeline = Field(description="Every timeline fact of the selection (streams: at most --limit)")
+    streams_left_out: int = Field(
+        default=0, description="Streams not listed under their device (over --limit, the least busy)"
+    )
 
 
 class NsysTableData(Model):
     """One table of facts (``kernels``, ``api``, ``mem``, ``nvtx``, ``gaps``, or an nsys stats report)."""
 
-    path: str
-    source: NsysExportTool | None
-    selection: NsysSelection
+    path: str = Field(description="The SQLite export read")
+    source: NsysExportTool | None = Field(
+        description="How a .nsys-rep became that export; null when a .sqlite was given"
+    )
+    selection: NsysSelection = Field(description="The part of the capture the table covers")
     report: str = Field(description="The table's name; nsys stats report names where they apply")
     not_captured: list[str] = Field(description="Source tables this table needs that the capture lacks")
     coverage: list[Coverage] = Field(description="GPU activity in the export this table leaves out")
-    table: TableData
+    table: TableData = Field(description="The table (column definitions: gpuopt schema nsys.<table name>)")
 
 
 class NsysGraphsData(Model):
     """``gpuopt nsys graphs``: one row per CUDA graph."""
 
-    path: str
-    source: NsysExportTool | None
-    selection: NsysSelection
-    graphs: Graphs
-    coverage: list[Coverage]
+    path: str = Field(description="The SQLite export read")
+    source: NsysExportTool | None = Field(
+        description="How a .nsys-rep became that export; null when a .sqlite was given"
+    )
+    selection: NsysSelection = Field(description="The part of the capture the facts cover")
+    graphs: Graphs = Field(description="CUDA graph facts of the selection")
+    coverage: list[Coverage] = Field(description="GPU activity in the export these facts leave out")

@@ -20,8 +20,8 @@ NO_UNCERTAINTY = "one capture per side: no uncertainty"
 class CaptureFacts(Model):
     """One capture as the diff read it: where it came from and what it was made with."""
 
-    path: str
-    kind: ProfileKind
+    path: str = Field(description="The capture file")
+    kind: ProfileKind = Field(description="nsys, torch or ncu")
     gpus: list[str] = Field(description="GPU model names the capture records (empty: not recorded)")
     driver: str | None = Field(description="CUDA driver version the capture records")
     tool: str | None = Field(description="Profiler and version, e.g. 'nsys 2025.3.2.0'")
@@ -36,14 +36,16 @@ class CaptureFacts(Model):
 class ComparabilityFact(Model):
     """One fact on both sides; ``same`` is False when any capture differs from the others."""
 
-    name: str
-    baseline: list[str | None]
-    candidate: list[str | None]
-    same: bool
+    name: str = Field(description="What is compared (GPU, driver, tool version, ...)")
+    baseline: list[str | None] = Field(description="Its value in each baseline capture")
+    candidate: list[str | None] = Field(description="Its value in each candidate capture")
+    same: bool = Field(description="True when every capture agrees")
 
 
 class Comparability(Model):
-    facts: list[ComparabilityFact]
+    facts: list[ComparabilityFact] = Field(
+        description="Facts that must agree for the captures to be comparable"
+    )
     work_key: str | None = Field(
         description="The key whose instance count measures the amount of work: the --marker range, "
         "else the most frequent key of the baseline"
@@ -53,23 +55,23 @@ class Comparability(Model):
 
 
 class DiffWarning(Model):
-    code: str
-    message: str
+    code: str = Field(description="Stable warning code (no_uncertainty, ...)")
+    message: str = Field(description="What it means, for people")
 
 
 class DiffMethod(Model):
-    pairing: Pairing
+    pairing: Pairing = Field(description="paired (--paired), unpaired, or none (one capture on a side)")
     uncertainty: str = Field(description="How the CIs were made, or 'one capture per side: no uncertainty'")
-    confidence: float
-    resamples: int
-    seed: int
+    confidence: float = Field(description="Confidence level of the CIs")
+    resamples: int = Field(description="Bootstrap resamples")
+    seed: int = Field(description="Seed of the bootstrap streams")
     fdr: float = Field(description="The declared false-discovery rate of the flags (Benjamini-Hochberg)")
-    min_effect_pct: float
+    min_effect_pct: float = Field(description="|change_pct| a key needs to be flagged (%)")
     multiple_comparisons: str = Field(description="The correction over keys, in words")
 
 
 class DiffCounts(Model):
-    keys: int
+    keys: int = Field(description="Keys compared")
     both: int = Field(description="Keys present on both sides")
     new: int = Field(description="Keys present in candidate captures only")
     vanished: int = Field(description="Keys present in baseline captures only")
@@ -80,17 +82,17 @@ class DiffCounts(Model):
 class ProfileDiffData(Model):
     """``gpuopt profile diff``: comparability, method, counts and one row per key."""
 
-    kind: ProfileKind
-    by: Dimension
-    k_baseline: int
-    k_candidate: int
-    baseline: list[CaptureFacts]
-    candidate: list[CaptureFacts]
-    comparability: Comparability
-    method: DiffMethod
-    counts: DiffCounts
-    warnings: list[DiffWarning]
-    table: TableData
+    kind: ProfileKind = Field(description="nsys, torch or ncu")
+    by: Dimension = Field(description="The key: kernel, op, nvtx or memcpy")
+    k_baseline: int = Field(description="Baseline captures")
+    k_candidate: int = Field(description="Candidate captures")
+    baseline: list[CaptureFacts] = Field(description="The baseline captures read")
+    candidate: list[CaptureFacts] = Field(description="The candidate captures read")
+    comparability: Comparability = Field(description="Whether the captures are comparable")
+    method: DiffMethod = Field(description="How changes were judged")
+    counts: DiffCounts = Field(description="Keys compared, flagged, ...")
+    warnings: list[DiffWarning] = Field(description="Warnings about the captures or the result")
+    table: TableData = Field(description="Per key (gpuopt schema profile.keys)")
     citation: str | None = Field(
         default=None,
         description="With --cite: the id of the citation record (citations/<invocation>/<id>.json)",

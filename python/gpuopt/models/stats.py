@@ -58,8 +58,8 @@ class CompareOptions(Model):
 class BcaFacts(Model):
     """BCa diagnostics: bias correction z0 and acceleration a."""
 
-    z0: float | None
-    acceleration: float | None
+    z0: float | None = Field(description="Bias correction z0; null when degenerate")
+    acceleration: float | None = Field(description="Acceleration a (jackknife); null when degenerate")
 
 
 class EffectEstimate(Model):
@@ -67,78 +67,88 @@ class EffectEstimate(Model):
 
     n: int = Field(description="Valid pairs (paired) or the smaller side (unpaired)")
     estimate_log: float | None = Field(description="Estimate of l (log-ratio scale only)")
-    ci_low_log: float | None
-    ci_high_log: float | None
+    ci_low_log: float | None = Field(description="Lower end of the CI of l (log-ratio scale only)")
+    ci_high_log: float | None = Field(description="Upper end of the CI of l (log-ratio scale only)")
     estimate_pct: float | None = Field(description="Percent improvement; > 0 means candidate better")
-    ci_low_pct: float | None
-    ci_high_pct: float | None
+    ci_low_pct: float | None = Field(description="Lower end of the CI as percent improvement")
+    ci_high_pct: float | None = Field(description="Upper end of the CI as percent improvement")
     change_pct: float | None = Field(description="Raw change of the candidate, 100·(cand/ref - 1)")
-    change_ci_low_pct: float | None
-    change_ci_high_pct: float | None
+    change_ci_low_pct: float | None = Field(
+        description="Lower end of the CI of the raw change 100·(cand/ref - 1)"
+    )
+    change_ci_high_pct: float | None = Field(description="Upper end of the CI of the raw change")
     ci_method_run: CiMethod | None = Field(description="The interval that ran (percentile if BCa degenerate)")
-    bca: BcaFacts | None
+    bca: BcaFacts | None = Field(description="BCa diagnostics; null when the interval is not BCa")
 
 
 class StatsWarning(Model):
-    code: str
-    message: str
+    code: str = Field(description="Stable warning code (aa_effect_detected, ...)")
+    message: str = Field(description="What it means, for people")
 
 
 class Spread(Model):
     """The observed spread of the pair log ratios and what it resolves (normal approximations)."""
 
-    sd_log: float
+    sd_log: float = Field(description="Sample SD of the valid pairs' log ratios")
     robust_sd_log: float = Field(description="1.4826·MAD")
     half_width_pct: float = Field(description="CI half-width the spread predicts at n")
     mde_pct: float = Field(description="Minimum detectable effect at n for the power")
-    power: float
-    pairs_for_minimum_effect: int | None
+    power: float = Field(description="The power the MDE is computed for")
+    pairs_for_minimum_effect: int | None = Field(
+        description="Pairs the SD predicts for the minimum effect at that power; null when m = 0"
+    )
     robust_half_width_pct: float = Field(description="Half-width from the robust SD (1.4826·MAD)")
     robust_mde_pct: float = Field(description="MDE from the robust SD: the better basis for a median")
-    robust_pairs_for_minimum_effect: int | None
-    method: Literal["normal_approx"]
+    robust_pairs_for_minimum_effect: int | None = Field(description="The same from the robust SD")
+    method: Literal["normal_approx"] = Field(
+        description="normal_approx: normal-theory formulas, not a simulation"
+    )
 
 
 class Resolution(Model):
     """Whether the minimum effect is above the MDE an A/A noise SD predicts at n."""
 
-    noise_sd_log: float
-    mde_pct: float
-    minimum_effect_pct: float
-    status: Literal["resolvable", "below_mde"]
+    noise_sd_log: float = Field(description="The A/A SD given (--noise-sd-log)")
+    mde_pct: float = Field(description="MDE that SD predicts at n (%)")
+    minimum_effect_pct: float = Field(description="The minimum effect asked for (%)")
+    status: Literal["resolvable", "below_mde"] = Field(
+        description="resolvable (minimum effect >= MDE) or below_mde"
+    )
 
 
 class CaseEffect(EffectEstimate):
     """The effect within one case: reported, never used for the verdict."""
 
-    case_id: str
+    case_id: str = Field(description="The case (or block label for per_block)")
 
 
 class TailEffect(EffectEstimate):
     """The effect on a within-call quantile (latency tails), judged like the primary."""
 
-    quantile: WithinCall
-    verdict: Verdict
-    verdict_reason: VerdictReason
-    pairs_needed_estimate: int | None
+    quantile: WithinCall = Field(description="The within-call quantile compared (p95, ...)")
+    verdict: Verdict = Field(
+        description="improved, regressed, equivalent or inconclusive, judged like the primary"
+    )
+    verdict_reason: VerdictReason = Field(description="Which rule gave the verdict")
+    pairs_needed_estimate: int | None = Field(description="Inconclusive: pairs projected from the spread")
 
 
 class TailUnavailable(Model):
-    quantile: WithinCall
-    samples_needed_per_call: int
-    samples_min_per_call: int
+    quantile: WithinCall = Field(description="A tail quantile that could not be compared")
+    samples_needed_per_call: int = Field(description="Samples per call the quantile needs")
+    samples_min_per_call: int = Field(description="The fewest samples a call held")
 
 
 class OrderFacts(Model):
-    ab_pairs: int
-    ba_pairs: int
+    ab_pairs: int = Field(description="Valid pairs run baseline first")
+    ba_pairs: int = Field(description="Valid pairs run candidate first")
     order_effect_pct: float | None = Field(description="(mean l over AB - mean l over BA)/2, as %")
 
 
 class BlockFacts(Model):
     """Pairs grouped in blocks (process, run, worker): what the comparison did with them."""
 
-    column: str
+    column: str = Field(description="The block column of the input")
     blocks: int = Field(description="Blocks holding at least one valid pair")
     resampled: bool = Field(description="True: the CI resampled whole blocks (--block-column)")
     disagree: bool = Field(description="True when the per-block CIs do not all overlap")
@@ -147,75 +157,93 @@ class BlockFacts(Model):
 class Comparison(EffectEstimate):
     """The result of one comparison: estimate, CI, verdict and the settings that produced them."""
 
-    pairing: Literal["paired", "unpaired"]
-    metric: str
-    direction: Direction
-    effect_scale: EffectScale
-    estimator: Estimator
-    within_call: WithinCall
+    pairing: Literal["paired", "unpaired"] = Field(
+        description="paired (pairs of calls) or unpaired (two independent sides)"
+    )
+    metric: str = Field(description="The metric's name")
+    direction: Direction = Field(description="lower or higher is better")
+    effect_scale: EffectScale = Field(description="log_ratio, or arithmetic_pct (parity mode)")
+    estimator: Estimator = Field(description="median or mean of the per-pair effects")
+    within_call: WithinCall = Field(description="How a call's samples became one value")
     ci_method: CiMethod = Field(description="The interval method asked for")
-    confidence: float
-    resamples: int
-    seed: int
+    confidence: float = Field(description="Confidence level of the CI")
+    resamples: int = Field(description="Bootstrap resamples")
+    seed: int = Field(description="Seed of the bootstrap streams")
     rng: str = Field(description="The random-number generator, e.g. gpuopt.rng/v1")
-    scope: str
-    n_invalid: int
+    scope: str = Field(description="What the comparison belongs to (a request digest; empty for the CLI)")
+    n_invalid: int = Field(description="Pairs left out (a side missing, not positive or not finite)")
     n_baseline: int | None = Field(description="Unpaired: size of the baseline side")
-    n_candidate: int | None
-    minimum_pairs: int
-    minimum_effect_pct: float
+    n_candidate: int | None = Field(description="Unpaired: size of the candidate side")
+    minimum_pairs: int = Field(description="Fewer valid pairs give inconclusive (too_few_pairs)")
+    minimum_effect_pct: float = Field(description="Minimum effect m (%) the verdict is judged against")
     threshold_log: float | None = Field(description="τ = ln(1 + m/100)")
-    verdict: Verdict
-    verdict_reason: VerdictReason
+    verdict: Verdict = Field(description="improved, regressed, equivalent or inconclusive")
+    verdict_reason: VerdictReason = Field(description="Which rule gave the verdict")
     pairs_needed_estimate: int | None = Field(
         description="Inconclusive: ⌈n·(h/d)²⌉ pairs projected from the observed spread (per side if unpaired)"
     )
-    spread: Spread | None
-    resolution: Resolution | None
-    per_case: list[CaseEffect]
+    spread: Spread | None = Field(
+        description="The observed spread and what it resolves; null below two valid pairs"
+    )
+    resolution: Resolution | None = Field(
+        description="Whether m is above the MDE an A/A SD predicts; null without --noise-sd-log"
+    )
+    per_case: list[CaseEffect] = Field(
+        description="The effect within each case (reported, never used for the verdict)"
+    )
     per_block: list[CaseEffect] = Field(
         default_factory=list, description="The effect within each block (case_id = the block's label)"
     )
-    blocks: BlockFacts | None = None
-    orders: OrderFacts | None
-    tails: list[TailEffect]
-    tails_unavailable: list[TailUnavailable]
-    warnings: list[StatsWarning]
+    blocks: BlockFacts | None = Field(
+        default=None, description="Pairs grouped in blocks; null without --block-column"
+    )
+    orders: OrderFacts | None = Field(
+        description="AB/BA balance and order effect; null when orders are not recorded"
+    )
+    tails: list[TailEffect] = Field(description="Effects on within-call quantiles (with --tails)")
+    tails_unavailable: list[TailUnavailable] = Field(
+        description="Tail quantiles the calls hold too few samples for"
+    )
+    warnings: list[StatsWarning] = Field(description="Warnings about the input or the result")
 
 
 class NoiseAt(Model):
-    n_pairs: int
-    half_width_log: float
-    half_width_pct: float
-    mde_log: float
-    mde_pct: float
-    robust_half_width_pct: float
-    robust_mde_pct: float
+    n_pairs: int = Field(description="Pairs this row is for")
+    half_width_log: float = Field(description="CI half-width of l at n_pairs")
+    half_width_pct: float = Field(description="The same as %")
+    mde_log: float = Field(description="Minimum detectable effect of l at n_pairs and the power")
+    mde_pct: float = Field(description="The same as %")
+    robust_half_width_pct: float = Field(description="Half-width from the robust SD (%)")
+    robust_mde_pct: float = Field(description="MDE from the robust SD (%)")
 
 
 class NoiseReport(Model):
     """What A/A pairs say about a measurement's noise (normal approximations)."""
 
-    metric: str
-    n: int
-    estimator: Estimator
-    mean_log: float
-    median_log: float
-    sd_log: float
-    robust_sd_log: float
-    sd_pct: float
-    confidence: float
-    power: float
+    metric: str = Field(description="The metric's name")
+    n: int = Field(description="Valid A/A pairs")
+    estimator: Estimator = Field(description="median or mean")
+    mean_log: float = Field(description="Mean of the A/A log ratios")
+    median_log: float = Field(description="Median of the A/A log ratios")
+    sd_log: float = Field(description="Sample SD of the A/A log ratios")
+    robust_sd_log: float = Field(description="1.4826·MAD of the A/A log ratios")
+    sd_pct: float = Field(description="100·(exp(sd_log) - 1)")
+    confidence: float = Field(description="Confidence level used")
+    power: float = Field(description="Power used for the MDE")
     k_factor: float = Field(description="1 for the mean, √(π/2) for the median")
-    z_confidence: float
-    z_power: float
-    method: Literal["normal_approx"]
-    at: list[NoiseAt]
-    minimum_effect_pct: float
-    pairs_for_minimum_effect: int | None
-    robust_pairs_for_minimum_effect: int | None
+    z_confidence: float = Field(description="Normal quantile of the confidence")
+    z_power: float = Field(description="Normal quantile of the power")
+    method: Literal["normal_approx"] = Field(description="normal_approx: normal-theory formulas")
+    at: list[NoiseAt] = Field(description="Half-width and MDE at several pair counts")
+    minimum_effect_pct: float = Field(description="The minimum effect asked for (%)")
+    pairs_for_minimum_effect: int | None = Field(
+        description="Pairs needed to detect it at the power; null when m = 0"
+    )
+    robust_pairs_for_minimum_effect: int | None = Field(description="The same from the robust SD")
     aa: Comparison = Field(description="The A/A comparison itself at m = 0")
-    warnings: list[StatsWarning]
+    warnings: list[StatsWarning] = Field(
+        description="Warnings (aa_effect_detected when the A/A CI excludes 0, ...)"
+    )
 
 
 class RelativeLimit(Model):
@@ -323,12 +351,12 @@ class SimulationReport(Model):
 class SampleFileFacts(Model):
     """What was read from one sample file."""
 
-    path: str
-    format: Literal["jsonl", "csv", "tsv"]
-    value_column: str | None
-    rows: int
-    calls: int
-    unmodeled_columns: list[str]
+    path: str = Field(description="The sample file")
+    format: Literal["jsonl", "csv", "tsv"] = Field(description="jsonl, csv or tsv")
+    value_column: str | None = Field(description="The column read as the value; null for a plain list")
+    rows: int = Field(description="Rows read")
+    calls: int = Field(description="Calls: rows sharing a key are one call's samples (else one call per row)")
+    unmodeled_columns: list[str] = Field(description="Columns not read")
 
 
 class FileComparison(Model):
@@ -348,14 +376,16 @@ class FileNoise(Model):
 class CompareData(Model):
     """``gpuopt stats compare``: the files read, the comparison, and the pairs (or values) table."""
 
-    files: list[SampleFileFacts]
-    comparison: Comparison
-    pairs: TableData
+    files: list[SampleFileFacts] = Field(description="What was read from each sample file")
+    comparison: Comparison = Field(description="Estimate, CI, verdict and the settings that produced them")
+    pairs: TableData = Field(
+        description="Per pair (paired) or per call (unpaired, table values); gpuopt schema stats.pairs"
+    )
 
 
 class NoiseData(Model):
     """``gpuopt stats noise``: the file read, the noise report, and the A/A pairs table."""
 
-    files: list[SampleFileFacts]
-    noise: NoiseReport
-    pairs: TableData
+    files: list[SampleFileFacts] = Field(description="What was read from the sample file")
+    noise: NoiseReport = Field(description="What the A/A pairs say about the noise")
+    pairs: TableData = Field(description="The A/A pairs (gpuopt schema stats.pairs)")

@@ -37,6 +37,10 @@ impl TorchTrace {
         self.table(py, torch_trace::kernels::table)
     }
 
+    fn api(&self, py: Python<'_>) -> PyResult<ArrowTable> {
+        self.table(py, torch_trace::api::table)
+    }
+
     fn ops(&self, py: Python<'_>) -> PyResult<ArrowTable> {
         self.table(py, torch_trace::ops::table)
     }

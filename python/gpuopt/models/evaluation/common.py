@@ -37,8 +37,8 @@ Operation = Literal["readiness_smoke", "baseline", "noise", "screen", "target", 
 class RecordRef(Record):
     """A record's id and the sha256 of its file bytes, copied from command output."""
 
-    id: str
-    sha256: Sha256
+    id: str = Field(description="The record's id")
+    sha256: Sha256 = Field(description="SHA-256 of the record file's bytes")
 
 
 class ResultRef(Record):

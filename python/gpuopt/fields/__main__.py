@@ -1,0 +1,5 @@
+"""``python -m gpuopt.fields > references/fields.md``."""
+
+from gpuopt.fields import markdown
+
+print(markdown())

@@ -1,0 +1,149 @@
+"""Every column of every table a reading command prints, and every field of the reading commands' JSON
+documents, has a one-line definition (``gpuopt.fields``, the models' descriptions), shown by
+``gpuopt schema`` and in ``references/fields.md``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from conftest import ROOT, gpuopt
+from gpuopt import fields
+from gpuopt.agent_tools import walk
+from gpuopt.cli import cli
+
+NSYS = "h200/nsys/eager.sqlite"
+TORCH = "h200/torch/eager_trace.json"
+NCU = "h200/ncu/kernels_full.ncu-rep"
+SASS = "h200/sass/kernels_sm90.cuobjdump.sass"
+NVDISASM = "h200/sass/kernels_sm90.nvdisasm.sass"
+GPU_TRACE = "h200/nsys/stats_cuda_gpu_trace.csv"
+NSYS_REPORTS = ["cuda_gpu_kern_sum", "cuda_api_sum", "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum"]
+NSYS_REPORTS += ["nvtx_sum", "cuda_kern_exec_sum", "nvtx_kern_sum"]
+NCU_TABLES = ["kernels", "warp_stalls", "instruction_mix", "rules", "sections", "metrics"]
+
+# Every table command on a real fixture ({nsys}, ... below), {aa} a small A/A sample file.
+RUNS: list[list[str]] = [
+    *(["nsys", c, "{nsys}"] for c in ["kernels", "api", "mem", "nvtx", "gaps", "comm"]),
+    ["nsys", "nvtx", "{nsys}", "--per-instance"],
+    *(["nsys", "stats", "{nsys}", "--report", r] for r in NSYS_REPORTS),
+    *(["torch", c, "{torch}"] for c in ["collectives", "comm", "gaps", "graphs", "kernels"]),
+    *(["torch", c, "{torch}"] for c in ["launches", "ops", "steps", "timeline", "transfers"]),
+    ["torch", "api", "{torch}"],
+    *(["ncu", c, "{ncu}"] for c in ["launches", "summary", "roofline"]),
+    ["ncu", "compare", "{ncu}", "{ncu}"],
+    *(["ncu", "table", "{ncu}", t] for t in NCU_TABLES),
+    *(["sass", c, "{sass}"] for c in ["functions", "opcodes", "signatures"]),
+    ["sass", "functions", "{nvdisasm}"],
+    ["stats", "compare", "{gpu_trace}", "{gpu_trace}", "--column", "Duration (ns)"],
+    ["stats", "compare", "{aa}", "{aa}", "--unpaired", "--column", "a"],
+    ["stats", "noise", "{aa}", "--first-column", "a", "--second-column", "b"],
+    ["profile", "diff", "--baseline", "{torch}", "--candidate", "{torch}", "--resamples", "100"],
+]
+
+# Tables of the evaluation views (ls, show --part) need a store with records: not covered here.
+_NOT_READING = {("ls",), ("show",)}
+
+
+def _table(data: dict[str, object]) -> dict[str, object]:
+    for part in ("table", "kernels", "pairs"):
+        found = data.get(part)
+        if isinstance(found, dict) and "columns" in found:
+            return found
+    raise AssertionError(f"no table in {sorted(data)}")
+
+
+def _emitted(shared: Path, tmp_path: Path) -> list[tuple[str, list[str]]]:
+    aa = tmp_path / "aa.csv"
+    aa.write_text("a,b\n1.0,1.1\n2.0,2.1\n3.0,2.9\n4.0,4.2\n")
+    files = {
+        "nsys": NSYS,
+        "torch": TORCH,
+        "ncu": NCU,
+        "sass": SASS,
+        "nvdisasm": NVDISASM,
+        "gpu_trace": GPU_TRACE,
+    }
+    paths = {"aa": str(aa)} | {k: str(shared / v) for k, v in files.items()}
+    runner = CliRunner()
+    found = []
+    for args in RUNS:
+        argv = [a.format(**paths) for a in args]
+        result = runner.invoke(cli, [*argv, "--json", "--limit", "1"])
+        assert result.exit_code == 0, (argv, result.output[-2000:])
+        table = _table(json.loads(result.output)["data"])
+        columns = [c["name"] for c in table["columns"]]  # type: ignore[index]
+        found.append((fields.qualified(args[0], str(table["name"])), columns))
+    return found
+
+
+def test_every_emitted_column_has_a_definition(shared: Path, tmp_path: Path) -> None:
+    emitted = _emitted(shared, tmp_path)
+    missing = {key: fields.undefined(key, columns) for key, columns in emitted}
+    assert {k: v for k, v in missing.items() if v} == {}
+    # No definition outlives its column: every defined table is emitted, with every defined column.
+    seen: dict[str, set[str]] = {}
+    for key, columns in emitted:
+        seen.setdefault(key, set()).update(columns)
+    assert set(fields.TABLES) == set(seen)
+    assert {k: set(v) - seen[k] for k, v in fields.TABLES.items() if set(v) - seen[k]} == {}
+
+
+def test_every_table_command_is_run_here() -> None:
+    ran = {tuple(a for a in args[:2] if not a.startswith("{")) for args in RUNS}
+    for path, cmd in walk(cli):
+        if isinstance(cmd, click.Group) or not {"limit", "out"} <= {p.name for p in cmd.params}:
+            continue
+        if path in _NOT_READING:
+            continue
+        assert path in ran, f"gpuopt {' '.join(path)} prints a table this test does not run"
+
+
+def test_every_reading_document_field_has_a_definition() -> None:
+    missing = []
+    for name, model in fields.reading_documents().items():
+        missing += [f"{name}: {path}" for path, text in fields.model_fields(model) if not text]
+    assert missing == []
+
+
+def test_the_confusing_ones_say_what_they_count() -> None:
+    ops = fields.TABLES["torch.ops"]
+    assert "nested ops' work excluded" in ops["gpu_time_ns"]
+    assert "including nested" in ops["gpu_time_total_ns"]
+    assert "idle time between" in fields.TABLES["nsys.nvtx_instances"]["gpu_projected_ns"]
+    timeline = dict(fields.model_fields(fields.reading_documents()["gpuopt.nsys.timeline/v1"]))
+    assert "exactly k kernels" in (timeline["timeline.devices[].concurrency.time_at_level_ns"] or "")
+
+
+def test_schema_prints_a_table_definitions() -> None:
+    run = gpuopt("schema", "torch.ops")
+    assert run.code == 0, run.stderr
+    assert "gpu_time_total_ns" in run.stdout and "including nested" in run.stdout
+    shown = gpuopt("schema", "torch.ops", "--json").json()["data"]["shown"]["json_schema"]
+    assert shown["properties"]["gpu_time_ns"]["description"] == fields.TABLES["torch.ops"]["gpu_time_ns"]
+    assert "torch.ops" in gpuopt("schema", "--json").json()["data"]["tables"]
+
+
+def test_schema_takes_the_name_a_table_carries_in_its_json() -> None:
+    assert fields.resolve("ncu_launches") == ["ncu.launches"]
+    assert fields.resolve("ncu.ncu_launches") == ["ncu.launches"]
+    assert fields.resolve("cuda_gpu_kern_sum") == ["nsys.cuda_gpu_kern_sum"]
+    assert fields.resolve("gaps") == ["nsys.gaps", "torch.gaps"]
+    shown = gpuopt("schema", "ncu_launches", "--json").json()["data"]["shown"]
+    assert shown["name"] == "ncu.launches" and "dram_bytes" in shown["json_schema"]["properties"]
+    run = gpuopt("schema", "gaps", "--json")
+    assert run.code == 2 and run.json()["errors"][0]["code"] == "schema_ambiguous"
+
+
+@pytest.mark.parametrize("name", ["nope.table", "torch.nope"])
+def test_schema_unknown_table_exits_2(name: str) -> None:
+    run = gpuopt("schema", name, "--json")
+    assert run.code == 2 and run.json()["errors"][0]["code"] == "schema_unknown"
+
+
+def test_reference_is_current() -> None:
+    assert (ROOT / "references" / "fields.md").read_text() == fields.markdown() + "\n"
