@@ -58,13 +58,20 @@ sys.exit(code)
 """
 
 FAKE_NCU = """#!{python}
-# A stand-in for ncu that prints ncu's real counter-permission error, as ncu does on a locked-down host.
-import sys
-if sys.argv[1:] == ["--version"]:
+# A stand-in for ncu: prints ncu's real counter-permission error, as ncu does on a locked-down host, or
+# runs the command and writes a real recorded H200 report where --export points.
+import shutil, subprocess, sys
+args = sys.argv[1:]
+if args == ["--version"]:
     print("NVIDIA (R) Nsight Compute Command Line Profiler")
     print("Version 2025.3.1.0 (build 36398880) (public-release)")
     sys.exit(0)
 print("==PROF== Connected to process 4242")
+if {report!r}:
+    at = args.index("--export")
+    code = subprocess.call(args[at + 2:])
+    shutil.copyfile({report!r}, args[at + 1] + ".ncu-rep")
+    sys.exit(code)
 print("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance"
       " Counters on the target device 0.")
 sys.exit(1)
@@ -306,7 +313,7 @@ def test_profiler_without_report_is_a_typed_failure(example: Example) -> None:
 
 
 def test_ncu_counter_permission_is_typed_with_the_version_kept(example: Example) -> None:
-    fake = _stand_in(example.base / "bin-ncu", "ncu", FAKE_NCU.format(python=sys.executable))
+    fake = _stand_in(example.base / "bin-ncu", "ncu", FAKE_NCU.format(python=sys.executable, report=""))
     req = example.request(
         "ncu", ["original"], profiler=str(fake), plan={**PLAN, "variants": ["original"], "repeats": 1}
     )
@@ -493,3 +500,24 @@ def test_a_target_result_cites_a_capture_diff_and_report_and_handoff_show_it(
         "--candidate", f"cap:{inv}/candidate", "--cite", tid,
     )  # fmt: skip
     assert plain.code == 2 and "citation_inputs_invalid" in plain.stderr
+
+
+def test_ncu_capture_freezes_the_report(example: Example) -> None:
+    recorded = example.shared / "h200/ncu/kernels_full.ncu-rep"
+    text = FAKE_NCU.format(python=sys.executable, report=str(recorded))
+    fake = _stand_in(example.base / "bin-ncu-ok", "ncu", text)
+    plan = {**PLAN, "variants": ["original"], "repeats": 1}
+    req = example.request("ncu", ["original"], profiler=str(fake), plan=plan, ncu={"kernel": "softmax"})
+    result = operations.run(req, cwd=example.dir, wait=True).result
+    assert result is not None and result.verdict == "passed"
+    assert "--kernel-name" in result.capture.argv and "regex:softmax" in result.capture.argv
+    [cap] = result.captures
+    assert cap.status == "captured" and [a.kind for a in cap.artifacts] == ["ncu-rep"]
+    blob = Store.open(example.root).path(
+        f"objects/blobs/{cap.artifacts[0].sha256[:2]}/{cap.artifacts[0].sha256}"
+    )
+    assert blob.read_bytes() == recorded.read_bytes()
+    # Reading a .ncu-rep needs NVIDIA's ncu-report package or ncu itself: without one the report is kept
+    # and the record says why it has no facts.
+    if cap.facts is None:
+        assert (cap.message or "").startswith("facts not read: ")

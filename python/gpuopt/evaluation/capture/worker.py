@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuopt import _profile_sources
-from gpuopt.errors import GpuoptError
+from gpuopt.errors import AbsentError, GpuoptError
 from gpuopt.evaluation.capture import profilers
 from gpuopt.evaluation.execution import Execution, ExecutionSpec
 from gpuopt.evaluation.executor import BUNDLE_LIMITS, Worker
@@ -147,6 +147,9 @@ class CaptureWorker(Worker):
                 files.append(profilers.export_sqlite(self.settings.profiler.path, report))
             artifacts = [self._freeze(p, tool) for p in files]
             facts = _profile_sources.load(self.store.path(_blob_rel(artifacts[-1].sha256)), "kernel").facts
+        except AbsentError as exc:  # the report is kept; only its reader is missing here (e.g. ncu-report)
+            note = f"facts not read: {exc.code}: {exc.message}"[:4000]
+            return done("captured", None, note, artifacts=artifacts, facts=None)
         except GpuoptError as exc:
             return done("failed", exc.code, exc.message[:4000])
         return done("captured", None, None, artifacts=artifacts, facts=facts)
