@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from gpuopt import profile
 from gpuopt.errors import GpuoptError
 from gpuopt.evaluation import invocation
 from gpuopt.evaluation.capture import operations, refs
+from gpuopt.evaluation.records import read_result
 from gpuopt.evaluation.store import Store
 from gpuopt.example.runner import Runner
 
@@ -43,6 +45,10 @@ if args[0] == "export":
     sys.exit(0)
 mode = {mode!r}
 command = args[args.index("--") + 1:]
+if mode == "hang":
+    import time
+    open(os.path.join({state!r}, "started"), "w").close()
+    time.sleep(120)
 code = subprocess.call(command)
 if mode == "no_report":
     print("nsys: the application exited before the capture range started", file=sys.stderr)
@@ -521,3 +527,27 @@ def test_ncu_capture_freezes_the_report(example: Example) -> None:
     # and the record says why it has no facts.
     if cap.facts is None:
         assert (cap.message or "").startswith("facts not read: ")
+
+
+def test_cancel_stops_a_capture_and_cleans_up(example: Example) -> None:
+    fake = example.nsys("hang", mode="hang")
+    plan = {**PLAN, "variants": ["original"], "repeats": 2}
+    sub = operations.run(
+        example.request("nsys", ["original"], profiler=str(fake), plan=plan), cwd=example.dir
+    )
+    assert sub.submission is not None
+    inv = sub.submission.invocation_id
+    started = example.base / "state-hang" / "started"
+    deadline = time.monotonic() + 120
+    while not started.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert started.exists()
+    invocation.cancel(example.root, inv)
+    st = invocation.wait(example.root, inv, timeout_s=120)
+    assert (st.state, st.cleanup_status) == ("completed", "confirmed")
+    found = read_result(Store.open(example.root), inv)
+    assert found is not None
+    result = found[0]
+    assert (result.execution_status, result.stop_reason) == ("cancelled", "cancelled")
+    assert [(c.status, c.reason, c.call_index) for c in result.captures] == [("failed", "cancelled", 0)]
+    assert result.calls.skipped == [1]
