@@ -260,6 +260,11 @@ def test_dry_run_writes_nothing_and_shows_the_plan(example: Example, tmp_path: P
     argv = out.dry_run.request["capture"]["argv"]
     assert "--capture-range=cudaProfilerApi" in argv and "--capture-range-end=stop" in argv
     assert sorted(p.name for p in (example.root / "invocations").iterdir()) == before
+    assert out.summary[2:5] == [
+        "  call 0: rows512 repeat 0 original",
+        "  call 1: rows512 repeat 0 candidate",
+        "  call 2: rows512 repeat 1 candidate",
+    ]
 
 
 def _code(fn: Any, *args: Any, **kw: Any) -> tuple[str, int]:
