@@ -556,3 +556,21 @@ def test_cancel_stops_a_capture_and_cleans_up(example: Example) -> None:
     assert (result.execution_status, result.stop_reason) == ("cancelled", "cancelled")
     assert [(c.status, c.reason, c.call_index) for c in result.captures] == [("failed", "cancelled", 0)]
     assert result.calls.skipped == [1]
+
+
+def test_a_failed_correctness_check_voids_that_capture(example: Example) -> None:
+    fake = example.nsys("wrong")
+    plan = {**PLAN, "variants": ["original", "candidate"], "repeats": 2}
+    req = example.request("nsys", ["original", "candidate"], profiler=str(fake), plan=plan)
+    req["experiment"] = example.refs["experiment:wrong"]
+    result = operations.run(req, cwd=example.dir, wait=True).result
+    assert result is not None
+    assert (result.verdict, result.stop_reason) == ("failed", "correctness_failed")
+    # The original's capture stands; the wrong candidate's is voided (nothing frozen) and the plan stops.
+    assert [(c.variant, c.status, c.reason, len(c.artifacts)) for c in result.captures] == [
+        ("original", "captured", None, 2),
+        ("candidate", "voided", "correctness_failed", 0),
+    ]
+    assert result.calls.skipped == [2, 3]
+    assert _code(refs.resolve, f"cap:{result.invocation_id}/candidate", example.root) == ("capture_voided", 2)
+    assert len(refs.resolve(f"cap:{result.invocation_id}/original", example.root)) == 1
