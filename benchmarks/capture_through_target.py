@@ -4,7 +4,10 @@ variant interleaved, under nsys and under torch (the example driver's torch_trac
 ``gpuopt profile diff`` of original vs faster and original vs Champion (A/A), per case, plus a one-capture
 diff. One command, everything written under OUT:
 
-    python benchmarks/capture_through_target.py OUT [--nsys PATH] [--repeats 5]
+    python benchmarks/capture_through_target.py OUT [--nsys PATH] [--repeats 5] [--cases rows256]
+
+About 35 GPU driver calls (readiness smoke, baseline, 15 nsys and 15 torch captures at one case): a few
+minutes on the H200. ``--cases rows256,rows512`` captures both example cases (twice the calls).
 
 OUT/example     the example folder (project, root with the Target, Experiments and capture invocations)
 OUT/diffs/      one `gpuopt profile diff --json` document per comparison (TOOL_CASE_ab|aa|single.json)
@@ -65,7 +68,7 @@ def _capture(out: Path, runner: Any, tool: str, repeats: int, nsys: str | None, 
             "variants": VARIANTS,
             "repeats": repeats,
             "case_ids": cases,
-            "samples_per_call": 20,
+            "samples_per_call": 10,
             "warmup_per_call": 3,
         },
         "limits": {"operation_timeout_s": 3000, "command_timeout_s": 300},
@@ -153,14 +156,13 @@ def main() -> int:
     parser.add_argument("out", type=Path)
     parser.add_argument("--nsys", help="nsys executable (default: found like gpuopt doctor finds it)")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--cases", default="rows256", help="Comma-separated example cases to capture")
     args = parser.parse_args()
     out: Path = args.out.resolve()
     (out / "diffs").mkdir(parents=True, exist_ok=True)
     runner, directory = _target(out)
     root = directory / "root"
-    from gpuopt.example.runner import WORKLOADS
-
-    cases: list[str] = list(WORKLOADS["torch"]["cases"])
+    cases: list[str] = args.cases.split(",")
     summary: dict[str, Any] = {"repeats": args.repeats, "cases": cases, "invocations": {}, "diffs": {}}
     for tool in TOOLS:
         inv = _capture(out, runner, tool, args.repeats, args.nsys, cases)

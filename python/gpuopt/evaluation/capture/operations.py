@@ -228,6 +228,11 @@ def run(
             f"{req.plan.repeats} per variant and case, interleaved",
             "profiler argv: " + " ".join(core["capture"]["argv"] or ["(none: the driver writes the trace)"]),
         ]
+        names = {v["role"]: v["variant"] for v in core["capture"]["variants"]}
+        lines += [
+            f"  call {s.call_index}: {s.case_id} repeat {s.pair_index} {names[s.roles[0]]}"
+            for s in plan.evidence_plan
+        ]
         return CaptureData(
             operation="capture",
             dry_run=plan,

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuopt import _profile_sources
-from gpuopt.errors import GpuoptError
+from gpuopt.errors import AbsentError, GpuoptError
 from gpuopt.evaluation.capture import profilers
 from gpuopt.evaluation.execution import Execution, ExecutionSpec
 from gpuopt.evaluation.executor import BUNDLE_LIMITS, Worker
@@ -101,7 +101,7 @@ class CaptureWorker(Worker):
             ex.stop("failed", record.reason or "capture_failed")
             ex.warnings.append(Warning(code=record.reason or "capture_failed", message=record.message or ""))
             return False
-        if record.status == "failed" and record.reason is not None and not ok:
+        if record.status == "failed" and record.reason is not None and ex.stop_reason == "command_failed":
             ex.stop_reason = record.reason  # the profiler's own reason, more precise than command_failed
             ex.warnings.append(Warning(code=record.reason, message=record.message or ""))
         return ok
@@ -134,6 +134,8 @@ class CaptureWorker(Worker):
         tool = self.settings.tool
         report = profilers.report_path(tool, out.with_name("kineto-trace.json") if tool == "torch" else out)
         receipt = ex.receipts[-1] if called and ex.receipts else None
+        if receipt is not None and receipt.status in ("cancelled", "timed_out"):
+            return done("failed", receipt.stop_reason or receipt.status, f"the call was {receipt.status}")
         if report is None:
             logs = "".join(_text(call_dir / n) for n in ("stdout.log", "stderr.log"))
             reason, message = profilers.failure(tool, logs, None if receipt is None else receipt.returncode)
@@ -147,6 +149,9 @@ class CaptureWorker(Worker):
                 files.append(profilers.export_sqlite(self.settings.profiler.path, report))
             artifacts = [self._freeze(p, tool) for p in files]
             facts = _profile_sources.load(self.store.path(_blob_rel(artifacts[-1].sha256)), "kernel").facts
+        except AbsentError as exc:  # the report is kept; only its reader is missing here (e.g. ncu-report)
+            note = f"facts not read: {exc.code}: {exc.message}"[:4000]
+            return done("captured", None, note, artifacts=artifacts, facts=None)
         except GpuoptError as exc:
             return done("failed", exc.code, exc.message[:4000])
         return done("captured", None, None, artifacts=artifacts, facts=facts)
