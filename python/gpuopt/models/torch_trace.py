@@ -245,6 +245,11 @@ class TorchSummary(Model):
     """``gpuopt torch summary``: one entry per trace file (rank), ordered by rank."""
 
     traces: list[TraceSummary]
+    scope: str | None = Field(
+        default=None,
+        description="'steps FIRST:LAST' or 'window START:END' (as given) when every fact was restricted"
+        " to it; null for the whole trace",
+    )
 
 
 class TraceOverview(Model):
@@ -261,4 +266,9 @@ class TorchTable(Model):
     table: TableData
     not_present: list[str] = Field(
         description="For each trace without GPU activity: 'rank N: not present: ...' (empty otherwise)"
+    )
+    scope: str | None = Field(
+        default=None,
+        description="'steps FIRST:LAST' or 'window START:END' (as given) when every fact was restricted"
+        " to it; null for the whole trace",
     )
