@@ -423,7 +423,11 @@ class NsysReport:
         self, window_start_ns: int | None = None, window_end_ns: int | None = None, nvtx: str | None = None
     ) -> ArrowTable: ...
     def gaps(
-        self, window_start_ns: int | None = None, window_end_ns: int | None = None, nvtx: str | None = None
+        self,
+        window_start_ns: int | None = None,
+        window_end_ns: int | None = None,
+        nvtx: str | None = None,
+        top: int | None = None,
     ) -> ArrowTable: ...
     def timeline_json(
         self, window_start_ns: int | None = None, window_end_ns: int | None = None, nvtx: str | None = None

@@ -144,8 +144,9 @@ impl Report {
         coverage::for_fact(&self.schema, fact)
     }
 
-    pub fn gaps(&self, req: &Request) -> Result<Table> {
-        timeline::gaps(&self.schema, &self.strings, &self.selection(req)?)
+    /// Every gap, or (`top = Some(k)`) the `k` longest, longest first.
+    pub fn gaps(&self, req: &Request, top: Option<usize>) -> Result<Table> {
+        timeline::gaps(&self.schema, &self.strings, &self.selection(req)?, top)
     }
 
     pub fn info(&self) -> Result<info::Info> {
