@@ -102,7 +102,7 @@ def test_steps_outside_the_trace_are_an_input_error(shared: Path) -> None:
 
 def test_cli_steps_and_window(shared: Path, events: list[dict[str, Any]]) -> None:
     lo, hi = _extent(events, 102, 104)
-    run = gpuopt("torch", "kernels", str(shared / STEPS), "--steps", "102:104", "--json")
+    run = gpuopt("torch", "kernels", str(shared / STEPS), "--steps", "102:104", "--limit", "0", "--json")
     assert run.code == 0, run.stderr
     data = run.json()["data"]
     assert data["scope"] == "steps 102:104"
