@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import gpuopt
 from gpuopt import nsys
 from nsys_db import GLOBAL_PID, Export
 
@@ -198,3 +199,27 @@ def test_absent_tables_are_not_captured_facts(tmp_path: Path) -> None:
     assert report.not_captured("cuda_gpu_mem_time_sum") == ["CUPTI_ACTIVITY_KIND_MEMSET"]
     status = {s.table: s.captured for s in report.info().sources}
     assert status["NVTX_EVENTS"] is False and status["CUPTI_ACTIVITY_KIND_KERNEL"] is True
+
+
+def test_longest_gaps_are_the_head_of_the_full_list(busy_export: Path, shared: Path) -> None:
+    # Hand-built: gaps s1 [10,20) 10, s3 [25,40) 15, device [30,40) 10; the two longest, ties by lane.
+    top = nsys.open(busy_export).gaps(top=2)
+    assert top.select("stream_id", "start_ns", "duration_ns").rows() == [(3, 25, 15), (None, 30, 10)]
+    # A real export: top-K equals the whole list sorted by duration (stable) and cut at K.
+    report = nsys.open(shared / "h200/nsys/eager.sqlite")
+    whole = report.gaps()
+    assert whole.height > 100
+    want = whole.sort("duration_ns", descending=True, maintain_order=True).head(25)
+    assert report.gaps(top=25).equals(want)
+    assert report.gaps(top=0).height == 0
+
+
+def test_cli_sort_duration_limit_pushes_the_limit_down(shared: Path) -> None:
+    path = shared / "h200/nsys/eager.sqlite"
+    run = gpuopt("nsys", "gaps", str(path), "--sort", "duration_ns", "--limit", "3", "--json")
+    assert run.code == 0, run.stderr
+    table = run.json()["data"]["table"]
+    want = nsys.open(path).gaps(top=3)
+    assert [r["duration_ns"] for r in table["rows"]] == want["duration_ns"].to_list()
+    assert [r["start_ns"] for r in table["rows"]] == want["start_ns"].to_list()
+    assert table["total_rows"] == 3

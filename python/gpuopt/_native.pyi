@@ -101,6 +101,11 @@ class TorchTrace:
 
     @property
     def num_traces(self) -> int: ...
+    def scoped(
+        self, *, steps: tuple[int, int] | None = None, window: tuple[int, int] | None = None
+    ) -> TorchTrace:
+        """The traces restricted to ``ProfilerStep#FIRST..LAST`` or a ``[start, end)`` ns window."""
+
     def overview_json(self) -> bytes:
         """JSON list of ``{path, global_rank, platform, format, gpu_absent}``."""
 
@@ -419,7 +424,11 @@ class NsysReport:
         self, window_start_ns: int | None = None, window_end_ns: int | None = None, nvtx: str | None = None
     ) -> ArrowTable: ...
     def gaps(
-        self, window_start_ns: int | None = None, window_end_ns: int | None = None, nvtx: str | None = None
+        self,
+        window_start_ns: int | None = None,
+        window_end_ns: int | None = None,
+        nvtx: str | None = None,
+        top: int | None = None,
     ) -> ArrowTable: ...
     def operations(
         self, window_start_ns: int | None = None, window_end_ns: int | None = None, nvtx: str | None = None

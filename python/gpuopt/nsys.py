@@ -142,12 +142,16 @@ class Report:
         start, end = window or (None, None)
         return to_polars(self._native.comm(start, end, nvtx))
 
-    def gaps(self, *, window: Window | None = None, nvtx: str | None = None) -> pl.DataFrame:
-        """Every idle interval between GPU operations, per device and per stream."""
+    def gaps(
+        self, *, window: Window | None = None, nvtx: str | None = None, top: int | None = None
+    ) -> pl.DataFrame:
+        """Every idle interval between GPU operations, per device and per stream (by lane, then time);
+        with ``top``, only the ``top`` longest, longest first (ties: device, stream, start), kept in a
+        heap of ``top`` so memory does not grow with the number of gaps."""
         from gpuopt._tables import to_polars
 
         start, end = window or (None, None)
-        return to_polars(self._native.gaps(start, end, nvtx))
+        return to_polars(self._native.gaps(start, end, nvtx, top))
 
     def operations(self, *, window: Window | None = None, nvtx: str | None = None) -> pl.DataFrame:
         """One row per GPU operation (kernel, memcpy, memset, graph execution): device, stream, kind,

@@ -43,6 +43,17 @@ class TorchTrace:
     def __repr__(self) -> str:
         return f"TorchTrace({str(self.path)!r}, traces={self._native.num_traces})"
 
+    def scoped(
+        self, *, steps: tuple[int, int] | None = None, window: tuple[int, int] | None = None
+    ) -> TorchTrace:
+        """The same traces restricted, before any table is built, to the ``ProfilerStep#N`` ranges with
+        ``FIRST <= N <= LAST`` (``steps``; the GPU work their runtime calls launched comes with them) or
+        to the events overlapping ``[START, END)`` ns from each trace's origin (``window``). Times stay
+        relative to the file's origin. Raises ``InputError`` when a trace has none of those steps."""
+        if (steps is None) == (window is None):
+            raise ValueError("scoped() takes exactly one of steps= and window=")
+        return TorchTrace(self.path, self._native.scoped(steps=steps, window=window))
+
     def overview(self) -> list[TraceOverview]:
         """Per trace file: path, rank, platform, format and why GPU facts are absent (if they are)."""
         return [TraceOverview.model_validate(item) for item in json.loads(self._native.overview_json())]

@@ -73,6 +73,11 @@ def table_options(command: F) -> F:
     return fn
 
 
+def current_sort() -> str | None:
+    """The running command's ``--sort`` as given (None without it)."""
+    return _SORT.get()
+
+
 def _unknown_column(frame: pl.DataFrame, option: str, name: str) -> InputError:
     return InputError(
         "column_unknown",

@@ -12,7 +12,7 @@ from gpuopt.cli._html import html_option, render_html
 from gpuopt.cli._nsys_render import render_coverage, render_graphs, render_timeline
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._render import section, table
-from gpuopt.cli._tables import table_data, table_options, write_table
+from gpuopt.cli._tables import current_sort, table_data, table_options, write_table
 
 if TYPE_CHECKING:
     import polars as pl
@@ -241,9 +241,14 @@ def nvtx(
 @table_options
 @command(TABLE_SCHEMA)
 def gaps(file: Path, window: str | None, nvtx_range: str | None, limit: int, out: Path | None) -> Outcome:
-    """Every idle interval between GPU operations, per device and per stream, with its neighbours."""
+    """Every idle interval between GPU operations, per device and per stream, with its neighbours.
+
+    `--sort duration_ns --limit K` (without --out) keeps only the K longest gaps while reading (a heap of
+    K, so memory does not grow with the number of gaps); `total_rows` is then K.
+    """
     report, sel, parsed = _open(file, window, nvtx_range)
-    frame = report.gaps(window=parsed, nvtx=nvtx_range)
+    longest = current_sort() in ("duration_ns", "duration_ns:desc") and limit > 0 and out is None
+    frame = report.gaps(window=parsed, nvtx=nvtx_range, top=limit if longest else None)
     return _table_outcome(file, report, sel, "gaps", "gaps", frame, limit=limit, out=out)
 
 

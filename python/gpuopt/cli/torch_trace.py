@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
@@ -12,6 +14,7 @@ from gpuopt.cli._html import html_option, render_html
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._render import section, table
 from gpuopt.cli._tables import render_frame, table_data, table_options, write_table
+from gpuopt.errors import InputError
 
 if TYPE_CHECKING:
     import polars as pl
@@ -25,8 +28,42 @@ F = TypeVar("F", bound=Callable[..., Any])
 _DEFAULT_KERNEL_WAIT_NS = 30_000
 
 
+@dataclass(frozen=True)
+class Source:
+    """PATH with the scope asked for (``--steps`` or ``--window``), as text for the record."""
+
+    path: Path
+    steps: str | None = None
+    window: str | None = None
+
+    @property
+    def scope(self) -> str | None:
+        if self.steps is not None:
+            return f"steps {self.steps}"
+        return f"window {self.window}" if self.window is not None else None
+
+
 def _path(fn: F) -> F:
-    return click.argument("path", type=click.Path(path_type=Path))(fn)
+    """PATH plus ``--steps`` / ``--window``, handed to the command as one :class:`Source`."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, path: Path, steps: str | None, window: str | None, **kwargs: Any) -> Any:
+        return fn(*args, path=Source(path, steps, window), **kwargs)
+
+    window_opt = click.option(
+        "--window",
+        metavar="START:END",
+        help="Only events overlapping this window: ns from the trace's first event, or with ns/us/ms/s"
+        " (either side may be empty).",
+    )
+    steps_opt = click.option(
+        "--steps",
+        metavar="FIRST:LAST",
+        help="Only ProfilerStep#FIRST..ProfilerStep#LAST (inclusive) and the GPU work they launched,"
+        " e.g. --steps 2:9 to drop warm-up and the last step.",
+    )
+    argument = click.argument("path", type=click.Path(path_type=Path))
+    return cast("F", argument(steps_opt(window_opt(wrapper))))
 
 
 def _threshold(fn: F) -> F:
@@ -63,27 +100,69 @@ def _inputs(trace: TorchTrace) -> list[FileIdentity]:
     return [file_identity(p) for p in trace.files()]
 
 
-def _open(path: Path) -> TorchTrace:
+_SCOPE_INVALID = "torch_trace_scope_invalid"
+
+
+def _steps(text: str) -> tuple[int, int]:
+    """``"FIRST:LAST"`` -> step numbers (either side may be empty: from the first / to the last step)."""
+    sides = [s.strip() for s in text.split(":")]
+    if len(sides) != 2 or not all(not s or s.isdigit() for s in sides):
+        raise InputError(
+            _SCOPE_INVALID,
+            f"cannot read {text!r} as steps",
+            path="steps",
+            expected="FIRST:LAST step numbers, e.g. 2:9 (either side may be empty)",
+            observed=text,
+        )
+    first, last = sides
+    return (int(first) if first else 0, int(last) if last else 2**63 - 1)
+
+
+def _open(source: Source) -> TorchTrace:
     from gpuopt import torch_trace as lib
+    from gpuopt._window import parse_window
     from gpuopt.provenance import identify_in_background
 
-    identify_in_background(path)  # hashing (on a cache miss) overlaps parsing; a folder is hashed after
-    return lib.open(path)
+    if source.steps is not None and source.window is not None:
+        raise InputError(
+            _SCOPE_INVALID,
+            "--steps and --window cannot be combined",
+            path="steps",
+            expected="one of --steps FIRST:LAST and --window START:END",
+            observed=f"--steps {source.steps} --window {source.window}",
+        )
+    steps = _steps(source.steps) if source.steps is not None else None
+    window = None
+    if source.window is not None:
+        start, end = parse_window(source.window, code=_SCOPE_INVALID, open_ends=True)
+        window = (0 if start is None else start, 2**63 - 1 if end is None else end)
+    identify_in_background(
+        source.path
+    )  # hashing (on a cache miss) overlaps parsing; a folder is hashed after
+    trace = lib.open(source.path)
+    return trace if steps is None and window is None else trace.scoped(steps=steps, window=window)
 
 
 def _table(
-    name: str, trace: TorchTrace, frame: pl.DataFrame, *, limit: int, out: Path | None, gpu: bool
+    name: str,
+    trace: TorchTrace,
+    frame: pl.DataFrame,
+    *,
+    limit: int,
+    out: Path | None,
+    gpu: bool,
+    scope: str | None = None,
 ) -> Outcome:
     from gpuopt.models.torch_trace import TorchTable
 
     if out is not None:
         write_table(frame, out)
     not_present = trace.not_present() if gpu else []
-    data = TorchTable(table=table_data(name, frame, limit), not_present=not_present)
+    data = TorchTable(table=table_data(name, frame, limit), not_present=not_present, scope=scope)
 
     def render() -> str:
         body = render_frame(frame, limit) if frame.height else "(no rows)"
-        return "\n".join([*not_present, body])
+        return "\n".join([*([f"scope: {scope}"] if scope else []), *not_present, body])
 
     return Outcome(data=data, render=render, inputs=_inputs(trace), unmodeled=trace.unmodeled())
 
@@ -92,7 +171,7 @@ def _table(
 @_path
 @_threshold
 @command("gpuopt.torch.summary/v1")
-def summary(path: Path, kernel_wait_ns: int) -> Outcome:
+def summary(path: Source, kernel_wait_ns: int) -> Outcome:
     """Identity, event counts, links and GPU breakdowns (temporal, idle by cause, kernel type).
 
     \b
@@ -101,7 +180,7 @@ def summary(path: Path, kernel_wait_ns: int) -> Outcome:
       gpuopt torch summary traces/ --json | jq '.data.traces[].gpu.devices'
     """
     trace = _open(path)
-    doc = trace.summary(kernel_wait_threshold_ns=kernel_wait_ns)
+    doc = trace.summary(kernel_wait_threshold_ns=kernel_wait_ns).model_copy(update={"scope": path.scope})
     return Outcome(
         data=doc, render=lambda: _render_summary(doc), inputs=_inputs(trace), unmodeled=trace.unmodeled()
     )
@@ -111,10 +190,10 @@ def summary(path: Path, kernel_wait_ns: int) -> Outcome:
 @_path
 @table_options
 @command("gpuopt.torch.kernels/v1")
-def kernels(path: Path, limit: int, out: Path | None) -> Outcome:
+def kernels(path: Source, limit: int, out: Path | None) -> Outcome:
     """Per kernel name: count, total, mean, median, min, max, stddev (ns) and share of kernel time."""
     trace = _open(path)
-    return _table("kernels", trace, trace.kernels(), limit=limit, out=out, gpu=True)
+    return _table("kernels", trace, trace.kernels(), limit=limit, out=out, gpu=True, scope=path.scope)
 
 
 @torch.command()
@@ -132,10 +211,10 @@ def api(path: Path, limit: int, out: Path | None) -> Outcome:
 @_path
 @table_options
 @command("gpuopt.torch.ops/v1")
-def ops(path: Path, limit: int, out: Path | None) -> Outcome:
+def ops(path: Source, limit: int, out: Path | None) -> Outcome:
     """Per cpu_op name: CPU total/self time and the GPU time of the work it launched."""
     trace = _open(path)
-    return _table("ops", trace, trace.ops(), limit=limit, out=out, gpu=False)
+    return _table("ops", trace, trace.ops(), limit=limit, out=out, gpu=False, scope=path.scope)
 
 
 @torch.command()
@@ -143,11 +222,11 @@ def ops(path: Path, limit: int, out: Path | None) -> Outcome:
 @_threshold
 @table_options
 @command("gpuopt.torch.timeline/v1")
-def timeline(path: Path, kernel_wait_ns: int, limit: int, out: Path | None) -> Outcome:
+def timeline(path: Source, kernel_wait_ns: int, limit: int, out: Path | None) -> Outcome:
     """Per GPU stream: busy and idle time, gaps, and idle time by cause (host wait, kernel wait, other)."""
     trace = _open(path)
     frame = trace.streams(kernel_wait_threshold_ns=kernel_wait_ns)
-    return _table("streams", trace, frame, limit=limit, out=out, gpu=True)
+    return _table("streams", trace, frame, limit=limit, out=out, gpu=True, scope=path.scope)
 
 
 @torch.command()
@@ -155,78 +234,78 @@ def timeline(path: Path, kernel_wait_ns: int, limit: int, out: Path | None) -> O
 @_threshold
 @table_options
 @command("gpuopt.torch.gaps/v1")
-def gaps(path: Path, kernel_wait_ns: int, limit: int, out: Path | None) -> Outcome:
+def gaps(path: Source, kernel_wait_ns: int, limit: int, out: Path | None) -> Outcome:
     """Every idle gap on every GPU stream: when, how long, its cause and the event that ended it."""
     trace = _open(path)
     frame = trace.gaps(kernel_wait_threshold_ns=kernel_wait_ns)
-    return _table("gaps", trace, frame, limit=limit, out=out, gpu=True)
+    return _table("gaps", trace, frame, limit=limit, out=out, gpu=True, scope=path.scope)
 
 
 @torch.command()
 @_path
 @table_options
 @command("gpuopt.torch.steps/v1")
-def steps(path: Path, limit: int, out: Path | None) -> Outcome:
+def steps(path: Source, limit: int, out: Path | None) -> Outcome:
     """Per record_function / ProfilerStep#N range: CPU time and the GPU work launched inside it."""
     trace = _open(path)
-    return _table("steps", trace, trace.steps(), limit=limit, out=out, gpu=False)
+    return _table("steps", trace, trace.steps(), limit=limit, out=out, gpu=False, scope=path.scope)
 
 
 @torch.command()
 @_path
 @table_options
 @command("gpuopt.torch.launches/v1")
-def launches(path: Path, limit: int, out: Path | None) -> Outcome:
+def launches(path: Source, limit: int, out: Path | None) -> Outcome:
     """Per GPU event: runtime call, launch latency, launching op and launch configuration."""
     trace = _open(path)
-    return _table("launches", trace, trace.launches(), limit=limit, out=out, gpu=True)
+    return _table("launches", trace, trace.launches(), limit=limit, out=out, gpu=True, scope=path.scope)
 
 
 @torch.command()
 @_path
 @table_options
 @command("gpuopt.torch.graphs/v1")
-def graphs(path: Path, limit: int, out: Path | None) -> Outcome:
+def graphs(path: Source, limit: int, out: Path | None) -> Outcome:
     """Per CUDA graph: replays of cudaGraphLaunch (executions, GPU time per execution, host time).
 
     Kineto records no graph id: a graph is keyed by the ordered names of its kernels (graph_key).
     """
     trace = _open(path)
-    return _table("graphs", trace, trace.graphs(), limit=limit, out=out, gpu=True)
+    return _table("graphs", trace, trace.graphs(), limit=limit, out=out, gpu=True, scope=path.scope)
 
 
 @torch.command()
 @_path
 @table_options
 @command("gpuopt.torch.transfers/v1")
-def transfers(path: Path, limit: int, out: Path | None) -> Outcome:
+def transfers(path: Source, limit: int, out: Path | None) -> Outcome:
     """Per memcpy/memset: bytes, duration and bandwidth (bytes / duration)."""
     trace = _open(path)
-    return _table("transfers", trace, trace.transfers(), limit=limit, out=out, gpu=True)
+    return _table("transfers", trace, trace.transfers(), limit=limit, out=out, gpu=True, scope=path.scope)
 
 
 @torch.command()
 @_path
 @table_options
 @command("gpuopt.torch.collectives/v1")
-def collectives(path: Path, limit: int, out: Path | None) -> Outcome:
+def collectives(path: Source, limit: int, out: Path | None) -> Outcome:
     """Per NCCL kernel: collective, dtype, element counts, bytes and overlap with compute kernels."""
     trace = _open(path)
-    return _table("collectives", trace, trace.collectives(), limit=limit, out=out, gpu=True)
+    return _table("collectives", trace, trace.collectives(), limit=limit, out=out, gpu=True, scope=path.scope)
 
 
 @torch.command()
 @_path
 @table_options
 @command("gpuopt.torch.comm/v1")
-def comm(path: Path, limit: int, out: Path | None) -> Outcome:
+def comm(path: Source, limit: int, out: Path | None) -> Outcome:
     """Communication vs. compute per rank/device (stream empty) and per NCCL stream: overlap, exposed.
 
     Busy times are interval unions per device; overlap = communication ∩ compute kernels; exposed =
     communication busy - overlap. Per-collective sizes and algbw: `gpuopt torch collectives`.
     """
     trace = _open(path)
-    return _table("comm", trace, trace.comm(), limit=limit, out=out, gpu=True)
+    return _table("comm", trace, trace.comm(), limit=limit, out=out, gpu=True, scope=path.scope)
 
 
 @torch.command()
@@ -360,4 +439,5 @@ def _render_trace(t: TraceSummary) -> str:
 
 
 def _render_summary(doc: TorchSummary) -> str:
-    return "\n\n".join(_render_trace(t) for t in doc.traces)
+    head = [f"scope: {doc.scope} (every fact below is restricted to it)"] if doc.scope else []
+    return "\n\n".join([*head, *(_render_trace(t) for t in doc.traces)])

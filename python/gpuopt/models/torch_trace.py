@@ -269,6 +269,11 @@ class TorchSummary(Model):
     """``gpuopt torch summary``: one entry per trace file (rank), ordered by rank."""
 
     traces: list[TraceSummary] = Field(description="One summary per trace file (rank)")
+    scope: str | None = Field(
+        default=None,
+        description="'steps FIRST:LAST' or 'window START:END' (as given) when every fact was restricted"
+        " to it; null for the whole trace",
+    )
 
 
 class TraceOverview(Model):
@@ -285,4 +290,9 @@ class TorchTable(Model):
     table: TableData = Field(description="The table (column definitions: gpuopt schema torch.<table name>)")
     not_present: list[str] = Field(
         description="For each trace without GPU activity: 'rank N: not present: ...' (empty otherwise)"
+    )
+    scope: str | None = Field(
+        default=None,
+        description="'steps FIRST:LAST' or 'window START:END' (as given) when every fact was restricted"
+        " to it; null for the whole trace",
     )

@@ -45,6 +45,51 @@ pub fn open_regular(path: &Path) -> Result<std::fs::File> {
     std::fs::File::open(path).map_err(|e| Error::io(path, &e))
 }
 
+/// The version (device, inode, size, mtime, ctime) of a file a reader is about to read; [`check`]
+/// after the read turns a file that changed meanwhile into an error instead of a mixed answer.
+///
+/// [`check`]: Unchanged::check
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unchanged {
+    key: StatKey,
+}
+
+impl Unchanged {
+    /// Records the version of the regular file `path` (an error for anything else).
+    pub fn of(path: &Path) -> Result<Self> {
+        let meta = std::fs::metadata(path).map_err(|e| Error::io(path, &e))?;
+        if !meta.is_file() {
+            return Err(not_a_file(path));
+        }
+        Ok(Unchanged {
+            key: StatKey::of(&meta),
+        })
+    }
+
+    /// `file_changed_during_read` when `path` is no longer the version recorded by [`Unchanged::of`].
+    pub fn check(&self, path: &Path) -> Result<()> {
+        let after = std::fs::metadata(path).map(|m| StatKey::of(&m));
+        if after.as_ref().ok() == Some(&self.key) {
+            return Ok(());
+        }
+        let shown = path.display().to_string();
+        let observed = match after {
+            Ok(a) => format!("now {} bytes, mtime_ns {}", a.size, a.mtime_ns),
+            Err(e) => format!("now unreadable: {e}"),
+        };
+        Err(Error::input(
+            codes::FILE_CHANGED_DURING_READ,
+            format!("{shown} changed while it was being read"),
+        )
+        .with_path(shown)
+        .with_expected(format!(
+            "{} bytes, mtime_ns {} (the version read)",
+            self.key.size, self.key.mtime_ns
+        ))
+        .with_observed(observed))
+    }
+}
+
 /// The bytes of the regular file at `path` (see [`open_regular`]).
 pub fn read_regular(path: &Path) -> Result<Vec<u8>> {
     let mut file = open_regular(path)?;

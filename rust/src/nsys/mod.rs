@@ -145,8 +145,9 @@ impl Report {
         coverage::for_fact(&self.schema, fact)
     }
 
-    pub fn gaps(&self, req: &Request) -> Result<Table> {
-        timeline::gaps(&self.schema, &self.strings, &self.selection(req)?)
+    /// Every gap, or (`top = Some(k)`) the `k` longest, longest first.
+    pub fn gaps(&self, req: &Request, top: Option<usize>) -> Result<Table> {
+        timeline::gaps(&self.schema, &self.strings, &self.selection(req)?, top)
     }
 
     /// One row per GPU operation (what plots draw).

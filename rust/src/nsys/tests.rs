@@ -129,7 +129,8 @@ fn every_fixture_opens_and_reports_its_schema() {
         report.timeline(&Request::default()).unwrap();
         report.nvtx(&Request::default(), true).unwrap();
         report.memory(&Request::default()).unwrap();
-        report.gaps(&Request::default()).unwrap();
+        report.gaps(&Request::default(), None).unwrap();
+        report.gaps(&Request::default(), Some(3)).unwrap();
         report.info().unwrap();
     }
 }

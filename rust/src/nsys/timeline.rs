@@ -623,9 +623,73 @@ fn sync_facts(
     Ok((synchronization, host_sync))
 }
 
+/// One gap: its lane (device, stream or `None` for the device), extent, and the indices (in the loaded
+/// operations) of the operations before and after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Gap {
+    device: i64,
+    stream: Option<i64>,
+    start: i64,
+    end: i64,
+    before: usize,
+    after: usize,
+}
+
+/// Keeps every gap, or (`top = Some(k)`) only the `k` longest (ties: device, stream, start first) in
+/// a heap of at most `k`, so `--sort duration --limit K` holds K gaps, not all of them.
+enum GapSink {
+    All(Vec<Gap>),
+    Top(
+        usize,
+        std::collections::BinaryHeap<std::cmp::Reverse<(i64, std::cmp::Reverse<Gap>)>>,
+    ),
+}
+
+impl GapSink {
+    fn push(&mut self, gap: Gap) {
+        match self {
+            GapSink::All(rows) => rows.push(gap),
+            GapSink::Top(k, heap) => {
+                heap.push(std::cmp::Reverse((
+                    gap.end - gap.start,
+                    std::cmp::Reverse(gap),
+                )));
+                if heap.len() > *k {
+                    heap.pop();
+                }
+            }
+        }
+    }
+
+    /// All gaps by (device, stream, start), the lanes' order; the top K by duration, longest first.
+    fn finish(self) -> Vec<Gap> {
+        match self {
+            GapSink::All(mut rows) => {
+                rows.sort_unstable();
+                rows
+            }
+            GapSink::Top(_, heap) => {
+                let mut top: Vec<(i64, std::cmp::Reverse<Gap>)> =
+                    heap.into_iter().map(|r| r.0).collect();
+                top.sort_unstable_by(|a, b| b.cmp(a));
+                top.into_iter().map(|(_, g)| g.0).collect()
+            }
+        }
+    }
+}
+
 /// The gap list: every idle interval between operations, per device (`stream_id` null) and per
-/// stream, with the operations on either side.
-pub fn gaps(schema: &Schema, strings: &Strings, sel: &Selection) -> Result<Table> {
+/// stream, with the operations on either side; `top = Some(k)`: only the `k` longest, longest first.
+///
+/// One pass over the operations (sorted by start) keeps, per lane, the end of the work so far and the
+/// operation that reached it; gaps hold operation indices, and names are looked up only for the rows
+/// written, so memory is the operations plus the gaps kept.
+pub fn gaps(
+    schema: &Schema,
+    strings: &Strings,
+    sel: &Selection,
+    top: Option<usize>,
+) -> Result<Table> {
     let all = ops::load(schema, strings, sel, GPU_WORK)?;
     let opers = enum_labels(schema, &ENUM_MEMCPY_OPER)?;
     let op_name = |op: &Op| -> String {
@@ -641,50 +705,52 @@ pub fn gaps(schema: &Schema, strings: &Strings, sel: &Selection) -> Result<Table
             OpKind::Graph => format!("[CUDA graph {} exec {}]", op.name, op.graph),
         }
     };
-    type Lane<'a> = Vec<(Span, &'a Op)>;
-    let mut groups: BTreeMap<(i64, Option<i64>), Lane<'_>> = BTreeMap::new();
-    for op in &all {
-        if let Some(span) = clipped(op, sel) {
-            groups
-                .entry((op.device, None))
-                .or_default()
-                .push((span, op));
-            groups
-                .entry((op.device, Some(op.stream)))
-                .or_default()
-                .push((span, op));
-        }
-    }
-    let mut rows: Vec<(i64, Option<i64>, Span, String, String)> = Vec::new();
-    for ((device, stream), ops) in groups {
-        // `all` is sorted by start, so each group is too.
-        let mut cur: Option<(i64, &Op)> = None;
-        for (span, op) in ops {
-            if let Some((end, before)) = cur {
-                if span.start > end {
-                    rows.push((
-                        device,
-                        stream,
-                        Span::new(end, span.start),
-                        op_name(before),
-                        op_name(op),
-                    ));
+    let mut sink = match top {
+        Some(k) => GapSink::Top(k, std::collections::BinaryHeap::with_capacity(k + 1)),
+        None => GapSink::All(Vec::new()),
+    };
+    // Per lane: (end of the work so far, index of the operation that reached it).
+    let mut lanes: std::collections::HashMap<(i64, Option<i64>), (i64, usize)> =
+        std::collections::HashMap::new();
+    for (index, op) in all.iter().enumerate() {
+        let Some(span) = clipped(op, sel) else {
+            continue;
+        };
+        for lane in [(op.device, None), (op.device, Some(op.stream))] {
+            match lanes.get_mut(&lane) {
+                Some(cur) => {
+                    if span.start > cur.0 {
+                        sink.push(Gap {
+                            device: lane.0,
+                            stream: lane.1,
+                            start: cur.0,
+                            end: span.start,
+                            before: cur.1,
+                            after: index,
+                        });
+                    }
+                    if span.end > cur.0 {
+                        *cur = (span.end, index);
+                    }
                 }
-                if span.end > end {
-                    cur = Some((span.end, op));
+                None => {
+                    lanes.insert(lane, (span.end, index));
                 }
-            } else {
-                cur = Some((span.end, op));
             }
         }
     }
+    let rows = sink.finish();
+    let name_at = |i: usize| all.get(i).map(&op_name).unwrap_or_default();
     Columns::default()
-        .int("device_id", rows.iter().map(|r| r.0).collect())
-        .opt_int("stream_id", rows.iter().map(|r| r.1).collect())
-        .int("start_ns", rows.iter().map(|r| r.2.start).collect())
-        .int("end_ns", rows.iter().map(|r| r.2.end).collect())
-        .int("duration_ns", rows.iter().map(|r| r.2.len()).collect())
-        .text("before", rows.iter().map(|r| r.3.clone()).collect())
-        .text("after", rows.iter().map(|r| r.4.clone()).collect())
+        .int("device_id", rows.iter().map(|r| r.device).collect())
+        .opt_int("stream_id", rows.iter().map(|r| r.stream).collect())
+        .int("start_ns", rows.iter().map(|r| r.start).collect())
+        .int("end_ns", rows.iter().map(|r| r.end).collect())
+        .int(
+            "duration_ns",
+            rows.iter().map(|r| r.end - r.start).collect(),
+        )
+        .text("before", rows.iter().map(|r| name_at(r.before)).collect())
+        .text("after", rows.iter().map(|r| name_at(r.after)).collect())
         .build()
 }

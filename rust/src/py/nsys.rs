@@ -128,17 +128,19 @@ impl NsysReport {
         Ok(run(py, move || r.comm(&req))?.into())
     }
 
-    #[pyo3(signature = (window_start_ns = None, window_end_ns = None, nvtx = None))]
+    /// Every gap, or (`top`) only the `top` longest, longest first (a heap of `top`, not a sort of all).
+    #[pyo3(signature = (window_start_ns = None, window_end_ns = None, nvtx = None, top = None))]
     fn gaps(
         &self,
         py: Python<'_>,
         window_start_ns: Option<i64>,
         window_end_ns: Option<i64>,
         nvtx: Option<String>,
+        top: Option<usize>,
     ) -> PyResult<ArrowTable> {
         let r = self.inner.clone();
         let req = request(window_start_ns, window_end_ns, nvtx);
-        Ok(run(py, move || r.gaps(&req))?.into())
+        Ok(run(py, move || r.gaps(&req, top))?.into())
     }
 
     /// One row per GPU operation (kernel, memcpy, memset, graph execution), clipped to the window.

@@ -3,6 +3,7 @@
 use super::arrow::ArrowTable;
 use super::{json, run};
 use crate::table::Table;
+use crate::torch_trace::scope::{self, Scope};
 use crate::torch_trace::{self, TraceSet};
 use pyo3::prelude::*;
 use std::path::PathBuf;
@@ -27,6 +28,31 @@ impl TorchTrace {
 
 #[pymethods]
 impl TorchTrace {
+    /// The same traces restricted to `ProfilerStep#first..=last` (`steps`) or to events starting in
+    /// `[start, end)` ns from each trace's origin (`window`); exactly one of the two.
+    #[pyo3(signature = (*, steps=None, window=None))]
+    fn scoped(
+        &self,
+        py: Python<'_>,
+        steps: Option<(i64, i64)>,
+        window: Option<(i64, i64)>,
+    ) -> PyResult<TorchTrace> {
+        let scope = match (steps, window) {
+            (Some((first, last)), None) => Scope::Steps { first, last },
+            (None, Some((start, end))) => Scope::Window { start, end },
+            _ => {
+                return Err(pyo3::exceptions::PyValueError::new_err(
+                    "scoped() takes exactly one of steps= and window=",
+                ))
+            }
+        };
+        let set = Arc::clone(&self.set);
+        let scoped = run(py, move || scope::apply(&set, scope))?;
+        Ok(TorchTrace {
+            set: Arc::new(scoped),
+        })
+    }
+
     /// Number of trace files (ranks) in the set.
     #[getter]
     fn num_traces(&self) -> usize {

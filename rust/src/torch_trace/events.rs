@@ -219,7 +219,7 @@ pub struct Thread {
 }
 
 /// Interned strings: names of events and a few argument values.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Strings {
     pub values: Vec<Box<str>>,
     index: FastMap<Box<str>, u32>,
@@ -295,7 +295,7 @@ pub struct Events {
 }
 
 /// Content recognised but not turned into facts, counted by kind and name.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Unmodeled {
     /// Counts per bit of `RawEvent::unused_fields` / `Args::unused` (grown on first use).
     pub unused_fields: Vec<u64>,
@@ -362,6 +362,26 @@ fn count_bits(mut bits: u64, counts: &mut Vec<u64>) {
 const FLOW_CATEGORIES: [&str; 3] = ["ac2g", "async", "async_cpu_to_gpu"];
 
 impl Events {
+    /// A copy with the same names, threads, launch configs, collective arguments, counts and
+    /// unmodeled content, and no events (`scope` fills in the events it keeps).
+    pub fn empty_like(&self) -> Events {
+        Events {
+            strings: self.strings.clone(),
+            threads: self.threads.clone(),
+            thread_names: self.thread_names.clone(),
+            process_labels: self.process_labels.clone(),
+            launch_configs: self.launch_configs.clone(),
+            comms: self.comms.clone(),
+            counts: self.counts.clone(),
+            unmodeled: self.unmodeled.clone(),
+            first_start: self.first_start,
+            last_end: self.last_end,
+            thread_index: self.thread_index.clone(),
+            int_threads: self.int_threads.clone(),
+            ..Events::default()
+        }
+    }
+
     /// Adds one event (number `index` in the file); the error names the event.
     pub fn push(&mut self, index: u64, ev: &RawEvent<'_>) -> Result<()> {
         self.counts.events += 1;

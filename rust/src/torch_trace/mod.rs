@@ -17,6 +17,7 @@ pub mod links;
 pub mod ops;
 pub mod raw;
 pub mod reader;
+pub mod scope;
 pub mod steps;
 pub mod summary;
 pub mod time;

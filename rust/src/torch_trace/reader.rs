@@ -9,7 +9,7 @@
 use super::codes;
 use super::codes as generic;
 use super::events::Events;
-use super::raw::parse_event;
+use super::raw::{parse_event, parse_event_str};
 use crate::error::{Error, Result};
 use rayon::prelude::*;
 use serde_json::Value;
@@ -29,10 +29,21 @@ pub struct ReadTrace {
     pub compressed: bool,
 }
 
-/// Reads one trace file; `.gz` is recognised by its magic bytes, not its name.
+/// Reads one trace file; `.gz` is recognised by its magic bytes, not its name. A file that changes
+/// while it is read (size, mtime or inode differ after the read) is an error, never a mixed answer.
 pub fn read_path(path: &Path) -> Result<ReadTrace> {
+    let version = crate::identity::Unchanged::of(path)?;
+    let file = crate::identity::open_regular(path)?;
+    read_file(path, file, &version)
+}
+
+/// Reads an opened trace file, then checks it is still the version `version` recorded.
+fn read_file<R: Read + Send>(
+    path: &Path,
+    mut file: R,
+    version: &crate::identity::Unchanged,
+) -> Result<ReadTrace> {
     let shown = path.display().to_string();
-    let mut file = crate::identity::open_regular(path)?;
     let mut magic = [0_u8; 2];
     let got = read_up_to(&mut file, &mut magic).map_err(|e| Error::io(path, &e))?;
     let head = magic.get(..got).unwrap_or(&[]);
@@ -47,6 +58,8 @@ pub fn read_path(path: &Path) -> Result<ReadTrace> {
     } else {
         read_stream(plain, &shown)
     };
+    // A change is the real cause of whatever else went wrong (a truncation, bad JSON), so it wins.
+    version.check(path)?;
     result
         .map(|(header, events)| ReadTrace {
             header,
@@ -143,11 +156,17 @@ pub fn read_stream<R: Read + Send>(
 /// Parses a batch of events in parallel, then adds them in file order; the error names the event.
 fn ingest(batch: &Batch, shown: &str, events: &mut Events) -> Result<()> {
     let bytes = &batch.bytes;
+    // One UTF-8 check for the whole batch (an ASCII fast path), then each event is parsed as text.
+    // A batch that is not UTF-8 is parsed from bytes, so the error names the event and byte.
+    let text = std::str::from_utf8(bytes).ok();
     let parsed: Vec<_> = batch
         .ranges
         .par_iter()
         .with_min_len(256)
-        .map(|&(s, e)| parse_event(bytes.get(s..e).unwrap_or_default()))
+        .map(|&(s, e)| match text.and_then(|t| t.get(s..e)) {
+            Some(event) => parse_event_str(event),
+            None => parse_event(bytes.get(s..e).unwrap_or_default()),
+        })
         .collect();
     for (k, (result, &(s, _))) in parsed.iter().zip(&batch.ranges).enumerate() {
         let index = batch.first + k as u64;
@@ -673,6 +692,58 @@ mod tests {
             let err = read(text).err().map(|e| e.code);
             assert_eq!(err, Some(code), "{text}");
         }
+    }
+
+    /// Appends to the file it reads on its first read: a writer racing the reader.
+    struct Tamper {
+        file: std::fs::File,
+        path: std::path::PathBuf,
+        done: bool,
+    }
+
+    impl Read for Tamper {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if !self.done {
+                self.done = true;
+                let mut other = std::fs::OpenOptions::new().append(true).open(&self.path)?;
+                std::io::Write::write_all(&mut other, b"  ")?;
+            }
+            self.file.read(buf)
+        }
+    }
+
+    #[test]
+    fn a_file_changed_while_read_is_an_error() {
+        let dir = std::env::temp_dir().join(format!("gpuopt-tamper-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.json");
+        let text = r#"{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1}]}"#;
+        std::fs::write(&path, text).unwrap();
+        // Unchanged, it reads; the same file grown by a writer during the read does not.
+        assert!(read_path(&path).is_ok());
+        let version = crate::identity::Unchanged::of(&path).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        let tamper = Tamper {
+            file,
+            path: path.clone(),
+            done: false,
+        };
+        let err = read_file(&path, tamper, &version).err().unwrap();
+        assert_eq!(err.code, crate::error::codes::FILE_CHANGED_DURING_READ);
+        assert!(err.message.contains("changed while it was being read"));
+        // Same size, new mtime (a rewrite within the same second): still a different version.
+        std::fs::write(&path, text).unwrap();
+        let version = crate::identity::Unchanged::of(&path).unwrap();
+        let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(later)
+            .unwrap();
+        let err = version.check(&path).err().unwrap();
+        assert_eq!(err.code, crate::error::codes::FILE_CHANGED_DURING_READ);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
