@@ -134,7 +134,16 @@ def json_schema(name: str) -> dict[str, Any]:
 
 
 def _document_models() -> dict[str, Any]:
-    from gpuopt.models.evaluation import champion, driver, experiment, invocation, operations, store, target
+    from gpuopt.models.evaluation import (
+        champion,
+        driver,
+        experiment,
+        frozen,
+        invocation,
+        operations,
+        store,
+        target,
+    )
     from gpuopt.models.knowledge import CardsFile, FactCatalog, SourcesFile
     from gpuopt.models.map import ExecutionMap
 
@@ -165,11 +174,11 @@ def _document_models() -> dict[str, Any]:
         "gpuopt.request.champion-restore/v1": champion.RestoreRequest,
         "gpuopt.champion-pointer/v1": champion.ChampionPointer,
         "gpuopt.selection/v1": champion.Selection,
-        "gpuopt.invocation-request.baseline/v1": operations.BaselineFrozen,
-        "gpuopt.invocation-request.noise/v1": operations.NoiseFrozen,
-        "gpuopt.invocation-request.screen/v1": operations.ScreenFrozen,
-        "gpuopt.invocation-request.target/v1": operations.TargetFrozen,
-        "gpuopt.invocation-request.final-audit/v1": operations.FinalAuditFrozen,
+        "gpuopt.invocation-request.baseline/v1": frozen.BaselineFrozen,
+        "gpuopt.invocation-request.noise/v1": frozen.NoiseFrozen,
+        "gpuopt.invocation-request.screen/v1": frozen.ScreenFrozen,
+        "gpuopt.invocation-request.target/v1": frozen.TargetFrozen,
+        "gpuopt.invocation-request.final-audit/v1": frozen.FinalAuditFrozen,
         "gpuopt.invocation-result.baseline/v1": operations.BaselineResult,
         "gpuopt.invocation-result.noise/v1": operations.NoiseResult,
         "gpuopt.invocation-result.screen/v1": operations.ScreenResult,

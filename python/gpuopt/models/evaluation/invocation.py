@@ -72,18 +72,26 @@ class FrozenVariant(Record):
     digest: Sha256
 
 
-class FrozenRequest(Record):
-    """``invocations/<id>/request.json``, built by gpuopt. Operations add their own fields in subclasses."""
+class RequestCore(Record):
+    """What an operation's builder freezes: the plan, the calls and the variants, plus (in subclasses) the
+    operation's own fields. gpuopt adds the rest of :class:`FrozenRequest` when it submits."""
+
+    operation: Operation
+    plan: Plan
+    evidence_plan: list[EvidenceStep]
+    variants: dict[Role, FrozenVariant]
+
+
+class FrozenRequest(RequestCore):
+    """``invocations/<id>/request.json``, built by gpuopt: a :class:`RequestCore` and what gpuopt adds (the
+    Target, its tool identity, the host and GPUs, the limits). An operation's frozen request derives from
+    this and from its core."""
 
     format: Literal["gpuopt.invocation-request/v1"]
-    operation: Operation
     target: RecordRef
     tool_identity: ToolIdentity
     host_id: str
     gpus: list[str]
-    plan: Plan
-    evidence_plan: list[EvidenceStep]
-    variants: dict[Role, FrozenVariant]
     limits: Limits
     retry_of: InvocationId | None
     keep_workspace: bool

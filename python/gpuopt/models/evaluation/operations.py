@@ -1,5 +1,6 @@
 """Evaluations (spec §3.3, §3.5): the requests of ``baseline``, ``noise``, ``screen``, ``target`` and
-``final-audit``, their frozen invocation requests, their results, and the dry-run plan.
+``final-audit``, their results, and the dry-run plan (their frozen invocation requests are in
+:mod:`gpuopt.models.evaluation.frozen`).
 
 Statistics records follow spec §6.4; the engine's ``n`` is recorded as ``n_valid``, and ``role`` says
 whether a statistic is the primary or a secondary metric.
@@ -27,7 +28,6 @@ from gpuopt.models.evaluation.common import (
 from gpuopt.models.evaluation.experiment import Contract, Lifecycle
 from gpuopt.models.evaluation.invocation import (
     EvidenceStep,
-    FrozenRequest,
     InvocationResult,
     Limits,
     SubmitOutcome,
@@ -122,49 +122,10 @@ class Binding(Record):
     pointer_sha256: Sha256 | None
 
 
-class BaselineFrozen(FrozenRequest):
-    operation: Literal["baseline"]
-
-
-class NoiseFrozen(FrozenRequest):
-    operation: Literal["noise"]
-    contract: Contract
-
-
-class ScreenFrozen(FrozenRequest):
-    operation: Literal["screen"]
-    experiment: RecordRef
-    mechanism: str
-    reference_binding: Binding
-    contract: Contract
-    noise: ResultRef | None
-
-
-class TargetFrozen(FrozenRequest):
-    operation: Literal["target"]
-    experiment: RecordRef
-    mechanism: str
-    reference_binding: Binding
-    contract: Contract
-    noise: ResultRef | None
-    screens: list[ResultRef] = Field(description="The screen chain the screen gate accepted")
-
-
 class ChampionFacts(Record):
     selection: RecordRef
     experiment: RecordRef | None
     contract_source: Literal["experiment", "request"]
-
-
-class FinalAuditFrozen(FrozenRequest):
-    operation: Literal["final_audit"]
-    champion: ChampionFacts
-    reference_binding: Binding
-    contract: Contract
-    noise: ResultRef | None
-    restore_checks: list[EvidenceStep] = Field(
-        description="One isolated original call per case, run only if the Champion fails correctness"
-    )
 
 
 # ---- statistics --------------------------------------------------------------------------------------------
@@ -449,13 +410,6 @@ RESULT_MODELS: dict[str, type[InvocationResult]] = {
     "screen": ScreenResult,
     "target": TargetResult,
     "final_audit": FinalAuditResult,
-}
-FROZEN_MODELS: dict[str, type[FrozenRequest]] = {
-    "baseline": BaselineFrozen,
-    "noise": NoiseFrozen,
-    "screen": ScreenFrozen,
-    "target": TargetFrozen,
-    "final_audit": FinalAuditFrozen,
 }
 
 # ---- dry run and command data ------------------------------------------------------------------------------
