@@ -24,6 +24,8 @@ from gpuopt.models.evaluation.common import (
 )
 from gpuopt.models.evaluation.driver import ReportedRuntime
 
+RESULT_V1 = "gpuopt.invocation-result/v1"
+
 Timeout = Annotated[float, Field(gt=0, le=30 * 86_400, allow_inf_nan=False)]
 
 
@@ -200,7 +202,9 @@ CleanupStatus = Literal[
 class InvocationResult(Record):
     """``result.json``: the single terminal record of an invocation. Operations add fields in subclasses."""
 
-    format: Literal["gpuopt.invocation-result/v1"]
+    format: Literal["gpuopt.invocation-result/v1", "gpuopt.invocation-result/v2"] = Field(
+        description="v2: comparisons embed the engine's constraint and guardrail results; v1 is still read"
+    )
     invocation_id: InvocationId
     operation: Operation
     target: RecordRef | None = Field(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from gpuopt.models.evaluation.common import (
     Count,
@@ -27,12 +27,13 @@ from gpuopt.models.evaluation.common import (
 )
 from gpuopt.models.evaluation.experiment import Contract, Lifecycle
 from gpuopt.models.evaluation.invocation import (
+    RESULT_V1,
     EvidenceStep,
     InvocationResult,
     Limits,
     SubmitOutcome,
 )
-from gpuopt.models.stats import OrderFacts
+from gpuopt.models.stats import ConstraintResult, GuardrailResult, OrderFacts
 
 Seed = Annotated[int, Field(ge=0, le=2**53 - 1)]
 PathText = Annotated[str, Field(min_length=1, max_length=4096)]
@@ -163,7 +164,8 @@ class Statistic(Record):
 
 
 class ConstraintStat(Record):
-    """A relative guardrail: non-inferiority on the regression (minus the log-ratio effect)."""
+    """v1 only (``gpuopt.invocation-result/v1``, read, never written): a relative guardrail copied field by
+    field from the engine's result. v2 embeds :class:`gpuopt.models.stats.ConstraintResult` itself."""
 
     metric: Name
     max_regression_pct: NonNegative
@@ -182,7 +184,8 @@ class GuardrailViolation(Record):
 
 
 class GuardrailStat(Record):
-    """An absolute limit on the candidate."""
+    """v1 only (read, never written): an absolute limit copied field by field from the engine's result.
+    v2 is :class:`GuardrailOutcome`."""
 
     metric: Name
     op: Literal["le", "ge"]
@@ -196,6 +199,24 @@ class GuardrailStat(Record):
     status: GateStatus
 
 
+class GuardrailOutcome(Record):
+    """An absolute limit on the candidate: the engine's result as :func:`gpuopt.stats.guardrail` returns
+    it, and where its every-call violations lie (the engine numbers the valid pairs it was given)."""
+
+    result: GuardrailResult
+    violations: list[GuardrailViolation] = Field(
+        description="result.violations as (pair_index, case_id, sample_index) of this invocation's pairs"
+    )
+
+    @property
+    def metric(self) -> str:
+        return self.result.metric
+
+    @property
+    def status(self) -> GateStatus:
+        return self.result.status
+
+
 class CaseStat(Record):
     case_id: Name
     n_valid: Count
@@ -204,15 +225,41 @@ class CaseStat(Record):
     ci_high_pct: float | None
 
 
-class Statistics(Record):
+class _StatisticsBase(Record):
     primary: Statistic
-    constraints: list[ConstraintStat]
-    guardrails: list[GuardrailStat]
     secondary: list[Statistic]
     per_case: list[CaseStat] = Field(description="The primary per case: reported, never used for verdicts")
     order_effect: OrderFacts | None = Field(
         description="The engine's AB/BA order facts, as gpuopt.stats reports them"
     )
+
+
+class Statistics(_StatisticsBase):
+    """The statistics of a comparison (v2): constraints and guardrails are the engine's own results
+    (``gpuopt.stats.constraint``/``guardrail``); their invalid pairs are ``primary.n_invalid``."""
+
+    constraints: list[ConstraintResult]
+    guardrails: list[GuardrailOutcome]
+
+
+class StatisticsV1(_StatisticsBase):
+    """The statistics of a ``gpuopt.invocation-result/v1`` record (read, never written)."""
+
+    constraints: list[ConstraintStat]
+    guardrails: list[GuardrailStat]
+
+
+def _check_statistics_format(result: InvocationResult, statistics: Statistics | StatisticsV1 | None) -> None:
+    """v2 records carry v2 statistics; a v1 record may read as v2 only when its constraint and guardrail
+    lists are empty (both shapes are then the same bytes)."""
+    if isinstance(statistics, StatisticsV1) and result.format != RESULT_V1:
+        raise ValueError("statistics in the v1 shape need format gpuopt.invocation-result/v1")
+    if (
+        isinstance(statistics, Statistics)
+        and result.format == RESULT_V1
+        and (statistics.constraints or statistics.guardrails)
+    ):
+        raise ValueError("a gpuopt.invocation-result/v1 record carries v1 constraints and guardrails")
 
 
 class PairValue(Record):
@@ -363,9 +410,14 @@ class ScreenResult(PairedResult):
     experiment: RecordRef
     mechanism: str
     reference_binding: BindingStatus
-    statistics: Statistics | None
+    statistics: Statistics | StatisticsV1 | None
     resolution: Resolution
     screen_claim: Literal["supported", "contradicted", "undecided"]
+
+    @model_validator(mode="after")
+    def _statistics_format(self) -> ScreenResult:
+        _check_statistics_format(self, self.statistics)
+        return self
 
 
 class PredictionCheck(Record):
@@ -379,12 +431,17 @@ class TargetResult(PairedResult):
     experiment: RecordRef
     mechanism: str
     reference_binding: BindingStatus
-    statistics: Statistics | None
+    statistics: Statistics | StatisticsV1 | None
     resolution: Resolution
     screen_gate: list[ResultRef]
     prediction_check: PredictionCheck
     formal_attempts: Count = Field(description="Target results for this candidate digest across Experiments")
     inconclusive_because: list[Literal["primary", "constraint", "guardrail"]]
+
+    @model_validator(mode="after")
+    def _statistics_format(self) -> TargetResult:
+        _check_statistics_format(self, self.statistics)
+        return self
 
 
 class RestoreChecks(Record):
@@ -397,11 +454,16 @@ class FinalAuditResult(PairedResult):
     operation: Literal["final_audit"]
     champion: ChampionFacts
     reference_binding: BindingStatus
-    statistics: Statistics | None
+    statistics: Statistics | StatisticsV1 | None
     resolution: Resolution
     inconclusive_because: list[Literal["primary", "constraint", "guardrail"]]
     restore_checks: RestoreChecks
     restore_supported: bool
+
+    @model_validator(mode="after")
+    def _statistics_format(self) -> FinalAuditResult:
+        _check_statistics_format(self, self.statistics)
+        return self
 
 
 RESULT_MODELS: dict[str, type[InvocationResult]] = {
