@@ -167,13 +167,14 @@ class Prepared:
 
     @cached_property
     def digest(self) -> str:
-        return request_digest(self.digested())
+        return request_digest(self.digested)
 
     @property
     def first(self) -> str:
         """The invocation id of the first attempt of this request."""
         return base_id(self.digest)
 
+    @cached_property
     def digested(self) -> dict[str, Any]:
         """The frozen request's fields that its digest covers (everything but :data:`DIGEST_EXCLUDES`)."""
         return {
@@ -277,7 +278,7 @@ def frozen_document(
     return jsonio.validate(
         model,
         {
-            **prepared.digested(),
+            **prepared.digested,
             "limits": limits.model_dump(),
             "retry_of": retry_of,
             "keep_workspace": keep_workspace,
