@@ -13,13 +13,8 @@ from gpuopt import stats
 from gpuopt.errors import InputError
 from gpuopt.evaluation import formats, jsonio
 from gpuopt.evaluation.views import report
-from gpuopt.models.evaluation.operations import (
-    GuardrailOutcome,
-    GuardrailViolation,
-    ScreenResult,
-    Statistics,
-    StatisticsV1,
-)
+from gpuopt.models.evaluation.operations import ScreenResult
+from gpuopt.models.evaluation.statistics import GuardrailOutcome, GuardrailViolation, Statistics, StatisticsV1
 
 SHA = "ab" * 32
 PRIMARY = {

@@ -28,9 +28,9 @@ from gpuopt.models.evaluation.operations import (
     OriginalGuardrail,
     RestoreChecks,
     ScreenResult,
-    Statistics,
     TargetResult,
 )
+from gpuopt.models.evaluation.statistics import Statistics
 
 # ---- handlers ----------------------------------------------------------------------------------------------
 

@@ -10,12 +10,11 @@ from gpuopt.evaluation.analysis.pairs import Context, PairBuild
 from gpuopt.evaluation.store import Store
 from gpuopt.models.evaluation.common import ResultRef
 from gpuopt.models.evaluation.invocation import Warning
-from gpuopt.models.evaluation.operations import (
+from gpuopt.models.evaluation.operations import NoiseResult, Resolution
+from gpuopt.models.evaluation.statistics import (
     CaseStat,
     GuardrailOutcome,
     GuardrailViolation,
-    NoiseResult,
-    Resolution,
     Statistic,
     Statistics,
 )
