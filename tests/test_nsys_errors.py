@@ -100,7 +100,7 @@ def test_dangling_string_id(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("window", ["5:3", "abc", "1:2:3"])
 def test_bad_window(shared: Path, window: str) -> None:
-    expect_error(shared / "h200/nsys/eager.sqlite", "nsys_window_invalid", "--window", window)
+    expect_error(shared / "h200/nsys/eager.sqlite", "window_invalid", "--window", window)
 
 
 def test_the_users_file_is_never_written(shared: Path, tmp_path: Path) -> None:

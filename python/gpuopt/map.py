@@ -297,7 +297,7 @@ def read_events(data: bytes) -> _Events:
 
 def parse_window(text: str) -> tuple[int, int]:
     """``START:END``, ``0 <= START < END`` (the one ``--window`` grammar, :mod:`gpuopt._window`)."""
-    return _window.parse_closed_window(text, code="window_invalid")
+    return _window.parse_closed_window(text)
 
 
 def parse_group_by(text: str | list[str] | tuple[str, ...]) -> list[GroupKey]:
@@ -442,8 +442,8 @@ def account(
         )
     keys = parse_group_by(group_by)
     win = parse_window(window) if isinstance(window, str) else window
-    if win is not None and not 0 <= win[0] < win[1]:
-        raise _bad("window_invalid", "the window needs 0 <= START < END", "window", "0 <= START < END", win)
+    if win is not None:
+        _window.check_closed(win[0], win[1], f"{win[0]}:{win[1]}")
     path = Path(events)
     try:
         size = regular_size(path)

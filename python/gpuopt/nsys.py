@@ -236,7 +236,7 @@ def export_report(report: Path) -> tuple[Path, NsysExportTool]:
 def parse_window(text: str) -> Window:
     """``"START:END"`` (either side may be empty) -> ``(start_ns, end_ns)`` (the one ``--window`` grammar,
     :mod:`gpuopt._window`)."""
-    return _window.parse_window(text, code="nsys_window_invalid", open_ends=True)
+    return _window.parse_window(text, open_ends=True)
 
 
 def selection(window: Window | None, nvtx: str | None) -> NsysSelection:

@@ -137,7 +137,16 @@ def json_schema(name: str) -> dict[str, Any]:
 
 
 def _document_models() -> dict[str, Any]:
-    from gpuopt.models.evaluation import champion, driver, experiment, invocation, operations, store, target
+    from gpuopt.models.evaluation import (
+        champion,
+        driver,
+        experiment,
+        frozen,
+        invocation,
+        operations,
+        store,
+        target,
+    )
     from gpuopt.models.knowledge import CardsFile, FactCatalog, SourcesFile
     from gpuopt.models.map import ExecutionMap
 
@@ -153,6 +162,7 @@ def _document_models() -> dict[str, Any]:
         "gpuopt.driver-result/v1": driver.DriverResult,
         "gpuopt.invocation-request/v1": invocation.FrozenRequest,
         "gpuopt.invocation-result/v1": invocation.InvocationResult,
+        "gpuopt.invocation-result/v2": invocation.InvocationResult,
         "gpuopt.invocation-event/v1": invocation.Event,
         "gpuopt.invocation-supervisor/v1": invocation.SupervisorRecord,
         "gpuopt.invocation-active-child/v1": invocation.ActiveChild,
@@ -168,16 +178,21 @@ def _document_models() -> dict[str, Any]:
         "gpuopt.request.champion-restore/v1": champion.RestoreRequest,
         "gpuopt.champion-pointer/v1": champion.ChampionPointer,
         "gpuopt.selection/v1": champion.Selection,
-        "gpuopt.invocation-request.baseline/v1": operations.BaselineFrozen,
-        "gpuopt.invocation-request.noise/v1": operations.NoiseFrozen,
-        "gpuopt.invocation-request.screen/v1": operations.ScreenFrozen,
-        "gpuopt.invocation-request.target/v1": operations.TargetFrozen,
-        "gpuopt.invocation-request.final-audit/v1": operations.FinalAuditFrozen,
+        "gpuopt.invocation-request.baseline/v1": frozen.BaselineFrozen,
+        "gpuopt.invocation-request.noise/v1": frozen.NoiseFrozen,
+        "gpuopt.invocation-request.screen/v1": frozen.ScreenFrozen,
+        "gpuopt.invocation-request.target/v1": frozen.TargetFrozen,
+        "gpuopt.invocation-request.final-audit/v1": frozen.FinalAuditFrozen,
         "gpuopt.invocation-result.baseline/v1": operations.BaselineResult,
+        "gpuopt.invocation-result.baseline/v2": operations.BaselineResult,
         "gpuopt.invocation-result.noise/v1": operations.NoiseResult,
+        "gpuopt.invocation-result.noise/v2": operations.NoiseResult,
         "gpuopt.invocation-result.screen/v1": operations.ScreenResult,
+        "gpuopt.invocation-result.screen/v2": operations.ScreenResult,
         "gpuopt.invocation-result.target/v1": operations.TargetResult,
+        "gpuopt.invocation-result.target/v2": operations.TargetResult,
         "gpuopt.invocation-result.final-audit/v1": operations.FinalAuditResult,
+        "gpuopt.invocation-result.final-audit/v2": operations.FinalAuditResult,
         "gpuopt.execution-map/v1": ExecutionMap,
         "gpuopt.knowledge.cards/v1": CardsFile,
         "gpuopt.knowledge.sources/v1": SourcesFile,

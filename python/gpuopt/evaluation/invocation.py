@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
@@ -25,16 +26,28 @@ from gpuopt.evaluation.capture.worker import CaptureHandler
 from gpuopt.evaluation.execution import ExecutionSpec
 from gpuopt.evaluation.identity import tool_identity
 from gpuopt.evaluation.invocation_status import cancel, root_status, status, wait
-from gpuopt.evaluation.records import REQUEST_MODELS, invocation_rel, read_request, read_result
+from gpuopt.evaluation.records import invocation_rel, read_request, read_result
 from gpuopt.evaluation.store import Store, ledger_keys
 from gpuopt.evaluation.supervisor import Supervisor
 from gpuopt.models.evaluation.common import RecordRef
+from gpuopt.models.evaluation.frozen import (
+    CORE_MODELS,
+    FROZEN_MODELS,
+    BoundCore,
+    ContractCore,
+    FinalAuditCore,
+    SmokeCore,
+)
 from gpuopt.models.evaluation.invocation import (
     EvidenceStep,
     FrozenRequest,
+    FrozenVariant,
     InvocationResult,
     Limits,
+    Plan,
+    RequestCore,
     SubmitOutcome,
+    ToolIdentity,
 )
 from gpuopt.models.evaluation.target import Target
 
@@ -48,6 +61,7 @@ __all__ = [
     "prepare",
     "read_request",
     "read_result",
+    "request_core",
     "request_digest",
     "resolve_limits",
     "root_status",
@@ -142,33 +156,63 @@ def resolve_limits(limits: Limits, now: float) -> Limits:
 
 @dataclass(frozen=True)
 class Prepared:
-    """A request frozen in memory (nothing written): its digest and the id of its first attempt."""
+    """A request frozen in memory (nothing written): the operation's core, what gpuopt adds to it, the
+    digest and the id of the first attempt."""
 
     store: Store
-    request: dict[str, Any]
-    digest: str
-    first: str
-    model: type[FrozenRequest]
+    core: RequestCore
+    target: RecordRef
+    tool_identity: ToolIdentity
+    host_id: str
+    gpus: tuple[str, ...]
+
+    @cached_property
+    def digest(self) -> str:
+        return request_digest(self.digested)
+
+    @property
+    def first(self) -> str:
+        """The invocation id of the first attempt of this request."""
+        return base_id(self.digest)
+
+    @cached_property
+    def digested(self) -> dict[str, Any]:
+        """The frozen request's fields that its digest covers (everything but :data:`DIGEST_EXCLUDES`)."""
+        return {
+            **self.core.model_dump(),
+            "format": formats.INVOCATION_REQUEST,
+            "target": self.target.model_dump(),
+            "tool_identity": self.tool_identity.model_dump(),
+            "host_id": self.host_id,
+            "gpus": list(self.gpus),
+        }
 
 
-def prepare(root: str | Path, core: dict[str, Any]) -> Prepared:
+def request_core(core: RequestCore | dict[str, Any]) -> RequestCore:
+    """A typed core as is; a dict (the Python API's JSON-shaped input) validated strictly into the core
+    model of its operation (``field_unknown``, ``field_missing``, ``field_invalid`` with the path)."""
+    if isinstance(core, RequestCore):
+        return core
+    model = CORE_MODELS.get(str(core.get("operation")), RequestCore)
+    return jsonio.validate(model, core, what="request core")
+
+
+def prepare(root: str | Path, core: RequestCore | dict[str, Any]) -> Prepared:
     """Freezes a request in memory: adds the Target ref, gpuopt's tool identity, the observed host and the
     GPUs, after re-verifying that the Target can run here. Writes nothing."""
+    typed = request_core(core)
     store = Store.open(root)
     target, ref = targets.load(store)
     target = targets.optimizable(target)
     check_runnable(store, target, ref)
-    model = REQUEST_MODELS.get(str(core.get("operation")), FrozenRequest)
-    request: dict[str, Any] = {
-        **core,
-        "format": formats.INVOCATION_REQUEST,
-        "target": ref.model_dump(),
-        "tool_identity": tool_identity().model_dump(),
-        "host_id": target.runtime_identity.observed.host.host_id,
-        "gpus": list(target.gpus),
-    }
-    digest = request_digest(request)
-    return Prepared(store, request, digest, base_id(digest), model)
+    return Prepared(
+        store=store,
+        core=typed,
+        target=ref,
+        tool_identity=tool_identity(),
+        host_id=target.runtime_identity.observed.host.host_id,
+        gpus=tuple(target.gpus),
+    )
 
 
 Dedupe = Literal["run", "reuse", "attach"]
@@ -231,10 +275,11 @@ def decide(store: Store, first: str, retry_of: str | None) -> tuple[Dedupe, str]
 def frozen_document(
     prepared: Prepared, *, limits: Limits, retry_of: str | None, keep_workspace: bool, now: float
 ) -> FrozenRequest:
+    model = FROZEN_MODELS.get(prepared.core.operation, FrozenRequest)
     return jsonio.validate(
-        prepared.model,
+        model,
         {
-            **prepared.request,
+            **prepared.digested,
             "limits": limits.model_dump(),
             "retry_of": retry_of,
             "keep_workspace": keep_workspace,
@@ -247,17 +292,17 @@ def frozen_document(
 
 def submit(
     root: str | Path,
-    core: dict[str, Any],
+    core: RequestCore | dict[str, Any],
     *,
     limits: Limits,
     retry_of: str | None = None,
     keep_workspace: bool = False,
     start: bool = True,
 ) -> SubmitOutcome:
-    """Freezes and submits an invocation. ``core`` holds the operation's fields (``operation``, ``plan``,
-    ``evidence_plan``, ``variants`` and any operation-specific ones); gpuopt adds the Target ref, its tool
-    identity, the observed host and the GPUs. Identical requests dedupe; a failed attempt needs
-    ``retry_of``."""
+    """Freezes and submits an invocation. ``core`` is the operation's typed core (``operation``, ``plan``,
+    ``evidence_plan``, ``variants`` and any operation-specific fields; a dict is validated into it); gpuopt
+    adds the Target ref, its tool identity, the observed host and the GPUs. Identical requests dedupe; a
+    failed attempt needs ``retry_of``."""
     prepared = prepare(root, core)
     store, digest = prepared.store, prepared.digest
     now = time.time()
@@ -315,8 +360,9 @@ def supervisor_for(root: Path, inv_id: str) -> Supervisor:
 
 
 def execution_spec(store: Store, inv_id: str, request: FrozenRequest, target: Target) -> ExecutionSpec:
-    contract = getattr(request, "contract", None)
-    binding = getattr(request, "reference_binding", None)
+    contract = request.contract if isinstance(request, ContractCore) else None
+    binding = request.reference_binding if isinstance(request, BoundCore) else None
+    restore: list[EvidenceStep] = request.restore_checks if isinstance(request, FinalAuditCore) else []
     return ExecutionSpec(
         invocation_id=inv_id,
         operation=request.operation,
@@ -342,7 +388,7 @@ def execution_spec(store: Store, inv_id: str, request: FrozenRequest, target: Ta
         keep_workspace=request.keep_workspace,
         gates=[] if contract is None else list(contract.gates),
         diagnostics=[] if contract is None else list(contract.diagnostics),
-        restore_checks=list(getattr(request, "restore_checks", [])),
+        restore_checks=list(restore),
         binding=binding,
         contamination=target.contamination,
     )
@@ -375,18 +421,18 @@ def submit_smoke(
         )
         for i, c in enumerate(cases)
     ]
-    core = {
-        "operation": "readiness_smoke",
-        "plan": {
-            "case_ids": cases,
-            "pairs": None,
-            "calls_per_case": 1,
-            "samples_per_call": samples_per_call,
-            "warmup_per_call": 0,
-            "seed": target.statistics.seed,
-            "lifecycle": "isolated",
-        },
-        "evidence_plan": [s.model_dump() for s in steps],
-        "variants": {"original": {"kind": target.original.kind, "digest": target.original.digest}},
-    }
+    core = SmokeCore(
+        operation="readiness_smoke",
+        plan=Plan(
+            case_ids=cases,
+            pairs=None,
+            calls_per_case=1,
+            samples_per_call=samples_per_call,
+            warmup_per_call=0,
+            seed=target.statistics.seed,
+            lifecycle="isolated",
+        ),
+        evidence_plan=steps,
+        variants={"original": FrozenVariant(kind=target.original.kind, digest=target.original.digest)},
+    )
     return submit(root, core, limits=limits or Limits(), retry_of=retry_of, keep_workspace=keep_workspace)

@@ -12,34 +12,46 @@ Python twins of the CLI verbs: :func:`baseline`, :func:`noise`, :func:`screen`, 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from gpuopt.errors import InputError
 from gpuopt.evaluation import experiment as experiments
-from gpuopt.evaluation import invocation, jsonio, plans
+from gpuopt.evaluation import invocation, jsonio, plans, target_gates
 from gpuopt.evaluation import target as targets
-from gpuopt.evaluation.identity import tool_identity
 from gpuopt.evaluation.records import Current, load_experiment, read_request, read_result, resolve_champion
 from gpuopt.evaluation.store import Store
 from gpuopt.evaluation.summary import dry_run_summary, result_summary
-from gpuopt.models.evaluation.common import RecordRef, ResultRef
-from gpuopt.models.evaluation.experiment import Contract, Experiment
-from gpuopt.models.evaluation.invocation import EvidenceStep
+from gpuopt.models.evaluation.common import RecordRef, ResultRef, Role
+from gpuopt.models.evaluation.experiment import Contract, Experiment, Lifecycle
+from gpuopt.models.evaluation.frozen import (
+    BaselineCore,
+    FinalAuditCore,
+    NoiseCore,
+    ScreenCore,
+    TargetCore,
+)
+from gpuopt.models.evaluation.invocation import EvidenceStep, FrozenVariant, Plan, RequestCore
 from gpuopt.models.evaluation.operations import (
     DATA_MODELS,
+    BaselinePlanSpec,
     BaselineRequest,
+    Binding,
     CallCounts,
+    ChampionFacts,
     DryRun,
     EvaluationData,
     EvaluationRequestBase,
     FinalAuditRequest,
     NoiseRequest,
     NoiseResult,
+    PairPlanSpec,
     ScreenRequest,
     TargetRequest,
 )
-from gpuopt.models.evaluation.target import Target
+from gpuopt.models.evaluation.target import Target, Variant
 
 REQUESTS: dict[str, type[EvaluationRequestBase]] = {
     "baseline": BaselineRequest,
@@ -51,40 +63,43 @@ REQUESTS: dict[str, type[EvaluationRequestBase]] = {
 WAIT_MARGIN_S = 120.0
 
 
+@dataclass(frozen=True)
 class _Built:
-    """An operation's frozen core, ready to submit."""
+    """An operation's typed core, ready to submit, with the store and Target it was built against."""
 
-    def __init__(
-        self, store: Store, target: Target, core: dict[str, Any], restore: list[EvidenceStep]
-    ) -> None:
-        self.store = store
-        self.target = target
-        self.core = core
-        self.restore = restore
+    store: Store
+    target: Target
+    core: RequestCore
+    restore: list[EvidenceStep]
 
     @property
     def steps(self) -> list[EvidenceStep]:
-        return [EvidenceStep.model_validate(s) for s in self.core["evidence_plan"]]
+        return list(self.core.evidence_plan)
 
 
-def _variant(kind: str, digest: str) -> dict[str, str]:
-    return {"kind": kind, "digest": digest}
+def _variant(variant: Variant) -> FrozenVariant:
+    return FrozenVariant(kind=variant.kind, digest=variant.digest)
 
 
 def _plan(
-    target: Target, plan: Any, *, pairs: int | None, calls: int | None, lifecycle: str
-) -> dict[str, Any]:
+    target: Target,
+    plan: BaselinePlanSpec | PairPlanSpec,
+    *,
+    pairs: int | None,
+    calls: int | None,
+    lifecycle: Lifecycle,
+) -> Plan:
     cases = plans.case_ids(target, plan.case_ids)
     plans.check_samples(target.metrics, plan.samples_per_call)
-    return {
-        "case_ids": cases,
-        "pairs": pairs,
-        "calls_per_case": calls,
-        "samples_per_call": plan.samples_per_call,
-        "warmup_per_call": plan.warmup_per_call,
-        "seed": target.statistics.seed if plan.seed is None else plan.seed,
-        "lifecycle": lifecycle,
-    }
+    return Plan(
+        case_ids=cases,
+        pairs=pairs,
+        calls_per_case=calls,
+        samples_per_call=plan.samples_per_call,
+        warmup_per_call=plan.warmup_per_call,
+        seed=target.statistics.seed if plan.seed is None else plan.seed,
+        lifecycle=lifecycle,
+    )
 
 
 def _open(req: EvaluationRequestBase, cwd: Path) -> tuple[Store, Target, RecordRef]:
@@ -111,7 +126,7 @@ def _newest_noise(store: Store, lifecycle: str, samples: int) -> ResultRef | Non
     return None
 
 
-def _noise_ref(store: Store, given: ResultRef | None, plan: dict[str, Any]) -> dict[str, str] | None:
+def _noise_ref(store: Store, given: ResultRef | None, plan: Plan) -> ResultRef | None:
     if given is not None:
         store.read_record(
             f"invocations/{given.invocation_id}/result.json",
@@ -119,17 +134,17 @@ def _noise_ref(store: Store, given: ResultRef | None, plan: dict[str, Any]) -> d
             what="noise result",
             sha256=given.sha256,
         )
-        return given.model_dump()
-    found = _newest_noise(store, plan["lifecycle"], plan["samples_per_call"])
-    return None if found is None else found.model_dump()
+        return given
+    return _newest_noise(store, plan.lifecycle, plan.samples_per_call)
 
 
-def _minimum_pairs(target: Target, plan: dict[str, Any]) -> None:
-    total = plan["pairs"] * len(plan["case_ids"])
+def _minimum_pairs(target: Target, plan: Plan) -> None:
+    pairs = plan.pairs or 0
+    total = pairs * len(plan.case_ids)
     if total < target.statistics.minimum_pairs:
         raise InputError(
             "pairs_below_minimum",
-            f"{plan['pairs']} pairs x {len(plan['case_ids'])} cases = {total} is below the Target's minimum",
+            f"{pairs} pairs x {len(plan.case_ids)} cases = {total} is below the Target's minimum",
             path="plan.pairs",
             expected=f">= {target.statistics.minimum_pairs} pairs in all",
             observed=str(total),
@@ -142,13 +157,13 @@ def _minimum_pairs(target: Target, plan: dict[str, Any]) -> None:
 def _build_baseline(req: BaselineRequest, cwd: Path) -> _Built:
     store, target, _ = _open(req, cwd)
     plan = _plan(target, req.plan, pairs=None, calls=req.plan.calls_per_case, lifecycle="isolated")
-    steps = plans.single_steps(plan["case_ids"], req.plan.calls_per_case, "original")
-    core = {
-        "operation": "baseline",
-        "plan": plan,
-        "evidence_plan": plans.step_dicts(steps),
-        "variants": {"original": _variant(target.original.kind, target.original.digest)},
-    }
+    steps = plans.single_steps(plan.case_ids, req.plan.calls_per_case, "original")
+    core = BaselineCore(
+        operation="baseline",
+        plan=plan,
+        evidence_plan=steps,
+        variants={"original": _variant(target.original)},
+    )
     return _Built(store, target, core, [])
 
 
@@ -161,15 +176,15 @@ def _build_noise(req: NoiseRequest, cwd: Path) -> _Built:
         rebuilt_state=req.acquisition.rebuilt_state,
     )
     experiments.check_contract(contract, target, target.driver, path="acquisition")
-    steps = plans.paired_steps(plan["case_ids"], req.plan.pairs, plan["seed"], req.plan.lifecycle)
-    original = _variant(target.original.kind, target.original.digest)
-    core = {
-        "operation": "noise",
-        "plan": plan,
-        "evidence_plan": plans.step_dicts(steps),
-        "variants": {"reference": original, "candidate": original},
-        "contract": contract.model_dump(),
-    }
+    steps = plans.paired_steps(plan.case_ids, req.plan.pairs, plan.seed, req.plan.lifecycle)
+    original = _variant(target.original)
+    core = NoiseCore(
+        operation="noise",
+        plan=plan,
+        evidence_plan=steps,
+        variants={"reference": original, "candidate": original},
+        contract=contract,
+    )
     return _Built(store, target, core, [])
 
 
@@ -184,9 +199,21 @@ def _stale(exp: Experiment, cur: Current) -> None:
         )
 
 
-def _comparison_core(
-    operation: str, req: ScreenRequest, cwd: Path
-) -> tuple[Store, Target, Experiment, Current, dict[str, Any]]:
+@dataclass(frozen=True)
+class _Comparison:
+    """What a screen and a target share: the Experiment's candidate against the Champion it is bound to."""
+
+    store: Store
+    target: Target
+    experiment: Experiment
+    plan: Plan
+    steps: list[EvidenceStep]
+    variants: dict[Role, FrozenVariant]
+    binding: Binding
+    noise: ResultRef | None
+
+
+def _comparison(req: ScreenRequest, cwd: Path) -> _Comparison:
     store, target, tref = _open(req, cwd)
     exp = load_experiment(store, req.experiment)
     if exp.target.id != tref.id:
@@ -197,132 +224,51 @@ def _comparison_core(
     _stale(exp, cur)
     lifecycle = exp.contract.lifecycle
     plan = _plan(target, req.plan, pairs=req.plan.pairs, calls=None, lifecycle=lifecycle)
-    steps = plans.paired_steps(plan["case_ids"], req.plan.pairs, plan["seed"], lifecycle)
-    core = {
-        "operation": operation,
-        "plan": plan,
-        "evidence_plan": plans.step_dicts(steps),
-        "variants": {
-            "reference": _variant(cur.variant.kind, cur.variant.digest),
-            "candidate": _variant(exp.candidate.kind, exp.candidate.digest),
-        },
-        "experiment": req.experiment.model_dump(),
-        "mechanism": exp.mechanism,
-        "reference_binding": {
-            "selection": None if cur.selection_ref is None else cur.selection_ref.model_dump(),
-            "pointer_sha256": cur.pointer_sha256,
-        },
-        "contract": exp.contract.model_dump(),
-        "noise": _noise_ref(store, req.noise, plan),
-    }
-    return store, target, exp, cur, core
+    return _Comparison(
+        store=store,
+        target=target,
+        experiment=exp,
+        plan=plan,
+        steps=plans.paired_steps(plan.case_ids, req.plan.pairs, plan.seed, lifecycle),
+        variants={"reference": _variant(cur.variant), "candidate": _variant(exp.candidate)},
+        binding=Binding(selection=cur.selection_ref, pointer_sha256=cur.pointer_sha256),
+        noise=_noise_ref(store, req.noise, plan),
+    )
 
 
 def _build_screen(req: ScreenRequest, cwd: Path) -> _Built:
-    store, target, _, _, core = _comparison_core("screen", req, cwd)
-    return _Built(store, target, core, [])
-
-
-def _lines_of(store: Store, operation: str, exp_id: str) -> list[str]:
-    seen: list[str] = []
-    for line in store.ledger():
-        if (
-            line.kind == "invocation"
-            and line.keys.get("operation") == operation
-            and line.keys.get("experiment") == exp_id
-            and line.id not in seen
-        ):
-            seen.append(line.id)
-    return seen
-
-
-def _result_verdicts(store: Store) -> dict[str, tuple[str, str]]:
-    out = {}
-    for line in store.ledger():
-        if line.kind == "result":
-            out[line.id] = (str(line.keys.get("verdict")), line.sha256)
-    return out
-
-
-def screen_gate(store: Store, exp: Experiment, core: dict[str, Any]) -> list[ResultRef]:
-    """The target's screen gate (spec §3.5): no rejected screen of this Experiment under any tool identity;
-    under the current tool identity, with the same variants and binding, one retry chain of one request
-    digest ending in a completed ``not_rejected`` result."""
-    verdicts = _result_verdicts(store)
-    screens = _lines_of(store, "screen", exp.id)
-    for inv_id in screens:
-        if verdicts.get(inv_id, ("", ""))[0] == "rejected":
-            raise InputError(
-                "screen_rejected",
-                f"screen {inv_id} of this Experiment rejected the candidate",
-                path="experiment",
-                observed=inv_id,
-            )
-    current = tool_identity().model_dump()
-    digests: dict[str, list[str]] = {}
-    for inv_id in screens:
-        request = read_request(store, inv_id)
-        same = (
-            request.tool_identity.model_dump() == current
-            and jsonio.canonical({k: v.model_dump() for k, v in request.variants.items()})
-            == jsonio.canonical(core["variants"])
-            and jsonio.canonical(getattr(request, "reference_binding", None))
-            == jsonio.canonical(core["reference_binding"])
-        )
-        if same:
-            digests.setdefault(request.request_digest, []).append(inv_id)
-    if len(digests) > 1:
-        raise InputError(
-            "screen_attempt_changed",
-            "this Experiment's screens under the current tool identity come from more than one request",
-            path="experiment",
-            observed=", ".join(sorted(digests)),
-        )
-    if not digests:
-        raise InputError(
-            "screen_required",
-            "a completed not_rejected screen of this Experiment is required before its target",
-            path="experiment",
-        )
-    chain = next(iter(digests.values()))
-    latest = chain[-1]
-    verdict = verdicts.get(latest)
-    if verdict is None or verdict[0] != "not_rejected":
-        raise InputError(
-            "screen_required",
-            f"the latest screen {latest} has not ended not_rejected",
-            path="experiment",
-            expected="not_rejected",
-            observed="running or no result" if verdict is None else verdict[0],
-        )
-    return [ResultRef(invocation_id=latest, sha256=verdict[1])]
-
-
-def _one_formal_attempt(store: Store, exp: Experiment, digest: str) -> None:
-    for inv_id in _lines_of(store, "target", exp.id):
-        request = read_request(store, inv_id)
-        if request.request_digest == digest:
-            continue
-        st = invocation.status(store.root, inv_id)
-        found = read_result(store, inv_id)
-        final = found is not None and invocation.is_final(found[0])
-        if st.state in ("starting", "running") or final:
-            raise InputError(
-                "target_attempt_exists",
-                f"Experiment {exp.id} already has a formal attempt ({inv_id}); a new try is a new "
-                "Experiment with supersedes",
-                path="experiment",
-                observed=inv_id,
-            )
+    c = _comparison(req, cwd)
+    core = ScreenCore(
+        operation="screen",
+        plan=c.plan,
+        evidence_plan=c.steps,
+        variants=c.variants,
+        experiment=req.experiment,
+        mechanism=c.experiment.mechanism,
+        reference_binding=c.binding,
+        contract=c.experiment.contract,
+        noise=c.noise,
+    )
+    return _Built(c.store, c.target, core, [])
 
 
 def _build_target(req: TargetRequest, cwd: Path) -> _Built:
-    store, target, exp, _, core = _comparison_core("target", req, cwd)
-    _minimum_pairs(target, core["plan"])
-    core["screens"] = [r.model_dump() for r in screen_gate(store, exp, core)]
-    digest = invocation.prepare(store.root, core).digest
-    _one_formal_attempt(store, exp, digest)
-    return _Built(store, target, core, [])
+    c = _comparison(req, cwd)
+    _minimum_pairs(c.target, c.plan)
+    core = TargetCore(
+        operation="target",
+        plan=c.plan,
+        evidence_plan=c.steps,
+        variants=c.variants,
+        experiment=req.experiment,
+        mechanism=c.experiment.mechanism,
+        reference_binding=c.binding,
+        contract=c.experiment.contract,
+        noise=c.noise,
+        screens=target_gates.screen_gate(c.store, c.experiment, c.variants, c.binding),
+    )
+    target_gates.one_formal_attempt(c.store, c.experiment, invocation.prepare(c.store.root, core).digest)
+    return _Built(c.store, c.target, core, [])
 
 
 def _build_final_audit(req: FinalAuditRequest, cwd: Path) -> _Built:
@@ -334,6 +280,7 @@ def _build_final_audit(req: FinalAuditRequest, cwd: Path) -> _Built:
         )
     exp_ref = cur.selection.experiment
     exp = None if exp_ref is None else load_experiment(store, exp_ref)
+    source: Literal["request", "experiment"]
     if req.contract is not None:
         contract, source = req.contract, "request"
     elif exp is not None:
@@ -343,35 +290,24 @@ def _build_final_audit(req: FinalAuditRequest, cwd: Path) -> _Built:
     experiments.check_contract(contract, target, target.driver, path="contract")
     plan = _plan(target, req.plan, pairs=req.plan.pairs, calls=None, lifecycle=contract.lifecycle)
     _minimum_pairs(target, plan)
-    steps = plans.paired_steps(plan["case_ids"], req.plan.pairs, plan["seed"], contract.lifecycle)
-    restore = plans.single_steps(plan["case_ids"], 1, "original", start=len(steps))
-    original = _variant(target.original.kind, target.original.digest)
-    core = {
-        "operation": "final_audit",
-        "plan": plan,
-        "evidence_plan": plans.step_dicts(steps),
-        "variants": {
-            "reference": original,
-            "candidate": _variant(cur.variant.kind, cur.variant.digest),
-            "original": original,
-        },
-        "champion": {
-            "selection": cur.selection_ref.model_dump(),
-            "experiment": None if exp_ref is None else exp_ref.model_dump(),
-            "contract_source": source,
-        },
-        "reference_binding": {
-            "selection": cur.selection_ref.model_dump(),
-            "pointer_sha256": cur.pointer_sha256,
-        },
-        "contract": contract.model_dump(),
-        "noise": _noise_ref(store, req.noise, plan),
-        "restore_checks": plans.step_dicts(restore),
-    }
+    steps = plans.paired_steps(plan.case_ids, req.plan.pairs, plan.seed, contract.lifecycle)
+    restore = plans.single_steps(plan.case_ids, 1, "original", start=len(steps))
+    original = _variant(target.original)
+    core = FinalAuditCore(
+        operation="final_audit",
+        plan=plan,
+        evidence_plan=steps,
+        variants={"reference": original, "candidate": _variant(cur.variant), "original": original},
+        champion=ChampionFacts(selection=cur.selection_ref, experiment=exp_ref, contract_source=source),
+        reference_binding=Binding(selection=cur.selection_ref, pointer_sha256=cur.pointer_sha256),
+        contract=contract,
+        noise=_noise_ref(store, req.noise, plan),
+        restore_checks=restore,
+    )
     return _Built(store, target, core, restore)
 
 
-_BUILDERS: dict[str, Any] = {
+_BUILDERS: dict[str, Callable[[Any, Path], _Built]] = {
     "baseline": _build_baseline,
     "noise": _build_noise,
     "screen": _build_screen,
@@ -455,14 +391,13 @@ def run(
                 "summary": dry_run_summary(plan),
             }
         )
-    steps = built.steps
-    plan_model = built.core["plan"]
+    frozen_plan = built.core.plan
     estimate = plans.estimate(
         built.store,
         built.target,
-        steps,
-        samples_per_call=plan_model["samples_per_call"],
-        warmup_per_call=plan_model["warmup_per_call"],
+        built.steps,
+        samples_per_call=frozen_plan.samples_per_call,
+        warmup_per_call=frozen_plan.warmup_per_call,
     )
     sub = invocation.submit(
         built.store.root,

@@ -13,23 +13,20 @@ from gpuopt import _native
 from gpuopt.errors import InputError
 from gpuopt.evaluation import jsonio
 from gpuopt.evaluation.store import Store
-from gpuopt.models.evaluation.capture import CaptureFrozen, CaptureResult
+from gpuopt.models.evaluation.capture import CaptureResult
 from gpuopt.models.evaluation.champion import ChampionPointer, Selection
 from gpuopt.models.evaluation.common import RecordRef
 from gpuopt.models.evaluation.experiment import Experiment, ReferenceAtCreation
+from gpuopt.models.evaluation.frozen import FROZEN_MODELS
 from gpuopt.models.evaluation.invocation import FrozenRequest, InvocationResult, Warning
-from gpuopt.models.evaluation.operations import FROZEN_MODELS, RESULT_MODELS, BindingStatus
+from gpuopt.models.evaluation.operations import RESULT_MODELS, BindingStatus
 from gpuopt.models.evaluation.target import Target, Variant
 
 POINTER = "champion/current.json"
 LOCK = "locks/champion.lock"
 
-REQUEST_MODELS: dict[str, type[FrozenRequest]] = {
-    "readiness_smoke": FrozenRequest,
-    **FROZEN_MODELS,
-    "capture": CaptureFrozen,
-}
-"""Frozen-request model per operation (operations with their own fields register a subclass)."""
+REQUEST_MODELS: dict[str, type[FrozenRequest]] = FROZEN_MODELS
+"""Frozen-request model per operation (:data:`gpuopt.models.evaluation.frozen.FROZEN_MODELS`)."""
 
 
 # ---- invocations -------------------------------------------------------------------------------------------

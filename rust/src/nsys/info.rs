@@ -1,7 +1,7 @@
 //! The identity of an export: versions, capture options, GPUs, and what was captured.
 
 use super::db;
-use super::nvtx;
+use super::ranges;
 use super::schema::{ExportMeta, Schema, SOURCES};
 use super::strings::Strings;
 use crate::error::Result;
@@ -104,7 +104,7 @@ pub fn info(schema: &Schema, strings: &Strings) -> Result<Info> {
             rows,
         });
     }
-    let nv = nvtx::load(schema, strings)?;
+    let nv = ranges::load(schema, strings)?;
     Ok(Info {
         export: schema.meta.clone(),
         capture,

@@ -19,6 +19,7 @@ pub mod nvtx;
 pub mod ops;
 pub mod out;
 pub mod pages;
+pub mod ranges;
 pub mod schema;
 pub mod select;
 pub mod strings;
@@ -52,7 +53,7 @@ pub mod codes {
     pub const SUM_OVERFLOW: &str = "nsys_sum_overflow";
     pub const SQLITE_ERROR: &str = "nsys_sqlite_error";
     pub const NVTX_RANGE_UNKNOWN: &str = "nsys_nvtx_range_unknown";
-    pub const WINDOW_INVALID: &str = "nsys_window_invalid";
+    pub const WINDOW_INVALID: &str = "window_invalid";
     pub const REPORT_UNKNOWN: &str = "nsys_report_unknown";
 }
 

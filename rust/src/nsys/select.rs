@@ -11,7 +11,7 @@
 use super::codes;
 use super::db;
 use super::hash::{IdMap, IdSet};
-use super::nvtx::{self, NvtxData};
+use super::ranges::{self, NvtxData};
 use super::schema::{Schema, RUNTIME};
 use crate::error::{Error, Result};
 use crate::intervals::Span;
@@ -113,7 +113,7 @@ impl Selection {
 
 impl NvtxFilter {
     fn resolve(schema: &Schema, strings: &super::strings::Strings, name: &str) -> Result<Self> {
-        let data = nvtx::load(schema, strings)?;
+        let data = ranges::load(schema, strings)?;
         let mut spans_by_thread: IdMap<i64, Vec<Span>> = IdMap::default();
         let mut instances = 0usize;
         for r in data.ranges.iter().filter(|r| r.same_thread()) {

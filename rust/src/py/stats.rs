@@ -14,7 +14,7 @@ use crate::stats::rng::{KeyPrefix, Part, Stream, RNG_NAME};
 use crate::stats::sample_file::{self, ReadOptions, SampleFile};
 use crate::stats::schedule::{self, Order};
 use crate::stats::verdict::LimitOp;
-use crate::stats::{codes, noise, simulate, tables, CompareOptions};
+use crate::stats::{codes, noise, resolution, simulate, tables, CompareOptions};
 use pyo3::prelude::*;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -606,7 +606,7 @@ pub fn stats_mde_pct(
         if !(confidence > 0.0 && confidence < 1.0 && power > 0.0 && power < 1.0) {
             return Err(invalid("confidence", "confidence and power in (0, 1)"));
         }
-        let mde = noise::Resolving::new(sd_log, estimator, confidence, power).mde(n);
+        let mde = resolution::Resolving::new(sd_log, estimator, confidence, power).mde(n);
         Ok(EffectScale::LogRatio.to_pct(mde))
     })
 }

@@ -14,7 +14,6 @@
 //! - [`schedule::balanced`]: the seeded AB/BA plan;
 //! - [`simulate::run`]: the honesty harness (A/A false-positive rate, power, drift under each design).
 
-pub mod blocks;
 pub mod bootstrap;
 pub mod compare;
 pub mod constraint;
@@ -27,6 +26,7 @@ pub mod normal;
 pub mod options;
 pub mod quantile;
 pub mod resample;
+pub mod resolution;
 pub mod rng;
 pub mod sample_file;
 pub mod schedule;

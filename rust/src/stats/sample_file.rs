@@ -11,8 +11,8 @@
 //!   baseline's order is the plan order). Without a key, row i of each file is pair i.
 //! - Every value must be finite and > 0; an error names the file, the line and the pair.
 
-use super::blocks::Blocks;
 use super::codes;
+use super::compare::Blocks;
 use super::compare::{Cases, PairedInput};
 use super::quantile::Calls;
 use super::schedule::Order;

@@ -15,10 +15,10 @@
 use super::codes;
 use super::compare::{compare_with, PairedInput};
 use super::effect::Direction;
-use super::noise::Resolving;
 use super::options::CompareOptions;
 use super::quantile::Calls;
 use super::resample::Parallelism;
+use super::resolution::Resolving;
 use super::rng::{KeyPrefix, Part, Stream, MAX_EXACT_INT, RNG_NAME};
 use super::schedule::{self, Order};
 use super::verdict::Verdict;

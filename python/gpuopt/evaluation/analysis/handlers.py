@@ -12,6 +12,7 @@ from gpuopt.evaluation.analysis.statistics import resolution, resolution_warning
 from gpuopt.evaluation.analysis.verdicts import Judgment, formal_judgment, prediction, screen_judgment
 from gpuopt.evaluation.execution import Execution, ExecutionSpec, OperationHandler, SmokeHandler
 from gpuopt.evaluation.store import Store
+from gpuopt.models.evaluation.frozen import BoundCore, FinalAuditCore, ScreenCore, TargetCore
 from gpuopt.models.evaluation.invocation import InvocationResult, Warning
 from gpuopt.models.evaluation.operations import (
     BaselineCase,
@@ -27,9 +28,9 @@ from gpuopt.models.evaluation.operations import (
     OriginalGuardrail,
     RestoreChecks,
     ScreenResult,
-    Statistics,
     TargetResult,
 )
+from gpuopt.models.evaluation.statistics import Statistics
 
 # ---- handlers ----------------------------------------------------------------------------------------------
 
@@ -237,23 +238,24 @@ class NoiseHandler(_Handler):
         )
 
 
-def _binding(ctx: Context) -> BindingStatus:
-    binding = getattr(ctx.request, "reference_binding", None)
+def _binding(ctx: Context, request: BoundCore) -> BindingStatus:
+    binding = request.reference_binding
     stale = ctx.ex.stop_reason == "stale_reference"
     return BindingStatus(
-        selection=None if binding is None else binding.selection,
-        pointer_sha256=None if binding is None else binding.pointer_sha256,
+        selection=binding.selection,
+        pointer_sha256=binding.pointer_sha256,
         status="stale" if stale else "current",
     )
 
 
 def _comparison_common(ctx: Context) -> tuple[dict[str, Any], Statistics | None]:
     ex = ctx.ex
+    request = ctx.core(BoundCore)
     ctx.judge_contamination()
     stats_ = statistics(ctx) if _measured(ex) else None
-    plan = ctx.request.plan
+    plan = request.plan
     planned = (plan.pairs or 0) * len(plan.case_ids)
-    res = resolution(ctx.store, ctx.target, getattr(ctx.request, "noise", None), planned)
+    res = resolution(ctx.store, ctx.target, request.noise, planned)
     warning = resolution_warning(res)
     if warning is not None:
         ex.warnings.append(warning)
@@ -261,7 +263,7 @@ def _comparison_common(ctx: Context) -> tuple[dict[str, Any], Statistics | None]
         "pairs": pair_records(ctx),
         "performance_interpreted": stats_ is not None,
         "contamination": ctx.contamination(),
-        "reference_binding": _binding(ctx),
+        "reference_binding": _binding(ctx, request),
         "statistics": stats_,
         "resolution": res,
     }
@@ -290,7 +292,7 @@ class ScreenHandler(_Handler):
             claim = "supported"
         fields.update(
             {
-                "experiment": ctx.request.experiment,  # type: ignore[attr-defined]
+                "experiment": ctx.core(ScreenCore).experiment,
                 "mechanism": experiment.mechanism,
                 "screen_claim": claim,
             }
@@ -317,13 +319,14 @@ class TargetHandler(_Handler):
     def fields(self, ctx: Context) -> dict[str, Any]:
         experiment = ctx.experiment
         assert experiment is not None
+        request = ctx.core(TargetCore)
         fields, stats_ = _comparison_common(ctx)
         judgment = formal_judgment(ctx.ex, stats_, ctx.m, ctx.minimum_pairs)
         fields.update(
             {
-                "experiment": ctx.request.experiment,  # type: ignore[attr-defined]
+                "experiment": request.experiment,
                 "mechanism": experiment.mechanism,
-                "screen_gate": list(ctx.request.screens),  # type: ignore[attr-defined]
+                "screen_gate": list(request.screens),
                 "prediction_check": prediction(experiment, stats_),
                 "formal_attempts": formal_attempts(
                     ctx.store, experiment.candidate.digest, ctx.spec.invocation_id
@@ -355,7 +358,7 @@ class FinalAuditHandler(_Handler):
         supported = all(shown.values()) if candidate_failed else judgment.verdict == "rejected"
         fields.update(
             {
-                "champion": ctx.request.champion,  # type: ignore[attr-defined]
+                "champion": ctx.core(FinalAuditCore).champion,
                 "inconclusive_because": judgment.inconclusive_because,
                 "restore_checks": RestoreChecks(
                     planned=planned,

@@ -7,21 +7,26 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import TypeVar
 
 from gpuopt import stats
+from gpuopt.errors import InternalError
 from gpuopt.evaluation import sampling
 from gpuopt.evaluation import target as targets
 from gpuopt.evaluation.execution import Execution, ExecutionSpec
 from gpuopt.evaluation.records import load_experiment, read_request
 from gpuopt.evaluation.store import Store
 from gpuopt.models.evaluation.experiment import Experiment
-from gpuopt.models.evaluation.invocation import FrozenRequest, Warning
+from gpuopt.models.evaluation.frozen import ExperimentCore
+from gpuopt.models.evaluation.invocation import FrozenRequest, RequestCore, Warning
 from gpuopt.models.evaluation.operations import (
     ContaminationFacts,
     Pair,
     PairValue,
 )
 from gpuopt.models.evaluation.target import Target
+
+C = TypeVar("C", bound=RequestCore)
 
 # ---- descriptive facts -------------------------------------------------------------------------------------
 
@@ -108,12 +113,23 @@ class Context:
     def target(self) -> Target:
         return targets.optimizable(targets.load(self.store)[0])
 
+    def core(self, model: type[C]) -> C:
+        """The frozen request as the core its operation builds (``request_mismatch``, an internal error,
+        when the invocation holds another operation's request)."""
+        request = self.request
+        if not isinstance(request, model):
+            raise InternalError(
+                "request_mismatch",
+                f"{self.spec.invocation_id} holds a {request.operation} request, not a {model.__name__}",
+            )
+        return request
+
     @cached_property
     def experiment(self) -> Experiment | None:
-        ref = getattr(self.request, "experiment", None)
-        if ref is None:
+        request = self.request
+        if not isinstance(request, ExperimentCore):
             return None
-        return load_experiment(self.store, ref)
+        return load_experiment(self.store, request.experiment)
 
     @property
     def m(self) -> float:

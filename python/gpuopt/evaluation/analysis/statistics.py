@@ -10,13 +10,11 @@ from gpuopt.evaluation.analysis.pairs import Context, PairBuild
 from gpuopt.evaluation.store import Store
 from gpuopt.models.evaluation.common import ResultRef
 from gpuopt.models.evaluation.invocation import Warning
-from gpuopt.models.evaluation.operations import (
+from gpuopt.models.evaluation.operations import NoiseResult, Resolution
+from gpuopt.models.evaluation.statistics import (
     CaseStat,
-    ConstraintStat,
-    GuardrailStat,
+    GuardrailOutcome,
     GuardrailViolation,
-    NoiseResult,
-    Resolution,
     Statistic,
     Statistics,
 )
@@ -120,55 +118,30 @@ def statistics(ctx: Context) -> Statistics:
     """Primary, constraints, guardrails and secondaries over the valid pairs."""
     objective = ctx.target.objective
     pairs = ctx.valid_pairs()
-    n_invalid = len(ctx.pairs) - len(pairs)
     primary, comparison = compare_metric(ctx, objective.primary, ctx.m, "primary")
     constraints = []
     for c in objective.constraints:
         decl = ctx.target.metrics[c.metric]
         ref, cand = sides(pairs, c.metric)
-        res = stats.constraint(
-            ref,
-            cand,
-            max_regression_pct=c.max_regression_pct,
-            direction=decl.direction,
-            **_common(ctx, decl, c.metric),
-        )
         constraints.append(
-            ConstraintStat(
-                metric=c.metric,
+            stats.constraint(
+                ref,
+                cand,
                 max_regression_pct=c.max_regression_pct,
-                n_valid=res.n,
-                n_invalid=n_invalid,
-                regression_estimate_pct=res.regression_estimate,
-                regression_ci_low_pct=res.regression_ci_low,
-                regression_ci_high_pct=res.regression_ci_high,
-                status=res.status,
+                direction=decl.direction,
+                **_common(ctx, decl, c.metric),
             )
         )
     guardrails = []
     for g in objective.guardrails:
         decl = ctx.target.metrics[g.metric]
         _, cand = sides(pairs, g.metric)
-        res_g = stats.guardrail(cand, limit=g.limit, op=g.op, mode=g.mode, **_common(ctx, decl, g.metric))
-        guardrails.append(
-            GuardrailStat(
-                metric=g.metric,
-                op=g.op,
-                limit=g.limit,
-                mode=g.mode,
-                n_valid=res_g.n,
-                estimate=res_g.estimate,
-                ci_low=res_g.ci_low,
-                ci_high=res_g.ci_high,
-                violations=[
-                    GuardrailViolation(
-                        pair_index=pairs[i].pair_index, case_id=pairs[i].case_id, sample_index=k
-                    )
-                    for i, k in res_g.violations
-                ],
-                status=res_g.status,
-            )
-        )
+        res = stats.guardrail(cand, limit=g.limit, op=g.op, mode=g.mode, **_common(ctx, decl, g.metric))
+        located = [
+            GuardrailViolation(pair_index=pairs[i].pair_index, case_id=pairs[i].case_id, sample_index=k)
+            for i, k in res.violations
+        ]
+        guardrails.append(GuardrailOutcome(result=res, violations=located))
     secondary = [compare_metric(ctx, s.metric, s.threshold_pct, "secondary")[0] for s in objective.secondary]
     per_case = [
         CaseStat(

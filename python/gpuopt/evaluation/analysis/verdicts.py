@@ -8,8 +8,8 @@ from gpuopt.evaluation.execution import Execution
 from gpuopt.models.evaluation.experiment import Experiment
 from gpuopt.models.evaluation.operations import (
     PredictionCheck,
-    Statistics,
 )
+from gpuopt.models.evaluation.statistics import Statistics
 
 # ---- verdicts ----------------------------------------------------------------------------------------------
 

@@ -112,6 +112,16 @@ def build(root_path: str | Path, rid: str | None = None) -> dict[str, Any]:
     return _invocation_report(root, rid)
 
 
+def _constraint_row(c: dict[str, Any]) -> list[Any]:
+    if "limit" in c:  # v2: the engine's ConstraintResult (relative limits: regression in %)
+        low, high = c["regression_ci_low"], c["regression_ci_high"]
+        limit = c["limit"].get("max_regression_pct")
+        return [c["metric"], limit, c["status"], pct(c["regression_estimate"]), ci(low, high)]
+    low, high = c["regression_ci_low_pct"], c["regression_ci_high_pct"]  # v1: the twin's fields
+    estimate = pct(c["regression_estimate_pct"])
+    return [c["metric"], c["max_regression_pct"], c["status"], estimate, ci(low, high)]
+
+
 def _stat_rows(stats: dict[str, Any]) -> list[str]:
     p = stats["primary"]
     lines = ["### Primary and secondary metrics", ""]
@@ -132,24 +142,16 @@ def _stat_rows(stats: dict[str, Any]) -> list[str]:
         lines += ["", "### Constraints", ""]
         lines += _table(
             ["metric", "max regression %", "status", "regression", "CI"],
-            [
-                [
-                    c["metric"],
-                    c["max_regression_pct"],
-                    c["status"],
-                    pct(c["regression_estimate_pct"]),
-                    ci(c["regression_ci_low_pct"], c["regression_ci_high_pct"]),
-                ]
-                for c in stats["constraints"]
-            ],
+            [_constraint_row(c) for c in stats["constraints"]],
         )
     if stats["guardrails"]:
         lines += ["", "### Guardrails", ""]
         lines += _table(
             ["metric", "op", "limit", "mode", "status", "violations"],
             [
-                [g["metric"], g["op"], g["limit"], g["mode"], g["status"], len(g["violations"])]
+                [r["metric"], r["op"], r["limit"], r["mode"], r["status"], len(g["violations"])]
                 for g in stats["guardrails"]
+                for r in [g.get("result", g)]  # v2 embeds the engine's result; v1 copied its fields
             ],
         )
     if stats["per_case"]:

@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints
 
 from gpuopt.models.evaluation.common import Count, Name, Record, RecordRef, ResultRef, Role, Sha256, Text
-from gpuopt.models.evaluation.invocation import FrozenRequest, InvocationResult, SubmitOutcome
+from gpuopt.models.evaluation.invocation import FrozenRequest, InvocationResult, RequestCore, SubmitOutcome
 from gpuopt.models.evaluation.operations import DryRun, Estimate, EvaluationRequestBase, Seed
 from gpuopt.models.profile import CaptureFacts
 
@@ -108,10 +108,16 @@ class CaptureSettings(Record):
     repeats: Count
 
 
-class CaptureFrozen(FrozenRequest):
+class CaptureCore(RequestCore):
+    """``capture``: the calls of every variant, interleaved, each run under the profiler."""
+
     operation: Literal["capture"]
     capture: CaptureSettings
     experiment: RecordRef | None
+
+
+class CaptureFrozen(CaptureCore, FrozenRequest):
+    """A frozen ``capture`` request."""
 
 
 class CaptureArtifact(Record):

@@ -24,6 +24,8 @@ from gpuopt.models.evaluation.common import (
 )
 from gpuopt.models.evaluation.driver import ReportedRuntime
 
+RESULT_V1 = "gpuopt.invocation-result/v1"
+
 Timeout = Annotated[float, Field(gt=0, le=30 * 86_400, allow_inf_nan=False)]
 
 
@@ -72,18 +74,26 @@ class FrozenVariant(Record):
     digest: Sha256
 
 
-class FrozenRequest(Record):
-    """``invocations/<id>/request.json``, built by gpuopt. Operations add their own fields in subclasses."""
+class RequestCore(Record):
+    """What an operation's builder freezes: the plan, the calls and the variants, plus (in subclasses) the
+    operation's own fields. gpuopt adds the rest of :class:`FrozenRequest` when it submits."""
+
+    operation: Operation
+    plan: Plan
+    evidence_plan: list[EvidenceStep]
+    variants: dict[Role, FrozenVariant]
+
+
+class FrozenRequest(RequestCore):
+    """``invocations/<id>/request.json``, built by gpuopt: a :class:`RequestCore` and what gpuopt adds (the
+    Target, its tool identity, the host and GPUs, the limits). An operation's frozen request derives from
+    this and from its core."""
 
     format: Literal["gpuopt.invocation-request/v1"]
-    operation: Operation
     target: RecordRef
     tool_identity: ToolIdentity
     host_id: str
     gpus: list[str]
-    plan: Plan
-    evidence_plan: list[EvidenceStep]
-    variants: dict[Role, FrozenVariant]
     limits: Limits
     retry_of: InvocationId | None
     keep_workspace: bool
@@ -192,7 +202,9 @@ CleanupStatus = Literal[
 class InvocationResult(Record):
     """``result.json``: the single terminal record of an invocation. Operations add fields in subclasses."""
 
-    format: Literal["gpuopt.invocation-result/v1"]
+    format: Literal["gpuopt.invocation-result/v1", "gpuopt.invocation-result/v2"] = Field(
+        description="v2: comparisons embed the engine's constraint and guardrail results; v1 is still read"
+    )
     invocation_id: InvocationId
     operation: Operation
     target: RecordRef | None = Field(

@@ -1,15 +1,15 @@
 """Evaluations (spec §3.3, §3.5): the requests of ``baseline``, ``noise``, ``screen``, ``target`` and
-``final-audit``, their frozen invocation requests, their results, and the dry-run plan.
+``final-audit``, their results, and the dry-run plan (their frozen invocation requests are in
+:mod:`gpuopt.models.evaluation.frozen`).
 
-Statistics records follow spec §6.4; the engine's ``n`` is recorded as ``n_valid``, and ``role`` says
-whether a statistic is the primary or a secondary metric.
+The statistics of the comparison results are in :mod:`gpuopt.models.evaluation.statistics`.
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from gpuopt.models.evaluation.common import (
     Count,
@@ -27,12 +27,16 @@ from gpuopt.models.evaluation.common import (
 from gpuopt.models.evaluation.experiment import Contract, Lifecycle
 from gpuopt.models.evaluation.invocation import (
     EvidenceStep,
-    FrozenRequest,
     InvocationResult,
     Limits,
     SubmitOutcome,
 )
-from gpuopt.models.stats import OrderFacts
+from gpuopt.models.evaluation.statistics import (
+    MetricVerdict,
+    Statistics,
+    StatisticsV1,
+    check_statistics_format,
+)
 
 Seed = Annotated[int, Field(ge=0, le=2**53 - 1)]
 PathText = Annotated[str, Field(min_length=1, max_length=4096)]
@@ -122,136 +126,10 @@ class Binding(Record):
     pointer_sha256: Sha256 | None
 
 
-class BaselineFrozen(FrozenRequest):
-    operation: Literal["baseline"]
-
-
-class NoiseFrozen(FrozenRequest):
-    operation: Literal["noise"]
-    contract: Contract
-
-
-class ScreenFrozen(FrozenRequest):
-    operation: Literal["screen"]
-    experiment: RecordRef
-    mechanism: str
-    reference_binding: Binding
-    contract: Contract
-    noise: ResultRef | None
-
-
-class TargetFrozen(FrozenRequest):
-    operation: Literal["target"]
-    experiment: RecordRef
-    mechanism: str
-    reference_binding: Binding
-    contract: Contract
-    noise: ResultRef | None
-    screens: list[ResultRef] = Field(description="The screen chain the screen gate accepted")
-
-
 class ChampionFacts(Record):
     selection: RecordRef
     experiment: RecordRef | None
     contract_source: Literal["experiment", "request"]
-
-
-class FinalAuditFrozen(FrozenRequest):
-    operation: Literal["final_audit"]
-    champion: ChampionFacts
-    reference_binding: Binding
-    contract: Contract
-    noise: ResultRef | None
-    restore_checks: list[EvidenceStep] = Field(
-        description="One isolated original call per case, run only if the Champion fails correctness"
-    )
-
-
-# ---- statistics --------------------------------------------------------------------------------------------
-
-MetricVerdict = Literal["improved", "regressed", "equivalent", "inconclusive"]
-GateStatus = Literal["passed", "failed", "inconclusive"]
-
-
-class Statistic(Record):
-    """One metric's comparison (spec §6.4)."""
-
-    metric: Name
-    role: Literal["primary", "secondary"]
-    n_valid: Count
-    n_invalid: Count
-    estimator: Literal["median", "mean"]
-    ci_method: Literal["bca", "percentile"]
-    ci_method_run: Literal["bca", "percentile"] | None
-    confidence: float
-    resamples: int
-    seed: int
-    effect_scale: Literal["log_ratio", "arithmetic_pct"]
-    estimate_log: float | None
-    ci_low_log: float | None
-    ci_high_log: float | None
-    estimate_pct: float | None = Field(description="> 0 means the candidate is better")
-    ci_low_pct: float | None
-    ci_high_pct: float | None
-    change_pct: float | None = Field(description="Raw change of the candidate, 100·(cand/ref - 1)")
-    threshold_pct: NonNegative
-    verdict: MetricVerdict
-    verdict_reason: str
-    pairs_needed_estimate: int | None
-    warnings: list[str]
-
-
-class ConstraintStat(Record):
-    """A relative guardrail: non-inferiority on the regression (minus the log-ratio effect)."""
-
-    metric: Name
-    max_regression_pct: NonNegative
-    n_valid: Count
-    n_invalid: Count
-    regression_estimate_pct: float | None
-    regression_ci_low_pct: float | None
-    regression_ci_high_pct: float | None
-    status: GateStatus
-
-
-class GuardrailViolation(Record):
-    pair_index: Count
-    case_id: Name
-    sample_index: Count
-
-
-class GuardrailStat(Record):
-    """An absolute limit on the candidate."""
-
-    metric: Name
-    op: Literal["le", "ge"]
-    limit: Finite
-    mode: Literal["every_call", "ci"]
-    n_valid: Count
-    estimate: float | None
-    ci_low: float | None
-    ci_high: float | None
-    violations: list[GuardrailViolation]
-    status: GateStatus
-
-
-class CaseStat(Record):
-    case_id: Name
-    n_valid: Count
-    estimate_pct: float | None
-    ci_low_pct: float | None
-    ci_high_pct: float | None
-
-
-class Statistics(Record):
-    primary: Statistic
-    constraints: list[ConstraintStat]
-    guardrails: list[GuardrailStat]
-    secondary: list[Statistic]
-    per_case: list[CaseStat] = Field(description="The primary per case: reported, never used for verdicts")
-    order_effect: OrderFacts | None = Field(
-        description="The engine's AB/BA order facts, as gpuopt.stats reports them"
-    )
 
 
 class PairValue(Record):
@@ -402,9 +280,14 @@ class ScreenResult(PairedResult):
     experiment: RecordRef
     mechanism: str
     reference_binding: BindingStatus
-    statistics: Statistics | None
+    statistics: Statistics | StatisticsV1 | None
     resolution: Resolution
     screen_claim: Literal["supported", "contradicted", "undecided"]
+
+    @model_validator(mode="after")
+    def _statistics_format(self) -> ScreenResult:
+        check_statistics_format(self, self.statistics)
+        return self
 
 
 class PredictionCheck(Record):
@@ -418,12 +301,17 @@ class TargetResult(PairedResult):
     experiment: RecordRef
     mechanism: str
     reference_binding: BindingStatus
-    statistics: Statistics | None
+    statistics: Statistics | StatisticsV1 | None
     resolution: Resolution
     screen_gate: list[ResultRef]
     prediction_check: PredictionCheck
     formal_attempts: Count = Field(description="Target results for this candidate digest across Experiments")
     inconclusive_because: list[Literal["primary", "constraint", "guardrail"]]
+
+    @model_validator(mode="after")
+    def _statistics_format(self) -> TargetResult:
+        check_statistics_format(self, self.statistics)
+        return self
 
 
 class RestoreChecks(Record):
@@ -436,11 +324,16 @@ class FinalAuditResult(PairedResult):
     operation: Literal["final_audit"]
     champion: ChampionFacts
     reference_binding: BindingStatus
-    statistics: Statistics | None
+    statistics: Statistics | StatisticsV1 | None
     resolution: Resolution
     inconclusive_because: list[Literal["primary", "constraint", "guardrail"]]
     restore_checks: RestoreChecks
     restore_supported: bool
+
+    @model_validator(mode="after")
+    def _statistics_format(self) -> FinalAuditResult:
+        check_statistics_format(self, self.statistics)
+        return self
 
 
 RESULT_MODELS: dict[str, type[InvocationResult]] = {
@@ -449,13 +342,6 @@ RESULT_MODELS: dict[str, type[InvocationResult]] = {
     "screen": ScreenResult,
     "target": TargetResult,
     "final_audit": FinalAuditResult,
-}
-FROZEN_MODELS: dict[str, type[FrozenRequest]] = {
-    "baseline": BaselineFrozen,
-    "noise": NoiseFrozen,
-    "screen": ScreenFrozen,
-    "target": TargetFrozen,
-    "final_audit": FinalAuditFrozen,
 }
 
 # ---- dry run and command data ------------------------------------------------------------------------------

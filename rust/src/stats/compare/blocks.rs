@@ -9,36 +9,15 @@
 //!   from the `gpuopt.rng/v1` stream ("bootstrap", seed, scope, metric, "blocks", b), pools their
 //!   pairs' effects and takes the estimator; the CI is the percentile interval of the replicates.
 
-use super::bootstrap::{self, CiMethod, Interval};
-use super::codes;
-use super::compare::{bootstrap_prefix, estimate_interval, CaseEffect, EffectEstimate, Warning};
-use super::estimators::Sample;
-use super::options::CompareOptions;
-use super::resample::{replicates, Parallelism};
-use super::rng::Part;
-use serde::Serialize;
-
-/// The block of every pair, the block names (first-seen order), the column they came from and whether
-/// the CI resamples blocks.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Blocks {
-    pub block_of: Vec<usize>,
-    pub names: Vec<String>,
-    pub column: String,
-    pub resample: bool,
-}
-
-/// What the comparison did with blocks.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct BlockFacts {
-    pub column: String,
-    /// Blocks holding at least one valid pair.
-    pub blocks: usize,
-    /// True when the CI resampled blocks (`--block-column`), false when blocks were only diagnosed.
-    pub resampled: bool,
-    /// True when the per-block CIs do not all overlap.
-    pub disagree: bool,
-}
+use super::estimate::{bootstrap_prefix, estimate_interval};
+use super::input::Blocks;
+use super::model::{CaseEffect, EffectEstimate, Warning};
+use crate::stats::bootstrap::{self, CiMethod, Interval};
+use crate::stats::codes;
+use crate::stats::estimators::Sample;
+use crate::stats::options::CompareOptions;
+use crate::stats::resample::{replicates, Parallelism};
+use crate::stats::rng::Part;
 
 /// The valid pairs' effects of each block (blocks without valid pairs are left out), in block order.
 pub fn effects_by_block(

@@ -1,0 +1,161 @@
+use super::*;
+use crate::stats::codes;
+use crate::stats::options::CompareOptions;
+use crate::stats::quantile::Calls;
+use crate::stats::schedule::Order;
+use crate::stats::verdict::{Verdict, VerdictReason};
+
+fn options() -> CompareOptions {
+    CompareOptions {
+        resamples: 2000,
+        minimum_pairs: 5,
+        seed: 7,
+        ..CompareOptions::default()
+    }
+}
+
+#[test]
+fn a_clear_speedup_is_improved() {
+    let base: Vec<f64> = (0..40).map(|i| 10.0 + (i % 7) as f64 * 0.05).collect();
+    let cand: Vec<f64> = base
+        .iter()
+        .enumerate()
+        .map(|(i, b)| b * (0.8 + (i % 3) as f64 * 0.004))
+        .collect();
+    let out = compare(&PairedInput::from_values(base, cand), &options()).unwrap();
+    let c = &out.comparison;
+    assert_eq!(c.verdict, Verdict::Improved);
+    assert_eq!(c.effect.n, 40);
+    let est = c.effect.estimate_pct.unwrap();
+    assert!(est > 24.0 && est < 25.1, "{est}");
+    assert!(c.effect.ci_low_pct.unwrap() <= est && est <= c.effect.ci_high_pct.unwrap());
+    assert_eq!(c.rng, "gpuopt.rng/v1");
+    assert_eq!(out.rows.len(), 40);
+}
+
+#[test]
+fn identical_pairs_give_a_point_ci_and_inconclusive_at_m_zero() {
+    let v = vec![5.0; 12];
+    let out = compare(&PairedInput::from_values(v.clone(), v), &options()).unwrap();
+    let c = &out.comparison;
+    assert_eq!(
+        (c.effect.ci_low_log, c.effect.ci_high_log),
+        (Some(0.0), Some(0.0))
+    );
+    assert_eq!(c.verdict, Verdict::Inconclusive);
+    assert_eq!(c.pairs_needed_estimate, None);
+    // With m > 0 a point CI at 0 is equivalent.
+    let m = CompareOptions {
+        minimum_effect_pct: 1.0,
+        ..options()
+    };
+    let v = vec![5.0; 12];
+    let out = compare(&PairedInput::from_values(v.clone(), v), &m).unwrap();
+    assert_eq!(out.comparison.verdict, Verdict::Equivalent);
+}
+
+#[test]
+fn too_few_pairs_never_reject() {
+    let out = compare(
+        &PairedInput::from_values(vec![1.0, 1.0, 1.0], vec![2.0, 2.1, 2.2]),
+        &options(),
+    )
+    .unwrap();
+    assert_eq!(out.comparison.verdict, Verdict::Inconclusive);
+    assert_eq!(out.comparison.verdict_reason, VerdictReason::TooFewPairs);
+    assert_eq!(out.comparison.pairs_needed_estimate, Some(5));
+}
+
+#[test]
+fn bad_values_name_the_pair() {
+    let mut input = PairedInput::from_values(vec![1.0, 2.0, 3.0], vec![1.0, -2.0, 3.0]);
+    input.keys = Some(vec!["a".into(), "b".into(), "c".into()]);
+    let err = compare(&input, &options()).unwrap_err();
+    assert_eq!(err.code, codes::NONPOSITIVE_METRIC_VALUE);
+    assert_eq!(err.path.as_deref(), Some("pairs[1].candidate"));
+    assert!(
+        err.message.contains("pair 1 (key \"b\")"),
+        "{}",
+        err.message
+    );
+    let nan = PairedInput::from_values(vec![1.0, f64::NAN], vec![1.0, 1.0]);
+    assert_eq!(
+        compare(&nan, &options()).unwrap_err().code,
+        codes::NONFINITE_METRIC_VALUE
+    );
+    let short = PairedInput::from_values(vec![1.0, 2.0], vec![1.0]);
+    assert_eq!(
+        compare(&short, &options()).unwrap_err().code,
+        codes::PAIR_COUNT_MISMATCH
+    );
+    // An invalid pair is excluded, not checked.
+    let mut skip = PairedInput::from_values(vec![1.0, 0.0, 3.0], vec![1.0, 2.0, 3.0]);
+    skip.valid = Some(vec![true, false, true]);
+    let out = compare(&skip, &options()).unwrap();
+    assert_eq!((out.comparison.effect.n, out.comparison.n_invalid), (2, 1));
+}
+
+#[test]
+fn orders_cases_and_tails() {
+    let n = 20;
+    let base: Vec<Vec<f64>> = (0..n)
+        .map(|i| {
+            (0..200)
+                .map(|k| 10.0 + ((i * 31 + k * 17) % 23) as f64 * 0.01)
+                .collect()
+        })
+        .collect();
+    let cand: Vec<Vec<f64>> = base
+        .iter()
+        .map(|c| c.iter().map(|v| v * 0.9).collect())
+        .collect();
+    let mut input = PairedInput {
+        baseline: Calls::from_nested(base).unwrap(),
+        candidate: Calls::from_nested(cand).unwrap(),
+        ..PairedInput::default()
+    };
+    input.orders = Some(
+        (0..n)
+            .map(|i| if i % 2 == 0 { Order::Ab } else { Order::Ba })
+            .collect(),
+    );
+    input.cases = Some(Cases {
+        case_of: (0..n).map(|i| i % 2).collect(),
+        names: vec!["small".into(), "large".into()],
+        weights: None,
+    });
+    let opts = CompareOptions {
+        tails: true,
+        ..options()
+    };
+    let c = compare(&input, &opts).unwrap().comparison;
+    assert_eq!(c.per_case.len(), 2);
+    assert_eq!(c.per_case[0].effect.n, 10);
+    let orders = c.orders.unwrap();
+    assert_eq!((orders.ab_pairs, orders.ba_pairs), (10, 10));
+    assert!(orders.order_effect_pct.unwrap().abs() < 1e-9);
+    assert_eq!(c.tails.len(), 2, "p50 and p95 computed");
+    assert_eq!(c.tails_unavailable.len(), 1, "p99 needs 1000 samples");
+    for t in &c.tails {
+        assert!((t.effect.estimate_pct.unwrap() - 11.111_111).abs() < 1e-3);
+    }
+}
+
+#[test]
+fn unpaired_comparison_uses_the_same_ci_machinery() {
+    let base: Vec<f64> = (0..60).map(|i| 10.0 + (i % 11) as f64 * 0.1).collect();
+    let cand: Vec<f64> = (0..50).map(|i| 8.0 + (i % 13) as f64 * 0.1).collect();
+    let input = UnpairedInput {
+        baseline: Calls::from_values(base),
+        candidate: Calls::from_values(cand),
+    };
+    let out = compare_unpaired(&input, &options()).unwrap();
+    let c = &out.comparison;
+    assert_eq!(c.pairing, "unpaired");
+    assert_eq!(
+        (c.n_baseline, c.n_candidate, c.effect.n),
+        (Some(60), Some(50), 50)
+    );
+    assert_eq!(c.verdict, Verdict::Improved);
+    assert!(c.effect.bca.unwrap().acceleration.is_some());
+}
