@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from gpuopt.cli._many import is_many, many_options, many_outcome
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._render import section, table
 from gpuopt.cli._tables import render_frame, table_data, table_options, write_table
@@ -28,6 +30,12 @@ def _path(fn: F) -> F:
     return click.argument("path", type=click.Path(path_type=Path))(fn)
 
 
+def files_argument(fn: F) -> F:
+    return click.argument(
+        "paths", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="PATH..."
+    )(fn)
+
+
 def _threshold(fn: F) -> F:
     return click.option(
         "--kernel-wait-ns",
@@ -42,9 +50,11 @@ def _threshold(fn: F) -> F:
 def torch() -> None:
     """PyTorch profiler (Kineto) Chrome traces: kernels, ops, GPU timeline, record_function steps.
 
-    PATH is a trace file (.json or .json.gz) or a folder of per-rank traces. Times are integer
-    nanoseconds counted from the trace's first event; `rank` is the distributed rank. Traces without
-    GPU activity (CPU-only, MTIA) load, and GPU facts say "not present".
+    PATH is a trace file (.json or .json.gz) or a folder of per-rank traces. Table commands take
+    several PATHs or a glob: one table with a `file` key column (--workers N threads, or
+    --dask-scheduler); a path that fails is a row with its error; exit 2 only when every path failed.
+    Times are integer nanoseconds counted from the trace's first event; `rank` is the distributed
+    rank. Traces without GPU activity (CPU-only, MTIA) load, and GPU facts say "not present".
 
     \b
     Examples:
@@ -67,6 +77,31 @@ def _open(path: Path) -> TorchTrace:
 
     identify_in_background(path)  # hashing (on a cache miss) overlaps parsing; a folder is hashed after
     return lib.open(path)
+
+
+def _table_command(
+    paths: tuple[Path, ...],
+    fact: str,
+    name: str,
+    *,
+    workers: int,
+    dask_scheduler: str | None,
+    limit: int,
+    out: Path | None,
+    gpu: bool,
+    **options: int,
+) -> Outcome:
+    """One trace (file or folder of ranks): the command's own table; several or a glob: one table keyed
+    by ``file`` (:mod:`gpuopt.cli._many`)."""
+    from gpuopt import torch_trace as lib
+
+    if is_many(paths):
+        fn = functools.partial(lib.table, fact=fact, **options)
+        return many_outcome(
+            name, paths, fn, workers=workers, dask_scheduler=dask_scheduler, limit=limit, out=out
+        )
+    trace = _open(paths[0])
+    return _table(name, trace, trace.table(fact, **options), limit=limit, out=out, gpu=gpu)
 
 
 def _table(
@@ -106,114 +141,245 @@ def summary(path: Path, kernel_wait_ns: int) -> Outcome:
 
 
 @torch.command()
-@_path
+@files_argument
+@many_options
 @table_options
 @command("gpuopt.torch.kernels/v1")
-def kernels(path: Path, limit: int, out: Path | None) -> Outcome:
+def kernels(
+    paths: tuple[Path, ...], workers: int, dask_scheduler: str | None, limit: int, out: Path | None
+) -> Outcome:
     """Per kernel name: count, total, mean, median, min, max, stddev (ns) and share of kernel time."""
-    trace = _open(path)
-    return _table("kernels", trace, trace.kernels(), limit=limit, out=out, gpu=True)
+    return _table_command(
+        paths,
+        "kernels",
+        "kernels",
+        workers=workers,
+        dask_scheduler=dask_scheduler,
+        limit=limit,
+        out=out,
+        gpu=True,
+    )
 
 
 @torch.command()
-@_path
+@files_argument
+@many_options
 @table_options
 @command("gpuopt.torch.ops/v1")
-def ops(path: Path, limit: int, out: Path | None) -> Outcome:
+def ops(
+    paths: tuple[Path, ...], workers: int, dask_scheduler: str | None, limit: int, out: Path | None
+) -> Outcome:
     """Per cpu_op name: CPU total/self time and the GPU time of the work it launched."""
-    trace = _open(path)
-    return _table("ops", trace, trace.ops(), limit=limit, out=out, gpu=False)
+    return _table_command(
+        paths, "ops", "ops", workers=workers, dask_scheduler=dask_scheduler, limit=limit, out=out, gpu=False
+    )
 
 
 @torch.command()
-@_path
+@files_argument
 @_threshold
+@many_options
 @table_options
 @command("gpuopt.torch.timeline/v1")
-def timeline(path: Path, kernel_wait_ns: int, limit: int, out: Path | None) -> Outcome:
+def timeline(
+    paths: tuple[Path, ...],
+    kernel_wait_ns: int,
+    workers: int,
+    dask_scheduler: str | None,
+    limit: int,
+    out: Path | None,
+) -> Outcome:
     """Per GPU stream: busy and idle time, gaps, and idle time by cause (host wait, kernel wait, other)."""
-    trace = _open(path)
-    frame = trace.streams(kernel_wait_threshold_ns=kernel_wait_ns)
-    return _table("streams", trace, frame, limit=limit, out=out, gpu=True)
+    return _table_command(
+        paths,
+        "streams",
+        "streams",
+        workers=workers,
+        dask_scheduler=dask_scheduler,
+        limit=limit,
+        out=out,
+        gpu=True,
+        kernel_wait_threshold_ns=kernel_wait_ns,
+    )
 
 
 @torch.command()
-@_path
+@files_argument
 @_threshold
+@many_options
 @table_options
 @command("gpuopt.torch.gaps/v1")
-def gaps(path: Path, kernel_wait_ns: int, limit: int, out: Path | None) -> Outcome:
+def gaps(
+    paths: tuple[Path, ...],
+    kernel_wait_ns: int,
+    workers: int,
+    dask_scheduler: str | None,
+    limit: int,
+    out: Path | None,
+) -> Outcome:
     """Every idle gap on every GPU stream: when, how long, its cause and the event that ended it."""
-    trace = _open(path)
-    frame = trace.gaps(kernel_wait_threshold_ns=kernel_wait_ns)
-    return _table("gaps", trace, frame, limit=limit, out=out, gpu=True)
+    return _table_command(
+        paths,
+        "gaps",
+        "gaps",
+        workers=workers,
+        dask_scheduler=dask_scheduler,
+        limit=limit,
+        out=out,
+        gpu=True,
+        kernel_wait_threshold_ns=kernel_wait_ns,
+    )
 
 
 @torch.command()
-@_path
+@files_argument
+@many_options
 @table_options
 @command("gpuopt.torch.steps/v1")
-def steps(path: Path, limit: int, out: Path | None) -> Outcome:
+def steps(
+    paths: tuple[Path, ...], workers: int, dask_scheduler: str | None, limit: int, out: Path | None
+) -> Outcome:
     """Per record_function / ProfilerStep#N range: CPU time and the GPU work launched inside it."""
-    trace = _open(path)
-    return _table("steps", trace, trace.steps(), limit=limit, out=out, gpu=False)
+    return _table_command(
+        paths,
+        "steps",
+        "steps",
+        workers=workers,
+        dask_scheduler=dask_scheduler,
+        limit=limit,
+        out=out,
+        gpu=False,
+    )
 
 
 @torch.command()
-@_path
+@files_argument
+@many_options
 @table_options
 @command("gpuopt.torch.launches/v1")
-def launches(path: Path, limit: int, out: Path | None) -> Outcome:
+def launches(
+    paths: tuple[Path, ...], workers: int, dask_scheduler: str | None, limit: int, out: Path | None
+) -> Outcome:
     """Per GPU event: runtime call, launch latency, launching op and launch configuration."""
-    trace = _open(path)
-    return _table("launches", trace, trace.launches(), limit=limit, out=out, gpu=True)
+    return _table_command(
+        paths,
+        "launches",
+        "launches",
+        workers=workers,
+        dask_scheduler=dask_scheduler,
+        limit=limit,
+        out=out,
+        gpu=True,
+    )
 
 
 @torch.command()
-@_path
+@files_argument
+@many_options
 @table_options
 @command("gpuopt.torch.graphs/v1")
-def graphs(path: Path, limit: int, out: Path | None) -> Outcome:
+def graphs(
+    paths: tuple[Path, ...], workers: int, dask_scheduler: str | None, limit: int, out: Path | None
+) -> Outcome:
     """Per CUDA graph: replays of cudaGraphLaunch (executions, GPU time per execution, host time).
 
     Kineto records no graph id: a graph is keyed by the ordered names of its kernels (graph_key).
     """
-    trace = _open(path)
-    return _table("graphs", trace, trace.graphs(), limit=limit, out=out, gpu=True)
+    return _table_command(
+        paths,
+        "graphs",
+        "graphs",
+        workers=workers,
+        dask_scheduler=dask_scheduler,
+        limit=limit,
+        out=out,
+        gpu=True,
+    )
 
 
 @torch.command()
-@_path
+@files_argument
+@many_options
 @table_options
 @command("gpuopt.torch.transfers/v1")
-def transfers(path: Path, limit: int, out: Path | None) -> Outcome:
+def transfers(
+    paths: tuple[Path, ...], workers: int, dask_scheduler: str | None, limit: int, out: Path | None
+) -> Outcome:
     """Per memcpy/memset: bytes, duration and bandwidth (bytes / duration)."""
-    trace = _open(path)
-    return _table("transfers", trace, trace.transfers(), limit=limit, out=out, gpu=True)
+    return _table_command(
+        paths,
+        "transfers",
+        "transfers",
+        workers=workers,
+        dask_scheduler=dask_scheduler,
+        limit=limit,
+        out=out,
+        gpu=True,
+    )
 
 
 @torch.command()
-@_path
+@files_argument
+@many_options
 @table_options
 @command("gpuopt.torch.collectives/v1")
-def collectives(path: Path, limit: int, out: Path | None) -> Outcome:
+def collectives(
+    paths: tuple[Path, ...], workers: int, dask_scheduler: str | None, limit: int, out: Path | None
+) -> Outcome:
     """Per NCCL kernel: collective, dtype, element counts, bytes and overlap with compute kernels."""
-    trace = _open(path)
-    return _table("collectives", trace, trace.collectives(), limit=limit, out=out, gpu=True)
+    return _table_command(
+        paths,
+        "collectives",
+        "collectives",
+        workers=workers,
+        dask_scheduler=dask_scheduler,
+        limit=limit,
+        out=out,
+        gpu=True,
+    )
 
 
 @torch.command()
-@_path
+@files_argument
+@many_options
 @table_options
 @command("gpuopt.torch.comm/v1")
-def comm(path: Path, limit: int, out: Path | None) -> Outcome:
+def comm(
+    paths: tuple[Path, ...], workers: int, dask_scheduler: str | None, limit: int, out: Path | None
+) -> Outcome:
     """Communication vs. compute per rank/device (stream empty) and per NCCL stream: overlap, exposed.
 
     Busy times are interval unions per device; overlap = communication ∩ compute kernels; exposed =
     communication busy - overlap. Per-collective sizes and algbw: `gpuopt torch collectives`.
     """
-    trace = _open(path)
-    return _table("comm", trace, trace.comm(), limit=limit, out=out, gpu=True)
+    return _table_command(
+        paths, "comm", "comm", workers=workers, dask_scheduler=dask_scheduler, limit=limit, out=out, gpu=True
+    )
+
+
+@torch.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="PATH...")
+@table_options
+@command("gpuopt.torch.ranks/v1")
+def ranks(paths: tuple[Path, ...], limit: int, out: Path | None) -> Outcome:
+    """Ranks side by side: step time, collective wait, latest rank and skew per collective, stragglers.
+
+    PATHs are the ranks' trace files (or folders of them); ranks come from each trace's distributedInfo,
+    or from the order given when a trace lacks it (stated as rank_source). The k-th NCCL kernel of
+    every rank is taken as the same collective; a rank arrives when its kernel starts; skew = last -
+    first arrival; wait = last arrival - own arrival. Steps are ProfilerStep#N ranges.
+
+    \b
+    Examples:
+      gpuopt torch ranks rank0.json.gz rank1.json.gz
+      gpuopt torch ranks traces/ --json | jq '.data.stragglers.rows'
+    """
+    from gpuopt import many
+    from gpuopt import torch_trace as lib
+    from gpuopt.cli._ranks import ranks_outcome
+
+    trace = lib.open_paths(many.expand(paths))
+    return ranks_outcome(trace.ranks(), _inputs(trace), limit=limit, out=out)
 
 
 def _ms(ns: int | None) -> str | None:

@@ -149,6 +149,12 @@ class DeviceTimeline(Busy):
 
 
 class SyncByType(Model):
+    device_id: int | None = Field(
+        description="Device of the context waited on (from that context's GPU rows, not the export's "
+        "SYNCHRONIZATION.deviceId, which nsys writes as 0 for every process)"
+    )
+    context_id: int | None
+    stream_id: int | None = Field(description="Stream waited on; null for a context- or event-wide sync")
     sync_type: str = Field(description="ENUM_CUPTI_SYNC_TYPE label")
     api_name: str | None = Field(description="The CUDA API call that synchronized (correlationId join)")
     count: int
@@ -157,8 +163,9 @@ class SyncByType(Model):
 
 
 class HostSync(Model):
-    """Host time blocked in API calls that CUPTI recorded a synchronization for."""
+    """Host time blocked in API calls that CUPTI recorded a synchronization for, per device waited on."""
 
+    device_id: int | None = Field(description="Device of the context the call waited on")
     api_name: str
     calls: int
     blocked_ns: int

@@ -10,6 +10,7 @@ pub mod comm;
 pub mod coverage;
 pub mod db;
 pub mod describe;
+pub mod devices;
 pub mod graphs;
 pub mod hash;
 pub mod info;
@@ -19,6 +20,7 @@ pub mod nvtx;
 pub mod ops;
 pub mod out;
 pub mod pages;
+pub mod ranks;
 pub mod schema;
 pub mod select;
 pub mod strings;
@@ -146,6 +148,11 @@ impl Report {
 
     pub fn gaps(&self, req: &Request) -> Result<Table> {
         timeline::gaps(&self.schema, &self.strings, &self.selection(req)?)
+    }
+
+    /// Every device that ran GPU work in the export, ascending.
+    pub fn devices(&self) -> Result<Vec<i64>> {
+        Ok(devices::DeviceMap::load(&self.schema)?.devices())
     }
 
     pub fn info(&self) -> Result<info::Info> {
