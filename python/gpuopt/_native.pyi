@@ -447,9 +447,7 @@ class NsysReport:
 def nsys_open(path: str) -> NsysReport:
     """Opens and validates an nsys SQLite export; raises ``gpuopt.errors.InputError`` subclasses."""
 
-def nsys_ranks(
-    paths: list[str], step: str | None = None
-) -> tuple[ArrowTable, ArrowTable, ArrowTable, str]:
+def nsys_ranks(paths: list[str], step: str | None = None) -> tuple[ArrowTable, ArrowTable, ArrowTable, str]:
     """``(ranks, collectives, stragglers, clock)``: one rank per process with kernels, file order then pid."""
 
 def nsys_stats_reports() -> list[str]:

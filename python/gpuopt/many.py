@@ -94,15 +94,16 @@ def map_files(
 
 def _on_dask(fn: TableFn, paths: Sequence[Path], scheduler: str) -> list[FileResult]:
     try:
-        from distributed import Client
+        import distributed
     except ImportError as exc:
         raise ToolAbsentError(
             "dask_absent",
             "--dask-scheduler needs dask.distributed",
             expected="pip install 'gpuopt[dask]'",
         ) from exc
+    connect: Any = distributed.Client  # untyped library: its calls are kept to these few lines
     try:
-        client = Client(scheduler, set_as_default=False, timeout=30)
+        client: Any = connect(scheduler, set_as_default=False, timeout=30)
     except (OSError, TimeoutError, ValueError) as exc:
         raise InputError(
             "dask_scheduler_unreachable",

@@ -129,20 +129,35 @@ pub fn compare(ranks: &[Rank]) -> Result<Tables> {
     };
     let ranks_table = Table::from_columns(vec![
         ("rank", ints(ranks.iter().map(|r| r.rank).collect())),
-        ("label", texts(ranks.iter().map(|r| r.label.clone()).collect())),
-        ("steps", ints(ranks.iter().map(|r| count(r.steps.len())).collect())),
+        (
+            "label",
+            texts(ranks.iter().map(|r| r.label.clone()).collect()),
+        ),
+        (
+            "steps",
+            ints(ranks.iter().map(|r| count(r.steps.len())).collect()),
+        ),
         (
             "step_mean_ns",
             opt_ints(
                 ranks
                     .iter()
-                    .map(|r| step_stat(r, |d| (!d.is_empty()).then(|| d.iter().sum::<i64>() / count(d.len()))))
+                    .map(|r| {
+                        step_stat(r, |d| {
+                            (!d.is_empty()).then(|| d.iter().sum::<i64>() / count(d.len()))
+                        })
+                    })
                     .collect(),
             ),
         ),
         (
             "step_max_ns",
-            opt_ints(ranks.iter().map(|r| step_stat(r, |d| d.iter().copied().max())).collect()),
+            opt_ints(
+                ranks
+                    .iter()
+                    .map(|r| step_stat(r, |d| d.iter().copied().max()))
+                    .collect(),
+            ),
         ),
         (
             "collectives",
@@ -163,26 +178,50 @@ pub fn compare(ranks: &[Rank]) -> Result<Tables> {
     ])?;
     let collectives = Table::from_columns(vec![
         ("index", ints((0..matched.len()).map(count).collect())),
-        ("name", texts(matched.iter().map(|m| m.name.clone()).collect())),
+        (
+            "name",
+            texts(matched.iter().map(|m| m.name.clone()).collect()),
+        ),
         (
             "names_agree",
             Arc::new(BooleanArray::from(
                 matched.iter().map(|m| m.names_agree).collect::<Vec<bool>>(),
             )) as ArrayRef,
         ),
-        ("latest_rank", ints(matched.iter().map(|m| rank_of(m.latest)).collect())),
-        ("first_start_ns", ints(matched.iter().map(|m| m.first_start).collect())),
-        ("last_start_ns", ints(matched.iter().map(|m| m.last_start).collect())),
+        (
+            "latest_rank",
+            ints(matched.iter().map(|m| rank_of(m.latest)).collect()),
+        ),
+        (
+            "first_start_ns",
+            ints(matched.iter().map(|m| m.first_start).collect()),
+        ),
+        (
+            "last_start_ns",
+            ints(matched.iter().map(|m| m.last_start).collect()),
+        ),
         (
             "skew_ns",
-            ints(matched.iter().map(|m| m.last_start - m.first_start).collect()),
+            ints(
+                matched
+                    .iter()
+                    .map(|m| m.last_start - m.first_start)
+                    .collect(),
+            ),
         ),
-        ("others_wait_ns", ints(matched.iter().map(|m| m.others_wait).collect())),
+        (
+            "others_wait_ns",
+            ints(matched.iter().map(|m| m.others_wait).collect()),
+        ),
     ])?;
     let late: Vec<usize> = (0..ranks.len())
         .filter(|&i| last_count.get(i).is_some_and(|&n| n > 0))
         .collect();
-    let pick = |v: &[i64]| late.iter().map(|&i| v.get(i).copied().unwrap_or(0)).collect();
+    let pick = |v: &[i64]| {
+        late.iter()
+            .map(|&i| v.get(i).copied().unwrap_or(0))
+            .collect()
+    };
     let stragglers = Table::from_columns(vec![
         ("rank", ints(late.iter().map(|&i| rank_of(i)).collect())),
         (

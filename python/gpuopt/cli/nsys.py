@@ -216,7 +216,8 @@ def _table_command(
 
     if is_many(files):
         parsed = lib.parse_window(window) if window else None
-        fn = functools.partial(lib.table, fact=fact, window=parsed, nvtx=nvtx_range, **options)
+        kwargs: dict[str, Any] = {"fact": fact, "window": parsed, "nvtx": nvtx_range, **options}
+        fn = functools.partial(lib.table, **kwargs)
         return many_outcome(
             name, files, fn, workers=workers, dask_scheduler=dask_scheduler, limit=limit, out=out
         )

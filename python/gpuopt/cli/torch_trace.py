@@ -96,7 +96,8 @@ def _table_command(
     from gpuopt import torch_trace as lib
 
     if is_many(paths):
-        fn = functools.partial(lib.table, fact=fact, **options)
+        kwargs: dict[str, Any] = {"fact": fact, **options}
+        fn = functools.partial(lib.table, **kwargs)
         return many_outcome(
             name, paths, fn, workers=workers, dask_scheduler=dask_scheduler, limit=limit, out=out
         )

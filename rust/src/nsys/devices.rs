@@ -33,8 +33,7 @@ impl DeviceMap {
             } else {
                 "NULL"
             };
-            let sql =
-                format!("SELECT DISTINCT globalPid, {context}, deviceId FROM \"{name}\"");
+            let sql = format!("SELECT DISTINCT globalPid, {context}, deviceId FROM \"{name}\"");
             let rows = db::query_all(&schema.uri, &schema.path, &sql, |row| {
                 Ok((
                     db::opt_int(row, 0, &name, "globalPid")?.unwrap_or(0) & PID_MASK,
@@ -60,7 +59,9 @@ impl DeviceMap {
 
     /// The device of a context of a process (None when no GPU row names that context).
     pub fn of_context(&self, global_pid: i64, context: i64) -> Option<i64> {
-        self.by_context.get(&(global_pid & PID_MASK, context)).copied()
+        self.by_context
+            .get(&(global_pid & PID_MASK, context))
+            .copied()
     }
 
     /// The processes (pid bits) that ran GPU work on `device`.

@@ -36,11 +36,19 @@ pub fn utc_offset(report: &Report) -> Result<Option<i64>> {
         &schema.path,
         &format!("SELECT utcEpochNs, systemClockNs FROM \"{table}\" LIMIT 1"),
         |row| {
-            Ok(db::opt_int(row, 0, table, "utcEpochNs")?
-                .zip(db::opt_int(row, 1, table, "systemClockNs")?))
+            Ok(db::opt_int(row, 0, table, "utcEpochNs")?.zip(db::opt_int(
+                row,
+                1,
+                table,
+                "systemClockNs",
+            )?))
         },
     )?;
-    Ok(rows.into_iter().flatten().next().map(|(utc, sys)| utc - sys))
+    Ok(rows
+        .into_iter()
+        .flatten()
+        .next()
+        .map(|(utc, sys)| utc - sys))
 }
 
 /// One rank per process with kernels (ascending pid); `shift` is added to every time.
@@ -104,10 +112,7 @@ pub fn compare_files(
         .par_iter()
         .map(|p| Report::open(p))
         .collect::<Result<Vec<_>>>()?;
-    let offsets = reports
-        .iter()
-        .map(utc_offset)
-        .collect::<Result<Vec<_>>>()?;
+    let offsets = reports.iter().map(utc_offset).collect::<Result<Vec<_>>>()?;
     let utc = offsets.iter().all(Option::is_some);
     let mut all = Vec::new();
     for (report, offset) in reports.iter().zip(offsets) {

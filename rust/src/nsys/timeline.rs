@@ -14,8 +14,8 @@
 use super::api::strip_version;
 use super::coverage::{self, Coverage};
 use super::db;
-use super::devices::DeviceMap;
 use super::describe::percentile_sorted;
+use super::devices::DeviceMap;
 use super::graphs::{self, GraphLaunch};
 use super::hash::IdMap;
 use super::memory::enum_labels;
@@ -596,7 +596,13 @@ fn sync_facts(
         .collect();
     let keys: Vec<(i64, i64)> = rows.iter().map(|r| (r.1, r.2)).collect();
     let calls = ops::join_calls(schema, strings, &keys)?;
-    type TypeKey = (Option<i64>, Option<i64>, Option<i64>, String, Option<String>);
+    type TypeKey = (
+        Option<i64>,
+        Option<i64>,
+        Option<i64>,
+        String,
+        Option<String>,
+    );
     let mut by_type: BTreeMap<TypeKey, (u64, i64, i64)> = BTreeMap::new();
     let mut host: BTreeMap<(Option<i64>, String), (u64, i64, i64)> = BTreeMap::new();
     for (row, call) in rows.iter().zip(&calls) {
@@ -626,16 +632,19 @@ fn sync_facts(
     let synchronization = by_type
         .into_iter()
         .map(
-            |((device_id, context_id, stream_id, sync_type, api_name), (count, total, max))| SyncByType {
-            device_id,
-            context_id,
-            stream_id,
-            sync_type,
-            api_name,
-            count,
-            total_ns: total,
-            max_ns: max,
-        })
+            |((device_id, context_id, stream_id, sync_type, api_name), (count, total, max))| {
+                SyncByType {
+                    device_id,
+                    context_id,
+                    stream_id,
+                    sync_type,
+                    api_name,
+                    count,
+                    total_ns: total,
+                    max_ns: max,
+                }
+            },
+        )
         .collect();
     let host_sync = host
         .into_iter()

@@ -72,7 +72,12 @@ impl TorchTrace {
             _ => "mixed".to_string(),
         };
         let t = run(py, move || torch_trace::ranks::compare(&set))?;
-        Ok((t.ranks.into(), t.collectives.into(), t.stragglers.into(), source))
+        Ok((
+            t.ranks.into(),
+            t.collectives.into(),
+            t.stragglers.into(),
+            source,
+        ))
     }
 
     fn comm(&self, py: Python<'_>) -> PyResult<ArrowTable> {
