@@ -272,9 +272,22 @@ mod tests {
                 ..Rank::default()
             },
         ];
-        let t = compare(&ranks).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(t.collectives.num_rows(), 2);
-        assert_eq!(t.ranks.num_rows(), 2);
-        assert_eq!(t.stragglers.num_rows(), 2);
+        let t = compare(&ranks).unwrap();
+        assert_eq!(ints(&t.collectives, "latest_rank"), [1, 0]);
+        assert_eq!(ints(&t.collectives, "skew_ns"), [30, 10]);
+        assert_eq!(ints(&t.collectives, "others_wait_ns"), [30, 10]);
+        assert_eq!(ints(&t.ranks, "collective_wait_ns"), [30, 10]);
+        assert_eq!(ints(&t.ranks, "matched"), [2, 2]);
+        assert_eq!(ints(&t.ranks, "collectives"), [2, 3]);
+        assert_eq!(ints(&t.ranks, "collective_time_ns"), [100, 90]);
+        assert_eq!(ints(&t.ranks, "step_mean_ns"), [200, 0]); // rank 1 has none (null reads 0)
+        assert_eq!(ints(&t.stragglers, "rank"), [0, 1]);
+        assert_eq!(ints(&t.stragglers, "others_wait_ns"), [10, 30]);
+    }
+
+    fn ints(t: &Table, col: &str) -> Vec<i64> {
+        let a = t.batches[0].column_by_name(col).unwrap();
+        let a = a.as_any().downcast_ref::<Int64Array>().unwrap();
+        (0..a.len()).map(|i| a.value(i)).collect()
     }
 }
