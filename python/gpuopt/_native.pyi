@@ -25,6 +25,7 @@ __all__ = [
     "ncu_rep_framing_json",
     "ncu_unit",
     "nsys_open",
+    "nsys_ranks",
     "nsys_stats_reports",
     "proc_alive",
     "proc_info",
@@ -65,6 +66,7 @@ __all__ = [
     "store_write_once",
     "terminate",
     "torch_trace_open",
+    "torch_trace_open_paths",
     "validate_id",
 ]
 
@@ -124,11 +126,17 @@ class TorchTrace:
     def transfers(self) -> ArrowTable: ...
     def collectives(self) -> ArrowTable: ...
     def comm(self) -> ArrowTable: ...
+    def ranks(self) -> tuple[ArrowTable, ArrowTable, ArrowTable, str]:
+        """``(ranks, collectives, stragglers, rank_source)`` of the traces as one job's ranks."""
+
     def streams(self, kernel_wait_threshold_ns: int) -> ArrowTable: ...
     def gaps(self, kernel_wait_threshold_ns: int) -> ArrowTable: ...
 
 def torch_trace_open(path: str) -> TorchTrace:
     """Reads a Kineto trace (``.json``/``.json.gz``) or a folder of them; raises ``InputError``."""
+
+def torch_trace_open_paths(paths: list[str]) -> TorchTrace:
+    """Reads several trace files or folders as the ranks of one job."""
 
 # Statistics (rust/src/py/stats.rs). Values are little-endian float64 buffers, call offsets uint64,
 # case codes uint32, orders and validity uint8; options are CompareOptions JSON; documents come back as JSON.
@@ -396,12 +404,14 @@ class NsysReport:
     def captured_tables(self) -> list[str]: ...
     def unread_tables(self) -> list[str]: ...
     def info_json(self) -> bytes: ...
+    def devices(self) -> list[int]: ...
     def stats(
         self,
         report: str,
         window_start_ns: int | None = None,
         window_end_ns: int | None = None,
         nvtx: str | None = None,
+        device: int | None = None,
     ) -> ArrowTable: ...
     def kernels(
         self,
@@ -409,9 +419,14 @@ class NsysReport:
         window_start_ns: int | None = None,
         window_end_ns: int | None = None,
         nvtx: str | None = None,
+        device: int | None = None,
     ) -> ArrowTable: ...
     def memory(
-        self, window_start_ns: int | None = None, window_end_ns: int | None = None, nvtx: str | None = None
+        self,
+        window_start_ns: int | None = None,
+        window_end_ns: int | None = None,
+        nvtx: str | None = None,
+        device: int | None = None,
     ) -> ArrowTable: ...
     def nvtx(
         self,
@@ -419,6 +434,7 @@ class NsysReport:
         window_start_ns: int | None = None,
         window_end_ns: int | None = None,
         nvtx: str | None = None,
+        device: int | None = None,
     ) -> ArrowTable: ...
     def comm(
         self, window_start_ns: int | None = None, window_end_ns: int | None = None, nvtx: str | None = None
@@ -443,6 +459,9 @@ class NsysReport:
 
 def nsys_open(path: str) -> NsysReport:
     """Opens and validates an nsys SQLite export; raises ``gpuopt.errors.InputError`` subclasses."""
+
+def nsys_ranks(paths: list[str], step: str | None = None) -> tuple[ArrowTable, ArrowTable, ArrowTable, str]:
+    """``(ranks, collectives, stragglers, clock)``: one rank per process with kernels, file order then pid."""
 
 def nsys_stats_reports() -> list[str]:
     """The ``nsys stats`` report names gpuopt reproduces."""

@@ -17,7 +17,7 @@ import io
 import os
 import re
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from gpuopt import _native, _window
 from gpuopt.errors import InputError
 from gpuopt.models.nsys import Coverage, Graphs, NsysExportTool, NsysInfo, NsysSelection, Timeline
+from gpuopt.ranks import Ranks
 
 if TYPE_CHECKING:
     import polars as pl
@@ -90,32 +91,59 @@ class Report:
         """Versions, capture options, GPUs and row counts of every source table."""
         return NsysInfo.model_validate_json(self._native.info_json())
 
-    def stats(self, report: str, *, window: Window | None = None, nvtx: str | None = None) -> pl.DataFrame:
+    def stats(
+        self, report: str, *, window: Window | None = None, nvtx: str | None = None, device: int | None = None
+    ) -> pl.DataFrame:
         """One ``nsys stats`` report by its nsys name (:data:`STATS_REPORTS`), unrounded.
 
-        :func:`stats_csv` renders it exactly as ``nsys stats --format csv`` does.
+        :func:`stats_csv` renders it exactly as ``nsys stats --format csv`` does. ``device`` keeps
+        that device's GPU work and the CPU events (API calls, NVTX ranges) of the processes that used it.
         """
         from gpuopt._tables import to_polars
 
         start, end = window or (None, None)
-        return to_polars(self._native.stats(report, start, end, nvtx))
+        return to_polars(self._native.stats(report, start, end, nvtx, device))
+
+    def devices(self) -> list[int]:
+        """Every device that ran GPU work (kernels, memcpys, memsets), ascending."""
+        return self._native.devices()
+
+    def per_device(self, build: Callable[[int], pl.DataFrame]) -> pl.DataFrame:
+        """``build(device)`` for every device, stacked under a leading ``device_id`` column."""
+        import polars as pl
+
+        frames = [
+            build(d).select(pl.lit(d, dtype=pl.Int64).alias("device_id"), pl.all()) for d in self.devices()
+        ]
+        if frames:
+            return pl.concat(frames)
+        return build(-1).select(pl.lit(None, dtype=pl.Int64).alias("device_id"), pl.all()).clear()
 
     def kernel_summary(self, *, window: Window | None = None, nvtx: str | None = None) -> pl.DataFrame:
         """``cuda_gpu_kern_sum``: kernel time by (demangled) name."""
         return self.stats("cuda_gpu_kern_sum", window=window, nvtx=nvtx)
 
-    def api_summary(self, *, window: Window | None = None, nvtx: str | None = None) -> pl.DataFrame:
-        """``cuda_api_sum``: CUDA runtime and driver call time by name."""
-        return self.stats("cuda_api_sum", window=window, nvtx=nvtx)
+    def api_summary(
+        self, *, window: Window | None = None, nvtx: str | None = None, device: int | None = None
+    ) -> pl.DataFrame:
+        """``cuda_api_sum``: CUDA runtime and driver call time by name (``device``: only the calls of
+        the processes that used that device)."""
+        return self.stats("cuda_api_sum", window=window, nvtx=nvtx, device=device)
 
     def kernels(
-        self, *, short_names: bool = False, window: Window | None = None, nvtx: str | None = None
+        self,
+        *,
+        short_names: bool = False,
+        window: Window | None = None,
+        nvtx: str | None = None,
+        device: int | None = None,
     ) -> pl.DataFrame:
-        """Kernel time by name (``shortName`` with ``short_names=True``), as ``cuda_gpu_kern_sum``."""
+        """Kernel time by name (``shortName`` with ``short_names=True``), as ``cuda_gpu_kern_sum``
+        (``device``: that device's kernels only; ``time_pct`` is then the share of its kernel time)."""
         from gpuopt._tables import to_polars
 
         start, end = window or (None, None)
-        return to_polars(self._native.kernels(short_names, start, end, nvtx))
+        return to_polars(self._native.kernels(short_names, start, end, nvtx, device))
 
     def memory(self, *, window: Window | None = None, nvtx: str | None = None) -> pl.DataFrame:
         """Memcpy/memset by device and kind: count, bytes, time, bandwidth, host memory kind."""
@@ -125,13 +153,19 @@ class Report:
         return to_polars(self._native.memory(start, end, nvtx))
 
     def nvtx(
-        self, *, per_instance: bool = False, window: Window | None = None, nvtx: str | None = None
+        self,
+        *,
+        per_instance: bool = False,
+        window: Window | None = None,
+        nvtx: str | None = None,
+        device: int | None = None,
     ) -> pl.DataFrame:
-        """GPU work attributed to push/pop ranges (inclusive, exclusive, GPU projection)."""
+        """GPU work attributed to push/pop ranges (inclusive, exclusive, GPU projection); ``device``:
+        ranges of the processes that used it, and only the work they launched on it."""
         from gpuopt._tables import to_polars
 
         start, end = window or (None, None)
-        return to_polars(self._native.nvtx(per_instance, start, end, nvtx))
+        return to_polars(self._native.nvtx(per_instance, start, end, nvtx, device))
 
     def comm(self, *, window: Window | None = None, nvtx: str | None = None) -> pl.DataFrame:
         """Communication (NCCL/RCCL kernels) vs. compute per device and communication stream:
@@ -171,6 +205,38 @@ class Report:
         start, end = window or (None, None)
         return Graphs.model_validate_json(self._native.graphs_json(start, end, nvtx))
 
+    def table(
+        self,
+        fact: str,
+        *,
+        window: Window | None = None,
+        nvtx: str | None = None,
+        per_device: bool = False,
+        short_names: bool = False,
+        per_instance: bool = False,
+        top: int | None = None,
+    ) -> pl.DataFrame:
+        """One table by name: ``kernels``, ``api``, ``memory``, ``nvtx``, ``gaps``, ``comm`` or an nsys
+        stats report name; ``per_device`` (kernels, api, nvtx, stats) stacks it per device; ``top``
+        (gaps) keeps only the ``top`` longest gaps."""
+
+        def build(device: int | None) -> pl.DataFrame:
+            if fact == "kernels":
+                return self.kernels(short_names=short_names, window=window, nvtx=nvtx, device=device)
+            if fact == "api":
+                return self.api_summary(window=window, nvtx=nvtx, device=device)
+            if fact == "nvtx":
+                return self.nvtx(per_instance=per_instance, window=window, nvtx=nvtx, device=device)
+            if fact == "memory":
+                return self.memory(window=window, nvtx=nvtx)
+            if fact == "gaps":
+                return self.gaps(window=window, nvtx=nvtx, top=top)
+            if fact == "comm":
+                return self.comm(window=window, nvtx=nvtx)
+            return self.stats(fact, window=window, nvtx=nvtx, device=device)
+
+        return self.per_device(build) if per_device else build(None)
+
     def coverage(self, fact: str) -> list[Coverage]:
         """GPU activity in the export that ``fact`` (``timeline``, ``kernels``, a report name) leaves out."""
         from pydantic import TypeAdapter
@@ -185,6 +251,20 @@ def open(path: str | os.PathLike[str]) -> Report:
         sqlite, tool = export_report(p)
         return Report(_native.nsys_open(str(sqlite)), tool)
     return Report(_native.nsys_open(str(p)))
+
+
+def table(path: str | os.PathLike[str], fact: str, **options: object) -> pl.DataFrame:
+    """``open(path).table(fact, **options)``: the per-file function of ``gpuopt.many`` (picklable)."""
+    return open(path).table(fact, **options)  # type: ignore[arg-type]
+
+
+def ranks(paths: Sequence[str | os.PathLike[str]], *, step: str | None = None) -> Ranks:
+    """The ranks of one job across exports: one rank per process that ran kernels, in file order then
+    by pid (exports carry no rank metadata). ``step`` names the NVTX range whose instances are steps."""
+    from gpuopt._tables import to_polars
+
+    ranks_, collectives, stragglers, clock = _native.nsys_ranks([str(p) for p in paths], step)
+    return Ranks(to_polars(ranks_), to_polars(collectives), to_polars(stragglers), "file_order", clock)
 
 
 def _cache_dir() -> Path:

@@ -17,12 +17,15 @@ single trace without ``distributedInfo``).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpuopt import _native
+from gpuopt.errors import InputError
 from gpuopt.models.envelope import UnmodeledItem
 from gpuopt.models.torch_trace import TorchSummary, TraceOverview
+from gpuopt.ranks import Ranks
 
 if TYPE_CHECKING:
     import polars as pl
@@ -121,6 +124,58 @@ class TorchTrace:
         """Communication vs. compute per rank and device (``stream`` null) and per NCCL stream: time,
         busy unions, overlap and exposed communication (not hidden by compute)."""
         return _frame(self._native.comm())
+
+    def ranks(self) -> Ranks:
+        """The traces as the ranks of one job: per-rank step time and collective wait, per collective
+        the latest-arriving rank and skew, and the stragglers (:mod:`gpuopt.ranks`)."""
+        ranks_, collectives, stragglers, source = self._native.ranks()
+        return Ranks(_frame(ranks_), _frame(collectives), _frame(stragglers), source, "trace")
+
+    def table(self, fact: str, *, kernel_wait_threshold_ns: int = DEFAULT_KERNEL_WAIT_NS) -> pl.DataFrame:
+        """One table by its method name (``kernels``, ``ops``, ``streams``, ``gaps``, ``steps``, ...)."""
+        if fact in ("streams", "gaps"):
+            return getattr(self, fact)(kernel_wait_threshold_ns=kernel_wait_threshold_ns)  # type: ignore[no-any-return]
+        if fact not in _TABLES:
+            raise InputError("torch_table_unknown", f"no table named {fact!r}", expected=", ".join(_TABLES))
+        return getattr(self, fact)()  # type: ignore[no-any-return]
+
+
+_TABLES = (
+    "kernels",
+    "api",
+    "ops",
+    "streams",
+    "gaps",
+    "steps",
+    "launches",
+    "graphs",
+    "transfers",
+    "collectives",
+    "comm",
+)
+
+
+def table(
+    path: str | Path,
+    fact: str,
+    *,
+    steps: tuple[int, int] | None = None,
+    window: tuple[int, int] | None = None,
+    **options: int,
+) -> pl.DataFrame:
+    """``open(path).table(fact, **options)``, scoped first when ``steps`` or ``window`` is given: the
+    per-file function of ``gpuopt.many`` (picklable)."""
+    trace = open(path)
+    if steps is not None or window is not None:
+        trace = trace.scoped(steps=steps, window=window)
+    return trace.table(fact, **options)
+
+
+def open_paths(paths: Sequence[str | Path]) -> TorchTrace:
+    """Several trace files or folders as the ranks of one job (ranks from ``distributedInfo``, or in the
+    order given when a trace lacks it)."""
+    first = Path(paths[0]) if len(paths) == 1 else Path(".")
+    return TorchTrace(first, _native.torch_trace_open_paths([str(p) for p in paths]))
 
 
 def _frame(table: _native.ArrowTable) -> pl.DataFrame:

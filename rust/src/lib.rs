@@ -10,6 +10,7 @@ pub mod map;
 pub mod ncu;
 pub mod nsys;
 pub mod profile;
+pub mod ranks;
 pub mod runtime;
 pub mod sass;
 pub mod stats;

@@ -123,9 +123,18 @@ def render_timeline(t: Timeline, sel: NsysSelection, path: str | None = None) ->
         parts.append(
             "Synchronization\n"
             + table(
-                ["type", "api", "count", "total", "max"],
+                ["device", "context", "stream", "type", "api", "count", "total", "max"],
                 [
-                    [s.sync_type, s.api_name, s.count, _ms(s.total_ns), _ms(s.max_ns)]
+                    [
+                        s.device_id,
+                        s.context_id,
+                        s.stream_id,
+                        s.sync_type,
+                        s.api_name,
+                        s.count,
+                        _ms(s.total_ns),
+                        _ms(s.max_ns),
+                    ]
                     for s in t.synchronization
                 ],
             )
@@ -134,9 +143,10 @@ def render_timeline(t: Timeline, sel: NsysSelection, path: str | None = None) ->
         parts.append(
             "Host blocked in synchronizing calls\n"
             + table(
-                ["api", "calls", "blocked", "profiler overhead", "blocked excl. overhead"],
+                ["device", "api", "calls", "blocked", "profiler overhead", "blocked excl. overhead"],
                 [
                     [
+                        h.device_id,
                         h.api_name,
                         h.calls,
                         _ms(h.blocked_ns),

@@ -39,6 +39,8 @@ class Outcome:
     # A result that is itself a failure (a corrupt store, a lost invocation): the data is still shown, the
     # envelope says ``ok: false`` with this error, and the command exits with its status.
     failure: GpuoptError | None = None
+    # The envelope schema when it is not the command's own (several files: ``gpuopt.many.table/v1``).
+    schema: str | None = None
 
 
 def _debug_enabled() -> bool:
@@ -130,7 +132,7 @@ def command(schema: str) -> Callable[[F], F]:
                 from gpuopt.models.envelope import ErrorItem
 
                 emit_envelope(
-                    schema,
+                    outcome.schema or schema,
                     ok=failure is None,
                     data=outcome.data,
                     errors=[] if failure is None else [ErrorItem(**failure.to_dict())],

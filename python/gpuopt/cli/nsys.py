@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -9,6 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from gpuopt.cli._html import html_option, render_html
+from gpuopt.cli._many import files_argument, is_many, many_options, many_outcome
 from gpuopt.cli._nsys_render import render_coverage, render_graphs, render_timeline
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._render import section, table
@@ -121,6 +123,11 @@ def nsys() -> None:
     A .nsys-rep is exported first when nsys is installed (exit 3 when it is not). Summaries equal
     NVIDIA's `nsys stats` reports; --window and --nvtx restrict every fact.
 
+    Table commands (kernels, api, mem, nvtx, gaps, comm, stats) take several FILEs or a glob
+    ('runs/*.sqlite', quoted): one table with a `file` key column, read by --workers N threads or on a
+    Dask cluster (--dask-scheduler); a file that fails is a row with its error (error_code, error); the
+    exit status is 2 only when every file failed.
+
     \b
     Examples:
       gpuopt nsys summary profile.sqlite
@@ -129,6 +136,9 @@ def nsys() -> None:
       gpuopt nsys timeline profile.sqlite --window 7.2s:7.3s --json
       gpuopt nsys graphs profile.sqlite
       gpuopt nsys report profile.sqlite --html profile.html
+      gpuopt nsys kernels profile.sqlite --per-device
+      gpuopt nsys kernels 'runs/*.sqlite' --workers 2 --out kernels.parquet
+      gpuopt nsys ranks rank0.sqlite rank1.sqlite
     """
 
 
@@ -180,96 +190,255 @@ def summary(file: Path, window: str | None, nvtx_range: str | None) -> Outcome:
     return Outcome(data=data, render=render, inputs=_inputs(file), unmodeled=_unmodeled(report))
 
 
+def _per_device(fn: F) -> F:
+    return click.option(
+        "--per-device",
+        is_flag=True,
+        help="One block of rows per device (device_id first); API calls and NVTX ranges by the process "
+        "that used the device, time_pct within the device.",
+    )(fn)
+
+
+def _table_command(
+    files: tuple[Path, ...],
+    fact: str,
+    name: str,
+    window: str | None,
+    nvtx_range: str | None,
+    *,
+    workers: int,
+    dask_scheduler: str | None,
+    limit: int,
+    out: Path | None,
+    render: Callable[[Report, pl.DataFrame], str] | None = None,
+    **options: bool | int | None,
+) -> Outcome:
+    """One table of one export (the command's own output), or of several (one table keyed by file)."""
+    from gpuopt import nsys as lib
+
+    if is_many(files):
+        parsed = lib.parse_window(window) if window else None
+        kwargs: dict[str, Any] = {"fact": fact, "window": parsed, "nvtx": nvtx_range, **options}
+        fn = functools.partial(lib.table, **kwargs)
+        return many_outcome(
+            name, files, fn, workers=workers, dask_scheduler=dask_scheduler, limit=limit, out=out
+        )
+    file = files[0]
+    report, sel, parsed = _open(file, window, nvtx_range)
+    frame = report.table(fact, window=parsed, nvtx=nvtx_range, **options)
+    coverage_fact = {"api": "cuda_api_sum"}.get(fact, fact)
+    shown = (lambda: render(report, frame)) if render else None
+    return _table_outcome(file, report, sel, name, coverage_fact, frame, limit=limit, out=out, render=shown)
+
+
 @nsys.command("kernels")
-@_file_argument
+@files_argument
 @_selection_options
 @click.option("--short-names", is_flag=True, help="Group by shortName (nsys' :base) instead of demangled.")
+@_per_device
+@many_options
 @table_options
 @command(TABLE_SCHEMA)
 def kernels(
-    file: Path, window: str | None, nvtx_range: str | None, short_names: bool, limit: int, out: Path | None
+    files: tuple[Path, ...],
+    window: str | None,
+    nvtx_range: str | None,
+    short_names: bool,
+    per_device: bool,
+    workers: int,
+    dask_scheduler: str | None,
+    limit: int,
+    out: Path | None,
 ) -> Outcome:
-    """Kernel time by name: cuda_gpu_kern_sum (Time %, total, instances, avg/med/min/max/stddev)."""
-    report, sel, parsed = _open(file, window, nvtx_range)
-    frame = report.kernels(short_names=short_names, window=parsed, nvtx=nvtx_range)
-    return _table_outcome(file, report, sel, "cuda_gpu_kern_sum", "kernels", frame, limit=limit, out=out)
+    """Kernel time by name: cuda_gpu_kern_sum (Time %, total, instances, avg/med/min/max/stddev).
+
+    Several FILEs or a glob: one table keyed by `file` (see `gpuopt nsys --help`).
+    """
+    return _table_command(
+        files,
+        "kernels",
+        "cuda_gpu_kern_sum",
+        window,
+        nvtx_range,
+        workers=workers,
+        dask_scheduler=dask_scheduler,
+        limit=limit,
+        out=out,
+        short_names=short_names,
+        per_device=per_device,
+    )
 
 
 @nsys.command("api")
-@_file_argument
+@files_argument
 @_selection_options
+@_per_device
+@many_options
 @table_options
 @command(TABLE_SCHEMA)
-def api(file: Path, window: str | None, nvtx_range: str | None, limit: int, out: Path | None) -> Outcome:
-    """CUDA runtime/driver call time by name: cuda_api_sum."""
-    report, sel, parsed = _open(file, window, nvtx_range)
-    frame = report.api_summary(window=parsed, nvtx=nvtx_range)
-    return _table_outcome(file, report, sel, "cuda_api_sum", "cuda_api_sum", frame, limit=limit, out=out)
+def api(
+    files: tuple[Path, ...],
+    window: str | None,
+    nvtx_range: str | None,
+    per_device: bool,
+    workers: int,
+    dask_scheduler: str | None,
+    limit: int,
+    out: Path | None,
+) -> Outcome:
+    """CUDA runtime/driver call time by name: cuda_api_sum (--per-device: by the calling process's device)."""
+    return _table_command(
+        files,
+        "api",
+        "cuda_api_sum",
+        window,
+        nvtx_range,
+        workers=workers,
+        dask_scheduler=dask_scheduler,
+        limit=limit,
+        out=out,
+        per_device=per_device,
+    )
 
 
 @nsys.command("mem")
-@_file_argument
+@files_argument
 @_selection_options
+@many_options
 @table_options
 @command(TABLE_SCHEMA)
-def mem(file: Path, window: str | None, nvtx_range: str | None, limit: int, out: Path | None) -> Outcome:
+def mem(
+    files: tuple[Path, ...],
+    window: str | None,
+    nvtx_range: str | None,
+    workers: int,
+    dask_scheduler: str | None,
+    limit: int,
+    out: Path | None,
+) -> Outcome:
     """Memcpy/memset by device and kind: count, bytes, time, bandwidth (GB/s), pageable vs pinned."""
-    report, sel, parsed = _open(file, window, nvtx_range)
-    frame = report.memory(window=parsed, nvtx=nvtx_range)
-    return _table_outcome(file, report, sel, "memory", "memory", frame, limit=limit, out=out)
+    return _table_command(
+        files,
+        "memory",
+        "memory",
+        window,
+        nvtx_range,
+        workers=workers,
+        dask_scheduler=dask_scheduler,
+        limit=limit,
+        out=out,
+    )
 
 
 @nsys.command("nvtx")
-@_file_argument
+@files_argument
 @_selection_options
 @click.option("--per-instance", is_flag=True, help="One row per range instance instead of per range name.")
+@_per_device
+@many_options
 @table_options
 @command(TABLE_SCHEMA)
 def nvtx(
-    file: Path, window: str | None, nvtx_range: str | None, per_instance: bool, limit: int, out: Path | None
+    files: tuple[Path, ...],
+    window: str | None,
+    nvtx_range: str | None,
+    per_instance: bool,
+    per_device: bool,
+    workers: int,
+    dask_scheduler: str | None,
+    limit: int,
+    out: Path | None,
 ) -> Outcome:
-    """GPU work per NVTX push/pop range: kernel time inclusive/exclusive, GPU projection."""
-    report, sel, parsed = _open(file, window, nvtx_range)
-    frame = report.nvtx(per_instance=per_instance, window=parsed, nvtx=nvtx_range)
+    """GPU work per NVTX push/pop range: kernel time inclusive/exclusive, GPU projection.
+
+    --per-device: per device, the ranges of the processes that used it and the work they launched on it.
+    """
     name = "nvtx_instances" if per_instance else "nvtx_ranges"
-    return _table_outcome(file, report, sel, name, "nvtx", frame, limit=limit, out=out)
+    return _table_command(
+        files,
+        "nvtx",
+        name,
+        window,
+        nvtx_range,
+        workers=workers,
+        dask_scheduler=dask_scheduler,
+        limit=limit,
+        out=out,
+        per_instance=per_instance,
+        per_device=per_device,
+    )
 
 
 @nsys.command("gaps")
-@_file_argument
+@files_argument
 @_selection_options
+@many_options
 @table_options
 @command(TABLE_SCHEMA)
-def gaps(file: Path, window: str | None, nvtx_range: str | None, limit: int, out: Path | None) -> Outcome:
+def gaps(
+    files: tuple[Path, ...],
+    window: str | None,
+    nvtx_range: str | None,
+    workers: int,
+    dask_scheduler: str | None,
+    limit: int,
+    out: Path | None,
+) -> Outcome:
     """Every idle interval between GPU operations, per device and per stream, with its neighbours.
 
     `--sort duration_ns --limit K` (without --out) keeps only the K longest gaps while reading (a heap of
     K, so memory does not grow with the number of gaps); `total_rows` is then K.
     """
-    report, sel, parsed = _open(file, window, nvtx_range)
     longest = current_sort() in ("duration_ns", "duration_ns:desc") and limit > 0 and out is None
-    frame = report.gaps(window=parsed, nvtx=nvtx_range, top=limit if longest else None)
-    return _table_outcome(file, report, sel, "gaps", "gaps", frame, limit=limit, out=out)
+    return _table_command(
+        files,
+        "gaps",
+        "gaps",
+        window,
+        nvtx_range,
+        workers=workers,
+        dask_scheduler=dask_scheduler,
+        limit=limit,
+        out=out,
+        top=limit if longest else None,
+    )
 
 
 @nsys.command("comm")
-@_file_argument
+@files_argument
 @_selection_options
+@many_options
 @table_options
 @command(TABLE_SCHEMA)
-def comm(file: Path, window: str | None, nvtx_range: str | None, limit: int, out: Path | None) -> Outcome:
+def comm(
+    files: tuple[Path, ...],
+    window: str | None,
+    nvtx_range: str | None,
+    workers: int,
+    dask_scheduler: str | None,
+    limit: int,
+    out: Path | None,
+) -> Outcome:
     """Communication vs. compute per device (stream empty) and per NCCL stream: time, overlap, exposed.
 
     Collectives are kernels named nccl*/rccl* (or gloo:). Busy times are interval unions per device;
     overlap = communication ∩ compute; exposed = communication busy - overlap.
     """
-    report, sel, parsed = _open(file, window, nvtx_range)
-    frame = report.comm(window=parsed, nvtx=nvtx_range)
-    return _table_outcome(file, report, sel, "comm", "comm", frame, limit=limit, out=out)
+    return _table_command(
+        files,
+        "comm",
+        "comm",
+        window,
+        nvtx_range,
+        workers=workers,
+        dask_scheduler=dask_scheduler,
+        limit=limit,
+        out=out,
+    )
 
 
 @nsys.command("stats")
-@_file_argument
+@files_argument
 @click.option(
     "--report",
     "report_name",
@@ -280,31 +449,70 @@ def comm(file: Path, window: str | None, nvtx_range: str | None, limit: int, out
 )
 @click.option("--csv", "as_csv", is_flag=True, help="Print exactly what `nsys stats --format csv` prints.")
 @_selection_options
+@many_options
 @table_options
 @command(TABLE_SCHEMA)
 def stats(
-    file: Path,
+    files: tuple[Path, ...],
     report_name: str,
     as_csv: bool,
     window: str | None,
     nvtx_range: str | None,
+    workers: int,
+    dask_scheduler: str | None,
     limit: int,
     out: Path | None,
 ) -> Outcome:
     """An `nsys stats` report by its nsys name, equal to NVIDIA's own output (unrounded in --json)."""
     from gpuopt import nsys as lib
 
-    report, sel, parsed = _open(file, window, nvtx_range)
-    frame = report.stats(report_name, window=parsed, nvtx=nvtx_range)
-    missing = report.not_captured(report_name)
+    if as_csv and is_many(files):
+        raise click.UsageError("--csv prints one file's report; give one FILE (or use --out x.csv)")
 
-    def render_csv() -> str:
-        return lib.stats_csv(frame, report_name, path=str(file), missing=missing).rstrip("\n")
+    def render_csv(report: Report, frame: pl.DataFrame) -> str:
+        missing = report.not_captured(report_name)
+        return lib.stats_csv(frame, report_name, path=str(files[0]), missing=missing).rstrip("\n")
 
-    render = render_csv if as_csv else None
-    return _table_outcome(
-        file, report, sel, report_name, report_name, frame, limit=limit, out=out, render=render
+    return _table_command(
+        files,
+        report_name,
+        report_name,
+        window,
+        nvtx_range,
+        workers=workers,
+        dask_scheduler=dask_scheduler,
+        limit=limit,
+        out=out,
+        render=render_csv if as_csv else None,
     )
+
+
+@nsys.command("ranks")
+@click.argument(
+    "files", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False), metavar="FILE..."
+)
+@click.option("--step", "step_range", metavar="RANGE", help="NVTX range whose instances are the steps.")
+@table_options
+@command("gpuopt.nsys.ranks/v1")
+def ranks(files: tuple[Path, ...], step_range: str | None, limit: int, out: Path | None) -> Outcome:
+    """Ranks side by side: step time, collective wait, latest rank and skew per collective, stragglers.
+
+    One rank per process that ran kernels, in FILE order and then by pid (exports carry no rank
+    metadata). The k-th NCCL kernel of every rank is taken as the same collective; a rank arrives when
+    its kernel starts; skew = last - first arrival; wait = last arrival - own arrival.
+    """
+    from gpuopt import many
+    from gpuopt import nsys as lib
+    from gpuopt.cli._ranks import ranks_outcome
+
+    paths = many.expand(files)
+    return ranks_outcome(lib.ranks(paths, step=step_range), _inputs_of(paths), limit=limit, out=out)
+
+
+def _inputs_of(paths: list[Path]) -> list[FileIdentity]:
+    from gpuopt.provenance import file_identity
+
+    return [file_identity(p) for p in paths]
 
 
 @nsys.command("timeline")

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import click
 
 from gpuopt.cli._html import html_option, render_html
+from gpuopt.cli._many import is_many, many_options, many_outcome
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._render import section, table
 from gpuopt.cli._tables import render_frame, table_data, table_options, write_table
@@ -50,6 +51,11 @@ def _path(fn: F) -> F:
     def wrapper(*args: Any, path: Path, steps: str | None, window: str | None, **kwargs: Any) -> Any:
         return fn(*args, path=Source(path, steps, window), **kwargs)
 
+    argument = click.argument("path", type=click.Path(path_type=Path))
+    return cast("F", argument(_scope_options(wrapper)))
+
+
+def _scope_options(fn: F) -> F:
     window_opt = click.option(
         "--window",
         metavar="START:END",
@@ -62,8 +68,34 @@ def _path(fn: F) -> F:
         help="Only ProfilerStep#FIRST..ProfilerStep#LAST (inclusive) and the GPU work they launched,"
         " e.g. --steps 2:9 to drop warm-up and the last step.",
     )
-    argument = click.argument("path", type=click.Path(path_type=Path))
-    return cast("F", argument(steps_opt(window_opt(wrapper))))
+    return steps_opt(window_opt(fn))
+
+
+def files_argument(fn: F) -> F:
+    """PATH... plus ``--steps`` / ``--window``, handed to the command as one :class:`Sources`."""
+
+    @functools.wraps(fn)
+    def wrapper(
+        *args: Any, paths: tuple[Path, ...], steps: str | None, window: str | None, **kwargs: Any
+    ) -> Any:
+        return fn(*args, paths=Sources(paths, steps, window), **kwargs)
+
+    argument = click.argument(
+        "paths", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="PATH..."
+    )
+    return cast("F", argument(_scope_options(wrapper)))
+
+
+@dataclass(frozen=True)
+class Sources:
+    """PATH... with the scope asked for; every path is scoped alike."""
+
+    paths: tuple[Path, ...]
+    steps: str | None = None
+    window: str | None = None
+
+    def first(self) -> Source:
+        return Source(self.paths[0], self.steps, self.window)
 
 
 def _threshold(fn: F) -> F:
@@ -80,9 +112,11 @@ def _threshold(fn: F) -> F:
 def torch() -> None:
     """PyTorch profiler (Kineto) Chrome traces: kernels, ops, GPU timeline, record_function steps.
 
-    PATH is a trace file (.json or .json.gz) or a folder of per-rank traces. Times are integer
-    nanoseconds counted from the trace's first event; `rank` is the distributed rank. Traces without
-    GPU activity (CPU-only, MTIA) load, and GPU facts say "not present".
+    PATH is a trace file (.json or .json.gz) or a folder of per-rank traces. Table commands take
+    several PATHs or a glob: one table with a `file` key column (--workers N threads, or
+    --dask-scheduler); a path that fails is a row with its error; exit 2 only when every path failed.
+    Times are integer nanoseconds counted from the trace's first event; `rank` is the distributed
+    rank. Traces without GPU activity (CPU-only, MTIA) load, and GPU facts say "not present".
 
     \b
     Examples:
@@ -118,10 +152,9 @@ def _steps(text: str) -> tuple[int, int]:
     return (int(first) if first else 0, int(last) if last else 2**63 - 1)
 
 
-def _open(source: Source) -> TorchTrace:
-    from gpuopt import torch_trace as lib
+def _scope(source: Source | Sources) -> tuple[tuple[int, int] | None, tuple[int, int] | None]:
+    """The parsed ``--steps`` and ``--window`` (at most one of them)."""
     from gpuopt._window import parse_window
-    from gpuopt.provenance import identify_in_background
 
     if source.steps is not None and source.window is not None:
         raise InputError(
@@ -136,11 +169,48 @@ def _open(source: Source) -> TorchTrace:
     if source.window is not None:
         start, end = parse_window(source.window, code=_SCOPE_INVALID, open_ends=True)
         window = (0 if start is None else start, 2**63 - 1 if end is None else end)
+    return steps, window
+
+
+def _open(source: Source) -> TorchTrace:
+    from gpuopt import torch_trace as lib
+    from gpuopt.provenance import identify_in_background
+
+    steps, window = _scope(source)
     identify_in_background(
         source.path
     )  # hashing (on a cache miss) overlaps parsing; a folder is hashed after
     trace = lib.open(source.path)
     return trace if steps is None and window is None else trace.scoped(steps=steps, window=window)
+
+
+def _table_command(
+    sources: Sources,
+    fact: str,
+    name: str,
+    *,
+    workers: int,
+    dask_scheduler: str | None,
+    limit: int,
+    out: Path | None,
+    gpu: bool,
+    **options: int,
+) -> Outcome:
+    """One trace (file or folder of ranks): the command's own table; several or a glob: one table keyed
+    by ``file`` (:mod:`gpuopt.cli._many`)."""
+    from gpuopt import torch_trace as lib
+
+    if is_many(sources.paths):
+        steps, window = _scope(sources)
+        kwargs: dict[str, Any] = {"fact": fact, "steps": steps, "window": window, **options}
+        fn = functools.partial(lib.table, **kwargs)
+        return many_outcome(
+            name, sources.paths, fn, workers=workers, dask_scheduler=dask_scheduler, limit=limit, out=out
+        )
+    source = sources.first()
+    trace = _open(source)
+    frame = trace.table(fact, **options)
+    return _table(name, trace, frame, limit=limit, out=out, gpu=gpu, scope=source.scope)
 
 
 def _table(
@@ -187,125 +257,250 @@ def summary(path: Source, kernel_wait_ns: int) -> Outcome:
 
 
 @torch.command()
-@_path
+@files_argument
+@many_options
 @table_options
 @command("gpuopt.torch.kernels/v1")
-def kernels(path: Source, limit: int, out: Path | None) -> Outcome:
+def kernels(
+    paths: Sources, workers: int, dask_scheduler: str | None, limit: int, out: Path | None
+) -> Outcome:
     """Per kernel name: count, total, mean, median, min, max, stddev (ns) and share of kernel time."""
-    trace = _open(path)
-    return _table("kernels", trace, trace.kernels(), limit=limit, out=out, gpu=True, scope=path.scope)
+    return _table_command(
+        paths,
+        "kernels",
+        "kernels",
+        workers=workers,
+        dask_scheduler=dask_scheduler,
+        limit=limit,
+        out=out,
+        gpu=True,
+    )
 
 
 @torch.command()
-@_path
+@files_argument
+@many_options
 @table_options
 @command("gpuopt.torch.api/v1")
-def api(path: Path, limit: int, out: Path | None) -> Outcome:
+def api(paths: Sources, workers: int, dask_scheduler: str | None, limit: int, out: Path | None) -> Outcome:
     """Per CUDA runtime/driver call name: count, total, mean, median, min, max, stddev (ns) and share
     of the rank's call time (host time inside the calls, like `nsys api`)."""
-    trace = _open(path)
-    return _table("api", trace, trace.api(), limit=limit, out=out, gpu=False)
+    return _table_command(
+        paths, "api", "api", workers=workers, dask_scheduler=dask_scheduler, limit=limit, out=out, gpu=False
+    )
 
 
 @torch.command()
-@_path
+@files_argument
+@many_options
 @table_options
 @command("gpuopt.torch.ops/v1")
-def ops(path: Source, limit: int, out: Path | None) -> Outcome:
+def ops(paths: Sources, workers: int, dask_scheduler: str | None, limit: int, out: Path | None) -> Outcome:
     """Per cpu_op name: CPU total/self time and the GPU time of the work it launched."""
-    trace = _open(path)
-    return _table("ops", trace, trace.ops(), limit=limit, out=out, gpu=False, scope=path.scope)
+    return _table_command(
+        paths, "ops", "ops", workers=workers, dask_scheduler=dask_scheduler, limit=limit, out=out, gpu=False
+    )
 
 
 @torch.command()
-@_path
+@files_argument
 @_threshold
+@many_options
 @table_options
 @command("gpuopt.torch.timeline/v1")
-def timeline(path: Source, kernel_wait_ns: int, limit: int, out: Path | None) -> Outcome:
+def timeline(
+    paths: Sources,
+    kernel_wait_ns: int,
+    workers: int,
+    dask_scheduler: str | None,
+    limit: int,
+    out: Path | None,
+) -> Outcome:
     """Per GPU stream: busy and idle time, gaps, and idle time by cause (host wait, kernel wait, other)."""
-    trace = _open(path)
-    frame = trace.streams(kernel_wait_threshold_ns=kernel_wait_ns)
-    return _table("streams", trace, frame, limit=limit, out=out, gpu=True, scope=path.scope)
+    return _table_command(
+        paths,
+        "streams",
+        "streams",
+        workers=workers,
+        dask_scheduler=dask_scheduler,
+        limit=limit,
+        out=out,
+        gpu=True,
+        kernel_wait_threshold_ns=kernel_wait_ns,
+    )
 
 
 @torch.command()
-@_path
+@files_argument
 @_threshold
+@many_options
 @table_options
 @command("gpuopt.torch.gaps/v1")
-def gaps(path: Source, kernel_wait_ns: int, limit: int, out: Path | None) -> Outcome:
+def gaps(
+    paths: Sources,
+    kernel_wait_ns: int,
+    workers: int,
+    dask_scheduler: str | None,
+    limit: int,
+    out: Path | None,
+) -> Outcome:
     """Every idle gap on every GPU stream: when, how long, its cause and the event that ended it."""
-    trace = _open(path)
-    frame = trace.gaps(kernel_wait_threshold_ns=kernel_wait_ns)
-    return _table("gaps", trace, frame, limit=limit, out=out, gpu=True, scope=path.scope)
+    return _table_command(
+        paths,
+        "gaps",
+        "gaps",
+        workers=workers,
+        dask_scheduler=dask_scheduler,
+        limit=limit,
+        out=out,
+        gpu=True,
+        kernel_wait_threshold_ns=kernel_wait_ns,
+    )
 
 
 @torch.command()
-@_path
+@files_argument
+@many_options
 @table_options
 @command("gpuopt.torch.steps/v1")
-def steps(path: Source, limit: int, out: Path | None) -> Outcome:
+def steps(paths: Sources, workers: int, dask_scheduler: str | None, limit: int, out: Path | None) -> Outcome:
     """Per record_function / ProfilerStep#N range: CPU time and the GPU work launched inside it."""
-    trace = _open(path)
-    return _table("steps", trace, trace.steps(), limit=limit, out=out, gpu=False, scope=path.scope)
+    return _table_command(
+        paths,
+        "steps",
+        "steps",
+        workers=workers,
+        dask_scheduler=dask_scheduler,
+        limit=limit,
+        out=out,
+        gpu=False,
+    )
 
 
 @torch.command()
-@_path
+@files_argument
+@many_options
 @table_options
 @command("gpuopt.torch.launches/v1")
-def launches(path: Source, limit: int, out: Path | None) -> Outcome:
+def launches(
+    paths: Sources, workers: int, dask_scheduler: str | None, limit: int, out: Path | None
+) -> Outcome:
     """Per GPU event: runtime call, launch latency, launching op and launch configuration."""
-    trace = _open(path)
-    return _table("launches", trace, trace.launches(), limit=limit, out=out, gpu=True, scope=path.scope)
+    return _table_command(
+        paths,
+        "launches",
+        "launches",
+        workers=workers,
+        dask_scheduler=dask_scheduler,
+        limit=limit,
+        out=out,
+        gpu=True,
+    )
 
 
 @torch.command()
-@_path
+@files_argument
+@many_options
 @table_options
 @command("gpuopt.torch.graphs/v1")
-def graphs(path: Source, limit: int, out: Path | None) -> Outcome:
+def graphs(paths: Sources, workers: int, dask_scheduler: str | None, limit: int, out: Path | None) -> Outcome:
     """Per CUDA graph: replays of cudaGraphLaunch (executions, GPU time per execution, host time).
 
     Kineto records no graph id: a graph is keyed by the ordered names of its kernels (graph_key).
     """
-    trace = _open(path)
-    return _table("graphs", trace, trace.graphs(), limit=limit, out=out, gpu=True, scope=path.scope)
+    return _table_command(
+        paths,
+        "graphs",
+        "graphs",
+        workers=workers,
+        dask_scheduler=dask_scheduler,
+        limit=limit,
+        out=out,
+        gpu=True,
+    )
 
 
 @torch.command()
-@_path
+@files_argument
+@many_options
 @table_options
 @command("gpuopt.torch.transfers/v1")
-def transfers(path: Source, limit: int, out: Path | None) -> Outcome:
+def transfers(
+    paths: Sources, workers: int, dask_scheduler: str | None, limit: int, out: Path | None
+) -> Outcome:
     """Per memcpy/memset: bytes, duration and bandwidth (bytes / duration)."""
-    trace = _open(path)
-    return _table("transfers", trace, trace.transfers(), limit=limit, out=out, gpu=True, scope=path.scope)
+    return _table_command(
+        paths,
+        "transfers",
+        "transfers",
+        workers=workers,
+        dask_scheduler=dask_scheduler,
+        limit=limit,
+        out=out,
+        gpu=True,
+    )
 
 
 @torch.command()
-@_path
+@files_argument
+@many_options
 @table_options
 @command("gpuopt.torch.collectives/v1")
-def collectives(path: Source, limit: int, out: Path | None) -> Outcome:
+def collectives(
+    paths: Sources, workers: int, dask_scheduler: str | None, limit: int, out: Path | None
+) -> Outcome:
     """Per NCCL kernel: collective, dtype, element counts, bytes and overlap with compute kernels."""
-    trace = _open(path)
-    return _table("collectives", trace, trace.collectives(), limit=limit, out=out, gpu=True, scope=path.scope)
+    return _table_command(
+        paths,
+        "collectives",
+        "collectives",
+        workers=workers,
+        dask_scheduler=dask_scheduler,
+        limit=limit,
+        out=out,
+        gpu=True,
+    )
 
 
 @torch.command()
-@_path
+@files_argument
+@many_options
 @table_options
 @command("gpuopt.torch.comm/v1")
-def comm(path: Source, limit: int, out: Path | None) -> Outcome:
+def comm(paths: Sources, workers: int, dask_scheduler: str | None, limit: int, out: Path | None) -> Outcome:
     """Communication vs. compute per rank/device (stream empty) and per NCCL stream: overlap, exposed.
 
     Busy times are interval unions per device; overlap = communication ∩ compute kernels; exposed =
     communication busy - overlap. Per-collective sizes and algbw: `gpuopt torch collectives`.
     """
-    trace = _open(path)
-    return _table("comm", trace, trace.comm(), limit=limit, out=out, gpu=True, scope=path.scope)
+    return _table_command(
+        paths, "comm", "comm", workers=workers, dask_scheduler=dask_scheduler, limit=limit, out=out, gpu=True
+    )
+
+
+@torch.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="PATH...")
+@table_options
+@command("gpuopt.torch.ranks/v1")
+def ranks(paths: tuple[Path, ...], limit: int, out: Path | None) -> Outcome:
+    """Ranks side by side: step time, collective wait, latest rank and skew per collective, stragglers.
+
+    PATHs are the ranks' trace files (or folders of them); ranks come from each trace's distributedInfo,
+    or from the order given when a trace lacks it (stated as rank_source). The k-th NCCL kernel of
+    every rank is taken as the same collective; a rank arrives when its kernel starts; skew = last -
+    first arrival; wait = last arrival - own arrival. Steps are ProfilerStep#N ranges.
+
+    \b
+    Examples:
+      gpuopt torch ranks rank0.json.gz rank1.json.gz
+      gpuopt torch ranks traces/ --json | jq '.data.stragglers.rows'
+    """
+    from gpuopt import many
+    from gpuopt import torch_trace as lib
+    from gpuopt.cli._ranks import ranks_outcome
+
+    trace = lib.open_paths(many.expand(paths))
+    return ranks_outcome(trace.ranks(), _inputs(trace), limit=limit, out=out)
 
 
 @torch.command()

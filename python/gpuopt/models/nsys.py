@@ -167,6 +167,12 @@ class DeviceTimeline(Busy):
 
 
 class SyncByType(Model):
+    device_id: int | None = Field(
+        description="Device of the context waited on (from that context's GPU rows, not the export's "
+        "SYNCHRONIZATION.deviceId, which nsys writes as 0 for every process)"
+    )
+    context_id: int | None = Field(description="CUDA context waited on")
+    stream_id: int | None = Field(description="Stream waited on; null for a context- or event-wide sync")
     sync_type: str = Field(description="ENUM_CUPTI_SYNC_TYPE label")
     api_name: str | None = Field(description="The CUDA API call that synchronized (correlationId join)")
     count: int = Field(description="Synchronization events of this type")
@@ -175,8 +181,9 @@ class SyncByType(Model):
 
 
 class HostSync(Model):
-    """Host time blocked in API calls that CUPTI recorded a synchronization for."""
+    """Host time blocked in API calls that CUPTI recorded a synchronization for, per device waited on."""
 
+    device_id: int | None = Field(description="Device of the context the call waited on")
     api_name: str = Field(description="The synchronizing CUDA API call (cudaStreamSynchronize, ...)")
     calls: int = Field(description="Calls of it that CUPTI recorded a synchronization for")
     blocked_ns: int = Field(description="Host time inside those calls (ns)")

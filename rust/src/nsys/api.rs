@@ -32,7 +32,7 @@ pub fn api_sum(schema: &Schema, strings: &Strings, sel: &Selection) -> Result<Ta
     let mut rows: Vec<(String, Summary)> = Vec::new();
     if let Some(table) = schema.table(&RUNTIME) {
         let name = table.actual.clone();
-        let needs_tid = sel.nvtx.is_some();
+        let needs_tid = sel.needs_thread();
         let columns: &[&str] = if needs_tid {
             &["start", "end", "nameId", "globalTid"]
         } else {

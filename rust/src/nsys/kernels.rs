@@ -45,9 +45,13 @@ pub fn kern_sum(
     if let Some(table) = schema.table(&KERNEL) {
         let name = table.actual.clone();
         let needs = sel.needs_launch();
-        let mut columns = vec!["start", "end", by.column()];
-        if needs {
-            columns.extend(["globalPid", "correlationId"]);
+        let mut columns = vec!["start", "end", by.column(), "globalPid", "correlationId"];
+        if !needs {
+            columns.truncate(3);
+        }
+        let device_at = columns.len();
+        if sel.device.is_some() {
+            columns.push("deviceId");
         }
         let parts = db::scan(
             schema,
@@ -61,7 +65,8 @@ pub fn kern_sum(
                 } else {
                     (0, 0)
                 };
-                if sel.keep_gpu(start, end, pid, corr) {
+                let device_ok = sel.device.is_none() || sel.keep_device(row.int(device_at)?);
+                if device_ok && sel.keep_gpu(start, end, pid, corr) {
                     acc.push(row.int(2)?, end - start);
                 }
                 Ok(())

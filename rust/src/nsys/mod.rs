@@ -10,6 +10,7 @@ pub mod comm;
 pub mod coverage;
 pub mod db;
 pub mod describe;
+pub mod devices;
 pub mod graphs;
 pub mod hash;
 pub mod info;
@@ -20,6 +21,7 @@ pub mod ops;
 pub mod out;
 pub mod pages;
 pub mod ranges;
+pub mod ranks;
 pub mod schema;
 pub mod select;
 pub mod strings;
@@ -154,6 +156,11 @@ impl Report {
     /// One row per GPU operation (what plots draw).
     pub fn operations(&self, req: &Request) -> Result<Table> {
         trace::operations(&self.schema, &self.strings, &self.selection(req)?)
+    }
+
+    /// Every device that ran GPU work in the export, ascending.
+    pub fn devices(&self) -> Result<Vec<i64>> {
+        Ok(devices::DeviceMap::load(&self.schema)?.devices())
     }
 
     pub fn info(&self) -> Result<info::Info> {

@@ -113,7 +113,7 @@ fn load_kind(schema: &Schema, strings: &Strings, sel: &Selection, kind: OpKind) 
             let (start, end) = row.interval(1, 2)?;
             let global_pid = row.opt_int(5)?.unwrap_or(0);
             let correlation = row.opt_int(6)?.unwrap_or(0);
-            if !sel.keep_gpu(start, end, global_pid, correlation) {
+            if !sel.keep_gpu(start, end, global_pid, correlation) || !sel.keep_device(row.int(3)?) {
                 return Ok(());
             }
             let name_value = match kind {

@@ -10,6 +10,7 @@
 
 use super::codes;
 use super::db;
+use super::devices::DeviceMap;
 use super::hash::{IdMap, IdSet};
 use super::ranges::{self, NvtxData};
 use super::schema::{Schema, RUNTIME};
@@ -26,6 +27,8 @@ pub struct Request {
     pub window_start_ns: Option<i64>,
     pub window_end_ns: Option<i64>,
     pub nvtx: Option<String>,
+    /// Only this device: its GPU operations, and the CPU events of the processes that used it.
+    pub device: Option<i64>,
 }
 
 /// A resolved selection, applied while rows stream by.
@@ -33,6 +36,14 @@ pub struct Request {
 pub struct Selection {
     pub window: Option<Span>,
     pub nvtx: Option<NvtxFilter>,
+    pub device: Option<DeviceFilter>,
+}
+
+/// One device, and the processes (pid bits) that ran GPU work on it.
+#[derive(Debug, Default)]
+pub struct DeviceFilter {
+    pub device: i64,
+    processes: IdSet<i64>,
 }
 
 /// The instances of one NVTX range and the launches made inside them.
@@ -72,11 +83,22 @@ impl Selection {
             None => None,
             Some(name) => Some(NvtxFilter::resolve(schema, strings, name)?),
         };
-        Ok(Self { window, nvtx })
+        let device = match req.device {
+            None => None,
+            Some(device) => Some(DeviceFilter {
+                device,
+                processes: DeviceMap::load(schema)?.processes_of(device),
+            }),
+        };
+        Ok(Self {
+            window,
+            nvtx,
+            device,
+        })
     }
 
     pub fn is_all(&self) -> bool {
-        self.window.is_none() && self.nvtx.is_none()
+        self.window.is_none() && self.nvtx.is_none() && self.device.is_none()
     }
 
     /// Whether the NVTX part needs the launch identity (process, correlationId) of GPU rows.
@@ -100,10 +122,26 @@ impl Selection {
                 .is_none_or(|f| f.launches.contains(&(global_pid & PID_MASK, correlation)))
     }
 
-    /// Keeps a CPU event (API call, NVTX range) by its interval and thread.
+    /// Whether the selection needs each CPU event's thread (`globalTid`).
+    pub fn needs_thread(&self) -> bool {
+        self.nvtx.is_some() || self.device.is_some()
+    }
+
+    /// Keeps a GPU operation by its device (every device when no device is selected).
+    #[inline]
+    pub fn keep_device(&self, device: i64) -> bool {
+        self.device.as_ref().is_none_or(|d| d.device == device)
+    }
+
+    /// Keeps a CPU event (API call, NVTX range) by its interval and thread (and, with a device
+    /// selected, only events of the processes that used that device).
     #[inline]
     pub fn keep_cpu(&self, start: i64, end: i64, global_tid: i64) -> bool {
         self.in_window(start, end)
+            && self
+                .device
+                .as_ref()
+                .is_none_or(|d| d.processes.contains(&(global_tid & PID_MASK)))
             && self
                 .nvtx
                 .as_ref()

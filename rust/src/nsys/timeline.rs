@@ -15,6 +15,7 @@ use super::api::strip_version;
 use super::coverage::{self, Coverage};
 use super::db;
 use super::describe::percentile_sorted;
+use super::devices::DeviceMap;
 use super::graphs::{self, GraphLaunch};
 use super::hash::IdMap;
 use super::memory::enum_labels;
@@ -137,6 +138,12 @@ pub struct DeviceTimeline {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct SyncByType {
+    /// The device of the context waited on (from the GPU rows of that context; never the export's
+    /// `deviceId`, which nsys writes as 0 for every process).
+    pub device_id: Option<i64>,
+    pub context_id: Option<i64>,
+    /// The stream waited on; None for a context- or event-wide synchronization.
+    pub stream_id: Option<i64>,
     pub sync_type: String,
     pub api_name: Option<String>,
     pub count: u64,
@@ -146,6 +153,8 @@ pub struct SyncByType {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct HostSync {
+    /// The device of the context the call waited on.
+    pub device_id: Option<i64>,
     pub api_name: String,
     pub calls: u64,
     pub blocked_ns: i64,
@@ -556,10 +565,17 @@ fn sync_facts(
     };
     let labels = enum_labels(schema, &ENUM_SYNC_TYPE)?;
     let name = table.actual.clone();
+    let context = if schema.has_column(&SYNC, "contextId") {
+        "contextId"
+    } else {
+        "NULL"
+    };
     let rows = db::query_all(
         &schema.uri,
         &schema.path,
-        &format!("SELECT start, end, globalPid, correlationId, syncType FROM \"{name}\""),
+        &format!(
+            "SELECT start, end, globalPid, correlationId, syncType, {context}, streamId FROM \"{name}\""
+        ),
         |row| {
             let (s, e) = db::interval(row, 0, 1, &name)?;
             Ok((
@@ -567,30 +583,43 @@ fn sync_facts(
                 db::opt_int(row, 2, &name, "globalPid")?.unwrap_or(0),
                 db::opt_int(row, 3, &name, "correlationId")?.unwrap_or(0),
                 db::opt_int(row, 4, &name, "syncType")?.unwrap_or(0),
+                db::opt_int(row, 5, &name, "contextId")?,
+                // CUPTI's "no stream" (u32::MAX): a context- or event-wide synchronization.
+                db::opt_int(row, 6, &name, "streamId")?.filter(|&s| s != i64::from(u32::MAX)),
             ))
         },
     )?;
+    let devices = DeviceMap::load(schema)?;
     let rows: Vec<_> = rows
         .into_iter()
-        .filter(|(s, pid, corr, _)| sel.keep_gpu(s.start, s.end, *pid, *corr))
+        .filter(|(s, pid, corr, ..)| sel.keep_gpu(s.start, s.end, *pid, *corr))
         .collect();
     let keys: Vec<(i64, i64)> = rows.iter().map(|r| (r.1, r.2)).collect();
     let calls = ops::join_calls(schema, strings, &keys)?;
-    let mut by_type: BTreeMap<(String, Option<String>), (u64, i64, i64)> = BTreeMap::new();
-    let mut host: BTreeMap<String, (u64, i64, i64)> = BTreeMap::new();
+    type TypeKey = (
+        Option<i64>,
+        Option<i64>,
+        Option<i64>,
+        String,
+        Option<String>,
+    );
+    let mut by_type: BTreeMap<TypeKey, (u64, i64, i64)> = BTreeMap::new();
+    let mut host: BTreeMap<(Option<i64>, String), (u64, i64, i64)> = BTreeMap::new();
     for (row, call) in rows.iter().zip(&calls) {
+        let device = row.4.and_then(|ctx| devices.of_context(row.1, ctx));
         let sync_type = labels
             .get(&row.3)
             .cloned()
             .unwrap_or_else(|| format!("unknown ({})", row.3));
         let api = call.map(|c| strip_version(strings.value(c.name)).to_string());
-        let e = by_type.entry((sync_type, api.clone())).or_default();
+        let key = (device, row.4, row.5, sync_type, api.clone());
+        let e = by_type.entry(key).or_default();
         e.0 += 1;
         e.1 = add_i64(e.1, row.0.len(), "synchronization.total_ns")?;
         e.2 = e.2.max(row.0.len());
         if let (Some(c), Some(api)) = (call, api) {
             let span = Span::new(c.start, c.end);
-            let h = host.entry(api).or_default();
+            let h = host.entry((device, api)).or_default();
             h.0 += 1;
             h.1 = add_i64(h.1, span.len(), "host_sync.blocked_ns")?;
             h.2 = add_i64(
@@ -602,17 +631,25 @@ fn sync_facts(
     }
     let synchronization = by_type
         .into_iter()
-        .map(|((sync_type, api_name), (count, total, max))| SyncByType {
-            sync_type,
-            api_name,
-            count,
-            total_ns: total,
-            max_ns: max,
-        })
+        .map(
+            |((device_id, context_id, stream_id, sync_type, api_name), (count, total, max))| {
+                SyncByType {
+                    device_id,
+                    context_id,
+                    stream_id,
+                    sync_type,
+                    api_name,
+                    count,
+                    total_ns: total,
+                    max_ns: max,
+                }
+            },
+        )
         .collect();
     let host_sync = host
         .into_iter()
-        .map(|(api_name, (calls, blocked, over))| HostSync {
+        .map(|((device_id, api_name), (calls, blocked, over))| HostSync {
+            device_id,
             api_name,
             calls,
             blocked_ns: blocked,

@@ -30,7 +30,7 @@ mod _native {
         ncu_compare, ncu_from_columns, ncu_open_csv, ncu_rep_framing_json, ncu_unit, NcuReport,
     };
     #[pymodule_export]
-    use super::nsys::{nsys_open, nsys_stats_reports, NsysReport};
+    use super::nsys::{nsys_open, nsys_ranks, nsys_stats_reports, NsysReport};
     #[pymodule_export]
     use super::profile::profile_diff_keys;
     #[pymodule_export]
@@ -54,7 +54,7 @@ mod _native {
         store_write_once, validate_id,
     };
     #[pymodule_export]
-    use super::torch_trace::{torch_trace_open, TorchTrace};
+    use super::torch_trace::{torch_trace_open, torch_trace_open_paths, TorchTrace};
 
     use pyo3::prelude::*;
 

@@ -20,7 +20,13 @@ fn request(start: Option<i64>, end: Option<i64>, nvtx: Option<String>) -> Reques
         window_start_ns: start,
         window_end_ns: end,
         nvtx,
+        device: None,
     }
+}
+
+fn on_device(mut req: Request, device: Option<i64>) -> Request {
+    req.device = device;
+    req
 }
 
 /// `nsys_open(path) -> NsysReport`: validates the export and interns its strings.
@@ -53,6 +59,12 @@ impl NsysReport {
         self.inner.schema.unread_tables()
     }
 
+    /// Every device that ran GPU work (kernels, memcpys, memsets), ascending.
+    fn devices(&self, py: Python<'_>) -> PyResult<Vec<i64>> {
+        let r = self.inner.clone();
+        run(py, move || r.devices())
+    }
+
     /// The export's identity and what it holds, as JSON.
     fn info_json(&self, py: Python<'_>) -> PyResult<Vec<u8>> {
         let r = self.inner.clone();
@@ -60,7 +72,7 @@ impl NsysReport {
         json(&doc)
     }
 
-    #[pyo3(signature = (report, window_start_ns = None, window_end_ns = None, nvtx = None))]
+    #[pyo3(signature = (report, window_start_ns = None, window_end_ns = None, nvtx = None, device = None))]
     fn stats(
         &self,
         py: Python<'_>,
@@ -68,13 +80,14 @@ impl NsysReport {
         window_start_ns: Option<i64>,
         window_end_ns: Option<i64>,
         nvtx: Option<String>,
+        device: Option<i64>,
     ) -> PyResult<ArrowTable> {
         let r = self.inner.clone();
-        let req = request(window_start_ns, window_end_ns, nvtx);
+        let req = on_device(request(window_start_ns, window_end_ns, nvtx), device);
         Ok(run(py, move || r.stats(&report, &req))?.into())
     }
 
-    #[pyo3(signature = (short_names = false, window_start_ns = None, window_end_ns = None, nvtx = None))]
+    #[pyo3(signature = (short_names = false, window_start_ns = None, window_end_ns = None, nvtx = None, device = None))]
     fn kernels(
         &self,
         py: Python<'_>,
@@ -82,26 +95,28 @@ impl NsysReport {
         window_start_ns: Option<i64>,
         window_end_ns: Option<i64>,
         nvtx: Option<String>,
+        device: Option<i64>,
     ) -> PyResult<ArrowTable> {
         let r = self.inner.clone();
-        let req = request(window_start_ns, window_end_ns, nvtx);
+        let req = on_device(request(window_start_ns, window_end_ns, nvtx), device);
         Ok(run(py, move || r.kernels(&req, short_names))?.into())
     }
 
-    #[pyo3(signature = (window_start_ns = None, window_end_ns = None, nvtx = None))]
+    #[pyo3(signature = (window_start_ns = None, window_end_ns = None, nvtx = None, device = None))]
     fn memory(
         &self,
         py: Python<'_>,
         window_start_ns: Option<i64>,
         window_end_ns: Option<i64>,
         nvtx: Option<String>,
+        device: Option<i64>,
     ) -> PyResult<ArrowTable> {
         let r = self.inner.clone();
-        let req = request(window_start_ns, window_end_ns, nvtx);
+        let req = on_device(request(window_start_ns, window_end_ns, nvtx), device);
         Ok(run(py, move || r.memory(&req))?.into())
     }
 
-    #[pyo3(signature = (per_instance = false, window_start_ns = None, window_end_ns = None, nvtx = None))]
+    #[pyo3(signature = (per_instance = false, window_start_ns = None, window_end_ns = None, nvtx = None, device = None))]
     fn nvtx(
         &self,
         py: Python<'_>,
@@ -109,9 +124,10 @@ impl NsysReport {
         window_start_ns: Option<i64>,
         window_end_ns: Option<i64>,
         nvtx: Option<String>,
+        device: Option<i64>,
     ) -> PyResult<ArrowTable> {
         let r = self.inner.clone();
-        let req = request(window_start_ns, window_end_ns, nvtx);
+        let req = on_device(request(window_start_ns, window_end_ns, nvtx), device);
         Ok(run(py, move || r.nvtx(&req, per_instance))?.into())
     }
 
@@ -201,4 +217,24 @@ pub fn nsys_stats_reports() -> Vec<String> {
         .iter()
         .map(|s| (*s).to_string())
         .collect()
+}
+
+/// `nsys_ranks(paths, step) -> (ranks, collectives, stragglers, clock)`: one rank per process with
+/// kernels, in file order then by pid (see `crate::nsys::ranks`).
+#[pyfunction]
+#[pyo3(signature = (paths, step = None))]
+pub fn nsys_ranks(
+    py: Python<'_>,
+    paths: Vec<PathBuf>,
+    step: Option<String>,
+) -> PyResult<(ArrowTable, ArrowTable, ArrowTable, String)> {
+    let (t, clock) = run(py, move || {
+        crate::nsys::ranks::compare_files(&paths, step.as_deref())
+    })?;
+    Ok((
+        t.ranks.into(),
+        t.collectives.into(),
+        t.stragglers.into(),
+        clock.to_string(),
+    ))
 }

@@ -91,6 +91,25 @@ impl TorchTrace {
         self.table(py, torch_trace::collectives::table)
     }
 
+    /// The ranks compared: `(ranks, collectives, stragglers, rank_source)` (see `crate::ranks`);
+    /// `rank_source` is the traces' one source of ranks, or `mixed`.
+    fn ranks(&self, py: Python<'_>) -> PyResult<(ArrowTable, ArrowTable, ArrowTable, String)> {
+        let set = Arc::clone(&self.set);
+        let mut sources: Vec<&str> = self.set.traces.iter().map(|t| t.rank_source).collect();
+        sources.dedup();
+        let source = match sources.as_slice() {
+            [one] => (*one).to_string(),
+            _ => "mixed".to_string(),
+        };
+        let t = run(py, move || torch_trace::ranks::compare(&set))?;
+        Ok((
+            t.ranks.into(),
+            t.collectives.into(),
+            t.stragglers.into(),
+            source,
+        ))
+    }
+
     fn comm(&self, py: Python<'_>) -> PyResult<ArrowTable> {
         self.table(py, torch_trace::collectives::comm_table)
     }
@@ -137,5 +156,12 @@ impl TorchTrace {
 #[pyfunction]
 pub fn torch_trace_open(py: Python<'_>, path: PathBuf) -> PyResult<TorchTrace> {
     let set = run(py, move || torch_trace::open(&path))?;
+    Ok(TorchTrace { set: Arc::new(set) })
+}
+
+/// `torch_trace_open_paths(paths) -> TorchTrace`: several trace files (or folders) as one job's ranks.
+#[pyfunction]
+pub fn torch_trace_open_paths(py: Python<'_>, paths: Vec<PathBuf>) -> PyResult<TorchTrace> {
+    let set = run(py, move || torch_trace::open_paths(&paths))?;
     Ok(TorchTrace { set: Arc::new(set) })
 }

@@ -15,6 +15,7 @@ pub mod kernels;
 pub mod launches;
 pub mod links;
 pub mod ops;
+pub mod ranks;
 pub mod raw;
 pub mod reader;
 pub mod scope;
@@ -127,11 +128,30 @@ pub fn open(path: &Path) -> Result<TraceSet> {
     } else {
         vec![path.to_path_buf()]
     };
+    read_set(&files, meta.is_dir())
+}
+
+/// Reads several trace files or folders as the ranks of one job (ranks from `distributedInfo`, or in
+/// the order given when a trace lacks it).
+pub fn open_paths(paths: &[PathBuf]) -> Result<TraceSet> {
+    let mut files = Vec::new();
+    for path in paths {
+        let meta = std::fs::metadata(path).map_err(|e| Error::io(path, &e))?;
+        if meta.is_dir() {
+            files.extend(trace_files(path)?);
+        } else {
+            files.push(path.clone());
+        }
+    }
+    read_set(&files, files.len() > 1)
+}
+
+fn read_set(files: &[PathBuf], several: bool) -> Result<TraceSet> {
     let mut traces = files
         .par_iter()
         .map(|file| read_one(file))
         .collect::<Result<Vec<_>>>()?;
-    assign_ranks(&mut traces, meta.is_dir())?;
+    assign_ranks(&mut traces, several)?;
     traces.sort_by_key(|t| t.rank);
     Ok(TraceSet { traces })
 }

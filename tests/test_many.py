@@ -1,0 +1,111 @@
+"""Many reports at once: one table keyed by ``file``, failures as rows, exit 2 only when every file
+failed, threads and a Dask LocalCluster giving the same table as a sequential read."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from functools import partial
+from pathlib import Path
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+from conftest import gpuopt
+from gpuopt import many, nsys
+
+
+def _kernel_total(path: Path) -> int:
+    db = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+    return int(db.execute("SELECT sum(end - start) FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchone()[0])
+
+
+@pytest.fixture
+def runs(shared: Path, tmp_path: Path) -> Path:
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    for name in ("h100_2gpu_1s", "mfu_2gpu_before", "mfu_2gpu_after"):
+        (folder / f"{name}.sqlite").symlink_to(shared / f"public/nsys/{name}.sqlite")
+    return folder
+
+
+def test_glob_gives_one_table_keyed_by_file(runs: Path, tmp_path: Path) -> None:
+    (runs / "broken.sqlite").write_bytes(b"SQLite format 3\x00" + b"\x00" * 10)
+    run = gpuopt("nsys", "kernels", str(runs / "*.sqlite"), "--workers", "2", "--limit", "0", "--json")
+    assert run.code == 0, run.stderr
+    env = json.loads(run.stdout)
+    assert env["schema"] == "gpuopt.many.table/v1" and env["ok"] is True
+    data = env["data"]
+    assert (data["files"], data["failed"], data["workers"]) == (4, 1, 2)
+    frame = pl.DataFrame(data["table"]["rows"])
+    files = sorted(str(p) for p in runs.glob("*.sqlite"))
+    assert frame["file"].unique(maintain_order=True).to_list() == files  # glob matches in sorted order
+    broken = frame.filter(pl.col("file").str.ends_with("broken.sqlite"))
+    assert broken.height == 1 and broken["error_code"][0] is not None
+    for path in runs.glob("[hm]*.sqlite"):
+        rows = frame.filter(pl.col("file") == str(path))
+        assert rows["error_code"].null_count() == rows.height
+        assert rows["total_time_ns"].sum() == _kernel_total(path)
+
+
+def test_exit_2_only_when_every_file_failed(tmp_path: Path) -> None:
+    bad = [tmp_path / "a.sqlite", tmp_path / "b.sqlite"]
+    for p in bad:
+        p.write_bytes(b"garbage")
+    run = gpuopt("nsys", "api", *map(str, bad), "--json")
+    assert run.code == 2
+    env = json.loads(run.stdout)
+    assert env["ok"] is False and env["errors"][0]["code"] == "files_all_failed"
+    assert [r["error_code"] for r in env["data"]["table"]["rows"]] == ["format_invalid"] * 2
+    nothing = gpuopt("nsys", "api", str(tmp_path / "none-*.sqlite"), "--json")
+    assert nothing.code == 2
+    assert json.loads(nothing.stdout)["errors"][0]["code"] == "files_none_match"
+
+
+def test_help_states_the_exit_rule() -> None:
+    run = gpuopt("nsys", "--help")
+    assert "exit status is 2 only when every file failed" in " ".join(run.stdout.split())
+
+
+def test_threads_equal_sequential(runs: Path) -> None:
+    paths = sorted(runs.glob("*.sqlite")) * 2
+    fn = partial(nsys.table, fact="comm")
+    one = many.combine(many.map_files(fn, paths, workers=1))
+    two = many.combine(many.map_files(fn, paths, workers=2))
+    assert_frame_equal(one, two)
+
+
+def test_torch_tables_take_several_paths(shared: Path) -> None:
+    paths = [
+        str(shared / "public/torch/hta_timeline_analysis_sampled_rank-0.json.gz"),
+        str(shared / "public/torch/hta_trace_filter_sampled_rank-1.json.gz"),
+    ]
+    run = gpuopt("torch", "comm", *paths, "--json", "--limit", "0")
+    assert run.code == 0, run.stderr
+    rows = json.loads(run.stdout)["data"]["table"]["rows"]
+    assert sorted({r["file"] for r in rows}) == sorted(paths)
+    assert {r["rank"] for r in rows} == {0, 1}
+
+
+def test_dask_local_cluster_gives_the_in_process_table(runs: Path, tmp_path: Path) -> None:
+    distributed = pytest.importorskip("distributed")
+    shutil.copy(runs / "mfu_2gpu_after.sqlite", tmp_path / "copy.sqlite")
+    (tmp_path / "bad.sqlite").write_bytes(b"garbage")
+    paths = [*sorted(runs.glob("*.sqlite")), tmp_path / "copy.sqlite", tmp_path / "bad.sqlite"]
+    fn = partial(nsys.table, fact="kernels", per_device=True)
+    local = many.combine(many.map_files(fn, paths, workers=2))
+    with distributed.LocalCluster(n_workers=2, processes=False, dashboard_address=None) as cluster:
+        on_dask = many.combine(many.map_files(fn, paths, scheduler=cluster.scheduler_address))
+    assert_frame_equal(local, on_dask)
+    assert on_dask.filter(pl.col("error_code").is_not_null())["file"].to_list() == [
+        str(tmp_path / "bad.sqlite")
+    ]
+
+
+def test_unreachable_dask_scheduler_is_a_typed_error(runs: Path) -> None:
+    pytest.importorskip("distributed")
+    run = gpuopt("nsys", "kernels", str(runs / "*.sqlite"), "--dask-scheduler", "tcp://127.0.0.1:1", "--json")
+    assert run.code == 2
+    assert json.loads(run.stdout)["errors"][0]["code"] == "dask_scheduler_unreachable"
