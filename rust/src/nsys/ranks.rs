@@ -8,8 +8,8 @@
 //! exports from several hosts compare; otherwise the file's own clock is used.
 
 use super::db;
-use super::nvtx;
 use super::ops::{self, OpKind};
+use super::ranges;
 use super::select::{Selection, PID_MASK};
 use super::Report;
 use crate::comm::is_communication;
@@ -72,7 +72,7 @@ pub fn ranks(report: &Report, label: &str, step: Option<&str>, shift: i64) -> Re
     }
     let mut steps: BTreeMap<i64, Vec<Span>> = BTreeMap::new();
     if let Some(step) = step {
-        let data = nvtx::load(schema, strings)?;
+        let data = ranges::load(schema, strings)?;
         for r in data.ranges.iter().filter(|r| data.matches(r, step)) {
             if let Some(end) = r.end {
                 steps
