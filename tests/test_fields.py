@@ -22,6 +22,9 @@ NCU = "h200/ncu/kernels_full.ncu-rep"
 SASS = "h200/sass/kernels_sm90.cuobjdump.sass"
 NVDISASM = "h200/sass/kernels_sm90.nvdisasm.sass"
 GPU_TRACE = "h200/nsys/stats_cuda_gpu_trace.csv"
+NCCL = "public/nsys/mfu_2gpu_before.sqlite"
+RANK0 = "public/torch/hta_timeline_analysis_sampled_rank-0.json.gz"
+RANK1 = "public/torch/hta_trace_filter_sampled_rank-1.json.gz"
 NSYS_REPORTS = ["cuda_gpu_kern_sum", "cuda_api_sum", "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum"]
 NSYS_REPORTS += ["nvtx_sum", "cuda_kern_exec_sum", "nvtx_kern_sum"]
 NCU_TABLES = ["kernels", "warp_stalls", "instruction_mix", "rules", "sections", "metrics"]
@@ -43,13 +46,22 @@ RUNS: list[list[str]] = [
     ["stats", "compare", "{aa}", "{aa}", "--unpaired", "--column", "a"],
     ["stats", "noise", "{aa}", "--first-column", "a", "--second-column", "b"],
     ["profile", "diff", "--baseline", "{torch}", "--candidate", "{torch}", "--resamples", "100"],
+    *(["nsys", c, "{nsys}", "--per-device"] for c in ["kernels", "api", "nvtx"]),
+    ["nsys", "kernels", "{nsys}", "{nsys}"],
+    ["torch", "kernels", "{torch}", "{torch}"],
+    *(["nsys", "ranks", "{nccl}", "--part", p] for p in ["ranks", "collectives", "stragglers"]),
+    *(["torch", "ranks", "{rank0}", "{rank1}", "--part", p] for p in ["ranks", "collectives", "stragglers"]),
 ]
 
 # Tables of the evaluation views (ls, show --part) need a store with records: not covered here.
 _NOT_READING = {("ls",), ("show",)}
 
 
-def _table(data: dict[str, object]) -> dict[str, object]:
+def _table(data: dict[str, object], part: str | None = None) -> dict[str, object]:
+    if part is not None:  # one of several tables of the document (ranks)
+        found = data[part]
+        assert isinstance(found, dict)
+        return found
     for part in ("table", "kernels", "pairs"):
         found = data.get(part)
         if isinstance(found, dict) and "columns" in found:
@@ -67,15 +79,20 @@ def _emitted(shared: Path, tmp_path: Path) -> list[tuple[str, list[str]]]:
         "sass": SASS,
         "nvdisasm": NVDISASM,
         "gpu_trace": GPU_TRACE,
+        "nccl": NCCL,
+        "rank0": RANK0,
+        "rank1": RANK1,
     }
     paths = {"aa": str(aa)} | {k: str(shared / v) for k, v in files.items()}
     runner = CliRunner()
     found = []
     for args in RUNS:
         argv = [a.format(**paths) for a in args]
+        part = argv[argv.index("--part") + 1] if "--part" in argv else None
+        argv = argv[: argv.index("--part")] if part else argv
         result = runner.invoke(cli, [*argv, "--json", "--limit", "1"])
         assert result.exit_code == 0, (argv, result.output[-2000:])
-        table = _table(json.loads(result.output)["data"])
+        table = _table(json.loads(result.output)["data"], part)
         columns = [c["name"] for c in table["columns"]]  # type: ignore[index]
         found.append((fields.qualified(args[0], str(table["name"])), columns))
     return found
@@ -90,6 +107,7 @@ def test_every_emitted_column_has_a_definition(shared: Path, tmp_path: Path) -> 
     for key, columns in emitted:
         seen.setdefault(key, set()).update(columns)
     assert set(fields.TABLES) == set(seen)
+    assert set(fields.COMMON) <= {c for _, columns in emitted for c in columns}
     assert {k: set(v) - seen[k] for k, v in fields.TABLES.items() if set(v) - seen[k]} == {}
 
 

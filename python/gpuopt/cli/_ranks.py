@@ -23,8 +23,8 @@ def ranks_outcome(r: Ranks, inputs: list[FileIdentity], *, limit: int, out: Path
         rank_source=r.rank_source,
         clock=r.clock,
         ranks=table_data("ranks", r.ranks, limit),
-        collectives=table_data("collectives", r.collectives, limit),
-        stragglers=table_data("stragglers", r.stragglers, limit),
+        collectives=table_data("rank_collectives", r.collectives, limit),
+        stragglers=table_data("rank_stragglers", r.stragglers, limit),
     )
 
     def render() -> str:

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from gpuopt.fields import _ncu, _nsys, _sass, _stats, _torch
+from gpuopt.fields import _ncu, _nsys, _ranks, _sass, _stats, _torch
 
 TABLES: dict[str, dict[str, str]] = {
     **_nsys.TABLES,
@@ -24,7 +24,12 @@ TABLES: dict[str, dict[str, str]] = {
     **_ncu.TABLES,
     **_sass.TABLES,
     **_stats.TABLES,
+    **_ranks.TABLES,
 }
+
+COMMON: dict[str, str] = {**_ranks.MANY, **_ranks.PER_DEVICE}
+"""Columns any table may gain: the ``file`` key of several files read at once, ``device_id`` of an nsys
+table read ``--per-device``."""
 
 # Areas whose commands read evidence: every field of their JSON data has a definition.
 READING_AREAS = ("nsys", "torch", "ncu", "sass", "compiler", "stats", "map", "profile")
@@ -51,7 +56,7 @@ def resolve(name: str) -> list[str]:
 def undefined(key: str, columns: list[str]) -> list[str]:
     """The columns of ``columns`` that table ``key`` does not define (all of them for an unknown table)."""
     known = TABLES.get(key, {})
-    return [c for c in columns if c not in known]
+    return [c for c in columns if c not in known and c not in COMMON]
 
 
 def row_schema(key: str) -> dict[str, Any]:
@@ -115,7 +120,9 @@ def markdown() -> str:
         lines += [f"### `{key}`", "", "| column | definition |", "|---|---|"]
         lines += [f"| `{c}` | {_cell(text)} |" for c, text in TABLES[key].items()]
         lines.append("")
-    lines += ["## Documents (`--json` data of the reading commands)", ""]
+    lines += ["### Columns any table may gain", "", "| column | definition |", "|---|---|"]
+    lines += [f"| `{c}` | {_cell(text)} |" for c, text in COMMON.items()]
+    lines += ["", "## Documents (`--json` data of the reading commands)", ""]
     for name, model in sorted(reading_documents().items()):
         lines += [f"### `{name}`", "", "| field | definition |", "|---|---|"]
         seen: set[str] = set()
