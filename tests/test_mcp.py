@@ -35,7 +35,8 @@ def test_tools_are_the_cli_commands_with_generated_schemas() -> None:
         assert name in tools
     assert "mcp" not in tools and "skill_show" not in tools
     kernels = tools["nsys_kernels"].input_schema
-    assert kernels["required"] == ["file"]
+    assert kernels["required"] == ["files"]  # one export, several, or a glob
+    assert kernels["properties"]["files"]["type"] == "array"
     assert kernels["properties"]["limit"] == {
         "type": "integer",
         "minimum": 0,
@@ -54,7 +55,7 @@ def test_call_returns_the_cli_envelope_with_progress(shared: Path) -> None:
 
     async def work(session: ClientSession) -> Any:
         return await session.call_tool(
-            "nsys_kernels", {"file": str(file), "limit": 2}, progress_callback=on_progress
+            "nsys_kernels", {"files": [str(file)], "limit": 2}, progress_callback=on_progress
         )
 
     result = _run(work)
@@ -75,7 +76,7 @@ def test_bad_input_returns_the_typed_error(tmp_path: Path) -> None:
     garbage.write_bytes(b"not a database" * 100)
 
     async def work(session: ClientSession) -> Any:
-        return await session.call_tool("nsys_kernels", {"file": str(garbage)})
+        return await session.call_tool("nsys_kernels", {"files": [str(garbage)]})
 
     result = _run(work)
     assert result.is_error is True
@@ -87,7 +88,7 @@ def test_bad_input_returns_the_typed_error(tmp_path: Path) -> None:
 
 def test_arguments_outside_the_schema_are_refused() -> None:
     async def work(session: ClientSession) -> Any:
-        return await session.call_tool("nsys_kernels", {"file": "x.sqlite", "limit": -1})
+        return await session.call_tool("nsys_kernels", {"files": ["x.sqlite"], "limit": -1})
 
     result = _run(work)
     assert result.is_error is True

@@ -167,7 +167,7 @@ def _scope(source: Source | Sources) -> tuple[tuple[int, int] | None, tuple[int,
     steps = _steps(source.steps) if source.steps is not None else None
     window = None
     if source.window is not None:
-        start, end = parse_window(source.window, code=_SCOPE_INVALID, open_ends=True)
+        start, end = parse_window(source.window, open_ends=True)
         window = (0 if start is None else start, 2**63 - 1 if end is None else end)
     return steps, window
 

@@ -8,8 +8,7 @@
 
 use super::db;
 use super::hash::{IdMap, IdSet};
-use super::schema::{Schema, KERNEL, MEMCPY, MEMSET};
-use super::select::PID_MASK;
+use super::schema::{Schema, KERNEL, MEMCPY, MEMSET, PID_MASK};
 use crate::error::Result;
 use std::collections::BTreeSet;
 

@@ -9,6 +9,9 @@ use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+/// The process bits of a `globalTid` (`globalPid` has the same layout with the thread bits zero).
+pub const PID_MASK: i64 = 0xFFFF_FFFF_FF00_0000_u64 as i64;
+
 /// The export-schema major version gpuopt models (nsys 2023.3 … 2026.2 write 3.x).
 pub const SUPPORTED_MAJOR: u32 = 3;
 

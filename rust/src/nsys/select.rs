@@ -18,8 +18,7 @@ use crate::error::{Error, Result};
 use crate::intervals::Span;
 use serde::Serialize;
 
-/// The process bits of a `globalTid` (`globalPid` has the same layout with the thread bits zero).
-pub const PID_MASK: i64 = 0xFFFF_FFFF_FF00_0000_u64 as i64;
+pub use super::schema::PID_MASK;
 
 /// The parsed request: which window and/or range name.
 #[derive(Debug, Clone, Default, Serialize)]
