@@ -4,7 +4,7 @@
 use super::blocks::{self, BlockFacts, Blocks};
 use super::bootstrap::{self, CiMethod, Interval};
 use super::codes;
-use super::effect::{change_interval, Direction, EffectScale};
+use super::effect::{change_interval, ratio_in_range, Direction, EffectScale, MAX_RATIO};
 use super::estimators::{self, Estimator, Sample};
 use super::noise;
 use super::options::CompareOptions;
@@ -131,8 +131,32 @@ impl PairedInput {
                 &format!("pairs[{i}].{role}"),
             )?;
         }
-        Ok(())
+        let b = within_call.summarize(self.baseline.call(i));
+        let c = within_call.summarize(self.candidate.call(i));
+        match (b, c) {
+            (Some(b), Some(c)) => check_ratio(b, c, &self.describe(i), &format!("pairs[{i}]")),
+            _ => Ok(()),
+        }
     }
+}
+
+/// Refuses two values (pair or side extremes) further apart than [`MAX_RATIO`].
+fn check_ratio(baseline: f64, candidate: f64, what: &str, path: &str) -> Result<()> {
+    if ratio_in_range(candidate, baseline) {
+        return Ok(());
+    }
+    Err(Error::input(
+        codes::METRIC_RATIO_OUT_OF_RANGE,
+        format!(
+            "{what}: candidate {candidate:e} against baseline {baseline:e} is a ratio beyond \
+             {MAX_RATIO:e}; the percent effects would overflow"
+        ),
+    )
+    .with_path(path.to_string())
+    .with_expected(format!(
+        "values within a factor {MAX_RATIO:e} of each other"
+    ))
+    .with_observed(format!("{baseline:e} and {candidate:e}")))
 }
 
 /// Checks one call's samples: enough of them for the summary, each finite and > 0.
@@ -862,6 +886,12 @@ pub fn compare_unpaired(
     }
     let candidate_values = sides.pop().unwrap_or_default();
     let baseline_values = sides.pop().unwrap_or_default();
+    let all = || baseline_values.iter().chain(&candidate_values).copied();
+    let low = all().fold(f64::INFINITY, f64::min);
+    let high = all().fold(f64::NEG_INFINITY, f64::max);
+    if low.is_finite() && high.is_finite() {
+        check_ratio(low, high, "the smallest and largest calls", "calls")?;
+    }
     let base = Sample::new(baseline_values.iter().map(|&v| libm::log(v)).collect());
     let cand = Sample::new(candidate_values.iter().map(|&v| libm::log(v)).collect());
     let sign = match options.direction {
@@ -1027,6 +1057,24 @@ mod tests {
             compare(&short, &options()).unwrap_err().code,
             codes::PAIR_COUNT_MISMATCH
         );
+        // Issue 13.4: a subnormal sample overflowed every percentage to null (ValidationError, exit 1).
+        let tiny = PairedInput::from_values(vec![1.0, 2.0, 3.0], vec![1.0, 4.9e-324, 3.0]);
+        let err = compare(&tiny, &options()).unwrap_err();
+        assert_eq!(err.code, codes::METRIC_RATIO_OUT_OF_RANGE);
+        assert_eq!(err.path.as_deref(), Some("pairs[1]"));
+        let wide = UnpairedInput {
+            baseline: Calls::from_values(vec![1e-300, 1.0]),
+            candidate: Calls::from_values(vec![1.0, 2.0]),
+        };
+        assert_eq!(
+            compare_unpaired(&wide, &options()).unwrap_err().code,
+            codes::METRIC_RATIO_OUT_OF_RANGE
+        );
+        // Right at the limit still compares, with finite percentages.
+        let edge = PairedInput::from_values(vec![1.0, 1.0, 1.0], vec![1.0, 1e-9, 1e9]);
+        let out = compare(&edge, &options()).unwrap();
+        let spread = out.comparison.spread.unwrap();
+        assert!(spread.mde_pct.is_finite() && spread.half_width_pct.is_finite());
         // An invalid pair is excluded, not checked.
         let mut skip = PairedInput::from_values(vec![1.0, 0.0, 3.0], vec![1.0, 2.0, 3.0]);
         skip.valid = Some(vec![true, false, true]);
