@@ -16,8 +16,6 @@ import click
 class FiniteFloatRange(click.FloatRange):
     """A ``FloatRange`` that also rejects NaN and ±infinity."""
 
-    name = "finite float range"
-
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         rv = super().convert(value, param, ctx)
         if not math.isfinite(rv):
