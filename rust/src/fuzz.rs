@@ -128,16 +128,33 @@ fn fixture(rel: &str) -> Vec<u8> {
     std::fs::read(crate::testdata::fixtures().join(rel)).unwrap_or_default()
 }
 
-/// The first `lines` lines of a fixture, each cut to its first `fields` comma-separated fields.
+/// The first `lines` lines of an ncu CSV export (every field quoted), each cut to its first `fields`.
 fn head(rel: &str, lines: usize, fields: usize) -> Vec<u8> {
     let text = fixture(rel);
     let mut out = Vec::new();
     for line in text.split(|&b| b == b'\n').take(lines) {
-        let cut: Vec<&[u8]> = line.split(|&b| b == b',').take(fields).collect();
-        out.extend_from_slice(&cut.join(&b','));
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let parts = split_quoted(line);
+        let kept = parts.get(..fields.min(parts.len())).unwrap_or_default();
+        out.extend_from_slice(&kept.join(&b"\",\""[..]));
+        if kept.len() < parts.len() {
+            out.push(b'"');
+        }
         out.push(b'\n');
     }
     out
+}
+
+/// An ncu CSV line split at its `","` separators (the outer quotes stay on the first and last part).
+fn split_quoted(line: &[u8]) -> Vec<&[u8]> {
+    let mut parts = Vec::new();
+    let mut rest = line;
+    while let Some(at) = rest.windows(3).position(|w| w == b"\",\"") {
+        parts.push(rest.get(..at).unwrap_or_default());
+        rest = rest.get(at + 3..).unwrap_or_default();
+    }
+    parts.push(rest);
+    parts
 }
 
 #[test]
