@@ -39,9 +39,20 @@ def _run_all(commands: list[list[str]], cwd: Path, timeout: float = 60) -> list[
     return out
 
 
+# Runs several commands in one child process, in-process through ``main`` (cli_inproc): one Python
+# start-up instead of one per command, and still a process the test can time out if a command hangs.
+_IN_ONE_PROCESS = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from cli_inproc import run_main
+runs = [run_main(*args) for args in json.loads(sys.argv[2])]
+print(json.dumps([[r.code, r.stdout, r.stderr] for r in runs]))
+"""
+
+
 def test_fifos_answer_not_a_file_instead_of_hanging(tmp_path: Path) -> None:
     # Issue 13.8: 11 commands blocked forever on a FIFO (open() waits for a writer).
-    for name in ("f.csv", "f.json", "f.sass", "f.txt", "f.xml", "f.sqlite"):
+    for name in ("f.csv", "f.json", "f.sass", "f.txt", "f.xml", "f.sqlite", "f.py"):
         os.mkfifo(tmp_path / name)
     commands = [
         ["ncu", "summary", "f.csv"],
@@ -50,14 +61,27 @@ def test_fifos_answer_not_a_file_instead_of_hanging(tmp_path: Path) -> None:
         ["sass", "scan", "f.sass"],
         ["compiler", "ptxas", "f.txt"],
         ["compiler", "res-usage", "f.txt"],
+        ["compiler", "inductor", "f.py"],
         ["stats", "compare", "f.csv", "f.csv", "--min-effect", "0.05"],
         ["map", "account", "f.json", "--timeline", "*"],
         ["doctor", "--nvidia-smi-xml", "f.xml"],
         ["nsys", "summary", "f.sqlite"],
     ]
-    for cmd, (code, out, err) in zip(
-        commands, _run_all([[*c, "--json"] for c in commands], tmp_path, 120), strict=True
-    ):
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _IN_ONE_PROCESS,
+            str(Path(__file__).parent),
+            json.dumps([[*c, "--json"] for c in commands]),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    for cmd, (code, out, err) in zip(commands, json.loads(done.stdout), strict=True):
         assert code == 2, (cmd, code, out, err)
         assert "Traceback" not in err, (cmd, err)
         assert json.loads(out)["errors"][0]["code"] == "not_a_file", (cmd, out)

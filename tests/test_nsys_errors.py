@@ -60,7 +60,7 @@ def test_sqlite_without_nsys_tables(tmp_path: Path) -> None:
 
 def test_unknown_schema_major(tmp_path: Path) -> None:
     err = expect_error(Export(schema_version="4.0.0").write(tmp_path / "v4.sqlite"), "version_unsupported")
-    assert (err["expected"], err["observed"]) == ("export schema 3.x", "4.0.0")
+    assert (err["expected"], err["observed"]) == ("export schema 3.x up to 3.25.x", "4.0.0")
     with pytest.raises(errors.UnsupportedVersionError):
         nsys.open(tmp_path / "v4.sqlite")
 

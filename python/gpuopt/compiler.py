@@ -157,10 +157,9 @@ def inductor(
 
     root = Path(path)
     _require_dir_or_file(root)
-    files = [root] if root.is_file() else sorted(p for p in root.rglob("*.py") if "triton" not in p.parts)
-    triton_metas = (
-        [] if root.is_file() else _triton.find_metadata(root / "triton") if (root / "triton").is_dir() else []
-    )
+    folder = root.is_dir()  # anything else is read as one file (a FIFO or device answers not_a_file)
+    files = sorted(p for p in root.rglob("*.py") if "triton" not in p.parts) if folder else [root]
+    triton_metas = _triton.find_metadata(root / "triton") if folder and (root / "triton").is_dir() else []
     triton_kernels, unmodeled, used_tool = _triton_kernels(triton_metas, sass, tool)
     by_hash = {Path(k.cache_dir).name: k for k in triton_kernels}
     by_name: dict[str, list[TritonKernel]] = {}
@@ -169,11 +168,11 @@ def inductor(
     outputs: list[InductorOutputCode] = []
     kernels: list[InductorKernel] = []
     for py in files:
-        ident = file_identity(py)
-        parsed = _inductor.parse_module(py, ident)
-        if parsed is None:
-            unmodeled.append(UnmodeledItem(kind="python_file", name=f"{py.name} (not parseable)", count=1))
+        parsed = _inductor.parse_module(py)
+        if isinstance(parsed, str):
+            unmodeled.append(UnmodeledItem(kind="python_file", name=f"{py.name} ({parsed})", count=1))
             continue
+        ident = file_identity(py)
         tree, text = parsed
         if (code := _inductor.output_code(tree, text, ident)) is not None:
             outputs.append(code)
@@ -181,7 +180,7 @@ def inductor(
             kernels.append(_inductor.link_compiled(kernel, py.parent, by_hash, by_name))
         else:
             unmodeled.append(UnmodeledItem(kind="python_file", name=py.name, count=1))
-    if not root.is_file():
+    if folder:
         _inductor.note_pickles(root, unmodeled)
     if not outputs and not kernels:
         raise InputError(

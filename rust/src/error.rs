@@ -22,6 +22,8 @@ pub mod codes {
     pub const FILE_UNREADABLE: &str = "file_unreadable";
     pub const FILE_CHANGED_DURING_READ: &str = "file_changed_during_read";
     pub const NOT_A_FILE: &str = "not_a_file";
+    /// A regular file larger than the reader's cap (the same code as the Python layer's).
+    pub const INPUT_TOO_LARGE: &str = "input_too_large";
     pub const INTERNAL_PANIC: &str = "internal_panic";
 }
 

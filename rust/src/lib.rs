@@ -3,6 +3,8 @@
 pub mod build_info;
 pub mod comm;
 pub mod error;
+#[cfg(test)]
+mod fuzz;
 pub mod fxhash;
 pub mod identity;
 pub mod intervals;

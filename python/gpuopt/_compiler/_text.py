@@ -7,6 +7,7 @@ from pathlib import Path
 
 from gpuopt._files import read_bounded
 from gpuopt.errors import FormatError
+from gpuopt.models.envelope import UnmodeledItem
 
 
 def read_text(path_or_text: str | os.PathLike[str] | bytes, what: str) -> tuple[str, Path | None]:
@@ -34,3 +35,23 @@ def read_text(path_or_text: str | os.PathLike[str] | bytes, what: str) -> tuple[
             path=None if path is None else str(path),
             expected=f"{what} text",
         ) from exc
+
+
+def truncation(what: str) -> UnmodeledItem:
+    """The coverage flag of a listing that seems cut off: facts may be missing, none is invented."""
+    return UnmodeledItem(kind="truncation", name=what, count=1)
+
+
+def complete_lines(text: str) -> tuple[list[str], list[UnmodeledItem]]:
+    """The lines of a tool's listing, leaving out a last line without its newline.
+
+    Tools end every line with a newline, so a last line without one was cut off mid-way; parsing it
+    would turn ``Used 22 registers`` cut to ``Used 2`` into a wrong number. It is dropped and flagged.
+    """
+    lines = text.splitlines()
+    if not text or text.endswith(("\n", "\r")) or not lines:
+        return lines, []
+    cut = lines.pop()
+    if not cut.strip():
+        return lines, []
+    return lines, [truncation(f"last line cut off (no newline): {cut.strip()[:60]}")]

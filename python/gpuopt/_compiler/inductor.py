@@ -14,9 +14,14 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
+from gpuopt._files import read_bounded
 from gpuopt.errors import FormatError
 from gpuopt.models.compiler import InductorKernel, InductorLaunch, InductorOutputCode, TritonKernel
 from gpuopt.models.envelope import FileIdentity, UnmodeledItem
+
+#: The largest generated Python source or ``.best_config`` read (the largest real output code is a few MB;
+#: ``ast`` needs ~20x a source's size in memory).
+MAX_SOURCE_BYTES = 64 * 1024 * 1024
 
 _NODES = re.compile(r"#\s*Topologically Sorted Source Nodes:\s*\[(.*?)\](?:,\s*Original ATen:\s*\[(.*?)\])?")
 _BEST_CONFIG_KEYS = (
@@ -66,12 +71,21 @@ def _dict_items(node: ast.expr | None) -> dict[str, ast.expr]:
     return out
 
 
-def parse_module(path: Path, ident: FileIdentity) -> tuple[ast.Module, str] | None:
+def parse_module(path: Path) -> tuple[ast.Module, str] | str:
+    """The syntax tree and text of a generated module, or why it cannot be parsed.
+
+    A file that is not regular or is larger than :data:`MAX_SOURCE_BYTES` is an ``InputError``; one
+    nested too deeply for :mod:`ast` (``RecursionError``, ``MemoryError``) is not parseable like a
+    syntax error, never an internal error.
+    """
+    data = read_bounded(path, "Inductor source", MAX_SOURCE_BYTES)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = data.decode("utf-8")
         return ast.parse(text, filename=str(path)), text
     except (UnicodeDecodeError, SyntaxError, ValueError):
-        return None
+        return "not parseable"
+    except (RecursionError, MemoryError):
+        return "nested too deeply"
 
 
 def kernel_module(tree: ast.Module, ident: FileIdentity) -> InductorKernel | None:
@@ -182,12 +196,17 @@ def _comment_before(lines: list[str], after: int, line: int) -> tuple[list[str],
 
 
 def best_config(path: Path) -> dict[str, Any] | None:
+    raw = read_bounded(path, "Inductor best_config", MAX_SOURCE_BYTES)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise FormatError(
             "format_invalid", f"{path} is not a JSON best_config: {exc}", path=str(path)
         ) from exc
+    except RecursionError:
+        raise FormatError(
+            "format_invalid", f"{path} is not a JSON best_config: nested too deeply", path=str(path)
+        ) from None
     return data if isinstance(data, dict) else None
 
 

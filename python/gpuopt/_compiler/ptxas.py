@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from gpuopt._compiler._text import complete_lines, truncation
 from gpuopt.errors import FormatError
 from gpuopt.models.compiler import CompilerMessage, PtxasFunction, PtxasReport
 from gpuopt.models.envelope import UnmodeledItem
@@ -152,7 +153,8 @@ class _Parser:
 def parse(text: str) -> tuple[PtxasReport, list[UnmodeledItem]]:
     """Parses the text of a ``ptxas -v`` report; raises FormatError when it is not one or is cut off."""
     parser = _Parser()
-    for raw in text.splitlines():
+    lines, cut = complete_lines(text)
+    for raw in lines:
         parser.line(raw)
     if parser.ptxas_lines == 0:
         raise FormatError(
@@ -167,10 +169,15 @@ def parse(text: str) -> tuple[PtxasReport, list[UnmodeledItem]]:
             f"the report ends before the `Used N registers` line of {unfinished[-1]}",
             expected="each `Compiling entry function` followed by its `Used N registers` line",
         )
+    timed = [f for f in parser.functions.values() if f.values.get("compile_time_ms") is not None]
+    last = parser.current
+    if timed and last is not None and last.values.get("compile_time_ms") is None:
+        # ptxas ends every function it compiled with `Compile time`; the last one lacks it.
+        cut.append(truncation(f"ends before the `Compile time` line of {last.function}"))
     report = PtxasReport(
         functions=[f.model() for f in parser.functions.values()],
         global_bytes=parser.gmem,
         messages=parser.messages,
     )
     unmodeled = [UnmodeledItem(kind=k, name=n, count=c) for (k, n), c in sorted(parser.unmodeled.items())]
-    return report, unmodeled
+    return report, cut + unmodeled

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from gpuopt._compiler._text import complete_lines
 from gpuopt.errors import FormatError
 from gpuopt.models.compiler import ResUsageFunction
 from gpuopt.models.envelope import UnmodeledItem
@@ -93,7 +94,8 @@ class _Parser:
 
 def parse(text: str) -> tuple[list[ResUsageFunction], list[UnmodeledItem]]:
     parser = _Parser()
-    for raw in text.splitlines():
+    lines, cut = complete_lines(text)
+    for raw in lines:
         parser.line(raw)
     if parser.blocks == 0:
         raise FormatError(
@@ -108,4 +110,4 @@ def parse(text: str) -> tuple[list[ResUsageFunction], list[UnmodeledItem]]:
             expected="each `Function NAME:` line followed by its `REG:... STACK:...` line",
         )
     unmodeled = [UnmodeledItem(kind=k, name=n, count=c) for (k, n), c in sorted(parser.unmodeled.items())]
-    return parser.functions, unmodeled
+    return parser.functions, cut + unmodeled

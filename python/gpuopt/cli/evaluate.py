@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import click
 
 from gpuopt.cli._output import Outcome, command
+from gpuopt.cli._params import FiniteFloatRange
 from gpuopt.cli._render import section, table
 from gpuopt.errors import InputError
 
@@ -42,7 +43,7 @@ def _evaluation(operation: str, schema: str, doc: str) -> Callable[..., Any]:
     )
     @click.option(
         "--timeout-s",
-        type=click.FloatRange(min=0, min_open=True),
+        type=FiniteFloatRange(min=0, min_open=True),
         help="With --wait: stop waiting after this many seconds (default: operation timeout + 120 s).",
     )
     @click.option(

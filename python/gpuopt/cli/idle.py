@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from gpuopt.cli._output import Outcome, command
+from gpuopt.cli._params import FiniteFloatRange
 from gpuopt.cli._render import section, table
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ def _render(r: IdleReport) -> str:
 @click.option("--gpu", "gpus", multiple=True, required=True, help="A GPU UUID (repeat for several).")
 @click.option(
     "--window-s",
-    type=click.FloatRange(min=0.05, max=600),
+    type=FiniteFloatRange(min=0.05, max=600),
     default=None,
     help="Seconds to sample (default 5, or the Target's contamination.idle.window_s with --root).",
 )

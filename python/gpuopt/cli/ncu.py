@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from gpuopt.cli._output import Outcome, command
+from gpuopt.cli._params import FiniteFloatRange
 from gpuopt.cli._render import section
 from gpuopt.cli._tables import render_frame, table_data, table_options, table_outcome, write_table
 
@@ -239,7 +240,11 @@ def _peaks(values: tuple[str, ...]) -> dict[str, float]:
     metavar="PRECISION=FLOP_PER_S",
     help="A measured ceiling for fp64, fp32, fp16 or a tensor_* path (repeatable); default: the report's.",
 )
-@click.option("--peak-dram-bytes-per-s", type=float, help="A measured DRAM ceiling; default: the report's.")
+@click.option(
+    "--peak-dram-bytes-per-s",
+    type=FiniteFloatRange(min=0, min_open=True),
+    help="A measured DRAM ceiling; default: the report's.",
+)
 @table_options
 @command("gpuopt.ncu.roofline/v2")
 def roofline(
@@ -303,7 +308,12 @@ def compare(a: Path, b: Path, metrics: tuple[str, ...], reader: str, limit: int,
     show_default=True,
     help="none leaves the GPU's clocks alone; base lets ncu lock them to base during replay.",
 )
-@click.option("--timeout", "timeout_s", type=float, help="Stop ncu after this many seconds.")
+@click.option(
+    "--timeout",
+    "timeout_s",
+    type=FiniteFloatRange(min=0, min_open=True),
+    help="Stop ncu after this many seconds.",
+)
 @click.argument("cmd", nargs=-1, required=True, type=click.UNPROCESSED)
 @command("gpuopt.ncu.collect/v1")
 def collect(

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from gpuopt.cli._output import Outcome, command
+from gpuopt.cli._params import FiniteFloatRange
 from gpuopt.cli._render import section
 from gpuopt.cli._tables import render_frame, table_data, table_options, write_table
 
@@ -87,7 +88,7 @@ def _render(d: ProfileDiffData) -> str:
 )
 @click.option(
     "--min-effect",
-    type=click.FloatRange(min=0),
+    type=FiniteFloatRange(min=0),
     default=0.0,
     show_default=True,
     help="Keys whose |change| is below this percent are never flagged.",
@@ -106,13 +107,13 @@ def _render(d: ProfileDiffData) -> str:
 @click.option("--nvtx", help="nsys: keep only the work launched inside this NVTX range.")
 @click.option(
     "--fdr",
-    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
     default=0.05,
     show_default=True,
     help="Declared false-discovery rate of the flags (Benjamini-Hochberg over keys).",
 )
 @click.option(
-    "--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95, show_default=True
+    "--confidence", type=FiniteFloatRange(0, 1, min_open=True, max_open=True), default=0.95, show_default=True
 )
 @click.option("--resamples", type=click.IntRange(100, 1_000_000), default=10_000, show_default=True)
 @click.option("--seed", type=click.IntRange(0, 2**53 - 1), default=0, show_default=True)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, BinaryIO
 import click
 
 from gpuopt.cli._output import Outcome, command
+from gpuopt.cli._params import FiniteFloatRange
 from gpuopt.cli._render import section, table
 
 if TYPE_CHECKING:
@@ -91,12 +92,12 @@ def _render_submit(s: SubmitOutcome) -> str:
     "--samples", default=2, show_default=True, type=click.IntRange(min=1), help="Samples per metric."
 )
 @click.option(
-    "--command-timeout-s", type=click.FloatRange(min=0, min_open=True), help="Per call (default 600)."
+    "--command-timeout-s", type=FiniteFloatRange(min=0, min_open=True), help="Per call (default 600)."
 )
 @click.option("--retry-of", help="The failed attempt this one retries.")
 @click.option("--keep-workspace", is_flag=True, help="Keep the materialized subjects after the run.")
 @click.option(
-    "--wait", "wait_s", type=click.FloatRange(min=0), help="Wait up to this many seconds for the end."
+    "--wait", "wait_s", type=FiniteFloatRange(min=0), help="Wait up to this many seconds for the end."
 )
 @command("gpuopt.submit/v1")
 def smoke(

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from gpuopt.cli._output import Outcome, command
+from gpuopt.cli._params import FiniteFloatRange
 from gpuopt.cli._render import ratio_note, section
 from gpuopt.cli._tables import render_frame, table_data, table_options, write_table
 
@@ -40,7 +41,7 @@ def _stat_options(fn: F) -> F:
         ),
         click.option(
             "--confidence",
-            type=click.FloatRange(0, 1, min_open=True, max_open=True),
+            type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
             default=0.95,
             show_default=True,
         ),
@@ -63,7 +64,7 @@ def _stat_options(fn: F) -> F:
         ),
         click.option(
             "--min-effect",
-            type=click.FloatRange(min=0),
+            type=FiniteFloatRange(min=0),
             default=0.0,
             show_default=True,
             help="Minimum effect m in percent.",
@@ -345,7 +346,7 @@ def _render_noise(r: NoiseReport) -> str:
 )
 @click.option(
     "--power",
-    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
     default=0.8,
     show_default=True,
 )

@@ -90,12 +90,31 @@ impl Unchanged {
     }
 }
 
-/// The bytes of the regular file at `path` (see [`open_regular`]).
-pub fn read_regular(path: &Path) -> Result<Vec<u8>> {
-    let mut file = open_regular(path)?;
-    let mut out = Vec::new();
-    file.read_to_end(&mut out)
+/// The bytes of the regular file at `path` (see [`open_regular`]), at most `limit` of them: a larger
+/// file (a sparse 8 GB one, or one growing while read) is `input_too_large` before memory grows.
+pub fn read_regular(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>> {
+    let file = open_regular(path)?;
+    let size = file.metadata().map_err(|e| Error::io(path, &e))?.len();
+    let too_large = |observed: String| {
+        let shown = path.display().to_string();
+        Error::input(
+            codes::INPUT_TOO_LARGE,
+            format!("{shown}: the {what} is larger than gpuopt reads ({limit} bytes)"),
+        )
+        .with_path(shown)
+        .with_expected(format!("at most {limit} bytes"))
+        .with_observed(observed)
+    };
+    if size > limit {
+        return Err(too_large(format!("{size} bytes")));
+    }
+    let mut out = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut out)
         .map_err(|e| Error::io(path, &e))?;
+    if out.len() as u64 > limit {
+        return Err(too_large(format!("more than {limit} bytes")));
+    }
     Ok(out)
 }
 

@@ -12,8 +12,11 @@ use crate::error::{Error, Result};
 use serde::Serialize;
 use std::path::Path;
 
+/// The largest CSV page read (a full-set raw page of ~10⁵ launches is ~1 GB).
+const MAX_CSV_BYTES: u64 = 4 << 30;
+
 fn read_file(path: &Path) -> Result<Vec<u8>> {
-    crate::identity::read_regular(path)
+    crate::identity::read_regular(path, MAX_CSV_BYTES, "ncu CSV page")
 }
 
 /// Opens a raw or details page; `session` (a session page of the same report) adds the tool version,

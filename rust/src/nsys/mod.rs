@@ -45,6 +45,8 @@ pub mod codes {
     /// No export metadata, or an export-schema major version gpuopt does not model.
     pub const VERSION_UNSUPPORTED: &str = "version_unsupported";
     pub const TABLE_MISSING: &str = "nsys_table_missing";
+    /// A VIEW stands where nsys writes a table (never read: a view can compute unbounded rows).
+    pub const TABLE_IS_VIEW: &str = "nsys_table_is_view";
     pub const COLUMN_MISSING: &str = "nsys_column_missing";
     pub const STRING_DANGLING: &str = "nsys_string_dangling";
     pub const ENUM_UNKNOWN: &str = "nsys_enum_unknown";

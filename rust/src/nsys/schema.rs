@@ -14,6 +14,9 @@ pub const PID_MASK: i64 = 0xFFFF_FFFF_FF00_0000_u64 as i64;
 
 /// The export-schema major version gpuopt models (nsys 2023.3 … 2026.2 write 3.x).
 pub const SUPPORTED_MAJOR: u32 = 3;
+/// The newest export-schema minor version gpuopt has read (3.25.0, nsys 2026.2.1). A newer minor may
+/// change what a column means without removing it, so it fails closed until it has been checked.
+pub const NEWEST_KNOWN_MINOR: u32 = 25;
 
 /// A table gpuopt reads, with the columns it needs. `required` tables must exist; the others are
 /// facts when absent ("not captured").
@@ -252,8 +255,10 @@ impl Schema {
             .map(|(name, l)| (name.clone(), l.order.iter().cloned().collect()))
             .collect();
         let meta = read_meta(&conn, path, &all_tables)?;
+        let views = list_views(&conn, path)?;
         let mut resolved = BTreeMap::new();
         for source in SOURCES {
+            refuse_view(path, source, &all_tables, &views)?;
             let Some(actual) = resolve_name(source.name, all_tables.keys()) else {
                 if source.required {
                     return Err(Error::input(
@@ -332,6 +337,41 @@ impl Schema {
     pub fn connect(&self) -> Result<Connection> {
         db::connect(&self.uri, &self.path)
     }
+}
+
+fn list_views(conn: &Connection, path: &Path) -> Result<Vec<String>> {
+    db::query_on(
+        conn,
+        path,
+        "SELECT name FROM sqlite_master WHERE type = 'view' ORDER BY name",
+        &mut |row| Ok(db::opt_text(row, 0)?.unwrap_or_default()),
+    )
+}
+
+/// nsys writes tables only. A VIEW under a name gpuopt reads is refused by name, never read (a view
+/// can compute unbounded rows) nor reported as "not captured" (it is there, as something else).
+fn refuse_view(
+    path: &Path,
+    source: &Source,
+    tables: &BTreeMap<String, BTreeSet<String>>,
+    views: &[String],
+) -> Result<()> {
+    // The name that would be read had the views been tables.
+    let Some(view) =
+        resolve_name(source.name, tables.keys().chain(views)).filter(|name| views.contains(name))
+    else {
+        return Ok(());
+    };
+    Err(Error::input(
+        codes::TABLE_IS_VIEW,
+        format!(
+            "{}: {view} is a VIEW, not a table nsys writes; gpuopt does not read it",
+            path.display()
+        ),
+    )
+    .with_path(path.display().to_string())
+    .with_expected(format!("table {}", source.name))
+    .with_observed(format!("view {view}")))
 }
 
 fn list_tables(conn: &Connection, path: &Path) -> Result<BTreeMap<String, Layout>> {
@@ -476,28 +516,25 @@ fn read_meta(
         .with_expected("exactly one EXPORT_SCHEMA_VERSION row")
         .with_observed(versions.join(", ")));
     };
-    let parts: Vec<Option<u32>> = version.split('.').map(|p| p.trim().parse().ok()).collect();
-    let (major, minor, micro) = match parts.as_slice() {
-        [Some(a), Some(b), Some(c)] => (*a, *b, *c),
-        [Some(a), Some(b)] => (*a, *b, 0),
-        _ => {
+    let (major, minor, micro) = parse_schema_version(&shown, version)?;
+    for (row, part) in [
+        ("EXPORT_SCHEMA_VERSION_MAJOR", major),
+        ("EXPORT_SCHEMA_VERSION_MINOR", minor),
+        ("EXPORT_SCHEMA_VERSION_MICRO", micro),
+    ] {
+        let values = lookup(row);
+        if values.is_empty() {
+            continue; // older exports write only EXPORT_SCHEMA_VERSION
+        }
+        if values.as_slice() != [part.to_string()] {
             return Err(Error::input(
                 codes::VERSION_UNSUPPORTED,
-                format!("{shown}: EXPORT_SCHEMA_VERSION {version:?} is not a version number"),
+                format!("{shown}: {row} {values:?} disagrees with EXPORT_SCHEMA_VERSION {version}"),
             )
             .with_path(shown)
-            .with_expected("MAJOR.MINOR.MICRO, e.g. 3.20.3")
-            .with_observed(version.clone()))
+            .with_expected(format!("{row} = {part}"))
+            .with_observed(values.join(", ")));
         }
-    };
-    if major != SUPPORTED_MAJOR {
-        return Err(Error::input(
-            codes::VERSION_UNSUPPORTED,
-            format!("{shown}: export schema {version} has a major version gpuopt does not model"),
-        )
-        .with_path(shown)
-        .with_expected(format!("export schema {SUPPORTED_MAJOR}.x"))
-        .with_observed(version.clone()));
     }
     Ok(ExportMeta {
         metadata_table: table.to_string(),
@@ -510,9 +547,81 @@ fn read_meta(
     })
 }
 
+/// `MAJOR.MINOR.MICRO`, decimal digits only (no spaces, signs or missing parts), of the major version
+/// gpuopt models and no newer minor than it has read.
+fn parse_schema_version(shown: &str, version: &str) -> Result<(u32, u32, u32)> {
+    let malformed = || {
+        Error::input(
+            codes::VERSION_UNSUPPORTED,
+            format!(
+                "{shown}: EXPORT_SCHEMA_VERSION {version:?} is not a MAJOR.MINOR.MICRO version"
+            ),
+        )
+        .with_path(shown.to_string())
+        .with_expected("MAJOR.MINOR.MICRO, e.g. 3.20.3")
+        .with_observed(version.to_string())
+    };
+    let number = |p: &str| -> Option<u32> {
+        let plain = !p.is_empty() && p.len() <= 9 && p.bytes().all(|b| b.is_ascii_digit());
+        plain.then(|| p.parse().ok()).flatten()
+    };
+    let parts: Vec<Option<u32>> = version.split('.').map(number).collect();
+    let [Some(major), Some(minor), Some(micro)] = parts.as_slice() else {
+        return Err(malformed());
+    };
+    let (major, minor, micro) = (*major, *minor, *micro);
+    if major != SUPPORTED_MAJOR || minor > NEWEST_KNOWN_MINOR {
+        let why = if major == SUPPORTED_MAJOR {
+            "a minor version newer than gpuopt has checked"
+        } else {
+            "a major version gpuopt does not model"
+        };
+        return Err(Error::input(
+            codes::VERSION_UNSUPPORTED,
+            format!("{shown}: export schema {version} has {why}"),
+        )
+        .with_path(shown.to_string())
+        .with_expected(format!(
+            "export schema {SUPPORTED_MAJOR}.x up to {SUPPORTED_MAJOR}.{NEWEST_KNOWN_MINOR}.x"
+        ))
+        .with_observed(version.to_string()));
+    }
+    Ok((major, minor, micro))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn schema_versions_parse_strictly() {
+        // Issue 13.10: '3.99.0', ' 3.20.3' and '3.20' were accepted.
+        assert_eq!(parse_schema_version("f", "3.20.3").unwrap(), (3, 20, 3));
+        assert_eq!(parse_schema_version("f", "3.25.0").unwrap(), (3, 25, 0));
+        assert_eq!(parse_schema_version("f", "3.16.1").unwrap(), (3, 16, 1));
+        for bad in [
+            "3.99.0",
+            " 3.20.3",
+            "3.20.3 ",
+            "3.20",
+            "3",
+            "4.0.0",
+            "2.20.3",
+            "3.+20.3",
+            "3.20.3.1",
+            "3..3",
+            "",
+            "3.20.x",
+            "03.20.99999999999",
+        ] {
+            let err = parse_schema_version("f", bad).unwrap_err();
+            assert_eq!(err.code, codes::VERSION_UNSUPPORTED, "{bad:?}");
+        }
+        assert!(parse_schema_version("f", "3.26.0")
+            .unwrap_err()
+            .message
+            .contains("newer than gpuopt has checked"));
+    }
 
     #[test]
     fn resolves_exact_then_highest_version() {

@@ -9,6 +9,17 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The largest ratio (either way) between two values compared. Beyond it the percent effects and
+/// their spread overflow `f64` (a subnormal 4.9e-324 against 1 is a ratio of 2e323), so such input is
+/// refused by name instead of answering `null` percentages; no two measurements of one metric are 10⁹ apart.
+pub const MAX_RATIO: f64 = 1e9;
+
+/// Whether `a / b` lies within [1/[`MAX_RATIO`], [`MAX_RATIO`]] (both finite and > 0).
+pub fn ratio_in_range(a: f64, b: f64) -> bool {
+    let r = a / b;
+    r.is_finite() && (1.0 / MAX_RATIO..=MAX_RATIO).contains(&r)
+}
+
 /// Whether smaller or larger values of the metric are better.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]

@@ -50,6 +50,8 @@ pub mod codes {
     pub const NONPOSITIVE_METRIC_VALUE: &str = "nonpositive_metric_value";
     /// A metric value is NaN or infinite.
     pub const NONFINITE_METRIC_VALUE: &str = "nonfinite_metric_value";
+    /// Two values compared are further apart than `effect::MAX_RATIO`: the percentages would overflow.
+    pub const METRIC_RATIO_OUT_OF_RANGE: &str = "metric_ratio_out_of_range";
     /// Baseline and candidate (or a per-pair column) disagree on the number of pairs.
     pub const PAIR_COUNT_MISMATCH: &str = "pair_count_mismatch";
     /// A key appears on one side only.

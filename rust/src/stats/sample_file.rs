@@ -21,6 +21,9 @@ use serde::Deserialize;
 use std::collections::HashMap;
 use std::path::Path;
 
+/// The largest sample file read (tens of millions of values).
+pub const MAX_SAMPLE_FILE_BYTES: u64 = 1 << 30;
+
 /// Which columns of a sample file to read.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -86,16 +89,31 @@ fn column_missing(path: &str, name: &str, present: &[String]) -> Error {
 
 /// Reads one sample file.
 pub fn read(path: &Path, options: &ReadOptions) -> Result<SampleFile> {
-    let shown = path.display().to_string();
-    let bytes = crate::identity::read_regular(path)?;
-    let text = String::from_utf8(bytes)
-        .map_err(|e| format_error(&shown, 0, format!("not UTF-8 text ({e})")))?;
+    let bytes = crate::identity::read_regular(path, MAX_SAMPLE_FILE_BYTES, "sample file")?;
     let extension = path
         .extension()
         .and_then(|e| e.to_str())
         .map(str::to_ascii_lowercase);
+    parse(
+        path.display().to_string(),
+        extension.as_deref(),
+        bytes,
+        options,
+    )
+}
+
+/// Parses the bytes of a sample file shown as `shown`, its format told by `extension` (lower case)
+/// or, without a known one, by its first character.
+pub fn parse(
+    shown: String,
+    extension: Option<&str>,
+    bytes: Vec<u8>,
+    options: &ReadOptions,
+) -> Result<SampleFile> {
+    let text = String::from_utf8(bytes)
+        .map_err(|e| format_error(&shown, 0, format!("not UTF-8 text ({e})")))?;
     let first = text.trim_start().chars().next();
-    let format = match extension.as_deref() {
+    let format = match extension {
         Some("csv") => "csv",
         Some("tsv") => "tsv",
         Some("jsonl" | "ndjson" | "json") => "jsonl",
@@ -266,6 +284,17 @@ fn read_csv(path: &str, text: &str, options: &ReadOptions, delimiter: u8) -> Res
         return Ok((rows, None, Vec::new()));
     }
     let header: Vec<String> = first.iter().map(|h| h.trim().to_string()).collect();
+    if let Some((i, name)) = header
+        .iter()
+        .enumerate()
+        .find(|(i, h)| header.iter().take(*i).any(|e| e == *h))
+    {
+        return Err(
+            format_error(path, first_line, format!("duplicate column {name:?}"))
+                .with_expected("each column named once")
+                .with_observed(format!("{name:?} again as column {}", i + 1)),
+        );
+    }
     let index_of = |name: &str| header.iter().position(|h| h == name);
     let need = |name: &Option<String>| -> Result<Option<usize>> {
         match name {
@@ -378,6 +407,9 @@ fn read_jsonl(path: &str, text: &str, options: &ReadOptions) -> Result<Parsed> {
         }
         let value: serde_json::Value = serde_json::from_str(trimmed)
             .map_err(|e| format_error(path, line, format!("not JSON ({e})")))?;
+        if value.is_object() {
+            check_unique_keys(path, line, trimmed)?;
+        }
         let serde_json::Value::Object(object) = value else {
             if named.iter().any(|n| n.is_some()) || options.column.is_some() {
                 return Err(format_error(
@@ -453,6 +485,47 @@ fn read_jsonl(path: &str, text: &str, options: &ReadOptions) -> Result<Parsed> {
         });
     }
     Ok((rows, value_column, unmodeled))
+}
+
+/// The member names of one JSON object, in order (values skipped); `serde_json::Value` keeps only
+/// the last of two equal names, so a duplicate would silently pick one of two values.
+struct ObjectKeys(Vec<String>);
+
+impl<'de> Deserialize<'de> for ObjectKeys {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Keys;
+        impl<'de> serde::de::Visitor<'de> for Keys {
+            type Value = ObjectKeys;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<ObjectKeys, A::Error> {
+                let mut keys = Vec::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                    keys.push(key);
+                }
+                Ok(ObjectKeys(keys))
+            }
+        }
+        d.deserialize_map(Keys)
+    }
+}
+
+/// Refuses a JSON Lines object naming one field twice (as `gpuopt map` does).
+fn check_unique_keys(path: &str, line: u64, text: &str) -> Result<()> {
+    let ObjectKeys(keys) = serde_json::from_str(text)
+        .map_err(|e| format_error(path, line, format!("not JSON ({e})")))?;
+    let mut seen = std::collections::HashSet::new();
+    match keys.into_iter().find(|k| !seen.insert(k.clone())) {
+        Some(key) => Err(format_error(path, line, format!("duplicate key {key:?}"))
+            .with_expected("each field once per line")
+            .with_observed(format!("{key:?} twice"))),
+        None => Ok(()),
+    }
 }
 
 /// Groups rows into calls (by key when there is a key column, else one call per row).
@@ -746,6 +819,38 @@ mod tests {
         use std::sync::atomic::{AtomicU64, Ordering};
         static N: AtomicU64 = AtomicU64::new(0);
         N.fetch_add(1, Ordering::Relaxed)
+    }
+
+    #[test]
+    fn duplicate_keys_and_columns_are_refused() {
+        // Issue 13.10: serde_json kept the last of two equal keys, so a line silently lost a value.
+        let d = tmp();
+        let jsonl = write(
+            &d,
+            "dup.jsonl",
+            "{\"value\": 1}\n{\"value\": 2, \"value\": 3}\n",
+        );
+        let err = read(&jsonl, &ReadOptions::default()).unwrap_err();
+        assert_eq!(err.code, "format_invalid");
+        assert!(
+            err.message.contains(":2: duplicate key \"value\""),
+            "{}",
+            err.message
+        );
+        let csv = write(&d, "dup.csv", "value,key,value\n1,a,2\n");
+        let err = read(&csv, &ReadOptions::default()).unwrap_err();
+        assert!(
+            err.message.contains("duplicate column \"value\""),
+            "{}",
+            err.message
+        );
+        // Nested arrays and distinct keys still read.
+        let ok = write(&d, "ok.jsonl", "{\"value\": [1, 2], \"key\": \"a\"}\n");
+        let opts = ReadOptions {
+            key_column: Some("key".into()),
+            ..ReadOptions::default()
+        };
+        assert_eq!(read(&ok, &opts).unwrap().rows, 1);
     }
 
     #[test]

@@ -179,8 +179,11 @@ fn trace_files(dir: &Path) -> Result<Vec<PathBuf>> {
 }
 
 fn read_one(path: &Path) -> Result<Trace> {
-    let shown = path.display().to_string();
-    let read = reader::read_path(path)?;
+    build(path.display().to_string(), reader::read_path(path)?)
+}
+
+/// One rank's trace from what the reader read (`shown` names it in errors).
+pub(crate) fn build(shown: String, read: reader::ReadTrace) -> Result<Trace> {
     let header = header::parse(&read.header).map_err(|e| e.with_path(shown.clone()))?;
     let mut events = read.events;
     if events.counts.complete == 0 {

@@ -3,6 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::stats::codes;
+use crate::stats::effect::{ratio_in_range, MAX_RATIO};
 use crate::stats::quantile::{Calls, WithinCall};
 use crate::stats::schedule::Order;
 
@@ -131,8 +132,32 @@ impl PairedInput {
                 &format!("pairs[{i}].{role}"),
             )?;
         }
-        Ok(())
+        let b = within_call.summarize(self.baseline.call(i));
+        let c = within_call.summarize(self.candidate.call(i));
+        match (b, c) {
+            (Some(b), Some(c)) => check_ratio(b, c, &self.describe(i), &format!("pairs[{i}]")),
+            _ => Ok(()),
+        }
     }
+}
+
+/// Refuses two values (pair or side extremes) further apart than [`MAX_RATIO`].
+pub(super) fn check_ratio(baseline: f64, candidate: f64, what: &str, path: &str) -> Result<()> {
+    if ratio_in_range(candidate, baseline) {
+        return Ok(());
+    }
+    Err(Error::input(
+        codes::METRIC_RATIO_OUT_OF_RANGE,
+        format!(
+            "{what}: candidate {candidate:e} against baseline {baseline:e} is a ratio beyond \
+             {MAX_RATIO:e}; the percent effects would overflow"
+        ),
+    )
+    .with_path(path.to_string())
+    .with_expected(format!(
+        "values within a factor {MAX_RATIO:e} of each other"
+    ))
+    .with_observed(format!("{baseline:e} and {candidate:e}")))
 }
 
 /// Checks one call's samples: enough of them for the summary, each finite and > 0.

@@ -88,6 +88,24 @@ fn bad_values_name_the_pair() {
         compare(&short, &options()).unwrap_err().code,
         codes::PAIR_COUNT_MISMATCH
     );
+    // Issue 13.4: a subnormal sample overflowed every percentage to null (ValidationError, exit 1).
+    let tiny = PairedInput::from_values(vec![1.0, 2.0, 3.0], vec![1.0, 4.9e-324, 3.0]);
+    let err = compare(&tiny, &options()).unwrap_err();
+    assert_eq!(err.code, codes::METRIC_RATIO_OUT_OF_RANGE);
+    assert_eq!(err.path.as_deref(), Some("pairs[1]"));
+    let wide = UnpairedInput {
+        baseline: Calls::from_values(vec![1e-300, 1.0]),
+        candidate: Calls::from_values(vec![1.0, 2.0]),
+    };
+    assert_eq!(
+        compare_unpaired(&wide, &options()).unwrap_err().code,
+        codes::METRIC_RATIO_OUT_OF_RANGE
+    );
+    // Right at the limit still compares, with finite percentages.
+    let edge = PairedInput::from_values(vec![1.0, 1.0, 1.0], vec![1.0, 1e-9, 1e9]);
+    let out = compare(&edge, &options()).unwrap();
+    let spread = out.comparison.spread.unwrap();
+    assert!(spread.mde_pct.is_finite() && spread.half_width_pct.is_finite());
     // An invalid pair is excluded, not checked.
     let mut skip = PairedInput::from_values(vec![1.0, 0.0, 3.0], vec![1.0, 2.0, 3.0]);
     skip.valid = Some(vec![true, false, true]);

@@ -1,7 +1,7 @@
 //! The unpaired comparison: two independent samples, each side resampled on its own, same CI machinery.
 
 use super::estimate::*;
-use super::input::check_values;
+use super::input::{check_ratio, check_values};
 use super::model::*;
 use crate::error::{Error, Result};
 use crate::stats::bootstrap::{self, CiMethod};
@@ -71,6 +71,12 @@ pub fn compare_unpaired(
     }
     let candidate_values = sides.pop().unwrap_or_default();
     let baseline_values = sides.pop().unwrap_or_default();
+    let all = || baseline_values.iter().chain(&candidate_values).copied();
+    let low = all().fold(f64::INFINITY, f64::min);
+    let high = all().fold(f64::NEG_INFINITY, f64::max);
+    if low.is_finite() && high.is_finite() {
+        check_ratio(low, high, "the smallest and largest calls", "calls")?;
+    }
     let base = Sample::new(baseline_values.iter().map(|&v| libm::log(v)).collect());
     let cand = Sample::new(candidate_values.iter().map(|&v| libm::log(v)).collect());
     let sign = match options.direction {
