@@ -49,8 +49,9 @@ def test_unknown_schema_is_exit_2() -> None:
 
 
 def test_no_output_model_gives_advice() -> None:
-    """Tools never choose the direction: no schema has a recommend/suggest/next_step/rank field."""
-    banned = ("recommend", "suggest", "next_step", "priority", "rank", "should")
+    """Tools never choose the direction: no schema has a recommend/suggest/next_step/ranking field. (A
+    distributed rank, `rank_source`, is a fact about the trace, not a ranking.)"""
+    banned = ("recommend", "suggest", "next_step", "priority", "ranking", "ranked", "should")
 
     def walk(node: object) -> None:
         if isinstance(node, dict):

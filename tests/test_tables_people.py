@@ -116,6 +116,7 @@ def test_ncu_launches_says_why_a_fact_is_absent(shared: Path) -> None:
 
 # Documents with a named table part beside other facts; every other table command puts it under data.table.
 _NAMED_PARTS = {("stats", "compare"): "pairs", ("stats", "noise"): "pairs", ("ncu", "summary"): "kernels"}
+_NAMED_PARTS |= {("nsys", "ranks"): "ranks", ("torch", "ranks"): "ranks"}  # --out writes the per-rank table
 
 
 def test_one_table_shape_for_every_table_command() -> None:
