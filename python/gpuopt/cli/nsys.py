@@ -211,7 +211,7 @@ def _table_command(
     limit: int,
     out: Path | None,
     render: Callable[[Report, pl.DataFrame], str] | None = None,
-    **options: bool | int | None,
+    **options: Any,
 ) -> Outcome:
     """One table of one export (the command's own output), or of several (one table keyed by file)."""
     from gpuopt import nsys as lib

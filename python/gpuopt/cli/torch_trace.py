@@ -507,7 +507,7 @@ def ranks(paths: tuple[Path, ...], limit: int, out: Path | None) -> Outcome:
 @_path
 @html_option(required=True)
 @command("gpuopt.html-report/v1")
-def report(path: Path, html_out: Path) -> Outcome:
+def report(path: Source, html_out: Path) -> Outcome:
     """An HTML report of the trace: GPU timeline per device and stream, top kernels and operators.
 
     One self-contained file (plotly.js inlined: it opens offline). Up to 5,000 GPU events each is
