@@ -56,6 +56,7 @@ _DATA_MODEL_PATHS: dict[str, str | None] = {
     "gpuopt.ncu.compare/v2": "gpuopt.models.table:TableResult",
     "gpuopt.ncu.collect/v1": "gpuopt.models.ncu:NcuCollection",
     "gpuopt.target-result/v1": "gpuopt.models.evaluation.target:ReadinessResult",
+    "gpuopt.readiness-plan/v1": "gpuopt.models.evaluation.target:ReadinessPlan",
     "gpuopt.submit/v1": "gpuopt.models.evaluation.invocation:SubmitOutcome",
     "gpuopt.driver-init/v1": "gpuopt.models.evaluation.cli:DriverInit",
     "gpuopt.status/v1": "gpuopt.models.evaluation.cli:StatusReport",

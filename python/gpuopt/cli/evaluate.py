@@ -169,15 +169,24 @@ def _render_experiment(o: ExperimentOutcome) -> str:
         ("required saving", None if c.required_saving is None else round(c.required_saving, 6)),
         ("ceiling vs minimum", c.ceiling_vs_minimum),
     ]
-    return section("Experiment", rows) + "\n\n" + table(["changed path"], [[p] for p in o.changed_paths])
+    head = "Experiment (dry run: nothing written)" if o.dry_run else "Experiment"
+    if o.dry_run:
+        rows[2] = ("would create", o.created)
+    return section(head, rows) + "\n\n" + table(["changed path"], [[p] for p in o.changed_paths])
 
 
 @click.command("experiment")
 @click.option(
     "--request", "request_file", required=True, type=click.File("rb"), help="The request JSON ('-' = stdin)."
 )
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Check the request and compute the Experiment id, hashing the candidate without storing it; "
+    "write nothing.",
+)
 @command("gpuopt.experiment-create/v1")
-def experiment(request_file: BinaryIO) -> Outcome:
+def experiment(request_file: BinaryIO, dry_run: bool) -> Outcome:
     """Freeze a candidate against the current Champion (or the original) with its comparison contract,
     screen design, opportunity claim and premises.
 
@@ -189,9 +198,10 @@ def experiment(request_file: BinaryIO) -> Outcome:
     \b
     Examples:
       gpuopt experiment --request experiment.json
+      gpuopt experiment --request experiment.json --dry-run   # check it, write nothing
       gpuopt schema gpuopt.request.experiment/v1
     """
     from gpuopt.evaluation import experiment as lib
 
-    out = lib.create(request_file.read(), cwd=Path.cwd())
+    out = lib.create(request_file.read(), cwd=Path.cwd(), dry_run=dry_run)
     return Outcome(data=out, render=lambda: _render_experiment(out))
