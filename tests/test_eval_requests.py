@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -46,3 +47,49 @@ def test_experiment_dry_run_writes_nothing_and_names_the_record_a_real_run_creat
     assert (root / "experiments" / f"{done['experiment']['id']}.json").is_file()
     again = _run(example, "experiment", "--request", req, "--dry-run")
     assert again["created"] is False
+
+
+def _request(example: Path, name: str, **over: Any) -> str:
+    req = {**json.loads((example / "requests" / name).read_text()), **over}
+    path = example / f"edited-{name}"
+    path.write_text(json.dumps(req))
+    return path.name
+
+
+def test_results_print_a_ready_reference_and_requests_take_the_id_alone(example: Path) -> None:
+    noise = gpuopt("noise", "--request", "requests/03-noise.json", "--wait", cwd=example)
+    assert noise.code == 0, noise.stderr
+    data = _run(example, "noise", "--request", "requests/03-noise.json", "--wait")
+    ref = data["result_ref"]
+    assert (
+        ref["sha256"]
+        == hashlib.sha256(
+            (example / "root" / "invocations" / ref["invocation_id"] / "result.json").read_bytes()
+        ).hexdigest()
+    )
+    line = f"reference: {json.dumps(ref)}"
+    assert line in noise.stdout and line in data["summary"]
+    status = gpuopt("status", "root", ref["invocation_id"], cwd=example)
+    assert json.dumps(ref) in status.stdout
+    # The Experiment request names its baseline by id (a bare string, or an object without sha256): the
+    # same Experiment as with the full reference.
+    full = json.loads((example / "requests" / "05-experiment-wrong.json").read_text())["baseline"]
+    want = _run(example, "experiment", "--request", "requests/05-experiment-wrong.json", "--dry-run")
+    for short in (full["invocation_id"], {"invocation_id": full["invocation_id"]}):
+        req = _request(example, "05-experiment-wrong.json", baseline=short)
+        got = _run(example, "experiment", "--request", req, "--dry-run")
+        assert got["experiment"] == want["experiment"]
+    # The frozen request of a screen holds the full reference of a noise named by id.
+    exp = _run(example, "experiment", "--request", "requests/05-experiment-wrong.json")["experiment"]
+    req = _request(example, "08-screen-wrong.json", experiment=exp, noise=ref["invocation_id"])
+    plan = _run(example, "screen", "--request", req, "--dry-run")["dry_run"]["request"]
+    assert json.dumps(ref) in json.dumps(plan) and f'"noise": "{ref["invocation_id"]}"' not in json.dumps(
+        plan
+    )
+    # A wrong sha256 still fails; an unknown id fails with result_not_found.
+    bad = _request(example, "08-screen-wrong.json", experiment=exp, noise={**ref, "sha256": "0" * 64})
+    run = gpuopt("screen", "--request", bad, "--dry-run", "--json", cwd=example)
+    assert run.code == 2 and run.json()["errors"][0]["code"] == "record_changed", run.stdout
+    missing = _request(example, "08-screen-wrong.json", experiment=exp, noise="inv-" + "0" * 32)
+    run = gpuopt("screen", "--request", missing, "--dry-run", "--json", cwd=example)
+    assert run.code == 2 and run.json()["errors"][0]["code"] == "result_not_found", run.stdout

@@ -16,7 +16,7 @@ from gpuopt import _native
 from gpuopt.evaluation import formats, jsonio
 from gpuopt.evaluation import target as targets
 from gpuopt.evaluation.opportunity import LAYERS, bad, opportunity
-from gpuopt.evaluation.records import experiment_rel, load_experiment, resolve_champion
+from gpuopt.evaluation.records import experiment_rel, load_experiment, load_request, resolve_champion
 from gpuopt.evaluation.store import Store, hash_tree_manifest, ledger_keys
 from gpuopt.models.evaluation.common import RecordRef
 from gpuopt.models.evaluation.driver import NormalizedDriver
@@ -222,7 +222,9 @@ def create(
     (``created`` then says whether a real run would create the record)."""
     cwd = Path.cwd() if cwd is None else cwd
     req = (
-        data if isinstance(data, ExperimentRequest) else jsonio.load(ExperimentRequest, data, what="request")
+        data
+        if isinstance(data, ExperimentRequest)
+        else load_request(ExperimentRequest, data, cwd=cwd, what="request")
     )
     store = Store.open(cwd / req.root)
     target_any, tref = targets.load(store, req.target)
