@@ -8,9 +8,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 from conftest import gpuopt
+from gpuopt.schemas import json_schema
 
 
 @pytest.fixture(scope="module")
@@ -93,3 +95,50 @@ def test_results_print_a_ready_reference_and_requests_take_the_id_alone(example:
     missing = _request(example, "08-screen-wrong.json", experiment=exp, noise="inv-" + "0" * 32)
     run = gpuopt("screen", "--request", missing, "--dry-run", "--json", cwd=example)
     assert run.code == 2 and run.json()["errors"][0]["code"] == "result_not_found", run.stdout
+
+
+def _fill(value: Any, answers: dict[str, Any]) -> Any:
+    if isinstance(value, dict):
+        return {k: answers.get(k, _fill(v, answers)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fill(v, answers) for v in value]
+    return "filled in by hand" if isinstance(value, str) and value.startswith("<FILL: ") else value
+
+
+def test_experiment_init_writes_a_skeleton_that_dry_runs_once_filled(example: Path) -> None:
+    root = example / "root"
+    before = _tree(root)
+    run = gpuopt("experiment", "init", "root", "--out", "skeleton.json", "--json", cwd=example)
+    assert run.code == 0, run.stdout + run.stderr
+    jsonschema.validate(run.json(), json_schema("gpuopt.experiment-init/v1"))
+    data = run.json()["data"]
+    skeleton = json.loads((example / "skeleton.json").read_text())
+    assert skeleton == data["request"] and data["out"] == "skeleton.json"
+    target = json.loads((root / "target.json").read_bytes())
+    assert skeleton["target"] == {
+        "id": target["id"],
+        "sha256": hashlib.sha256((root / "target.json").read_bytes()).hexdigest(),
+    }
+    assert skeleton["root"] == "root" and skeleton["claim_layer"] == target["claim_layer"]
+    baseline = json.loads((example / "requests" / "04-experiment-faster.json").read_text())["baseline"]
+    assert skeleton["baseline"] == baseline  # the newest passed baseline of the root
+    assert "candidate.path: the candidate's file or folder" in data["placeholders"]
+    assert len(data["placeholders"]) == 16
+    assert _tree(root) == before
+    # Unfilled: refused by name; filled: accepted by the dry run.
+    run = gpuopt("experiment", "--request", "skeleton.json", "--dry-run", "--json", cwd=example)
+    error = run.json()["errors"][0]
+    assert run.code == 2 and (error["code"], error["path"]) == ("placeholder_unfilled", "candidate.path")
+    answers = {"path": "project/candidates/no_effect", "mechanism": "rename-again"}
+    filled = _fill(skeleton, answers)
+    filled["change_scope"] = ["layernorm.py"]
+    (example / "filled.json").write_text(json.dumps(filled))
+    plan = _run(example, "experiment", "--request", "filled.json", "--dry-run")
+    assert plan["dry_run"] is True and plan["created"] is True and plan["mechanism"] == "rename-again"
+    assert _tree(root) == before
+    # Printed to stdout: the same JSON; an existing --out file is never overwritten.
+    printed = gpuopt("experiment", "init", "root", cwd=example)
+    assert printed.code == 0 and json.loads(printed.stdout) == skeleton and "fill in" in printed.stderr
+    again = gpuopt("experiment", "init", "root", "--out", "skeleton.json", "--json", cwd=example)
+    assert again.code == 2 and again.json()["errors"][0]["code"] == "destination_exists"
+    assert gpuopt("experiment", "init", "--json", cwd=example).json()["errors"][0]["code"] == "root_required"

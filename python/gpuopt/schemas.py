@@ -67,6 +67,7 @@ _DATA_MODEL_PATHS: dict[str, str | None] = {
     "gpuopt.baseline/v1": "gpuopt.models.evaluation.operations:BaselineData",
     "gpuopt.noise/v1": "gpuopt.models.evaluation.operations:NoiseEvaluationData",
     "gpuopt.experiment-create/v1": "gpuopt.models.evaluation.experiment:ExperimentOutcome",
+    "gpuopt.experiment-init/v1": "gpuopt.models.evaluation.skeleton:RequestSkeleton",
     "gpuopt.screen/v1": "gpuopt.models.evaluation.operations:ScreenData",
     "gpuopt.target-evaluation/v1": "gpuopt.models.evaluation.operations:TargetData",
     "gpuopt.final-audit/v1": "gpuopt.models.evaluation.operations:FinalAuditData",

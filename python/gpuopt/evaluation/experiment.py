@@ -16,7 +16,13 @@ from gpuopt import _native
 from gpuopt.evaluation import formats, jsonio
 from gpuopt.evaluation import target as targets
 from gpuopt.evaluation.opportunity import LAYERS, bad, opportunity
-from gpuopt.evaluation.records import experiment_rel, load_experiment, load_request, resolve_champion
+from gpuopt.evaluation.records import (
+    complete_result_refs,
+    experiment_rel,
+    load_experiment,
+    resolve_champion,
+)
+from gpuopt.evaluation.skeleton import check_filled
 from gpuopt.evaluation.store import Store, hash_tree_manifest, ledger_keys
 from gpuopt.models.evaluation.common import RecordRef
 from gpuopt.models.evaluation.driver import NormalizedDriver
@@ -221,11 +227,12 @@ def create(
     same things and computes the same id, hashing the candidate without storing it: it writes nothing
     (``created`` then says whether a real run would create the record)."""
     cwd = Path.cwd() if cwd is None else cwd
-    req = (
-        data
-        if isinstance(data, ExperimentRequest)
-        else load_request(ExperimentRequest, data, cwd=cwd, what="request")
-    )
+    if isinstance(data, ExperimentRequest):
+        req = data
+    else:
+        raw = jsonio.parse(data, what="request")
+        check_filled(raw)  # a skeleton of `gpuopt experiment init` not fully edited
+        req = jsonio.validate(ExperimentRequest, complete_result_refs(raw, cwd), what="request")
     store = Store.open(cwd / req.root)
     target_any, tref = targets.load(store, req.target)
     target = targets.optimizable(target_any)
