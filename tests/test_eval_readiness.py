@@ -558,3 +558,34 @@ def test_driver_init_writes_a_template_that_passes_readiness(layout: dict[str, P
     req["driver"] = {"argv": [sys.executable, str(bench / "driver.py")], "env_inherit": ["PATH"]}
     result = _check(req)
     assert [c.passed for c in result.smoke.correctness] == [True]
+
+
+def _tree(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+def test_dry_run_validates_hashes_the_inputs_and_writes_nothing(
+    layout: dict[str, Path], tmp_path: Path
+) -> None:
+    root = tmp_path / "root"
+    req_file = tmp_path / "req.json"
+    req_file.write_text(json.dumps(workload.request(layout, root)))
+    before = _tree(tmp_path)
+    run = gpuopt("readiness", "check", "--request", str(req_file), "--dry-run", "--json")
+    assert run.code == 0, run.stderr
+    env = json.loads(run.stdout)
+    assert env["schema"] == "gpuopt.readiness-plan/v1"
+    plan = env["data"]
+    assert plan["dry_run"] is True and plan["root"] == str(root) and plan["mode"] == "optimization"
+    assert set(plan["objects"]) == {"original", "test_set"}
+    assert _tree(tmp_path) == before  # no root, no attempt, nothing
+    # The digests are those a real check freezes.
+    human = gpuopt("readiness", "check", "--request", str(req_file), "--dry-run")
+    assert human.code == 0 and "dry run: nothing written" in human.stdout
+    result = _check(workload.request(layout, root))
+    assert Store(root).manifest(plan["objects"]["original"]).file_count >= 1
+    assert result.objects.get("original", plan["objects"]["original"]) == plan["objects"]["original"]
+    # A bad request fails the dry run the same way.
+    bad = workload.request(layout, tmp_path / "absent" / "root")
+    req_file.write_text(json.dumps(bad))
+    assert gpuopt("readiness", "check", "--request", str(req_file), "--dry-run").code == 2

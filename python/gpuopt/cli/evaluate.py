@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from gpuopt.models.evaluation.experiment import ExperimentOutcome
     from gpuopt.models.evaluation.invocation import SubmitOutcome
     from gpuopt.models.evaluation.operations import EvaluationData
+    from gpuopt.models.evaluation.skeleton import RequestSkeleton
 
 
 def _render(data: EvaluationData) -> str:
@@ -169,15 +171,47 @@ def _render_experiment(o: ExperimentOutcome) -> str:
         ("required saving", None if c.required_saving is None else round(c.required_saving, 6)),
         ("ceiling vs minimum", c.ceiling_vs_minimum),
     ]
-    return section("Experiment", rows) + "\n\n" + table(["changed path"], [[p] for p in o.changed_paths])
+    head = "Experiment (dry run: nothing written)" if o.dry_run else "Experiment"
+    if o.dry_run:
+        rows[2] = ("would create", o.created)
+    return section(head, rows) + "\n\n" + table(["changed path"], [[p] for p in o.changed_paths])
+
+
+def _render_skeleton(s: RequestSkeleton) -> str:
+    notes = "\n".join(
+        ["filled from the root:", *(f"  {line}" for line in s.filled), "fill in (then check with --dry-run):"]
+        + [f"  {p}" for p in s.placeholders]
+    )
+    if s.out is None:  # stdout stays pasteable JSON; the notes go to stderr
+        click.echo(notes, err=True)
+        return json.dumps(s.request, indent=2)
+    return f"wrote {s.out}\n{notes}\nthen: gpuopt experiment --request {s.out} --dry-run"
 
 
 @click.command("experiment")
+@click.argument("action", required=False, type=click.Choice(["init"]))
+@click.argument("root", required=False)
 @click.option(
-    "--request", "request_file", required=True, type=click.File("rb"), help="The request JSON ('-' = stdin)."
+    "--request",
+    "request_file",
+    type=click.File("rb"),
+    help="The request JSON ('-' = stdin); required unless `init`.",
+)
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Check the request and compute the Experiment id, hashing the candidate without storing it; "
+    "write nothing.",
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="With `init`: write the skeleton to this file (never overwritten) instead of stdout.",
 )
 @command("gpuopt.experiment-create/v1")
-def experiment(request_file: BinaryIO) -> Outcome:
+def experiment(
+    action: str | None, root: str | None, request_file: BinaryIO | None, dry_run: bool, out: Path | None
+) -> Outcome:
     """Freeze a candidate against the current Champion (or the original) with its comparison contract,
     screen design, opportunity claim and premises.
 
@@ -186,12 +220,49 @@ def experiment(request_file: BinaryIO) -> Outcome:
     judges whether the claim is worth pursuing. Creating the same Experiment twice returns it (created:
     false).
 
+    `gpuopt experiment init ROOT` writes a request skeleton filled from the root's Target (root, Target
+    reference, newest passed baseline, claim layer, a contract its driver supports) with `<FILL: ...>`
+    strings where only you can answer (envelope gpuopt.experiment-init/v1); a request still holding one is
+    refused (placeholder_unfilled).
+
     \b
     Examples:
+      gpuopt experiment init root --out experiment.json   # skeleton; edit the <FILL: ...> values
+      gpuopt experiment --request experiment.json --dry-run   # check it, write nothing
       gpuopt experiment --request experiment.json
       gpuopt schema gpuopt.request.experiment/v1
     """
     from gpuopt.evaluation import experiment as lib
 
-    out = lib.create(request_file.read(), cwd=Path.cwd())
-    return Outcome(data=out, render=lambda: _render_experiment(out))
+    if action == "init":
+        return _init(root, out)
+    if root is not None or out is not None:
+        raise InputError("argument_invalid", "ROOT and --out go with `gpuopt experiment init`", path="root")
+    if request_file is None:
+        raise InputError(
+            "request_required",
+            "--request FILE is required (or `gpuopt experiment init ROOT`)",
+            path="--request",
+        )
+    done = lib.create(request_file.read(), cwd=Path.cwd(), dry_run=dry_run)
+    return Outcome(data=done, render=lambda: _render_experiment(done))
+
+
+def _init(root: str | None, out: Path | None) -> Outcome:
+    from gpuopt.evaluation import skeleton
+
+    if root is None:
+        raise InputError("root_required", "gpuopt experiment init ROOT: name the artifact root", path="root")
+    made = skeleton.experiment(root, cwd=Path.cwd())
+    if out is not None:
+        try:
+            with open(out, "x", encoding="utf-8") as f:
+                f.write(json.dumps(made.request, indent=2) + "\n")
+        except FileExistsError:
+            raise InputError(
+                "destination_exists", f"{out} already exists; nothing was written", path=str(out)
+            ) from None
+        except OSError as exc:
+            raise InputError("destination_unwritable", f"{out}: {exc.strerror}", path=str(out)) from None
+        made = made.model_copy(update={"out": str(out)})
+    return Outcome(data=made, render=lambda: _render_skeleton(made), schema="gpuopt.experiment-init/v1")

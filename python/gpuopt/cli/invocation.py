@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,6 +35,8 @@ def _render_one(st: InvocationStatus) -> str:
     ]
     if st.result_ref is not None:
         rows.append(("result sha256", st.result_ref.sha256))
+        ref = {"invocation_id": st.invocation_id, "sha256": st.result_ref.sha256}
+        rows.append(("reference", json.dumps(ref)))  # ready to paste into the next request
     if st.summary:
         rows += list(st.summary.items())
     return section("Invocation", rows)

@@ -13,7 +13,7 @@ from gpuopt.cli._render import section, table
 
 if TYPE_CHECKING:
     from gpuopt.models.evaluation.invocation import SubmitOutcome
-    from gpuopt.models.evaluation.target import ReadinessResult
+    from gpuopt.models.evaluation.target import ReadinessPlan, ReadinessResult
 
 
 @click.group()
@@ -47,12 +47,25 @@ def _render(r: ReadinessResult) -> str:
     return out + "\n\n" + table(["object", "digest"], sorted(r.objects.items()))
 
 
+def _render_plan(p: ReadinessPlan) -> str:
+    rows: list[tuple[str, object]] = [("root", p.root), ("mode", p.mode), ("claim layer", p.claim_layer)]
+    out = section("Readiness check (dry run: nothing written)", rows)
+    out += "\n  would:\n" + "\n".join(f"    - {s}" for s in p.steps)
+    return out + "\n\n" + table(["input", "digest"], sorted(p.objects.items()))
+
+
 @readiness.command("check")
 @click.option(
     "--request", "request_file", required=True, type=click.File("rb"), help="The request JSON ('-' = stdin)."
 )
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Validate the request, probe the storage and hash the inputs; run and write nothing "
+    "(envelope gpuopt.readiness-plan/v1).",
+)
 @command("gpuopt.target-result/v1")
-def check(request_file: BinaryIO) -> Outcome:
+def check(request_file: BinaryIO, dry_run: bool) -> Outcome:
     """Freeze a Target into a new artifact root after a 2-sample smoke call through its driver.
 
     The request names `root` (which must not exist), the original, test set, accuracy rules, metrics,
@@ -62,12 +75,15 @@ def check(request_file: BinaryIO) -> Outcome:
     \b
     Examples:
       gpuopt readiness check --request target.json
+      gpuopt readiness check --request target.json --dry-run   # validate, write nothing
       gpuopt schema gpuopt.request.readiness-check/v1   # what the request may hold
     """
     from gpuopt.evaluation import readiness as lib
 
-    data = request_file.read()
-    result = lib.check(data, cwd=Path.cwd())
+    if dry_run:
+        plan = lib.plan(request_file.read(), cwd=Path.cwd())
+        return Outcome(data=plan, render=lambda: _render_plan(plan), schema="gpuopt.readiness-plan/v1")
+    result = lib.check(request_file.read(), cwd=Path.cwd())
     return Outcome(data=result, render=lambda: _render(result))
 
 

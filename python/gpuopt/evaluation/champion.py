@@ -20,6 +20,7 @@ from gpuopt.evaluation.records import (
     POINTER,
     Current,
     load_experiment,
+    load_request,
     read_request,
     read_result,
     read_selection,
@@ -196,7 +197,11 @@ def select(data: bytes | SelectRequest, *, cwd: Path | None = None) -> SelectOut
     """Selects the candidate of a ``target`` result that passed against the current Champion (compare-and-
     swap on the pointer; ``stale_reference`` if the Champion moved)."""
     cwd = Path.cwd() if cwd is None else cwd
-    req = data if isinstance(data, SelectRequest) else jsonio.load(SelectRequest, data, what="request")
+    req = (
+        data
+        if isinstance(data, SelectRequest)
+        else load_request(SelectRequest, data, cwd=cwd, what="request")
+    )
     store, target, tref = _open(cwd / req.root, req.target)
     cur = resolve_champion(store, target, tref)
     repeated = _repeated(cur, "select_candidate", req.result, req.expected_selection)
@@ -230,7 +235,11 @@ def restore_original(data: bytes | RestoreRequest, *, cwd: Path | None = None) -
     """Restores the original after a final audit of the current Champion rejected it with restore
     support."""
     cwd = Path.cwd() if cwd is None else cwd
-    req = data if isinstance(data, RestoreRequest) else jsonio.load(RestoreRequest, data, what="request")
+    req = (
+        data
+        if isinstance(data, RestoreRequest)
+        else load_request(RestoreRequest, data, cwd=cwd, what="request")
+    )
     store, target, tref = _open(cwd / req.root, req.target)
     cur = resolve_champion(store, target, tref)
     repeated = _repeated(cur, "restore_original", req.result, req.expected_selection)

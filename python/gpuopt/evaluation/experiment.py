@@ -16,8 +16,14 @@ from gpuopt import _native
 from gpuopt.evaluation import formats, jsonio
 from gpuopt.evaluation import target as targets
 from gpuopt.evaluation.opportunity import LAYERS, bad, opportunity
-from gpuopt.evaluation.records import experiment_rel, load_experiment, resolve_champion
-from gpuopt.evaluation.store import Store, ledger_keys
+from gpuopt.evaluation.records import (
+    complete_result_refs,
+    experiment_rel,
+    load_experiment,
+    resolve_champion,
+)
+from gpuopt.evaluation.skeleton import check_filled
+from gpuopt.evaluation.store import Store, hash_tree_manifest, ledger_keys
 from gpuopt.models.evaluation.common import RecordRef
 from gpuopt.models.evaluation.driver import NormalizedDriver
 from gpuopt.models.evaluation.experiment import (
@@ -214,12 +220,19 @@ def _validate(req: ExperimentRequest, store: Store, target: Target) -> Opportuni
     return opportunity(req.opportunity_claim, target, store)
 
 
-def create(data: bytes | ExperimentRequest, *, cwd: Path | None = None) -> ExperimentOutcome:
-    """Creates (or finds, if identical) an Experiment; see the module documentation."""
+def create(
+    data: bytes | ExperimentRequest, *, cwd: Path | None = None, dry_run: bool = False
+) -> ExperimentOutcome:
+    """Creates (or finds, if identical) an Experiment; see the module documentation. A dry run checks the
+    same things and computes the same id, hashing the candidate without storing it: it writes nothing
+    (``created`` then says whether a real run would create the record)."""
     cwd = Path.cwd() if cwd is None else cwd
-    req = (
-        data if isinstance(data, ExperimentRequest) else jsonio.load(ExperimentRequest, data, what="request")
-    )
+    if isinstance(data, ExperimentRequest):
+        req = data
+    else:
+        raw = jsonio.parse(data, what="request")
+        check_filled(raw)  # a skeleton of `gpuopt experiment init` not fully edited
+        req = jsonio.validate(ExperimentRequest, complete_result_refs(raw, cwd), what="request")
     store = Store.open(cwd / req.root)
     target_any, tref = targets.load(store, req.target)
     target = targets.optimizable(target_any)
@@ -236,8 +249,14 @@ def create(data: bytes | ExperimentRequest, *, cwd: Path | None = None) -> Exper
         )
     exclude = target.source_rules.exclude if target.original.kind == "source" else []
     with store.lock("root", exclusive=False):
-        frozen = store.freeze(cwd / req.candidate.path, exclude=exclude, limits=req.scan_limits)
-        changed = changed_paths(store.manifest(base_digest), store.manifest(frozen.digest))
+        if dry_run:
+            frozen, manifest = hash_tree_manifest(
+                cwd / req.candidate.path, exclude=exclude, limits=req.scan_limits
+            )
+        else:
+            frozen = store.freeze(cwd / req.candidate.path, exclude=exclude, limits=req.scan_limits)
+            manifest = store.manifest(frozen.digest)
+        changed = changed_paths(store.manifest(base_digest), manifest)
         if not changed:
             raise bad(
                 "candidate_unchanged",
@@ -279,6 +298,18 @@ def create(data: bytes | ExperimentRequest, *, cwd: Path | None = None) -> Exper
         }
         exp_id = "exp-" + jsonio.digest(core)
         experiment = jsonio.validate(Experiment, {**core, "id": exp_id}, what="experiment")
+        if dry_run:
+            return ExperimentOutcome(
+                dry_run=True,
+                created=not store.exists(experiment_rel(exp_id)),
+                experiment=RecordRef(id=exp_id, sha256=jsonio.sha256_hex(jsonio.record_bytes(experiment))),
+                candidate=experiment.candidate,
+                changed_paths=changed,
+                reference=experiment.reference,
+                mechanism=experiment.mechanism,
+                opportunity=computed,
+                blobs_new=0,
+            )
         published = store.write_record(experiment_rel(exp_id), experiment)
         if published.created:
             store.ledger_append(

@@ -21,9 +21,17 @@ from gpuopt.errors import InputError
 from gpuopt.evaluation import experiment as experiments
 from gpuopt.evaluation import invocation, jsonio, plans, target_gates
 from gpuopt.evaluation import target as targets
-from gpuopt.evaluation.records import Current, load_experiment, read_request, read_result, resolve_champion
+from gpuopt.evaluation.records import (
+    Current,
+    complete_result_refs,
+    load_experiment,
+    load_request,
+    read_request,
+    read_result,
+    resolve_champion,
+)
 from gpuopt.evaluation.store import Store
-from gpuopt.evaluation.summary import dry_run_summary, result_summary
+from gpuopt.evaluation.summary import dry_run_summary, reference_line, result_summary
 from gpuopt.models.evaluation.common import RecordRef, ResultRef, Role
 from gpuopt.models.evaluation.experiment import Contract, Experiment, Lifecycle
 from gpuopt.models.evaluation.frozen import (
@@ -319,13 +327,16 @@ _BUILDERS: dict[str, Callable[[Any, Path], _Built]] = {
 # ---- run ---------------------------------------------------------------------------------------------------
 
 
-def parse(operation: str, data: bytes | dict[str, Any] | EvaluationRequestBase) -> EvaluationRequestBase:
+def parse(
+    operation: str, data: bytes | dict[str, Any] | EvaluationRequestBase, cwd: Path
+) -> EvaluationRequestBase:
+    """A request, strict; result references given by invocation id alone are completed from the store."""
     model = REQUESTS[operation]
     if isinstance(data, model):
         return data
     if isinstance(data, bytes):
-        return jsonio.load(model, data, what=f"{operation} request")
-    return jsonio.validate(model, data, what=f"{operation} request")
+        return load_request(model, data, cwd=cwd, what=f"{operation} request")
+    return jsonio.validate(model, complete_result_refs(data, cwd), what=f"{operation} request")
 
 
 def _dry_run(built: _Built, req: EvaluationRequestBase) -> DryRun:
@@ -375,7 +386,7 @@ def run(
 ) -> EvaluationData:
     """Validates, gates and submits one evaluation (or only plans it with ``dry_run``)."""
     cwd = Path.cwd() if cwd is None else cwd
-    req = parse(operation, data)
+    req = parse(operation, data, cwd)
     built: _Built = _BUILDERS[operation](req, cwd)
     model = DATA_MODELS[operation]
     if dry_run:
@@ -412,20 +423,18 @@ def run(
         status = invocation.wait(built.store.root, sub.invocation_id, timeout_s=limit)
         sub = sub.model_copy(update={"status": status})
     found = read_result(built.store, sub.invocation_id) if sub.status.state == "completed" else None
-    result = None if found is None else found[0]
+    ref = None if found is None else ResultRef(invocation_id=sub.invocation_id, sha256=found[1])
     return model.model_validate(
         {
             "operation": operation,
             "dry_run": None,
             "submission": sub,
             "estimate": estimate,
-            "result_ref": None
-            if found is None
-            else ResultRef(invocation_id=sub.invocation_id, sha256=found[1]),
-            "result": result,
-            "summary": result_summary(result)
-            if result is not None
-            else [f"{sub.invocation_id}: {sub.status.state}"],
+            "result_ref": ref,
+            "result": None if found is None else found[0],
+            "summary": [f"{sub.invocation_id}: {sub.status.state}"]
+            if found is None or ref is None
+            else [*result_summary(found[0]), reference_line(ref)],
         }
     )
 

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Literal
+from pathlib import Path
+from typing import Any, Literal, TypeVar
 
 from gpuopt import _native
 from gpuopt.errors import InputError
 from gpuopt.evaluation import jsonio
 from gpuopt.evaluation.store import Store
+from gpuopt.models._base import Model
 from gpuopt.models.evaluation.capture import CaptureResult
 from gpuopt.models.evaluation.champion import ChampionPointer, Selection
 from gpuopt.models.evaluation.common import RecordRef
@@ -21,6 +23,8 @@ from gpuopt.models.evaluation.frozen import FROZEN_MODELS
 from gpuopt.models.evaluation.invocation import FrozenRequest, InvocationResult, Warning
 from gpuopt.models.evaluation.operations import RESULT_MODELS, BindingStatus
 from gpuopt.models.evaluation.target import Target, Variant
+
+M = TypeVar("M", bound=Model)
 
 POINTER = "champion/current.json"
 LOCK = "locks/champion.lock"
@@ -56,6 +60,40 @@ def read_result(store: Store, inv_id: str) -> tuple[InvocationResult, str] | Non
     model = models.get(str(operation), InvocationResult)
     result, sha = store.read_record(rel, model, what="invocation result")
     return result, sha
+
+
+RESULT_REF_KEYS = ("baseline", "noise", "result")
+"""The request keys that hold an invocation result reference (``ResultRef``)."""
+
+
+def load_request(model: type[M], data: bytes, *, cwd: Path, what: str) -> M:
+    """A request, strict, after :func:`complete_result_refs`."""
+    raw = jsonio.parse(data, what=what)
+    return jsonio.validate(model, complete_result_refs(raw, cwd), what=what)
+
+
+def complete_result_refs(raw: Any, cwd: Path) -> Any:
+    """A request may name an invocation result by its id alone (``"inv-..."`` or ``{"invocation_id":
+    "inv-..."}``): the store of the request's root fills in the sha256 of that ``result.json``, so the
+    frozen request always holds the full reference. A given sha256 is kept (and checked where it is read);
+    anything else is left for validation to refuse."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("root"), str):
+        return raw
+    out = dict(raw)
+    for key in RESULT_REF_KEYS:
+        value = out.get(key)
+        inv_id = value if isinstance(value, str) else None
+        if isinstance(value, dict) and set(value) == {"invocation_id"}:
+            inv_id = value["invocation_id"] if isinstance(value["invocation_id"], str) else None
+        if inv_id is None:
+            continue
+        store = Store.open(cwd / raw["root"])
+        _native.validate_id("invocation", inv_id)
+        rel = invocation_rel(inv_id, "result.json")
+        if not store.exists(rel):
+            raise InputError("result_not_found", f"no result {inv_id} in {store.root}", path=key)
+        out[key] = {"invocation_id": inv_id, "sha256": jsonio.sha256_hex(store.read_bytes(rel))}
+    return out
 
 
 def mark_stale(result: InvocationResult, *, observed: str | None) -> InvocationResult:

@@ -242,6 +242,19 @@ def hash_tree(source: str | Path, *, exclude: list[str], limits: ScanLimits) -> 
     )
 
 
+def hash_tree_manifest(
+    source: str | Path, *, exclude: list[str], limits: ScanLimits
+) -> tuple[FrozenObject, TreeManifest]:
+    """Hashes a file or tree like a freeze, storing nothing, and returns its manifest (dry runs)."""
+    raw = json.loads(
+        _native.store_freeze(
+            str(source), None, list(exclude), limits.max_files, limits.max_total_bytes, limits.max_wall_s
+        )
+    )
+    manifest = TreeManifest.model_validate(raw.pop("manifest"))
+    return FrozenObject.model_validate(raw), manifest
+
+
 # ---- reindex and verify ------------------------------------------------------------------------------------
 
 _KEY_FIELDS = (

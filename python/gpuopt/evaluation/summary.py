@@ -3,8 +3,10 @@ field of the command's data)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+from gpuopt.models.evaluation.common import ResultRef
 from gpuopt.models.evaluation.invocation import InvocationResult
 from gpuopt.models.evaluation.operations import (
     BaselineRequest,
@@ -73,6 +75,11 @@ def per_case_lines(stats: Any) -> list[str]:
         f"[{_pct(high.ci_low_pct)}, {_pct(high.ci_high_pct)}]): the pooled "
         f"{_pct(stats.primary.estimate_pct)} hides that the cases differ",
     ]
+
+
+def reference_line(ref: ResultRef) -> str:
+    """The result's reference, ready to paste into the next request (the id alone is accepted too)."""
+    return "reference: " + json.dumps({"invocation_id": ref.invocation_id, "sha256": ref.sha256})
 
 
 def result_summary(result: InvocationResult) -> list[str]:

@@ -10,7 +10,7 @@ observed identity, smoke call folder with capped output, ``error.json``) is kept
 
 from __future__ import annotations
 
-from gpuopt.evaluation.readiness.freeze import check
+from gpuopt.evaluation.readiness.freeze import check, plan
 from gpuopt.evaluation.readiness.validate import DEFAULT_RULES, parse_request, validate
 
-__all__ = ["DEFAULT_RULES", "check", "parse_request", "validate"]
+__all__ = ["DEFAULT_RULES", "check", "parse_request", "plan", "validate"]

@@ -31,13 +31,14 @@ from gpuopt.evaluation.readiness.validate import (
     parse_request,
     validate,
 )
-from gpuopt.evaluation.store import Store
+from gpuopt.evaluation.store import Store, hash_tree
 from gpuopt.models.evaluation.common import UNAVAILABLE, RecordRef
 from gpuopt.models.evaluation.driver import DriverRequest, NormalizedDriver
 from gpuopt.models.evaluation.invocation import EvidenceStep, FrozenVariant
 from gpuopt.models.evaluation.target import (
     DiagnosticRequest,
     DiagnosticTarget,
+    ReadinessPlan,
     ReadinessRequest,
     ReadinessResult,
     SmokeSummary,
@@ -48,9 +49,11 @@ from gpuopt.models.evaluation.target import (
 # ---- check -------------------------------------------------------------------------------------------------
 
 
-def check(data: bytes, *, cwd: Path | None = None) -> ReadinessResult:
-    """Runs ``gpuopt readiness check`` on a request (JSON bytes); see the module documentation."""
-    cwd = Path.cwd() if cwd is None else cwd
+_Prepared = tuple[ReadinessRequest | DiagnosticRequest, Path, list[StorageCheck], dict[str, Any] | None]
+
+
+def _prepare(data: bytes, cwd: Path) -> _Prepared:
+    """Validation shared by the check and its dry run: nothing is written."""
     req = parse_request(data)
     validate(req)
     root = resolve(cwd, req.root)
@@ -70,6 +73,21 @@ def check(data: bytes, *, cwd: Path | None = None) -> ReadinessResult:
         contamination = contamination_for(req)
         if contamination["sampler"] != "disabled" and req.gpus:  # host signals need no GPU source
             check_sampler(contamination["sampler"])
+    return req, root, probe, contamination
+
+
+def plan(data: bytes, *, cwd: Path | None = None) -> ReadinessPlan:
+    """``gpuopt readiness check --dry-run``: validates the request, probes the storage and hashes the
+    inputs; runs and writes nothing."""
+    cwd = Path.cwd() if cwd is None else cwd
+    req, root, probe, _ = _prepare(data, cwd)
+    return _plan(req, root, cwd, probe)
+
+
+def check(data: bytes, *, cwd: Path | None = None) -> ReadinessResult:
+    """Runs ``gpuopt readiness check`` on a request (JSON bytes); see the module documentation."""
+    cwd = Path.cwd() if cwd is None else cwd
+    req, root, probe, contamination = _prepare(data, cwd)
     attempt = Attempt(root)
     attempt.write_json("request.json", req)
     try:
@@ -93,6 +111,37 @@ def check(data: bytes, *, cwd: Path | None = None) -> ReadinessResult:
         raise
     attempt.remove()
     return result
+
+
+def _plan(
+    req: ReadinessRequest | DiagnosticRequest, root: Path, cwd: Path, probe: list[StorageCheck]
+) -> ReadinessPlan:
+    exclude = req.source_rules.exclude if req.original.kind == "source" else []
+    objects = {
+        "original": hash_tree(resolve(cwd, req.original.path), exclude=exclude, limits=req.scan_limits)
+    }
+    steps = [f"freeze the original ({req.original.kind}) into a work area beside {root}"]
+    if isinstance(req, ReadinessRequest):
+        objects["test_set"] = hash_tree(resolve(cwd, req.test_set.path), exclude=[], limits=req.scan_limits)
+        if req.accuracy.reference_path is not None:
+            objects["accuracy_reference"] = hash_tree(
+                resolve(cwd, req.accuracy.reference_path), exclude=[], limits=req.scan_limits
+            )
+        steps += [
+            "freeze the test set and accuracy reference, observe GPU and tool identity",
+            f"run a {SMOKE_SAMPLES}-sample smoke call through the driver and check correctness",
+        ]
+    steps.append(f"publish the Target by renaming the work area onto {root}")
+    return ReadinessPlan(
+        dry_run=True,
+        root=str(root),
+        mode="diagnostic" if isinstance(req, DiagnosticRequest) else "optimization",
+        claim_layer=req.claim_layer,
+        request=req.model_dump(mode="json", by_alias=True),
+        objects={k: v.digest for k, v in objects.items()},
+        storage_probe=probe,
+        steps=steps,
+    )
 
 
 def _freeze_common(req: ReadinessRequest | DiagnosticRequest, store: Store, cwd: Path) -> dict[str, Any]:

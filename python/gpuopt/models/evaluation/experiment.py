@@ -228,6 +228,9 @@ class Experiment(Record):
 class ExperimentOutcome(Record):
     """What ``gpuopt experiment`` returns."""
 
+    dry_run: bool = Field(
+        default=False, description="True for --dry-run: nothing was written, created says what would be"
+    )
     created: bool
     experiment: RecordRef
     candidate: Variant

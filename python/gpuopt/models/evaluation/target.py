@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field
 
@@ -395,6 +395,19 @@ class ReadinessResult(Record):
     unavailable: list[str]
     objects: dict[str, Sha256]
     attempt: str
+
+
+class ReadinessPlan(Record):
+    """What ``gpuopt readiness check --dry-run`` returns: the request validated, nothing run or written."""
+
+    dry_run: Literal[True]
+    root: str = Field(description="The root the Target would be frozen into (absolute)")
+    mode: Literal["optimization", "diagnostic"]
+    claim_layer: ClaimLayer
+    request: dict[str, Any] = Field(description="The validated request as it would be frozen")
+    objects: dict[str, Sha256] = Field(description="Digests of the inputs a real check would freeze")
+    storage_probe: list[StorageCheck]
+    steps: list[Text] = Field(description="What a real check would do, in order")
 
 
 class ReadinessFailure(Record):
