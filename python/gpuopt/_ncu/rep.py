@@ -270,5 +270,6 @@ def absent_error(path: Path) -> ToolAbsentError:
         "tool_absent",
         f"reading {path} needs NVIDIA's ncu_report module or the ncu command, and neither was found",
         path=str(path),
-        expected="pip install 'gpuopt[ncu]' (NVIDIA's ncu-report package) or Nsight Compute with ncu on PATH",
+        expected="pip install ncu-report (NVIDIA's reader; the extra gpuopt[ncu] installs it)"
+        " or Nsight Compute with ncu on PATH",
     )
