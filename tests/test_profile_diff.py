@@ -282,3 +282,26 @@ def test_truncated_gzip_is_not_a_traceback(tmp_path: Path, eager: Path) -> None:
     run = gpuopt("profile", "diff", "--baseline", str(bad), "--candidate", str(eager), "--json")
     assert run.code == 2, run.stderr
     assert run.json()["errors"][0]["code"] == "profile_kind_unknown"
+
+
+def test_launch_line_is_not_a_capture_setting_but_the_trace_set_is(eager: Path, tmp_path: Path) -> None:
+    # Captured through the Target, each call runs the driver with its own call folder and arguments (the
+    # H200 A/A run warned `capture_options_differs` for that alone); a different trace set still warns.
+    def copy(name: str, updates: list[tuple[str, str]]) -> Path:
+        path = tmp_path / name
+        path.write_bytes(eager.read_bytes())
+        with sqlite3.connect(path) as db:
+            for option, value in updates:
+                sql = "UPDATE META_DATA_CAPTURE SET value=? WHERE name=?"
+                assert db.execute(sql, (value, option)).rowcount
+        return path
+
+    launch = [("PROCESS_0:ARGUMENT_0", "/calls/c-2/driver.py"), ("PROCESS_0:WORKING_DIR", "/calls/c-2")]
+    base, other = copy("a.sqlite", []), copy("b.sqlite", launch)
+    result = profile.diff_files([base], [other])
+    assert not [w for w in result.warnings if w.code == "capture_options_differs"]
+    traced = copy("c.sqlite", [*launch, ("PROCESS_0:COLLECT_NVTX_TRACE", "false")])
+    warnings = profile.diff_files([base], [traced]).warnings
+    warning = next(w for w in warnings if w.code == "capture_options_differs")
+    assert "PROCESS_0:COLLECT_NVTX_TRACE: ['true', 'false']" in warning.message
+    assert "ARGUMENT_0" not in warning.message and "WORKING_DIR" not in warning.message

@@ -132,9 +132,13 @@ def _work(
     return key, [instances(c) for c in baseline], [instances(c) for c in candidate]
 
 
-#: Capture options that identify one run rather than how it was captured (never compared).
+#: Capture options that identify one run rather than how it was captured (never compared): the session's
+#: identity and duration, and the launched process's command line, working folder, user and pid (what ran is
+#: the workload's identity, which a capture through the Target binds by variant; a per-call path in the
+#: driver's arguments is not a capture setting).
 _PER_RUN_OPTIONS = re.compile(
-    r"(^|:)(PROFILING_SESSION_UUID|PROFILING_SESSION_ID|RUN_DURATION_MS|APPLICATION_PID|PID)$"
+    r"(^|:)(PROFILING_SESSION_UUID|PROFILING_SESSION_ID|RUN_DURATION_MS|APPLICATION_PID|PID"
+    r"|COMMAND|ARGUMENT_\d+|WORKING_DIR|USER_NAME)$"
 )
 
 
