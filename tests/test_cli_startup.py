@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import click
 import pytest
@@ -85,3 +86,16 @@ def test_root_help_equals_the_eagerly_loaded_listing() -> None:
     eager.format_commands(eager_ctx, plain)
     assert lazy.getvalue() == plain.getvalue()
     assert "nsys" in lazy.getvalue()
+
+
+def test_nsys_stats_csv_and_json_import_neither_pydantic_nor_polars(shared: Path) -> None:
+    """The engine makes the CSV and the --json envelope of `nsys stats` (issue 16: process start-up is
+    most of a small report's time); the table for people and --sort/--out still build a DataFrame."""
+    eager = str(shared / "h200" / "nsys" / "eager.sqlite")
+    heavy = ("pydantic", "polars", "numpy", "gpuopt.models")
+    stats = ["nsys", "stats", eager, "--report", "cuda_gpu_kern_sum"]
+    argv = [[*stats, "--csv"], [*stats, "--json"], [*stats, "--json", "--sort", "name"]]
+    found = _imported_after(argv, heavy)
+    assert found[" ".join([*stats, "--csv"])] == []
+    assert found[" ".join([*stats, "--json"])] == []
+    assert "polars" in found[" ".join([*stats, "--json", "--sort", "name"])]

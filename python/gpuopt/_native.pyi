@@ -7,6 +7,7 @@ __all__ = [
     "ArrowTable",
     "NcuReport",
     "NsysReport",
+    "NsysStatsDoc",
     "TorchTrace",
     "__version__",
     "build_info_json",
@@ -396,6 +397,19 @@ def terminate(
     """SIGTERM, grace, SIGKILL, verify; JSON ``{confirmed, signals, escaped, survivors, reaped, ...}``."""
 
 @final
+class NsysStatsDoc:
+    """One computed ``nsys stats`` report, printed natively (``gpuopt nsys stats --csv/--json``)."""
+
+    def csv(self, path: str | None = None, missing: list[str] = ...) -> str: ...
+    def envelope(
+        self,
+        limit: int,
+        schema: str,
+        gpuopt_version: str,
+        not_captured: list[str],
+        identity: tuple[str, int, str, bool],
+    ) -> str: ...
+
 class NsysReport:
     """An opened, validated nsys SQLite export (see ``gpuopt.nsys``)."""
 
@@ -413,6 +427,13 @@ class NsysReport:
         nvtx: str | None = None,
         device: int | None = None,
     ) -> ArrowTable: ...
+    def stats_doc(
+        self,
+        report: str,
+        window_start_ns: int | None = None,
+        window_end_ns: int | None = None,
+        nvtx: str | None = None,
+    ) -> NsysStatsDoc: ...
     def kernels(
         self,
         short_names: bool = False,

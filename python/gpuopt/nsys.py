@@ -24,11 +24,12 @@ from typing import TYPE_CHECKING
 
 from gpuopt import _native, _window
 from gpuopt.errors import InputError
-from gpuopt.models.nsys import Coverage, Graphs, NsysExportTool, NsysInfo, NsysSelection, Timeline
 from gpuopt.ranks import Ranks
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the models (pydantic) are imported where a method builds one, not on import
     import polars as pl
+
+    from gpuopt.models.nsys import Coverage, Graphs, NsysExportTool, NsysInfo, NsysSelection, Timeline
 
 Window = tuple[int | None, int | None]
 
@@ -89,6 +90,8 @@ class Report:
 
     def info(self) -> NsysInfo:
         """Versions, capture options, GPUs and row counts of every source table."""
+        from gpuopt.models.nsys import NsysInfo
+
         return NsysInfo.model_validate_json(self._native.info_json())
 
     def stats(
@@ -197,11 +200,15 @@ class Report:
 
     def timeline(self, *, window: Window | None = None, nvtx: str | None = None) -> Timeline:
         """Busy/idle, gaps, concurrency, overlap, synchronization and launch latency."""
+        from gpuopt.models.nsys import Timeline
+
         start, end = window or (None, None)
         return Timeline.model_validate_json(self._native.timeline_json(start, end, nvtx))
 
     def graphs(self, *, window: Window | None = None, nvtx: str | None = None) -> Graphs:
         """Facts per CUDA graph: launches, executions, GPU time per execution, host time per launch."""
+        from gpuopt.models.nsys import Graphs
+
         start, end = window or (None, None)
         return Graphs.model_validate_json(self._native.graphs_json(start, end, nvtx))
 
@@ -241,6 +248,8 @@ class Report:
         """GPU activity in the export that ``fact`` (``timeline``, ``kernels``, a report name) leaves out."""
         from pydantic import TypeAdapter
 
+        from gpuopt.models.nsys import Coverage
+
         return TypeAdapter(list[Coverage]).validate_json(self._native.coverage_json(fact))
 
 
@@ -277,6 +286,7 @@ def _cache_dir() -> Path:
 def export_report(report: Path) -> tuple[Path, NsysExportTool]:
     """Exports a ``.nsys-rep`` with ``nsys export --type sqlite`` into gpuopt's cache (keyed by the
     report's SHA-256 and the nsys version), never beside the user's file."""
+    from gpuopt.models.nsys import NsysExportTool
     from gpuopt.provenance import file_identity
     from gpuopt.tools import require_tool
 
@@ -320,6 +330,8 @@ def parse_window(text: str) -> Window:
 
 
 def selection(window: Window | None, nvtx: str | None) -> NsysSelection:
+    from gpuopt.models.nsys import NsysSelection
+
     start, end = window or (None, None)
     return NsysSelection(window_start_ns=start, window_end_ns=end, nvtx=nvtx)
 

@@ -12,6 +12,7 @@ import json
 import sys
 import traceback
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -32,7 +33,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 class Outcome:
     """What a command produced: its data, the input files it read, what it saw but did not model."""
 
-    data: BaseModel
+    # None only with ``json_text``.
+    data: BaseModel | None
     render: Callable[[], str]
     inputs: list[FileIdentity] = field(default_factory=list)
     unmodeled: list[UnmodeledItem] = field(default_factory=list)
@@ -41,6 +43,17 @@ class Outcome:
     failure: GpuoptError | None = None
     # The envelope schema when it is not the command's own (several files: ``gpuopt.many.table/v1``).
     schema: str | None = None
+    # The whole --json envelope, already made by the command (natively, as pydantic would print it:
+    # ``gpuopt nsys stats``), printed as is; such an outcome has no ``data``.
+    json_text: str | None = None
+
+
+_AS_JSON: ContextVar[bool] = ContextVar("gpuopt_as_json", default=False)
+
+
+def json_requested() -> bool:
+    """True while a command runs with ``--json`` (a command may then make its envelope itself)."""
+    return _AS_JSON.get()
 
 
 def _debug_enabled() -> bool:
@@ -112,6 +125,7 @@ def command(schema: str) -> Callable[[F], F]:
         @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON envelope on stdout.")
         @functools.wraps(fn)
         def wrapper(*args: Any, as_json: bool, **kwargs: Any) -> None:
+            token = _AS_JSON.set(as_json)
             try:
                 with working(as_json):
                     outcome: Outcome = fn(*args, **kwargs)
@@ -127,8 +141,12 @@ def command(schema: str) -> Callable[[F], F]:
                 if _debug_enabled():
                     traceback.print_exc()
                 _fail(schema, as_json, InternalError("internal_error", f"{type(exc).__name__}: {exc}"))
+            finally:
+                _AS_JSON.reset(token)
             failure = outcome.failure
-            if as_json:
+            if as_json and outcome.json_text is not None:
+                click.echo(outcome.json_text)
+            elif as_json:
                 from gpuopt.models.envelope import ErrorItem
 
                 emit_envelope(

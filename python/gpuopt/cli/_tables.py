@@ -78,6 +78,11 @@ def current_sort() -> str | None:
     return _SORT.get()
 
 
+def current_columns() -> list[str] | None:
+    """The running command's ``--columns`` (None without it)."""
+    return _COLUMNS.get()
+
+
 def _unknown_column(frame: pl.DataFrame, option: str, name: str) -> InputError:
     return InputError(
         "column_unknown",

@@ -12,9 +12,9 @@ import click
 from gpuopt.cli._html import html_option, render_html
 from gpuopt.cli._many import files_argument, is_many, many_options, many_outcome
 from gpuopt.cli._nsys_render import render_coverage, render_graphs, render_timeline
-from gpuopt.cli._output import Outcome, command
+from gpuopt.cli._output import Outcome, command, json_requested
 from gpuopt.cli._render import section, table
-from gpuopt.cli._tables import current_sort, table_data, table_options, write_table
+from gpuopt.cli._tables import current_columns, current_sort, table_data, table_options, write_table
 
 if TYPE_CHECKING:
     import polars as pl
@@ -437,6 +437,58 @@ def comm(
     )
 
 
+def _stats_printed_natively(
+    files: tuple[Path, ...],
+    report_name: str,
+    as_csv: bool,
+    window: str | None,
+    nvtx_range: str | None,
+    *,
+    limit: int,
+    out: Path | None,
+) -> Outcome | None:
+    """``nsys stats`` of one ``.sqlite`` export printed as CSV or as the --json envelope, both made by
+    the engine (``_native.NsysStatsDoc``): no DataFrame, no pydantic model, so neither polars nor
+    pydantic is imported. None where the general path is needed (several files, a ``.nsys-rep``,
+    ``--out``/``--sort``/``--columns``, the table for people, a file name that is not UTF-8)."""
+    from gpuopt import _identity, _native, _window
+    from gpuopt import nsys as lib
+
+    as_json = json_requested()
+    if not (as_json or as_csv) or is_many(files) or out is not None:
+        return None
+    if current_sort() is not None or current_columns() is not None:
+        return None
+    file = files[0]
+    if file.suffix.lower() in (".nsys-rep", ".qdrep"):
+        return None
+    try:
+        str(file).encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    if as_json:
+        _identity.identify_in_background(file)  # hashing (on a cache miss) overlaps the engine's work
+    start, end = _window.parse_window(window, open_ends=True) if window else (None, None)
+    native = _native.nsys_open(str(file))
+    doc = native.stats_doc(report_name, start, end, nvtx_range)
+    captured = set(native.captured_tables())
+    missing = [t for t in lib.SOURCES.get(report_name, ()) if t not in captured]
+    if not as_json:
+        text = doc.csv(str(file), missing).rstrip("\n")
+        return Outcome(data=None, render=lambda: text)
+    from gpuopt import __version__
+
+    identity = _identity.identity(file)
+    envelope = doc.envelope(
+        limit,
+        TABLE_SCHEMA,
+        __version__,
+        missing,
+        (identity["path"], identity["size_bytes"], identity["sha256"], identity["from_cache"]),
+    )
+    return Outcome(data=None, render=lambda: envelope, json_text=envelope)
+
+
 @nsys.command("stats")
 @files_argument
 @click.option(
@@ -468,6 +520,9 @@ def stats(
 
     if as_csv and is_many(files):
         raise click.UsageError("--csv prints one file's report; give one FILE (or use --out x.csv)")
+    fast = _stats_printed_natively(files, report_name, as_csv, window, nvtx_range, limit=limit, out=out)
+    if fast is not None:
+        return fast
 
     def render_csv(report: Report, frame: pl.DataFrame) -> str:
         missing = report.not_captured(report_name)

@@ -30,7 +30,7 @@ mod _native {
         ncu_compare, ncu_from_columns, ncu_open_csv, ncu_rep_framing_json, ncu_unit, NcuReport,
     };
     #[pymodule_export]
-    use super::nsys::{nsys_open, nsys_ranks, nsys_stats_reports, NsysReport};
+    use super::nsys::{nsys_open, nsys_ranks, nsys_stats_reports, NsysReport, NsysStatsDoc};
     #[pymodule_export]
     use super::profile::profile_diff_keys;
     #[pymodule_export]

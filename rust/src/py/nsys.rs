@@ -2,9 +2,13 @@
 //! or JSON documents.
 
 use super::arrow::ArrowTable;
+use super::boundary::to_pyerr;
 use super::{json, run};
+use crate::nsys::coverage::Coverage;
+use crate::nsys::render;
 use crate::nsys::select::Request;
 use crate::nsys::Report;
+use crate::table::Table;
 use pyo3::prelude::*;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -85,6 +89,30 @@ impl NsysReport {
         let r = self.inner.clone();
         let req = on_device(request(window_start_ns, window_end_ns, nvtx), device);
         Ok(run(py, move || r.stats(&report, &req))?.into())
+    }
+
+    /// `stats_doc(report, ...) -> NsysStatsDoc`: one stats report, kept in native memory to be
+    /// printed as CSV or as the `--json` envelope without a DataFrame.
+    #[pyo3(signature = (report, window_start_ns = None, window_end_ns = None, nvtx = None))]
+    fn stats_doc(
+        &self,
+        py: Python<'_>,
+        report: String,
+        window_start_ns: Option<i64>,
+        window_end_ns: Option<i64>,
+        nvtx: Option<String>,
+    ) -> PyResult<NsysStatsDoc> {
+        let r = self.inner.clone();
+        let req = request(window_start_ns, window_end_ns, nvtx.clone());
+        let name = report.clone();
+        let (table, coverage) = run(py, move || Ok((r.stats(&name, &req)?, r.coverage(&name)?)))?;
+        Ok(NsysStatsDoc {
+            path: self.inner.schema.path.display().to_string(),
+            report,
+            selection: (window_start_ns, window_end_ns, nvtx),
+            table,
+            coverage,
+        })
     }
 
     #[pyo3(signature = (short_names = false, window_start_ns = None, window_end_ns = None, nvtx = None, device = None))]
@@ -207,6 +235,60 @@ impl NsysReport {
         let req = request(window_start_ns, window_end_ns, nvtx);
         let doc = run(py, move || r.timeline(&req))?;
         json(&doc)
+    }
+}
+
+/// One computed stats report of one `.sqlite` export, rendered on demand (see `crate::nsys::render`).
+#[pyclass(frozen, module = "gpuopt._native")]
+pub struct NsysStatsDoc {
+    path: String,
+    report: String,
+    selection: (Option<i64>, Option<i64>, Option<String>),
+    table: Table,
+    coverage: Vec<Coverage>,
+}
+
+#[pymethods]
+impl NsysStatsDoc {
+    /// `csv(path=None, missing=[]) -> str`: as `nsys stats --format csv` prints it (`missing`: the
+    /// report's source tables the export lacks; with `path`, nsys's own SKIPPED line).
+    #[pyo3(signature = (path = None, missing = Vec::new()))]
+    fn csv(&self, path: Option<String>, missing: Vec<String>) -> PyResult<String> {
+        render::stats_csv(&self.table, &self.report, path.as_deref(), &missing).map_err(to_pyerr)
+    }
+
+    /// `envelope(limit, schema, gpuopt_version, not_captured, identity) -> str`: the command's whole
+    /// `--json` envelope as pydantic prints it; `identity` = (path, size_bytes, sha256, from_cache).
+    fn envelope(
+        &self,
+        limit: usize,
+        schema: &str,
+        gpuopt_version: &str,
+        not_captured: Vec<String>,
+        identity: (String, u64, String, bool),
+    ) -> PyResult<String> {
+        let (window_start_ns, window_end_ns, nvtx) = self.selection.clone();
+        let data = render::NsysTableDoc {
+            path: self.path.clone(),
+            source: None,
+            selection: render::SelectionDoc {
+                window_start_ns,
+                window_end_ns,
+                nvtx,
+            },
+            report: &self.report,
+            not_captured,
+            coverage: self.coverage.clone(),
+            table: render::TableData::new(&self.report, &self.table, limit).map_err(to_pyerr)?,
+        };
+        let (path, size_bytes, sha256, from_cache) = identity;
+        let input = render::FileIdentityDoc {
+            path,
+            size_bytes,
+            sha256,
+            from_cache,
+        };
+        render::envelope(schema, data, gpuopt_version, vec![input]).map_err(to_pyerr)
     }
 }
 

@@ -1,0 +1,117 @@
+"""File identity without a model: size and SHA-256 as the native ``identity`` module computes them, cached
+per (device, inode, size, mtime_ns, ctime_ns) in the user's cache folder (``GPUOPT_CACHE_DIR`` overrides
+it; set it empty for no cache), started in the background so that hashing overlaps a command's reading.
+
+:mod:`gpuopt.provenance` wraps these plain dicts in ``FileIdentity``; a command that prints its
+envelope natively (``gpuopt nsys stats --json``) uses them as they are, without importing pydantic.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import warnings
+from pathlib import Path
+from typing import Any
+
+from gpuopt import _native
+from gpuopt.errors import InputError
+
+CACHE_ENV = "GPUOPT_CACHE_DIR"
+
+
+class IdentityCacheWarning(UserWarning):
+    """The identity cache could not be read or written; the file was hashed instead (never fatal)."""
+
+
+def cache_dir() -> Path | None:
+    """Where identities are cached: ``$GPUOPT_CACHE_DIR``, else the platform's user cache folder."""
+    explicit = os.environ.get(CACHE_ENV)
+    if explicit is not None:
+        return Path(explicit) if explicit else None
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Caches" / "gpuopt"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "gpuopt"
+
+
+def _identify(path: str) -> tuple[dict[str, Any], list[str]]:
+    folder = cache_dir()
+    raw = json.loads(_native.file_identity_json(path, None if folder is None else str(folder)))
+    return raw["identity"], list(raw["warnings"])
+
+
+def _finish(identity: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+    for note in notes:
+        warnings.warn(note, IdentityCacheWarning, stacklevel=4)
+    return identity
+
+
+def identity(path: str | Path) -> dict[str, Any]:
+    """``{path, size_bytes, sha256, from_cache}`` of a regular file: the background result started by
+    :func:`identify_in_background` for this path, else computed now (cached, or hashed natively)."""
+    pending = _PENDING.pop(str(path), None)
+    if pending is not None:
+        return pending.result()
+    return _finish(*_identify(str(path)))
+
+
+def _stat_key(path: str) -> tuple[int, int, int, int, int]:
+    st = os.stat(path)
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+class _Pending:
+    """One identity being computed on a thread while the command reads the same file."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.before = _stat_key(path)
+        self.outcome: tuple[dict[str, Any], list[str]] | BaseException | None = None
+        self.thread = threading.Thread(target=self._run, name=f"identity {path}", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.outcome = _identify(self.path)
+        except BaseException as exc:  # handed to the caller of result()
+            self.outcome = exc
+
+    def result(self) -> dict[str, Any]:
+        self.thread.join()
+        if isinstance(self.outcome, BaseException):
+            raise self.outcome
+        if self.outcome is None:
+            raise RuntimeError(f"the identity thread for {self.path} ended without a result")
+        try:
+            after: tuple[int, ...] | None = _stat_key(self.path)
+        except OSError:
+            after = None
+        if after != self.before:
+            raise InputError(
+                "file_changed_during_read",
+                f"{self.path} changed while it was being read",
+                path=self.path,
+                expected=f"(dev, inode, size, mtime_ns, ctime_ns) = {self.before}",
+                observed="gone" if after is None else str(after),
+            )
+        return _finish(*self.outcome)
+
+
+_PENDING: dict[str, _Pending] = {}
+
+
+def identify_in_background(path: str | Path) -> None:
+    """Starts the identity of ``path`` now; :func:`identity` of the same path joins it later.
+
+    Does nothing for a path that is not a regular file (the engine reports that with its own error).
+    """
+    key = str(path)
+    if key in _PENDING or not os.path.isfile(key):
+        return
+    try:
+        _PENDING[key] = _Pending(key)
+    except OSError:
+        return

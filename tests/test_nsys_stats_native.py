@@ -1,0 +1,147 @@
+"""`gpuopt nsys stats FILE --csv / --json` print bytes the engine made (no DataFrame, no pydantic model):
+the same bytes as the Python renderers (`gpuopt.nsys.stats_csv`, the pydantic envelope), and NVIDIA's
+own CSV on every fixture."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import gpuopt
+from gpuopt import _native, nsys
+from gpuopt.cli._tables import table_data
+from gpuopt.models.envelope import FileIdentity
+from gpuopt.models.nsys import NsysTableData
+from gpuopt.provenance import provenance
+from gpuopt.schemas import ENVELOPES
+from test_nsys_oracle_public import FIXTURES, nvidia, report_lines
+
+SCHEMA = "gpuopt.nsys.table/v1"
+EAGER_SHA256 = "c656bc010ebc856da3f96fa5a240531ab8f4c6350272523ddd10a9b66a177fea"
+
+
+def _public(shared: Path, fixture: str) -> Path:
+    return shared / "public" / "nsys" / f"{fixture}.sqlite"
+
+
+def _pydantic_envelope(
+    path: Path,
+    name: str,
+    identity: FileIdentity,
+    *,
+    limit: int,
+    window: tuple[int | None, int | None] | None = None,
+    nvtx: str | None = None,
+) -> str:
+    """The envelope as the general path makes it: polars frame, pydantic models, model_dump_json."""
+    report = nsys.open(path)
+    frame = report.stats(name, window=window, nvtx=nvtx)
+    data = NsysTableData(
+        path=report.path,
+        source=None,
+        selection=nsys.selection(window, nvtx),
+        report=name,
+        not_captured=report.not_captured(name),
+        coverage=report.coverage(name),
+        table=table_data(name, frame, limit),
+    )
+    envelope = ENVELOPES[SCHEMA](
+        schema=SCHEMA, ok=True, data=data, errors=[], unmodeled=[], provenance=provenance([identity])
+    )
+    return envelope.model_dump_json(by_alias=True, indent=2)
+
+
+def _native_envelope(path: Path, name: str, identity: FileIdentity, *, limit: int) -> str:
+    from gpuopt import __version__
+
+    native = _native.nsys_open(str(path))
+    missing = nsys.open(path).not_captured(name)
+    doc = native.stats_doc(name)
+    fields = (identity.path, identity.size_bytes, identity.sha256, identity.from_cache)
+    return doc.envelope(limit, SCHEMA, __version__, missing, fields)
+
+
+@pytest.mark.parametrize("fixture", FIXTURES)
+@pytest.mark.parametrize("name", nsys.STATS_REPORTS)
+def test_native_csv_equals_nvidia_and_the_python_renderer(shared: Path, fixture: str, name: str) -> None:
+    path = _public(shared, fixture)
+    report = nsys.open(path)
+    missing = report.not_captured(name)
+    # nsys ran on a copy at /tmp/<fixture>.sqlite, and names that path in its SKIPPED lines.
+    ours = _native.nsys_open(str(path)).stats_doc(name).csv(f"/tmp/{fixture}.sqlite", missing)
+    assert report_lines(ours) == report_lines(nvidia()[f"{fixture}_{name}"])
+    assert ours == nsys.stats_csv(report.stats(name), name, path=f"/tmp/{fixture}.sqlite", missing=missing)
+
+
+@pytest.mark.parametrize("fixture", FIXTURES)
+@pytest.mark.parametrize("name", nsys.STATS_REPORTS)
+def test_native_envelope_is_byte_identical_to_pydantic(shared: Path, fixture: str, name: str) -> None:
+    path = _public(shared, fixture)
+    identity = FileIdentity(path=str(path), size_bytes=path.stat().st_size, sha256="0" * 64, from_cache=True)
+    for limit in (0, 2):
+        assert _native_envelope(path, name, identity, limit=limit) == _pydantic_envelope(
+            path, name, identity, limit=limit
+        )
+
+
+@pytest.mark.parametrize("name", nsys.STATS_REPORTS)
+def test_cli_csv_is_nvidias_file_byte_for_byte(shared: Path, name: str) -> None:
+    eager = shared / "h200" / "nsys" / "eager.sqlite"
+    run = gpuopt("nsys", "stats", str(eager), "--report", name, "--csv")
+    assert run.code == 0, run.stderr
+    assert run.stdout == (eager.parent / f"stats_{name}.csv").read_text()
+
+
+def test_cli_json_equals_the_general_path_with_window_and_nvtx(shared: Path) -> None:
+    eager = shared / "h200" / "nsys" / "eager.sqlite"
+    args = ["--report", "cuda_gpu_kern_sum", "--json", "--limit", "3"]
+    run = gpuopt("nsys", "stats", str(eager), *args, "--nvtx", "step_3", "--window", "0:")
+    assert run.code == 0, run.stderr
+    doc = json.loads(run.stdout)
+    (identity,) = doc["provenance"]["inputs"]
+    assert (identity["size_bytes"], identity["sha256"]) == (442368, EAGER_SHA256)
+    expected = _pydantic_envelope(
+        eager, "cuda_gpu_kern_sum", FileIdentity(**identity), limit=3, window=(0, None), nvtx="step_3"
+    )
+    assert run.stdout == expected + "\n"
+    table = doc["data"]["table"]
+    assert (table["total_rows"], table["truncated"], len(table["rows"])) == (7, True, 3)
+    assert doc["data"]["selection"] == {"window_start_ns": 0, "window_end_ns": None, "nvtx": "step_3"}
+
+
+def test_cli_json_of_a_second_read_takes_the_sha256_from_the_cache(
+    shared: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    eager = shared / "h200" / "nsys" / "eager.sqlite"
+    monkeypatch.setenv("GPUOPT_CACHE_DIR", str(tmp_path / "cache"))  # empty: the first read hashes
+    inputs = []
+    for _ in range(2):
+        run = gpuopt("nsys", "stats", str(eager), "--report", "cuda_api_sum", "--json")
+        assert run.code == 0, run.stderr
+        inputs.append(json.loads(run.stdout)["provenance"]["inputs"][0])
+    assert [i["from_cache"] for i in inputs] == [False, True]
+    assert {i["sha256"] for i in inputs} == {EAGER_SHA256}
+
+
+def test_sort_and_out_still_take_the_general_path(shared: Path, tmp_path: Path) -> None:
+    eager = shared / "h200" / "nsys" / "eager.sqlite"
+    out = tmp_path / "k.csv"
+    run = gpuopt(
+        "nsys", "stats", str(eager), "--report", "cuda_gpu_kern_sum", "--json", "--sort", "instances:asc"
+    )
+    assert run.code == 0, run.stderr
+    rows = json.loads(run.stdout)["data"]["table"]["rows"]
+    assert [r["instances"] for r in rows] == sorted(r["instances"] for r in rows)
+    run = gpuopt("nsys", "stats", str(eager), "--report", "cuda_gpu_kern_sum", "--csv", "--out", str(out))
+    assert run.code == 0, run.stderr
+    assert out.read_text().splitlines()[0].startswith("time_pct,total_time_ns,instances")
+
+
+def test_an_unknown_report_is_the_same_typed_error(shared: Path) -> None:
+    eager = shared / "h200" / "nsys" / "eager.sqlite"
+    run = gpuopt("nsys", "stats", str(eager), "--report", "cuda_gpu_kern_summ", "--json")
+    assert run.code == 2
+    doc = json.loads(run.stdout)
+    assert (doc["ok"], doc["errors"][0]["code"]) == (False, "nsys_report_unknown")
