@@ -8,7 +8,9 @@ provenance (sha256, ``from_cache``) is really produced:
 * gpuopt cold: an empty identity cache (``GPUOPT_CACHE_DIR`` = a fresh folder): the first read, where
   the SHA-256 of the whole file runs concurrently with the engine (wall = the larger of the two);
 * gpuopt warm: the same cache after one run: the digest comes from the cache;
-* engine only: the library call timed inside one process, to show what the process adds;
+* engine only: what the command runs natively (open the export, compute the report), timed inside one
+  process, to show what the process adds (before the native printing this timed ``nsys.open(...).stats``,
+  which also imported polars and built a DataFrame);
 * nsys-stats (``--nsys PATH`` or ``nsys`` on PATH): ``nsys stats --report cuda_gpu_kern_sum --format csv
   --output - FILE``; first run discarded when it writes its own cache files;
 * sqlite3-groupby: ``python -c`` with one GROUP BY over CUPTI_ACTIVITY_KIND_KERNEL joined to StringIds
@@ -47,9 +49,9 @@ for r in rows:
 
 ENGINE_ONLY = """
 import sys, time
-from gpuopt import nsys
+from gpuopt import _native
 t0 = time.perf_counter()
-nsys.open(sys.argv[1]).stats("cuda_gpu_kern_sum")
+_native.nsys_open(sys.argv[1]).stats_doc("cuda_gpu_kern_sum")
 print(time.perf_counter() - t0)
 """
 

@@ -263,7 +263,11 @@ struct Plan {
     /// Output slots that take the rowid.
     rowid: Vec<usize>,
     len: usize,
+    /// The cached header's leading bytes that decide where the planned columns lie: its length
+    /// varint and the serial types up to the last planned column (later columns do not move them).
     header: Vec<u8>,
+    /// The cached header's whole length (where the body starts).
+    header_len: usize,
     /// For the cached header: (output slot, body offset, serial type, size).
     fields: Vec<(usize, usize, u64, usize)>,
 }
@@ -295,6 +299,7 @@ impl Plan {
             rowid,
             len: columns.len(),
             header: Vec::new(),
+            header_len: usize::MAX,
             fields: Vec::new(),
         }
     }
@@ -318,7 +323,9 @@ impl Plan {
             body += size;
         }
         self.header.clear();
-        self.header.extend_from_slice(header);
+        self.header
+            .extend_from_slice(header.get(..h).unwrap_or(header));
+        self.header_len = header.len();
         Ok(())
     }
 
@@ -338,7 +345,11 @@ impl Plan {
         let header = record
             .get(..header_len)
             .ok_or_else(|| Unsupported("a record header past its record".to_string()))?;
-        if header != self.header.as_slice() {
+        // Rows of one table mostly share the serial types of the leading columns even where later
+        // ones (grid sizes, ids) differ, so only the prefix that places the planned columns is compared.
+        if header_len != self.header_len
+            || header.get(..self.header.len()) != Some(self.header.as_slice())
+        {
             self.layout(header)?;
         }
         for &(slot, at, serial, size) in &self.fields {
@@ -396,9 +407,26 @@ fn value(record: &[u8], at: usize, serial: u64, size: usize) -> R<Val<'_>> {
     })
 }
 
-/// A big-endian two's-complement integer of 1 to 8 bytes.
+/// A big-endian two's-complement integer of 1 to 8 bytes. The sizes SQLite writes (1, 2, 3, 4, 6, 8)
+/// are decoded from fixed-size arrays: no variable-length copy per value on the hot path.
 #[inline(always)]
 fn be_int(bytes: &[u8]) -> i64 {
+    match *bytes {
+        [a] => i64::from(i8::from_be_bytes([a])),
+        [a, b] => i64::from(i16::from_be_bytes([a, b])),
+        [a, b, c] => (i64::from(i16::from_be_bytes([a, b])) << 8) | i64::from(c),
+        [a, b, c, d] => i64::from(i32::from_be_bytes([a, b, c, d])),
+        [a, b, c, d, e, f] => {
+            (i64::from(i16::from_be_bytes([a, b])) << 32)
+                | i64::from(u32::from_be_bytes([c, d, e, f]))
+        }
+        [a, b, c, d, e, f, g, h] => i64::from_be_bytes([a, b, c, d, e, f, g, h]),
+        _ => be_int_any(bytes),
+    }
+}
+
+/// [`be_int`] of any length up to 8.
+fn be_int_any(bytes: &[u8]) -> i64 {
     let negative = bytes.first().is_some_and(|b| b & 0x80 != 0);
     let mut w = if negative { [0xFFu8; 8] } else { [0u8; 8] };
     let n = bytes.len().min(8);
@@ -464,6 +492,22 @@ mod tests {
         assert_eq!(value(&[0x01, 0x00], 0, 2, 2), Ok(Val::Int(256)));
         assert_eq!(value(&[0, 0, 0, 1, 0, 0], 0, 5, 6), Ok(Val::Int(1 << 16)));
         assert_eq!(value(&[], 0, 9, 0), Ok(Val::Int(1)));
+        // Every size, both signs, against the generic decoder.
+        for bytes in [
+            &[0x80][..],
+            &[0x7F, 0xFF],
+            &[0xFF, 0x00, 0x01],
+            &[0x00, 0x80, 0x00],
+            &[0x80, 0, 0, 1],
+            &[0xFF, 0xFE, 0, 0, 0, 7],
+            &[0x00, 0x01, 0xFF, 0xFF, 0xFF, 0xFF],
+            &[0x80, 0, 0, 0, 0, 0, 0, 0],
+            &[0x12, 0x34, 0x56, 0x78, 0x9A, 0xBC, 0xDE, 0xF0],
+        ] {
+            assert_eq!(be_int(bytes), be_int_any(bytes), "{bytes:?}");
+        }
+        assert_eq!(be_int(&[0xFF, 0x00, 0x01]), -65535);
+        assert_eq!(be_int(&[0xFF, 0xFE, 0, 0, 0, 7]), -(2i64 << 32) + 7);
     }
 
     #[test]
