@@ -128,7 +128,6 @@ KNOWN = {
     ("nsys", frozenset({"db", "schema"})),  # db's page scans take a Schema; Schema::open queries via db
     ("nsys", frozenset({"graphs", "timeline"})),
     ("sass", frozenset({"cuobjdump", "nvdisasm", "parallel", "scanner"})),
-    ("stats", frozenset({"estimators", "lanes"})),  # the SIMD median lanes read the Sample they speed up
     ("torch_trace", frozenset({"graphs", "launches"})),
 }
 
