@@ -22,6 +22,7 @@ pub mod out;
 pub mod pages;
 pub mod ranges;
 pub mod ranks;
+pub mod scan;
 pub mod schema;
 pub mod select;
 pub mod strings;
