@@ -11,6 +11,7 @@ pub mod coverage;
 pub mod db;
 pub mod describe;
 pub mod devices;
+pub mod distribution;
 pub mod graphs;
 pub mod hash;
 pub mod info;
