@@ -20,7 +20,14 @@ from gpuopt.evaluation import formats, jsonio, store
 from gpuopt.evaluation.summary import result_summary
 from gpuopt.evaluation.views import handoff, report
 from gpuopt.models.evaluation.operations import TargetResult
-from gpuopt.models.evaluation.statistics import CaseStat, Statistic, Statistics, StatisticsV2
+from gpuopt.models.evaluation.statistics import (
+    CaseStat,
+    CaseStatV2,
+    Statistic,
+    Statistics,
+    StatisticsV2,
+    StatisticV2,
+)
 from gpuopt.models.stats import Comparison
 
 DATA = Path(__file__).parent / "data" / "eval_v2"
@@ -117,6 +124,20 @@ def test_v3_embeds_the_engines_comparison_and_round_trips() -> None:
     assert result.statistics.order_effect == comparison.orders
     orders = comparison.orders
     assert orders is not None and (orders.ab_pairs, orders.ba_pairs) == (4, 6)
+
+
+def test_a_v3_statistic_answers_every_name_of_the_v2_twin() -> None:
+    v2, v3 = _v2().statistics, _load(jsonio.record_bytes(_v3_doc(_engine()))).statistics
+    assert isinstance(v2, StatisticsV2) and isinstance(v3, Statistics)
+    names = list(StatisticV2.model_fields)
+    assert len(names) == 23
+    assert {n: getattr(v3.primary, n) for n in names} == {n: getattr(v2.primary, n) for n in names}
+    assert v3.primary.verdict_reason == "ci_clears_minimum_effect" and v3.primary.warnings == []
+    case_names = list(CaseStatV2.model_fields)
+    assert [{n: getattr(c, n) for n in case_names} for c in v3.per_case] == [
+        c.model_dump() for c in v2.per_case
+    ]
+    assert v3.order_effect == v2.order_effect
 
 
 def test_each_format_only_reads_its_own_shape() -> None:

@@ -128,8 +128,8 @@ def statistic_facts(s: dict[str, Any]) -> dict[str, Any]:
     c = s.get("comparison")
     if c is None:  # v1, v2: the comparison's fields copied into the statistic
         return s
-    return {**c, "role": s["role"], "n_invalid": s["n_invalid"], "n_valid": c["n"],
-            "threshold_pct": c["minimum_effect_pct"]}  # fmt: skip
+    renamed = {"n_valid": c["n"], "threshold_pct": c["minimum_effect_pct"]}
+    return {**c, "role": s["role"], "n_invalid": s["n_invalid"], **renamed}
 
 
 def case_facts(stats: dict[str, Any]) -> list[dict[str, Any]]:

@@ -16,7 +16,16 @@ from pydantic import Field
 
 from gpuopt.models.evaluation.common import Count, Finite, Name, NonNegative, Record
 from gpuopt.models.evaluation.invocation import RESULT_V1, RESULT_V2, InvocationResult
-from gpuopt.models.stats import CaseEffect, Comparison, ConstraintResult, GuardrailResult, OrderFacts
+from gpuopt.models.stats import (
+    CaseEffect,
+    CiMethod,
+    Comparison,
+    ConstraintResult,
+    EffectScale,
+    Estimator,
+    GuardrailResult,
+    OrderFacts,
+)
 
 MetricVerdict = Literal["improved", "regressed", "equivalent", "inconclusive"]
 GateStatus = Literal["passed", "failed", "inconclusive"]
@@ -25,7 +34,7 @@ GateStatus = Literal["passed", "failed", "inconclusive"]
 class Statistic(Record):
     """One metric's comparison (spec §6.4, v3): the engine's result as :func:`gpuopt.stats.compare` returns
     it, and what the evaluation adds (the metric's role, the pairs it left out before the comparison). The
-    properties give the names the v2 twin's fields had."""
+    properties answer every name of the v2 twin's fields."""
 
     role: Literal["primary", "secondary"]
     n_invalid: Count = Field(
@@ -36,6 +45,7 @@ class Statistic(Record):
         description="The engine's comparison over the valid pairs, as gpuopt.stats.compare returns it"
     )
 
+    # The v2 twin's names, read from the comparison (summaries, views and callers read every format alike)
     @property
     def metric(self) -> str:
         return self.comparison.metric
@@ -45,16 +55,44 @@ class Statistic(Record):
         return self.comparison.n
 
     @property
-    def threshold_pct(self) -> float:
-        return self.comparison.minimum_effect_pct
+    def estimator(self) -> Estimator:
+        return self.comparison.estimator
 
     @property
-    def verdict(self) -> MetricVerdict:
-        return self.comparison.verdict
+    def ci_method(self) -> CiMethod:
+        return self.comparison.ci_method
+
+    @property
+    def ci_method_run(self) -> CiMethod | None:
+        return self.comparison.ci_method_run
 
     @property
     def confidence(self) -> float:
         return self.comparison.confidence
+
+    @property
+    def resamples(self) -> int:
+        return self.comparison.resamples
+
+    @property
+    def seed(self) -> int:
+        return self.comparison.seed
+
+    @property
+    def effect_scale(self) -> EffectScale:
+        return self.comparison.effect_scale
+
+    @property
+    def estimate_log(self) -> float | None:
+        return self.comparison.estimate_log
+
+    @property
+    def ci_low_log(self) -> float | None:
+        return self.comparison.ci_low_log
+
+    @property
+    def ci_high_log(self) -> float | None:
+        return self.comparison.ci_high_log
 
     @property
     def estimate_pct(self) -> float | None:
@@ -67,6 +105,30 @@ class Statistic(Record):
     @property
     def ci_high_pct(self) -> float | None:
         return self.comparison.ci_high_pct
+
+    @property
+    def change_pct(self) -> float | None:
+        return self.comparison.change_pct
+
+    @property
+    def threshold_pct(self) -> float:
+        return self.comparison.minimum_effect_pct
+
+    @property
+    def verdict(self) -> MetricVerdict:
+        return self.comparison.verdict
+
+    @property
+    def verdict_reason(self) -> str:
+        return self.comparison.verdict_reason
+
+    @property
+    def pairs_needed_estimate(self) -> int | None:
+        return self.comparison.pairs_needed_estimate
+
+    @property
+    def warnings(self) -> list[str]:
+        return [w.code for w in self.comparison.warnings]
 
 
 class StatisticV2(Record):
@@ -217,7 +279,8 @@ class StatisticsV1(_StatisticsTwins):
 
 
 AnyStatistics = Statistics | StatisticsV2 | StatisticsV1
-"""The statistics of a result of any format (v3 first: a union picks the first shape that validates)."""
+"""The statistics of a result of any format. A v1 record without constraints or guardrails fits both older
+shapes and reads as v2 (the first that fits); ``check_statistics_format`` allows only that overlap."""
 
 
 def check_statistics_format(result: InvocationResult, statistics: AnyStatistics | None) -> None:
