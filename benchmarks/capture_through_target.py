@@ -5,6 +5,7 @@ variant interleaved, under nsys and under torch (the example driver's torch_trac
 diff. One command, everything written under OUT:
 
     python benchmarks/capture_through_target.py OUT [--nsys PATH] [--repeats 5] [--cases rows256]
+        [--tools nsys,torch]
 
 About 35 GPU driver calls (readiness smoke, baseline, 15 nsys and 15 torch captures at one case): a few
 minutes on the H200. ``--cases rows256,rows512`` captures both example cases (twice the calls).
@@ -157,6 +158,7 @@ def main() -> int:
     parser.add_argument("--nsys", help="nsys executable (default: found like gpuopt doctor finds it)")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--cases", default="rows256", help="Comma-separated example cases to capture")
+    parser.add_argument("--tools", default=",".join(TOOLS), help="Comma-separated profilers (nsys,torch)")
     args = parser.parse_args()
     out: Path = args.out.resolve()
     (out / "diffs").mkdir(parents=True, exist_ok=True)
@@ -164,7 +166,7 @@ def main() -> int:
     root = directory / "root"
     cases: list[str] = args.cases.split(",")
     summary: dict[str, Any] = {"repeats": args.repeats, "cases": cases, "invocations": {}, "diffs": {}}
-    for tool in TOOLS:
+    for tool in args.tools.split(","):
         inv = _capture(out, runner, tool, args.repeats, args.nsys, cases)
         summary["invocations"][tool] = inv
         _keep(out, root, tool, inv, cases)

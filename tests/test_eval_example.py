@@ -16,6 +16,7 @@ import pytest
 
 import browser
 from conftest import gpuopt
+from eval_engine import engine_comparison
 from gpuopt.evaluation import invocation
 from gpuopt.evaluation.store import Store
 from gpuopt.models.evaluation.operations import FinalAuditResult, ScreenResult, TargetResult
@@ -110,6 +111,22 @@ def test_faster_candidate_is_improved_passed_and_selected(example: dict[str, Any
     audit = _result(root, steps[("final_audit", "faster")]["record"], FinalAuditResult)
     assert (audit.verdict, audit.statistics.primary.verdict) == ("passed", "improved")
     assert audit.restore_checks.ran == [] and audit.restore_supported is False
+
+
+def test_target_results_embed_the_engines_comparison_of_their_samples(example: dict[str, Any]) -> None:
+    """Results v3: a target's primary is exactly what gpuopt.stats.compare returns for the invocation's
+    samples (its samples table) under the Target's settings, not a copy of its fields."""
+    steps, root = example["steps"], example["root"]
+    for subject in ("faster", "no_effect"):
+        inv_id = steps[("target", subject)]["record"]
+        target = _result(root, inv_id, TargetResult)
+        assert target.format == "gpuopt.invocation-result/v3"
+        samples = root / "invocations" / inv_id / "samples.parquet"
+        expected = engine_comparison(target, samples, root / "target.json")
+        primary = target.statistics.primary
+        assert primary.comparison == expected and (primary.role, primary.n_invalid) == ("primary", 0)
+        assert [c.case_id for c in target.statistics.per_case] == ["rows512", "rows1024"]
+        assert expected.n == 10 and expected.scope == target.request_digest
 
 
 def test_wrong_candidate_fails_correctness_and_performance_is_not_interpreted(

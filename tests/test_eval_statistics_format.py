@@ -14,7 +14,12 @@ from gpuopt.errors import InputError
 from gpuopt.evaluation import formats, jsonio
 from gpuopt.evaluation.views import report
 from gpuopt.models.evaluation.operations import ScreenResult
-from gpuopt.models.evaluation.statistics import GuardrailOutcome, GuardrailViolation, Statistics, StatisticsV1
+from gpuopt.models.evaluation.statistics import (
+    GuardrailOutcome,
+    GuardrailViolation,
+    StatisticsV1,
+    StatisticsV2,
+)
 
 SHA = "ab" * 32
 PRIMARY = {
@@ -152,11 +157,14 @@ def _load(doc: dict[str, Any]) -> ScreenResult:
 
 
 def test_v2_embeds_the_engine_results_and_round_trips() -> None:
-    assert formats.INVOCATION_RESULT == "gpuopt.invocation-result/v2"
+    # v2 is read, no longer written (v3 embeds each metric's comparison too: test_eval_statistics_v3)
+    assert formats.INVOCATION_RESULT == "gpuopt.invocation-result/v3"
     constraint, guardrail = _engine_results()
-    doc = _screen(formats.INVOCATION_RESULT, _statistics([constraint.model_dump()], [guardrail.model_dump()]))
+    doc = _screen(
+        "gpuopt.invocation-result/v2", _statistics([constraint.model_dump()], [guardrail.model_dump()])
+    )
     result = _load(doc)
-    assert isinstance(result.statistics, Statistics)
+    assert isinstance(result.statistics, StatisticsV2)
     assert result.statistics.constraints == [constraint]
     assert result.statistics.guardrails == [guardrail]
     assert (result.statistics.guardrails[0].metric, result.statistics.guardrails[0].status) == (

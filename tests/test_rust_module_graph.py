@@ -122,15 +122,10 @@ def test_the_resolver_reads_the_import_forms() -> None:
     assert "ranges" in graph[("nsys",)]["select"]
 
 
-KNOWN = {
-    # Cycles that predate this test, outside the evaluation-core work of issue 14; cutting one removes
-    # its line here (the test fails while a fixed cycle is still listed, so the list only shrinks).
-    ("nsys", frozenset({"db", "schema"})),  # db's page scans take a Schema; Schema::open queries via db
-    ("nsys", frozenset({"graphs", "timeline"})),
-    ("sass", frozenset({"cuobjdump", "nvdisasm", "parallel", "scanner"})),
-    ("stats", frozenset({"estimators", "lanes"})),  # the SIMD median lanes read the Sample they speed up
-    ("torch_trace", frozenset({"graphs", "launches"})),
-}
+# Cycles allowed to stay: none. Issue 14 item 5 cut every one that predated this test (nsys db/schema
+# and graphs/timeline, sass scanner/grammars/parallel, stats estimators/lanes, torch_trace
+# graphs/launches); a new cycle is cut, never listed here.
+KNOWN: set[tuple[str, frozenset[str]]] = set()
 
 
 def test_no_rust_module_cycle() -> None:

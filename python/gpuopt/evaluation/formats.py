@@ -8,10 +8,12 @@ from typing import Final
 TARGET: Final = "gpuopt.target/v2"
 """v2: inherited variables keep a keyed digest, values only where ``env_record`` says; v1 is still read."""
 INVOCATION_REQUEST: Final = "gpuopt.invocation-request/v1"
-INVOCATION_RESULT: Final = "gpuopt.invocation-result/v2"
-"""v2: a comparison's constraints and guardrails embed the engine's results (``ConstraintResult``, and
-``GuardrailResult`` with its violations located in the pairs) instead of v1's field-by-field twins
-(``ConstraintStat``, ``GuardrailStat``); v1 is still read (``StatisticsV1``)."""
+INVOCATION_RESULT: Final = "gpuopt.invocation-result/v3"
+"""v3: each metric of a comparison embeds the engine's ``Comparison`` (per-case effects and order facts
+included) instead of v2's field-by-field twins (``StatisticV2``, ``CaseStatV2``). v2: the constraints and
+guardrails embed the engine's results (``ConstraintResult``, and ``GuardrailResult`` with its violations
+located in the pairs) instead of v1's twins (``ConstraintStat``, ``GuardrailStat``). v1 and v2 are still
+read (``StatisticsV1``, ``StatisticsV2``)."""
 DRIVER_REQUEST: Final = "gpuopt.driver-request/v1"
 READINESS_FAILURE: Final = "gpuopt.readiness-failure/v1"
 EXPERIMENT: Final = "gpuopt.experiment/v1"

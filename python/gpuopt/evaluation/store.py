@@ -291,8 +291,10 @@ def _evaluation_keys(record: dict[str, Any]) -> dict[str, Any]:
     stats = record.get("statistics")
     primary = stats.get("primary") if isinstance(stats, dict) else None
     if isinstance(primary, dict):
+        # v3 embeds the engine's comparison; v1 and v2 copied its fields into the statistic
+        facts = primary.get("comparison", primary)
         for name in ("verdict", "estimate_pct", "ci_low_pct", "ci_high_pct"):
-            keys[f"primary_{name}"] = primary.get(name)
+            keys[f"primary_{name}"] = facts.get(name) if isinstance(facts, dict) else None
     pairs = record.get("pairs")
     if isinstance(pairs, list):
         valid = sum(1 for p in pairs if isinstance(p, dict) and p.get("valid") is True)

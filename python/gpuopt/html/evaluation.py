@@ -89,7 +89,7 @@ def _label(inv: dict[str, Any]) -> str:
 
 def _minimum(details: dict[str, dict[str, Any]]) -> float | None:
     found = [
-        d["statistics"]["primary"]["threshold_pct"]
+        views.statistic_facts(d["statistics"]["primary"])["threshold_pct"]
         for d in details.values()
         if d.get("statistics") and d["statistics"].get("primary")
     ]
@@ -174,7 +174,7 @@ def _noise_section(page: Page, details: dict[str, dict[str, Any]], minimum: floa
 def _cases_section(page: Page, details: dict[str, dict[str, Any]], minimum: float | None) -> None:
     rows = []
     for inv_id, d in details.items():
-        for c in (d.get("statistics") or {}).get("per_case") or []:
+        for c in views.case_facts(d["statistics"]) if d.get("statistics") else []:
             rows.append(
                 {
                     "label": f"{d['operation']} · {inv_id[:12]} · {c['case_id']}",
@@ -195,7 +195,8 @@ def _cases_section(page: Page, details: dict[str, dict[str, Any]], minimum: floa
 
 def _metrics_section(page: Page, rep: dict[str, Any]) -> None:
     stats = rep.get("statistics") or {}
-    metrics = [stats["primary"], *stats.get("secondary", [])] if stats.get("primary") else []
+    found = [stats["primary"], *stats.get("secondary", [])] if stats.get("primary") else []
+    metrics = [views.statistic_facts(s) for s in found]
     rows = [
         {
             "label": f"{s['metric']} ({s['role']})",
@@ -213,7 +214,7 @@ def _metrics_section(page: Page, rep: dict[str, Any]) -> None:
         why = "Performance not interpreted (invalid measurement)" if "statistics" in rep else "No statistics"
         page.nothing("effects", title, f"{why} in this invocation's records.")
         return
-    minimum = stats["primary"]["threshold_pct"]
+    minimum = metrics[0]["threshold_pct"]
     page.figure("effects", title, _forest(rows, minimum, "effect (%)"), NOTE)
 
 

@@ -1,8 +1,8 @@
 //! CUDA API facts: `cuda_api_sum`, the hot path over tens of millions of runtime/driver calls, read as
 //! three integer columns in a parallel scan and grouped by the interned name id.
 
-use super::db;
 use super::describe::Summary;
+use super::scan;
 use super::schema::{Schema, RUNTIME};
 use super::select::Selection;
 use super::strings::Strings;
@@ -38,7 +38,7 @@ pub fn api_sum(schema: &Schema, strings: &Strings, sel: &Selection) -> Result<Ta
         } else {
             &["start", "end", "nameId"]
         };
-        let parts = db::scan(
+        let parts = scan::scan(
             schema,
             table,
             columns,

@@ -1,11 +1,10 @@
-//! SQLite access: read-only, immutable connections, SQLite error mapping, and parallel row scans
-//! split by rowid so that every core reads its own part of a table through its own connection.
+//! SQLite access: the file check before SQLite opens it, read-only immutable connections, SQLite
+//! error mapping, whole queries, and the cell readers (and timestamp checks) every row goes through.
+//! Scans of a resolved table, which need the schema, are `scan.rs`.
 
 use super::codes;
-use super::pages::{self, Val};
-use super::schema::{Schema, TableInfo};
+use super::pages::Val;
 use crate::error::{Error, Result};
-use rayon::prelude::*;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags, Row};
 use std::io::Read;
@@ -170,7 +169,8 @@ pub fn opt_text(row: &Row<'_>, idx: usize) -> Result<Option<String>> {
     Ok(cell_opt_text(&value_of(row, idx)?))
 }
 
-fn value_of<'a>(row: &'a Row<'_>, idx: usize) -> Result<Val<'a>> {
+/// Cell `idx` of an SQLite row, as the direct reader would have decoded it.
+pub fn value_of<'a>(row: &'a Row<'_>, idx: usize) -> Result<Val<'a>> {
     match row.get_ref(idx) {
         Ok(v) => Ok(from_ref(v)),
         Err(e) => Err(Error::input(codes::SQLITE_ERROR, e.to_string())),
@@ -296,7 +296,23 @@ pub struct Cells<'a> {
     rowid: Option<i64>,
 }
 
-impl Cells<'_> {
+impl<'a> Cells<'a> {
+    /// The row `rowid` (where known) of `table`, holding the columns `names` as `vals`.
+    #[inline]
+    pub fn new(
+        vals: &'a [Val<'a>],
+        names: &'a [&'a str],
+        table: &'a str,
+        rowid: Option<i64>,
+    ) -> Self {
+        Self {
+            vals,
+            names,
+            table,
+            rowid,
+        }
+    }
+
     fn val(&self, i: usize) -> Val<'_> {
         self.vals.get(i).copied().unwrap_or(Val::Null)
     }
@@ -336,185 +352,6 @@ impl Cells<'_> {
     }
 }
 
-/// How a scan reads the file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reader {
-    /// The direct b-tree reader, falling back to SQLite when it steps aside.
-    Auto,
-    /// SQLite only (`sqlite3_step` per row).
-    Sqlite,
-}
-
-/// Scans columns of `table` (`"rowid"` names the rowid), folding rows into per-worker accumulators.
-/// The leaf pages (or rowid ranges, through SQLite) are split among the workers in order, and the
-/// accumulators come back in that order, so a merge is deterministic whatever the thread count.
-pub fn scan<A, I, F>(
-    schema: &Schema,
-    table: &TableInfo,
-    columns: &[&str],
-    init: I,
-    fold: F,
-) -> Result<Vec<A>>
-where
-    A: Send,
-    I: Fn() -> A + Sync,
-    F: Fn(&mut A, &Cells<'_>) -> Result<()> + Sync,
-{
-    scan_with(Reader::Auto, schema, table, columns, init, fold)
-}
-
-/// [`scan`] with a chosen reader (tests compare the two).
-pub fn scan_with<A, I, F>(
-    reader: Reader,
-    schema: &Schema,
-    table: &TableInfo,
-    columns: &[&str],
-    init: I,
-    fold: F,
-) -> Result<Vec<A>>
-where
-    A: Send,
-    I: Fn() -> A + Sync,
-    F: Fn(&mut A, &Cells<'_>) -> Result<()> + Sync,
-{
-    if reader == Reader::Auto {
-        // The direct reader steps aside (Err) on layouts it does not handle; SQLite reads those.
-        if let Ok(done) = scan_pages(schema, table, columns, &init, &fold) {
-            return done;
-        }
-    }
-    scan_sqlite(schema, table, columns, &init, &fold)
-}
-
-fn scan_pages<A, I, F>(
-    schema: &Schema,
-    table: &TableInfo,
-    columns: &[&str],
-    init: &I,
-    fold: &F,
-) -> std::result::Result<Result<Vec<A>>, pages::Unsupported>
-where
-    A: Send,
-    I: Fn() -> A + Sync,
-    F: Fn(&mut A, &Cells<'_>) -> Result<()> + Sync,
-{
-    let Some(root) = table.layout.root else {
-        return Err(pages::Unsupported("no table b-tree".into()));
-    };
-    let mut positions = Vec::with_capacity(columns.len());
-    for c in columns {
-        match table.layout.position(c) {
-            Some(p) => positions.push(p),
-            None => return Err(pages::Unsupported(format!("no column {c}"))),
-        }
-    }
-    let tree = pages::Tree::open(&schema.path, root)?;
-    let workers = rayon::current_num_threads().max(1);
-    let per = tree.leaves.len().div_ceil(workers).max(1);
-    let chunks: Vec<&[u32]> = tree.leaves.chunks(per).collect();
-    let table_name = table.actual.as_str();
-    let results: Vec<std::result::Result<Result<A>, pages::Unsupported>> = chunks
-        .into_par_iter()
-        .map(|leaves| {
-            let mut acc = init();
-            let mut each = |rowid: i64, vals: &[Val<'_>]| {
-                fold(
-                    &mut acc,
-                    &Cells {
-                        vals,
-                        names: columns,
-                        table: table_name,
-                        rowid: Some(rowid),
-                    },
-                )
-            };
-            match tree.scan(leaves, &positions, &mut each)? {
-                Ok(()) => Ok(Ok(acc)),
-                Err(e) => Ok(Err(e)),
-            }
-        })
-        .collect();
-    let mut out = Vec::with_capacity(results.len());
-    for r in results {
-        match r? {
-            Ok(acc) => out.push(acc),
-            Err(e) => return Ok(Err(e)),
-        }
-    }
-    if out.is_empty() {
-        out.push(init());
-    }
-    Ok(Ok(out))
-}
-
-fn scan_sqlite<A, I, F>(
-    schema: &Schema,
-    table: &TableInfo,
-    columns: &[&str],
-    init: &I,
-    fold: &F,
-) -> Result<Vec<A>>
-where
-    A: Send,
-    I: Fn() -> A + Sync,
-    F: Fn(&mut A, &Cells<'_>) -> Result<()> + Sync,
-{
-    let (uri, path, name) = (&schema.uri, &schema.path, table.actual.as_str());
-    let conn = connect(uri, path)?;
-    let bounds: (Option<i64>, Option<i64>) = conn
-        .query_row(
-            &format!("SELECT min(rowid), max(rowid) FROM \"{name}\""),
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .map_err(|e| sql_error(&e, path))?;
-    let (Some(lo), Some(hi)) = bounds else {
-        return Ok(vec![init()]);
-    };
-    let quoted: Vec<String> = columns
-        .iter()
-        .map(|c| {
-            if *c == "rowid" {
-                "rowid".to_string()
-            } else {
-                format!("\"{c}\"")
-            }
-        })
-        .collect();
-    // The rowid rides last, so that an error can name the row.
-    let sql = format!(
-        "SELECT {}, rowid FROM \"{name}\" WHERE rowid >= ?1 AND rowid <= ?2",
-        quoted.join(", ")
-    );
-    ranges(lo, hi, rayon::current_num_threads().max(1))
-        .into_par_iter()
-        .map(|(a, b)| {
-            let conn = connect(uri, path)?;
-            let mut stmt = conn.prepare(&sql).map_err(|e| sql_error(&e, path))?;
-            let mut rows = stmt.query([a, b]).map_err(|e| sql_error(&e, path))?;
-            let mut acc = init();
-            while let Some(row) = rows.next().map_err(|e| sql_error(&e, path))? {
-                let mut vals = [Val::Null; pages::MAX_COLUMNS];
-                for (i, slot) in vals.iter_mut().enumerate().take(columns.len()) {
-                    *slot = value_of(row, i)?;
-                }
-                let rowid = match value_of(row, columns.len())? {
-                    Val::Int(r) => Some(r),
-                    _ => None,
-                };
-                let cells = Cells {
-                    vals: vals.get(..columns.len()).unwrap_or_default(),
-                    names: columns,
-                    table: name,
-                    rowid,
-                };
-                fold(&mut acc, &cells)?;
-            }
-            Ok(acc)
-        })
-        .collect()
-}
-
 /// Runs a whole query on one connection (small tables: metadata, enums, strings, NVTX).
 pub fn query_all<T, F>(uri: &str, path: &Path, sql: &str, mut each: F) -> Result<Vec<T>>
 where
@@ -538,33 +375,9 @@ where
     Ok(out)
 }
 
-/// Splits `[lo, hi]` into at most `n` contiguous, non-empty ranges.
-fn ranges(lo: i64, hi: i64, n: usize) -> Vec<(i64, i64)> {
-    let span = i128::from(hi) - i128::from(lo) + 1;
-    let n = i128::try_from(n).unwrap_or(1).clamp(1, span.max(1));
-    let step = (span + n - 1) / n;
-    let mut out = Vec::new();
-    let mut a = i128::from(lo);
-    while a <= i128::from(hi) {
-        let b = (a + step - 1).min(i128::from(hi));
-        if let (Ok(x), Ok(y)) = (i64::try_from(a), i64::try_from(b)) {
-            out.push((x, y));
-        }
-        a = b + 1;
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ranges_cover_exactly() {
-        assert_eq!(ranges(1, 10, 3), vec![(1, 4), (5, 8), (9, 10)]);
-        assert_eq!(ranges(5, 5, 4), vec![(5, 5)]);
-        assert_eq!(ranges(1, 2, 8), vec![(1, 1), (2, 2)]);
-    }
 
     #[test]
     fn uri_escapes_query_characters() {

@@ -10,12 +10,12 @@
 
 use super::api::strip_version;
 use super::db;
+use super::distribution::Distribution;
 use super::hash::{IdMap, IdSet};
 use super::ops::{self, Call, Op, OpKind};
 use super::schema::{Schema, GRAPH_EVENTS};
 use super::select::{Selection, PID_MASK};
 use super::strings::Strings;
-use super::timeline::Distribution;
 use crate::error::Result;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};

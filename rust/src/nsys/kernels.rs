@@ -2,10 +2,10 @@
 //! `cuda_kern_exec_sum` (kernels joined to their launch calls).
 
 use super::api::strip_version;
-use super::db;
 use super::describe::{Durations, Summary};
 use super::ops::{self, OpKind};
 use super::out::Columns;
+use super::scan;
 use super::schema::{Schema, KERNEL};
 use super::select::Selection;
 use super::strings::Strings;
@@ -53,7 +53,7 @@ pub fn kern_sum(
         if sel.device.is_some() {
             columns.push("deviceId");
         }
-        let parts = db::scan(
+        let parts = scan::scan(
             schema,
             table,
             &columns,

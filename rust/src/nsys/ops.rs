@@ -2,8 +2,8 @@
 //! compact rows, and their join to the CUDA API call that launched them (`correlationId` *and*
 //! process: correlation ids are unique only per process).
 
-use super::db;
 use super::hash::IdMap;
+use super::scan;
 use super::schema::{Schema, GRAPH_TRACE, KERNEL, MEMCPY, MEMSET, RUNTIME};
 use super::select::{Selection, PID_MASK};
 use super::strings::Strings;
@@ -104,7 +104,7 @@ fn load_kind(schema: &Schema, strings: &Strings, sel: &Selection, kind: OpKind) 
     }
     let node_at = columns.len() - 1;
     let memset_kind = kind == OpKind::Memset && extra.first() == Some(&"memKind");
-    let parts = db::scan(
+    let parts = scan::scan(
         schema,
         table,
         &columns,
@@ -186,7 +186,7 @@ pub fn join_calls(
     let mut found: Vec<Option<Call>> = vec![None; slots.len()];
     if let Some(table) = schema.table(&RUNTIME) {
         let name = table.actual.clone();
-        let parts = db::scan(
+        let parts = scan::scan(
             schema,
             table,
             &["start", "end", "globalTid", "correlationId", "nameId"],

@@ -9,10 +9,10 @@
 //!   wherever on the GPU it ran.
 
 use super::codes;
-use super::db;
 use super::devices::DeviceMap;
 use super::hash::{IdMap, IdSet};
 use super::ranges::{self, NvtxData};
+use super::scan;
 use super::schema::{Schema, RUNTIME};
 use crate::error::{Error, Result};
 use crate::intervals::Span;
@@ -204,7 +204,7 @@ impl NvtxFilter {
         let Some(table) = schema.table(&RUNTIME) else {
             return Ok(IdSet::default());
         };
-        let parts = db::scan(
+        let parts = scan::scan(
             schema,
             table,
             &["start", "end", "globalTid", "correlationId"],

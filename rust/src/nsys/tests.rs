@@ -1,7 +1,7 @@
 //! Engine tests on the real fixtures in `tests/data/fixtures` (NVIDIA's own `nsys stats` output is the
 //! oracle; the Python tests compare every cell, these pin the engine without an interpreter).
 
-use super::db::{self, Reader};
+use super::scan::{self, Reader};
 use super::schema::SOURCES;
 use super::select::Request;
 use super::Report;
@@ -70,7 +70,7 @@ fn page_reader_agrees_with_sqlite_on_every_fixture() {
             columns.extend(table.layout.order.iter().map(String::as_str));
             columns.truncate(super::pages::MAX_COLUMNS);
             let read = |reader| {
-                db::scan_with(
+                scan::scan_with(
                     reader,
                     &report.schema,
                     table,
@@ -250,7 +250,7 @@ fn page_reader_handles_overflow_interior_pages_and_added_columns() {
         let mut columns: Vec<&str> = vec!["rowid"];
         columns.extend(table.layout.order.iter().map(String::as_str));
         let read = |reader| {
-            db::scan_with(
+            scan::scan_with(
                 reader,
                 &report.schema,
                 table,

@@ -14,13 +14,13 @@
 use super::api::strip_version;
 use super::coverage::{self, Coverage};
 use super::db;
-use super::describe::percentile_sorted;
 use super::devices::DeviceMap;
+use super::distribution::Distribution;
 use super::graphs::{self, GraphLaunch};
 use super::hash::IdMap;
 use super::memory::enum_labels;
 use super::ops::{self, Call, Op, OpKind};
-use super::out::{add_i64, sum_i64, total_i64, Columns};
+use super::out::{add_i64, sum_i64, Columns};
 use super::schema::{
     Schema, CUPTI_OVERHEAD, ENUM_MEMCPY_OPER, ENUM_OVERHEAD_TYPE, ENUM_SYNC_TYPE,
     PROFILER_OVERHEAD, SYNC,
@@ -43,34 +43,6 @@ pub(super) const GPU_WORK: &[OpKind] = &[
 
 /// Upper bounds (ns, exclusive) of the gap histogram buckets; the last bucket is open-ended.
 const GAP_BUCKETS_NS: [i64; 5] = [1_000, 10_000, 100_000, 1_000_000, 10_000_000];
-
-#[derive(Debug, Clone, Serialize, Default)]
-pub struct Distribution {
-    pub count: u64,
-    pub total_ns: i64,
-    pub min_ns: Option<i64>,
-    pub median_ns: Option<i64>,
-    pub p90_ns: Option<i64>,
-    pub max_ns: Option<i64>,
-    pub mean_ns: Option<f64>,
-}
-
-impl Distribution {
-    /// Nearest-rank median and p90 of integer values.
-    pub fn of(mut values: Vec<i64>) -> Result<Self> {
-        values.sort_unstable();
-        let total: i128 = values.iter().map(|&v| i128::from(v)).sum();
-        Ok(Self {
-            count: u64::try_from(values.len()).unwrap_or(u64::MAX),
-            total_ns: total_i64(total, "total_ns")?,
-            min_ns: values.first().copied(),
-            median_ns: percentile_sorted(&values, 50.0),
-            p90_ns: percentile_sorted(&values, 90.0),
-            max_ns: values.last().copied(),
-            mean_ns: (!values.is_empty()).then(|| total as f64 / values.len() as f64),
-        })
-    }
-}
 
 #[derive(Debug, Clone, Serialize)]
 pub struct GapBucket {

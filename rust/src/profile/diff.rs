@@ -4,9 +4,11 @@
 //! absent). The effect is mean(candidate) − mean(baseline) in ns, and 100·(mean(c)/mean(b) − 1) in
 //! percent. With k ≥ 2 captures per side:
 //! - **CI**: percentile bootstrap over captures. Unpaired: each side's captures are resampled on their
-//!   own; paired (captures interleaved in pairs, equal counts): pair indices are resampled. Replicate b
-//!   of key j draws from the `gpuopt.rng/v1` stream ("profile_diff", seed, key name, b), so a key's CI
-//!   does not depend on which other keys are in the diff, nor on the thread count.
+//!   own; paired (captures interleaved in pairs, equal counts): pair indices are resampled. Key j draws
+//!   its replicates in order from one `gpuopt.rng/v1` stream ("profile_diff", seed, key name), so a key's
+//!   CI does not depend on which other keys are in the diff, nor on the thread count (one key's replicates
+//!   run on one thread; one stream per key, not per replicate: a replicate of k captures is ~k draws,
+//!   far cheaper than deriving a key).
 //! - **p-value**: Welch's t test (unpaired) or the paired t test of the per-capture totals.
 //! - **q-value**: Benjamini–Hochberg over every tested key; a key is flagged when q ≤ the declared
 //!   false-discovery rate and its change reaches the minimum effect.
@@ -15,7 +17,7 @@ use super::codes;
 use crate::error::{Error, Result};
 use crate::stats::bootstrap;
 use crate::stats::fdr::benjamini_hochberg;
-use crate::stats::rng::{KeyPrefix, Part, Stream};
+use crate::stats::rng::{Part, Stream};
 use crate::stats::student::{paired_p, welch_p};
 use rayon::prelude::*;
 use serde::Deserialize;
@@ -135,12 +137,11 @@ fn mean(x: &[f64]) -> f64 {
 
 /// (change, change %) replicates of one key.
 fn replicates(name: &str, b: &[f64], c: &[f64], options: &DiffOptions) -> (Vec<f64>, Vec<f64>) {
-    let prefix = KeyPrefix::new("profile_diff", &[Part::Int(options.seed), Part::Str(name)]);
+    let mut stream = Stream::new("profile_diff", &[Part::Int(options.seed), Part::Str(name)]);
     let (kb, kc) = (b.len() as u64, c.len() as u64);
     let mut change = Vec::with_capacity(options.resamples);
     let mut pct = Vec::with_capacity(options.resamples);
-    for r in 0..options.resamples {
-        let mut stream = Stream::from_key(prefix.key_with(r as u64));
+    for _ in 0..options.resamples {
         let (mut sb, mut sc) = (0.0, 0.0);
         if options.paired {
             for _ in 0..kb {
@@ -297,6 +298,39 @@ mod tests {
             let b = diff(&two, &options(paired)).unwrap_or_default();
             assert_eq!(a[0].ci_low, b[1].ci_low);
             assert_eq!(a[0].ci_high_pct, b[1].ci_high_pct);
+        }
+    }
+
+    #[test]
+    fn the_numbers_do_not_depend_on_the_thread_count() {
+        let names: Vec<String> = (0..64).map(|j| format!("k{j}")).collect();
+        let mut stream = Stream::new("test_threads", &[Part::Int(3)]);
+        let mut draw = || {
+            (0..64 * 4)
+                .map(|_| 1000.0 + 50.0 * stream.normal())
+                .collect::<Vec<_>>()
+        };
+        let m = KeyMatrix {
+            keys: names,
+            baseline: draw(),
+            k_baseline: 4,
+            candidate: draw(),
+            k_candidate: 4,
+        };
+        let run = |threads: usize| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .map(|pool| pool.install(|| diff(&m, &options(true)).unwrap_or_default()))
+                .unwrap_or_default()
+        };
+        let (one, four) = (run(1), run(4));
+        assert_eq!(one.len(), 64);
+        for (a, b) in one.iter().zip(&four) {
+            assert_eq!(
+                (a.ci_low, a.ci_high, a.q_value),
+                (b.ci_low, b.ci_high, b.q_value)
+            );
         }
     }
 

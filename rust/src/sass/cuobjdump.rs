@@ -8,6 +8,7 @@ use super::scanner::Scanner;
 use super::{codes, Arch};
 use crate::error::{Error, Result};
 
+/// What the grammar remembers between lines.
 #[derive(Default)]
 pub struct State {
     /// Inside a `Fatbin ptx code:` entry (its header, and PTX text when cuobjdump printed it).
@@ -28,12 +29,12 @@ const METADATA: &[&[u8]] = &[
     b".headerflags",
 ];
 
-pub fn line(s: &mut Scanner, line: &[u8]) -> Result<()> {
+pub fn line(s: &mut Scanner, state: &mut State, line: &[u8]) -> Result<()> {
     if line.starts_with(b"/*") {
         if line.get(2) == Some(&b' ') {
             return Ok(()); // `/* 0x000fe20000000800 */`: the second encoding word
         }
-        if s.current.is_none() || s.cuobjdump.closed {
+        if s.current.is_none() || state.closed {
             return Err(s.invalid("an instruction outside any `Function :` block"));
         }
         return match s.addressed(line)? {
@@ -48,24 +49,24 @@ pub fn line(s: &mut Scanner, line: &[u8]) -> Result<()> {
     }
     if let Some(name) = line.strip_prefix(b"Function :") {
         s.start_function(super::lexer::trim(name));
-        s.cuobjdump.closed = false;
+        state.closed = false;
         return Ok(());
     }
     if line == b".........." {
         s.finish_function();
-        s.cuobjdump.closed = true;
+        state.closed = true;
         return Ok(());
     }
     if let Some(arch) = line.strip_prefix(b"code for ") {
         s.finish_function();
-        s.cuobjdump.in_ptx = false;
+        state.in_ptx = false;
         s.cubin_count += 1;
         s.set_arch(arch)?;
         return Ok(());
     }
     if line == b"Fatbin elf code:" || line == b"Fatbin ptx code:" {
         s.finish_function();
-        s.cuobjdump.in_ptx = line == b"Fatbin ptx code:";
+        state.in_ptx = line == b"Fatbin ptx code:";
         return Ok(());
     }
     if line.iter().all(|b| *b == b'=') {
@@ -75,7 +76,7 @@ pub fn line(s: &mut Scanner, line: &[u8]) -> Result<()> {
         let parsed = checked_arch(s, arch)?;
         // A PTX entry's architecture is recorded apart; an ELF entry's is checked only, since the
         // `code for` line that follows is what functions are bound to.
-        if s.cuobjdump.in_ptx && !s.ptx_architectures.contains(&parsed) {
+        if state.in_ptx && !s.ptx_architectures.contains(&parsed) {
             s.ptx_architectures.push(parsed);
         }
         return Ok(());
@@ -87,7 +88,7 @@ pub fn line(s: &mut Scanner, line: &[u8]) -> Result<()> {
     if METADATA.iter().any(|m| line.starts_with(m)) {
         return Ok(());
     }
-    if s.cuobjdump.in_ptx {
+    if state.in_ptx {
         s.note_unmodeled("ptx_text", b"lines of embedded PTX");
     } else {
         let head = line.split(|b| *b == b' ').next().unwrap_or(line);
@@ -105,9 +106,9 @@ fn checked_arch(s: &Scanner, text: &[u8]) -> Result<Arch> {
     })
 }
 
-pub fn finish(s: &mut Scanner, _stats: LineStats) -> Result<()> {
+pub fn finish(s: &Scanner, state: &State, _stats: LineStats) -> Result<()> {
     if let Some(open) = &s.current {
-        if !s.cuobjdump.closed {
+        if !state.closed {
             return Err(Error::input(
                 codes::FILE_TRUNCATED,
                 format!(

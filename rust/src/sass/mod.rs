@@ -4,26 +4,34 @@
 //! counters (instructions, classes, an opcode histogram) and, when a signature catalog is given, the
 //! first few evidence lines of every pattern it matches. Matching is on parsed opcodes only, never on
 //! function names, labels or comments.
+//!
+//! Bottom up: `scanner` holds the state the two grammars (`cuobjdump`, `nvdisasm`) share; `pass`
+//! drives one pass, handing each line to its dialect's grammar; `merge` assembles parts into the
+//! `listing`; `parallel` scans large cuobjdump files in segments and `file` picks the path.
 
 mod arch;
 mod cuobjdump;
+mod file;
 mod function;
 
 pub mod instruction;
 pub(crate) mod lexer;
+mod listing;
+mod merge;
 mod nvdisasm;
 pub(crate) mod parallel;
+mod pass;
 mod scanner;
 pub mod signatures;
 mod tables;
 
 pub use arch::Arch;
+pub use file::scan_path;
 pub use function::{Evidence, FunctionFacts, PatternHits};
 pub use instruction::{Class, OpcodeInfo, CLASSES};
-pub use scanner::{
-    scan_bytes, scan_path, scan_reader, CatalogSummary, Dialect, Listing, ScanOptions, Summary,
-    Unmodeled,
-};
+pub use listing::{CatalogSummary, Dialect, Listing, Summary, Unmodeled};
+pub use pass::{scan_bytes, scan_reader};
+pub use scanner::ScanOptions;
 pub use signatures::Catalog;
 pub use tables::{functions_table, opcodes_table, signatures_table};
 

@@ -31,6 +31,7 @@ struct Resources {
     min_stack: Option<u32>,
 }
 
+/// What the grammar remembers between lines.
 #[derive(Default)]
 pub struct State {
     section: Section,
@@ -84,12 +85,12 @@ fn is_label(line: &[u8]) -> bool {
     line.last() == Some(&b':') && !line.iter().any(|b| b.is_ascii_whitespace())
 }
 
-pub fn line(s: &mut Scanner, line: &[u8]) -> Result<()> {
+pub fn line(s: &mut Scanner, state: &mut State, line: &[u8]) -> Result<()> {
     if line.starts_with(b"/*") {
         if line.get(2) == Some(&b' ') {
             return Ok(()); // an encoding comment (`nvdisasm -hex`)
         }
-        return addressed(s, line);
+        return addressed(s, state, line);
     }
     if let Some(comment) = line.strip_prefix(b"//") {
         if comment.starts_with(b"##") {
@@ -97,21 +98,21 @@ pub fn line(s: &mut Scanner, line: &[u8]) -> Result<()> {
                 f.facts.line_info_count += 1;
             }
         } else if let Some(attr) = find_after(comment, b"nvinfo : ") {
-            s.nvdisasm.attr = match trim(attr) {
+            state.attr = match trim(attr) {
                 b"EIATTR_REGCOUNT" => Some(Attr::RegCount),
                 b"EIATTR_FRAME_SIZE" => Some(Attr::FrameSize),
                 b"EIATTR_MIN_STACK_SIZE" => Some(Attr::MinStackSize),
                 _ => None,
             };
-            s.nvdisasm.attr_function = None;
+            state.attr_function = None;
         }
         return Ok(());
     }
     if is_label(line) {
         let name = line.get(..line.len() - 1).unwrap_or_default();
-        if s.nvdisasm.section == Section::Text {
-            if s.nvdisasm.end_label.as_deref() == Some(name) {
-                s.nvdisasm.end_reached = true;
+        if state.section == Section::Text {
+            if state.end_label.as_deref() == Some(name) {
+                state.end_reached = true;
             } else if let Some(f) = s.current.as_mut() {
                 f.label(name);
             }
@@ -119,7 +120,7 @@ pub fn line(s: &mut Scanner, line: &[u8]) -> Result<()> {
         return Ok(());
     }
     if line.first() == Some(&b'.') {
-        return directive(s, line);
+        return directive(s, state, line);
     }
     let head = line
         .split(|b| b.is_ascii_whitespace())
@@ -135,25 +136,25 @@ fn find_after<'a>(hay: &'a [u8], needle: &[u8]) -> Option<&'a [u8]> {
         .and_then(|i| hay.get(i + needle.len()..))
 }
 
-fn directive(s: &mut Scanner, line: &[u8]) -> Result<()> {
+fn directive(s: &mut Scanner, state: &mut State, line: &[u8]) -> Result<()> {
     let name = directive_name(line);
     let rest = rest_after_name(line);
     match name {
         b"section" => {
             s.finish_function();
-            s.nvdisasm.end_label = None;
-            s.nvdisasm.end_reached = false;
+            state.end_label = None;
+            state.end_reached = false;
             let section = rest.split(|b| *b == b',').next().unwrap_or_default();
             if let Some(function) = section.strip_prefix(b".text.") {
-                s.nvdisasm.section = Section::Text;
+                state.section = Section::Text;
                 if s.cubin_count == 0 {
                     s.cubin_count = 1;
                 }
                 s.start_function(function);
             } else if section == b".nv.info" {
-                s.nvdisasm.section = Section::NvInfo;
+                state.section = Section::NvInfo;
             } else {
-                s.nvdisasm.section = Section::Other;
+                state.section = Section::Other;
             }
         }
         b"target" => {
@@ -162,10 +163,10 @@ fn directive(s: &mut Scanner, line: &[u8]) -> Result<()> {
                 .next()
                 .unwrap_or_default();
             s.set_arch(arch)?;
-            s.nvdisasm.saw_header = true;
+            state.saw_header = true;
         }
         b"headerflags" => {
-            s.nvdisasm.saw_header = true;
+            state.saw_header = true;
             if s.arch.is_none() {
                 // Older listings have no `.target`; the ELF flags name the architecture, and
                 // EF_CUDA_ACCELERATORS marks the arch-specific (`a`) variant.
@@ -217,7 +218,7 @@ fn directive(s: &mut Scanner, line: &[u8]) -> Result<()> {
                         .next()
                         .unwrap_or_default();
                     if label.starts_with(b".L") {
-                        s.nvdisasm.end_label = Some(label.to_vec());
+                        state.end_label = Some(label.to_vec());
                     }
                 }
             }
@@ -228,10 +229,10 @@ fn directive(s: &mut Scanner, line: &[u8]) -> Result<()> {
     Ok(())
 }
 
-fn addressed(s: &mut Scanner, line: &[u8]) -> Result<()> {
+fn addressed(s: &mut Scanner, state: &mut State, line: &[u8]) -> Result<()> {
     match s.addressed(line)? {
         Addressed::Instruction(ins) => {
-            if s.nvdisasm.section != Section::Text || s.current.is_none() {
+            if state.section != Section::Text || s.current.is_none() {
                 return Err(s.invalid("an instruction outside any `.text.` section"));
             }
             s.instruction(&ins)?;
@@ -240,21 +241,18 @@ fn addressed(s: &mut Scanner, line: &[u8]) -> Result<()> {
             directive,
             operands,
         } => {
-            if s.nvdisasm.section != Section::NvInfo
-                || s.nvdisasm.attr.is_none()
-                || directive != b"word"
-            {
+            if state.section != Section::NvInfo || state.attr.is_none() || directive != b"word" {
                 return Ok(());
             }
             if let Some(inner) = operands.strip_prefix(b"index@(") {
                 let name = inner.strip_suffix(b")").unwrap_or(inner);
-                s.nvdisasm.attr_function = Some(String::from_utf8_lossy(name).into_owned());
+                state.attr_function = Some(String::from_utf8_lossy(name).into_owned());
             } else if let (Some(function), Some(value)) = (
-                s.nvdisasm.attr_function.take(),
+                state.attr_function.take(),
                 parse_hex(operands).and_then(|v| u32::try_from(v).ok()),
             ) {
-                let entry = s.nvdisasm.resources.entry(function).or_default();
-                match s.nvdisasm.attr {
+                let entry = state.resources.entry(function).or_default();
+                match state.attr {
                     Some(Attr::RegCount) => entry.registers = Some(value),
                     Some(Attr::FrameSize) => entry.frame = Some(value),
                     Some(Attr::MinStackSize) => entry.min_stack = Some(value),
@@ -266,9 +264,9 @@ fn addressed(s: &mut Scanner, line: &[u8]) -> Result<()> {
     Ok(())
 }
 
-pub fn finish(s: &mut Scanner, _stats: LineStats) -> Result<()> {
+pub fn finish(s: &mut Scanner, state: &mut State, _stats: LineStats) -> Result<()> {
     if let Some(open) = &s.current {
-        if s.nvdisasm.end_label.is_some() && !s.nvdisasm.end_reached {
+        if state.end_label.is_some() && !state.end_reached {
             return Err(Error::input(
                 codes::FILE_TRUNCATED,
                 format!(
@@ -282,7 +280,7 @@ pub fn finish(s: &mut Scanner, _stats: LineStats) -> Result<()> {
         }
     }
     s.finish_function();
-    let resources = std::mem::take(&mut s.nvdisasm.resources);
+    let resources = std::mem::take(&mut state.resources);
     for f in &mut s.functions {
         if let Some(r) = resources.get(&f.name) {
             f.registers = f.registers.or(r.registers);

@@ -4,7 +4,10 @@
 //! count. nvdisasm listings (one cubin, context at the top) are always scanned in one pass.
 
 use super::lexer::trim_start;
-use super::scanner::{scan_segment, Accumulator, Listing, Part, ScanOptions};
+use super::listing::Listing;
+use super::merge::{Accumulator, Part};
+use super::pass::scan_segment;
+use super::scanner::ScanOptions;
 use crate::error::Result;
 use rayon::prelude::*;
 use std::io::Read;

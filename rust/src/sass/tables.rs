@@ -1,7 +1,7 @@
 //! The scan as Arrow tables: one row per function, per (function, opcode), per (function, signature).
 
 use super::instruction::CLASSES;
-use super::scanner::Listing;
+use super::listing::Listing;
 use super::signatures::{evaluate, Catalog};
 use crate::error::Result;
 use crate::table::Table;

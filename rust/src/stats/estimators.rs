@@ -317,7 +317,19 @@ impl Sample {
                     ) else {
                         break;
                     };
-                    if !lanes::medians(self, lane_median, group, &mut scratch.lanes, values) {
+                    // A flagged lane (about n draws in 2^32) reruns one stream at a time.
+                    let mut one = None;
+                    let one_at_a_time = |stream: &mut Stream| {
+                        self.replicate_median(stream, one.get_or_insert_with(|| self.scratch()))
+                    };
+                    if !lanes::medians(
+                        lane_median,
+                        &self.sorted_values,
+                        group,
+                        &mut scratch.lanes,
+                        values,
+                        one_at_a_time,
+                    ) {
                         break;
                     }
                     start += LANES;

@@ -19,9 +19,11 @@
 //! `[u16; LANES]` rows indexed by a `u16` position (so the index is in bounds by its type); the median
 //! then walks the positions in sorted order, skipping 64-rank blocks that keep every lane below half,
 //! and takes for each lane the first rank whose running count reaches half the draws (averaged with the
-//! next drawn rank when it is exactly half), which is [`Sample`]'s median of the drawn multiset.
+//! next drawn rank when it is exactly half), which is the unit-weight median of the drawn multiset.
+//!
+//! The lanes know only the sorted positions and values, never the sample they speed up: a flagged
+//! lane is recomputed by the caller's one-stream-at-a-time median, handed in as a function.
 
-use super::estimators::Sample;
 use super::rng::Stream;
 
 /// Replicates computed together.
@@ -80,17 +82,19 @@ pub fn available() -> bool {
 }
 
 /// The medians of eight replicates drawn from `streams` (n draws each from [0, n), unit weights, one
-/// stratum), written to `out`. Returns `false`, leaving `out` untouched, where the kernel is not
-/// available; a lane the kernel flagged is recomputed with [`Sample::replicate`]'s scalar path.
+/// stratum), written to `out`; `sorted_values` are the sample's values in sorted order. Returns
+/// `false`, leaving `out` untouched, where the kernel is not available; a lane the kernel flagged is
+/// recomputed with `one_at_a_time` (the scalar median of one replicate, given a copy of its stream).
 pub fn medians(
-    sample: &Sample,
     lanes: &LaneMedian,
+    sorted_values: &[f64],
     streams: &[Stream; LANES],
     scratch: &mut LaneScratch,
     out: &mut [f64; LANES],
+    mut one_at_a_time: impl FnMut(&mut Stream) -> f64,
 ) -> bool {
     let n = lanes.n();
-    if usize::from(n) != sample.len() {
+    if usize::from(n) != sorted_values.len() {
         return false;
     }
     let Some(counts) = scratch.counts() else {
@@ -110,13 +114,10 @@ pub fn medians(
     let Some(flagged) = simd::draw_counts(n, &states, counts) else {
         return false;
     };
-    median_of_lanes(&lanes.sorted_positions, sample.sorted_values(), counts, out);
-    if flagged != 0 {
-        let mut one = sample.scratch();
-        for (lane, (stream, value)) in streams.iter().zip(out.iter_mut()).enumerate() {
-            if flagged >> lane & 1 == 1 {
-                *value = sample.replicate_median(&mut stream.clone(), &mut one);
-            }
+    median_of_lanes(&lanes.sorted_positions, sorted_values, counts, out);
+    for (lane, (stream, value)) in streams.iter().zip(out.iter_mut()).enumerate() {
+        if flagged >> lane & 1 == 1 {
+            *value = one_at_a_time(&mut stream.clone());
         }
     }
     true
@@ -279,7 +280,7 @@ mod simd {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::estimators::Estimator;
+    use crate::stats::estimators::{Estimator, Sample};
 
     fn one_at_a_time(sample: &Sample, streams: &[Stream]) -> Vec<u64> {
         let mut scratch = sample.scratch();
@@ -328,12 +329,14 @@ mod tests {
         let lanes = LaneMedian::new(&(0..100).collect::<Vec<_>>()).unwrap();
         let streams: [Stream; LANES] = std::array::from_fn(|i| Stream::from_key(i as u64));
         let mut out = [f64::NAN; LANES];
+        let mut one = sample.scratch();
         let ran = medians(
-            &sample,
             &lanes,
+            sample.sorted_values(),
             &streams,
             &mut LaneScratch::default(),
             &mut out,
+            |stream| sample.replicate_median(stream, &mut one),
         );
         assert_eq!(ran, available());
         if ran {

@@ -7,8 +7,8 @@
 //! sequences share a key.
 
 use super::columns::{count, int, opt_int, text};
+use super::distribution::{distribution, Distribution};
 use super::events::GpuKind;
-use super::launches::{distribution, Distribution};
 use super::{Trace, TraceSet};
 use crate::error::Result;
 use crate::table::Table;

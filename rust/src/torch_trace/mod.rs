@@ -8,6 +8,7 @@
 pub mod api;
 pub mod collectives;
 mod columns;
+pub mod distribution;
 pub mod events;
 pub mod graphs;
 pub mod header;

@@ -3,7 +3,7 @@ guardrails, per-case effects and the minimum effect's resolution against a noise
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from gpuopt import stats
 from gpuopt.evaluation.analysis.pairs import Context, PairBuild
@@ -12,14 +12,12 @@ from gpuopt.models.evaluation.common import ResultRef
 from gpuopt.models.evaluation.invocation import Warning
 from gpuopt.models.evaluation.operations import NoiseResult, Resolution
 from gpuopt.models.evaluation.statistics import (
-    CaseStat,
     GuardrailOutcome,
     GuardrailViolation,
     Statistic,
     Statistics,
 )
 from gpuopt.models.evaluation.target import MetricDeclaration, Target
-from gpuopt.models.stats import Comparison
 
 # ---- statistics --------------------------------------------------------------------------------------------
 
@@ -39,39 +37,6 @@ def _weights(target: Target, pairs: list[PairBuild]) -> dict[str, float] | None:
     return {c: w for c, w in weights.items() if c in present}
 
 
-def _statistic(
-    comparison: Comparison, *, role: str, n_invalid: int, threshold: float, effect_scale: str
-) -> Statistic:
-    c = comparison
-    return Statistic.model_validate(
-        {
-            "metric": c.metric,
-            "role": role,
-            "n_valid": c.n,
-            "n_invalid": n_invalid,
-            "estimator": c.estimator,
-            "ci_method": c.ci_method,
-            "ci_method_run": c.ci_method_run,
-            "confidence": c.confidence,
-            "resamples": c.resamples,
-            "seed": c.seed,
-            "effect_scale": effect_scale,
-            "estimate_log": c.estimate_log,
-            "ci_low_log": c.ci_low_log,
-            "ci_high_log": c.ci_high_log,
-            "estimate_pct": c.estimate_pct,
-            "ci_low_pct": c.ci_low_pct,
-            "ci_high_pct": c.ci_high_pct,
-            "change_pct": c.change_pct,
-            "threshold_pct": threshold,
-            "verdict": c.verdict,
-            "verdict_reason": c.verdict_reason,
-            "pairs_needed_estimate": c.pairs_needed_estimate,
-            "warnings": [w.code for w in c.warnings],
-        }
-    )
-
-
 def _common(ctx: Context, decl: MetricDeclaration, name: str) -> dict[str, Any]:
     s = ctx.target.statistics
     return {
@@ -87,7 +52,10 @@ def _common(ctx: Context, decl: MetricDeclaration, name: str) -> dict[str, Any]:
     }
 
 
-def compare_metric(ctx: Context, name: str, threshold: float, role: str) -> tuple[Statistic, Comparison]:
+def compare_metric(
+    ctx: Context, name: str, threshold: float, role: Literal["primary", "secondary"]
+) -> Statistic:
+    """One metric's comparison over the valid pairs: the engine's result and the pairs left out before it."""
     decl = ctx.target.metrics[name]
     pairs = ctx.valid_pairs()
     ref, cand = sides(pairs, name)
@@ -103,22 +71,14 @@ def compare_metric(ctx: Context, name: str, threshold: float, role: str) -> tupl
         orders=[p.order for p in pairs],
         **_common(ctx, decl, name),
     )
-    n_invalid = len(ctx.pairs) - len(pairs)
-    statistic = _statistic(
-        out.result,
-        role=role,
-        n_invalid=n_invalid,
-        threshold=threshold,
-        effect_scale=ctx.target.statistics.effect_scale,
-    )
-    return statistic, out.result
+    return Statistic(role=role, n_invalid=len(ctx.pairs) - len(pairs), comparison=out.result)
 
 
 def statistics(ctx: Context) -> Statistics:
     """Primary, constraints, guardrails and secondaries over the valid pairs."""
     objective = ctx.target.objective
     pairs = ctx.valid_pairs()
-    primary, comparison = compare_metric(ctx, objective.primary, ctx.m, "primary")
+    primary = compare_metric(ctx, objective.primary, ctx.m, "primary")
     constraints = []
     for c in objective.constraints:
         decl = ctx.target.metrics[c.metric]
@@ -142,26 +102,8 @@ def statistics(ctx: Context) -> Statistics:
             for i, k in res.violations
         ]
         guardrails.append(GuardrailOutcome(result=res, violations=located))
-    secondary = [compare_metric(ctx, s.metric, s.threshold_pct, "secondary")[0] for s in objective.secondary]
-    per_case = [
-        CaseStat(
-            case_id=c.case_id,
-            n_valid=c.n,
-            estimate_pct=c.estimate_pct,
-            ci_low_pct=c.ci_low_pct,
-            ci_high_pct=c.ci_high_pct,
-        )
-        for c in comparison.per_case
-    ]
-    order = comparison.orders
-    return Statistics(
-        primary=primary,
-        constraints=constraints,
-        guardrails=guardrails,
-        secondary=secondary,
-        per_case=per_case,
-        order_effect=order,
-    )
+    secondary = [compare_metric(ctx, s.metric, s.threshold_pct, "secondary") for s in objective.secondary]
+    return Statistics(primary=primary, constraints=constraints, guardrails=guardrails, secondary=secondary)
 
 
 # ---- resolution --------------------------------------------------------------------------------------------

@@ -122,8 +122,25 @@ def _constraint_row(c: dict[str, Any]) -> list[Any]:
     return [c["metric"], c["max_regression_pct"], c["status"], estimate, ci(low, high)]
 
 
+def statistic_facts(s: dict[str, Any]) -> dict[str, Any]:
+    """One metric of a result's statistics under the v2 twin's names, whatever the format: v3 embeds the
+    engine's comparison (``n`` is ``n_valid``, ``minimum_effect_pct`` is ``threshold_pct``)."""
+    c = s.get("comparison")
+    if c is None:  # v1, v2: the comparison's fields copied into the statistic
+        return s
+    renamed = {"n_valid": c["n"], "threshold_pct": c["minimum_effect_pct"]}
+    return {**c, "role": s["role"], "n_invalid": s["n_invalid"], **renamed}
+
+
+def case_facts(stats: dict[str, Any]) -> list[dict[str, Any]]:
+    """The primary's per-case effects, each with ``n_valid``: v3 reads them from the primary's comparison."""
+    if "per_case" in stats:  # v1, v2: twins of the engine's case effects
+        return list(stats["per_case"])
+    return [{**c, "n_valid": c["n"]} for c in stats["primary"]["comparison"]["per_case"]]
+
+
 def _stat_rows(stats: dict[str, Any]) -> list[str]:
-    p = stats["primary"]
+    p = statistic_facts(stats["primary"])
     lines = ["### Primary and secondary metrics", ""]
     rows = [
         [
@@ -135,7 +152,7 @@ def _stat_rows(stats: dict[str, Any]) -> list[str]:
             s["n_valid"],
             s["threshold_pct"],
         ]
-        for s in [p, *stats["secondary"]]
+        for s in [p, *map(statistic_facts, stats["secondary"])]
     ]
     lines += _table(["metric", "role", "verdict", "estimate", "CI", "valid pairs", "threshold %"], rows)
     if stats["constraints"]:
@@ -154,13 +171,14 @@ def _stat_rows(stats: dict[str, Any]) -> list[str]:
                 for r in [g.get("result", g)]  # v2 embeds the engine's result; v1 copied its fields
             ],
         )
-    if stats["per_case"]:
+    cases = case_facts(stats)
+    if cases:
         lines += ["", "### Per case (reported, never used for verdicts)", ""]
         lines += _table(
             ["case", "valid pairs", "estimate", "CI"],
             [
                 [c["case_id"], c["n_valid"], pct(c["estimate_pct"]), ci(c["ci_low_pct"], c["ci_high_pct"])]
-                for c in stats["per_case"]
+                for c in cases
             ],
         )
     return lines

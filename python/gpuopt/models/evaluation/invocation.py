@@ -25,6 +25,7 @@ from gpuopt.models.evaluation.common import (
 from gpuopt.models.evaluation.driver import ReportedRuntime
 
 RESULT_V1 = "gpuopt.invocation-result/v1"
+RESULT_V2 = "gpuopt.invocation-result/v2"
 
 Timeout = Annotated[float, Field(gt=0, le=30 * 86_400, allow_inf_nan=False)]
 
@@ -202,8 +203,11 @@ CleanupStatus = Literal[
 class InvocationResult(Record):
     """``result.json``: the single terminal record of an invocation. Operations add fields in subclasses."""
 
-    format: Literal["gpuopt.invocation-result/v1", "gpuopt.invocation-result/v2"] = Field(
-        description="v2: comparisons embed the engine's constraint and guardrail results; v1 is still read"
+    format: Literal[
+        "gpuopt.invocation-result/v1", "gpuopt.invocation-result/v2", "gpuopt.invocation-result/v3"
+    ] = Field(
+        description="v3: a comparison's metrics embed the engine's Comparison; v2: its constraints and "
+        "guardrails embed the engine's results; v1 and v2 are still read"
     )
     invocation_id: InvocationId
     operation: Operation

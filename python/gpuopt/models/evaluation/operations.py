@@ -32,9 +32,8 @@ from gpuopt.models.evaluation.invocation import (
     SubmitOutcome,
 )
 from gpuopt.models.evaluation.statistics import (
+    AnyStatistics,
     MetricVerdict,
-    Statistics,
-    StatisticsV1,
     check_statistics_format,
 )
 
@@ -280,7 +279,7 @@ class ScreenResult(PairedResult):
     experiment: RecordRef
     mechanism: str
     reference_binding: BindingStatus
-    statistics: Statistics | StatisticsV1 | None
+    statistics: AnyStatistics | None
     resolution: Resolution
     screen_claim: Literal["supported", "contradicted", "undecided"]
 
@@ -301,7 +300,7 @@ class TargetResult(PairedResult):
     experiment: RecordRef
     mechanism: str
     reference_binding: BindingStatus
-    statistics: Statistics | StatisticsV1 | None
+    statistics: AnyStatistics | None
     resolution: Resolution
     screen_gate: list[ResultRef]
     prediction_check: PredictionCheck
@@ -324,7 +323,7 @@ class FinalAuditResult(PairedResult):
     operation: Literal["final_audit"]
     champion: ChampionFacts
     reference_binding: BindingStatus
-    statistics: Statistics | StatisticsV1 | None
+    statistics: AnyStatistics | None
     resolution: Resolution
     inconclusive_because: list[Literal["primary", "constraint", "guardrail"]]
     restore_checks: RestoreChecks
