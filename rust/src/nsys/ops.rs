@@ -67,15 +67,56 @@ pub fn load(
     sel: &Selection,
     kinds: &[OpKind],
 ) -> Result<Vec<Op>> {
+    load_as(
+        schema,
+        strings,
+        sel,
+        kinds,
+        |op| *op,
+        |o| (o.start, o.end, o.kind, o.rowid),
+    )
+}
+
+/// [`load`], keeping of each operation only what `map` makes of it as it is read (a caller that needs
+/// a few fields holds a smaller record per operation, never the whole [`Op`]), sorted by `key`
+/// (which must give the (start, end, kind, rowid) order of [`load`] for the same answers).
+pub fn load_as<T, K, M, F>(
+    schema: &Schema,
+    strings: &Strings,
+    sel: &Selection,
+    kinds: &[OpKind],
+    map: M,
+    key: F,
+) -> Result<Vec<T>>
+where
+    T: Send,
+    K: Ord,
+    M: Fn(&Op) -> T + Sync,
+    F: Fn(&T) -> K + Sync,
+{
     let mut all = Vec::new();
     for kind in kinds {
-        all.extend(load_kind(schema, strings, sel, *kind)?);
+        let parts = load_kind(schema, strings, sel, *kind, &map)?;
+        all.reserve(parts.iter().map(Vec::len).sum());
+        for part in parts {
+            all.extend(part);
+        }
     }
-    all.par_sort_unstable_by_key(|o| (o.start, o.end, o.kind, o.rowid));
+    all.par_sort_unstable_by_key(key);
     Ok(all)
 }
 
-fn load_kind(schema: &Schema, strings: &Strings, sel: &Selection, kind: OpKind) -> Result<Vec<Op>> {
+fn load_kind<T, M>(
+    schema: &Schema,
+    strings: &Strings,
+    sel: &Selection,
+    kind: OpKind,
+    map: &M,
+) -> Result<Vec<Vec<T>>>
+where
+    T: Send,
+    M: Fn(&Op) -> T + Sync,
+{
     let (source, extra): (_, &[&str]) = match kind {
         OpKind::Kernel => (&KERNEL, &["demangledName"]),
         OpKind::Memcpy => (&MEMCPY, &["copyKind", "bytes", "srcKind", "dstKind"]),
@@ -109,7 +150,7 @@ fn load_kind(schema: &Schema, strings: &Strings, sel: &Selection, kind: OpKind) 
         table,
         &columns,
         Vec::new,
-        |acc: &mut Vec<Op>, row| {
+        |acc: &mut Vec<T>, row| {
             let (start, end) = row.interval(1, 2)?;
             let global_pid = row.opt_int(5)?.unwrap_or(0);
             let correlation = row.opt_int(6)?.unwrap_or(0);
@@ -140,7 +181,7 @@ fn load_kind(schema: &Schema, strings: &Strings, sel: &Selection, kind: OpKind) 
                 _ if node_col => row.opt_int(node_at)?.unwrap_or(-1),
                 _ => -1,
             };
-            acc.push(Op {
+            acc.push(map(&Op {
                 kind,
                 rowid: row.int(0)?,
                 start,
@@ -154,11 +195,11 @@ fn load_kind(schema: &Schema, strings: &Strings, sel: &Selection, kind: OpKind) 
                 src_kind,
                 dst_kind,
                 graph,
-            });
+            }));
             Ok(())
         },
     )?;
-    Ok(parts.into_iter().flatten().collect())
+    Ok(parts)
 }
 
 /// The CUDA API call that launched an operation.
@@ -173,17 +214,25 @@ pub struct Call {
 
 /// For each key `(globalPid, correlationId)`, the runtime call with that correlation id in that
 /// process (None when the export has no such call, e.g. a trace window cut it off).
-pub fn join_calls(
-    schema: &Schema,
-    strings: &Strings,
-    keys: &[(i64, i64)],
-) -> Result<Vec<Option<Call>>> {
+///
+/// The keys stream in (no list of them is held beside the map), and the map is freed before the
+/// answer is laid out.
+pub fn join_calls<I>(schema: &Schema, strings: &Strings, keys: I) -> Result<Vec<Option<Call>>>
+where
+    I: IntoIterator<Item = (i64, i64)>,
+    I::IntoIter: ExactSizeIterator,
+{
+    let keys = keys.into_iter();
     let mut slots: IdMap<(i64, i64), u32> = IdMap::default();
-    for &(pid, corr) in keys {
+    slots.reserve(keys.len());
+    // The slot of each key; distinct keys get slots 0, 1, 2, ... in order.
+    let mut slot_of: Vec<u32> = Vec::with_capacity(keys.len());
+    for (pid, corr) in keys {
         let next = u32::try_from(slots.len()).unwrap_or(u32::MAX);
-        slots.entry((pid & PID_MASK, corr)).or_insert(next);
+        slot_of.push(*slots.entry((pid & PID_MASK, corr)).or_insert(next));
     }
-    let mut found: Vec<Option<Call>> = vec![None; slots.len()];
+    let distinct = slots.len();
+    let mut found: Vec<Option<Call>> = Vec::new();
     if let Some(table) = schema.table(&RUNTIME) {
         let name = table.actual.clone();
         let parts = db::scan(
@@ -213,6 +262,9 @@ pub fn join_calls(
                 Ok(())
             },
         )?;
+        // The key map is done with: free it before the answer is laid out.
+        drop(slots);
+        found = vec![None; distinct];
         for (slot, call) in parts.into_iter().flatten() {
             if let Some(cell) = usize::try_from(slot).ok().and_then(|i| found.get_mut(i)) {
                 // Keep the first call in rowid order if a process repeats a correlation id.
@@ -220,12 +272,13 @@ pub fn join_calls(
             }
         }
     }
-    Ok(keys
+    found.resize(distinct, None);
+    if distinct == slot_of.len() {
+        // Every key distinct (the usual case): key i has slot i, and `found` is the answer itself.
+        return Ok(found);
+    }
+    Ok(slot_of
         .iter()
-        .map(|&(pid, corr)| {
-            slots
-                .get(&(pid & PID_MASK, corr))
-                .and_then(|&slot| found.get(usize::try_from(slot).ok()?).copied().flatten())
-        })
+        .map(|&slot| found.get(usize::try_from(slot).ok()?).copied().flatten())
         .collect())
 }
