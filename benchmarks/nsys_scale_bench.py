@@ -199,6 +199,7 @@ def main() -> None:
         flush=True,
     )
     rows: list[tuple[str, str, dict[str, Any], str]] = []
+    peers: dict[tuple[str, Path], tuple[dict[str, Any], str]] = {}
     for name in wanted:
         command, path = ("nvtx", nvtx_file) if name == "nvtx-at-scale" else (name, file)
         if command not in COMMANDS or path is None:
@@ -209,8 +210,13 @@ def main() -> None:
         rows.append((name, "gpuopt", ours, facts))
         print(json.dumps({"command": name, "impl": "gpuopt", **ours, "facts": facts}), flush=True)
         if args.peers:
-            peer = run_one([sys.executable, __file__, "--peer-worker", str(path), command], args.peer_timeout)
-            pfacts = peer.pop("out", "").strip()
+            sql = PEER_SQL[command]
+            if (sql, path) not in peers:  # summary's peer is timeline's: run the SQL once
+                peer = run_one(
+                    [sys.executable, __file__, "--peer-worker", str(path), command], args.peer_timeout
+                )
+                peers[(sql, path)] = (peer, peer.pop("out", "").strip())
+            peer, pfacts = peers[(sql, path)]
             rows.append((name, "sqlite3-sql", peer, pfacts))
             print(json.dumps({"command": name, "impl": "sqlite3-sql", **peer, "facts": pfacts}), flush=True)
     report(rows)

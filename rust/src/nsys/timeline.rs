@@ -501,12 +501,17 @@ pub fn timeline_and_graphs(
     let all = ops::load(schema, strings, sel, GPU_WORK)?;
     let devices = lanes(&all, sel);
     let overhead = OverheadIndex::load(schema)?;
-    // One join of every operation to its call serves ordinary and graph launches.
-    let calls = ops::join_calls(
+    let sync = sync_rows(schema, sel)?;
+    // One join (one pass over the runtime calls) of every operation and every synchronization to
+    // its call serves ordinary launches, graph launches and host synchronization.
+    let mut calls = ops::join_calls(
         schema,
         strings,
-        all.iter().map(|o| (o.global_pid, o.correlation)),
+        all.iter()
+            .map(|o| (o.global_pid, o.correlation))
+            .chain(sync.iter().map(|r| (r.1, r.2))),
     )?;
+    let sync_calls = calls.split_off(all.len());
     let launch = launch_facts(strings, &all, &calls, &overhead)?;
     let executions = graphs::executions(strings, &all, &calls);
     drop(calls);
@@ -518,7 +523,7 @@ pub fn timeline_and_graphs(
         None
     };
     drop(executions);
-    let (synchronization, host_sync) = sync_facts(schema, strings, sel, &overhead)?;
+    let (synchronization, host_sync) = sync_facts(schema, strings, &sync, &sync_calls, &overhead)?;
     let timeline = Timeline {
         devices,
         synchronization,
@@ -591,16 +596,14 @@ fn launch_facts(
 
 type SyncFacts = (Vec<SyncByType>, Vec<HostSync>);
 
-fn sync_facts(
-    schema: &Schema,
-    strings: &Strings,
-    sel: &Selection,
-    overhead: &OverheadIndex,
-) -> Result<SyncFacts> {
+/// One synchronization row: extent, process, correlation id, type, context, stream.
+type SyncRow = (Span, i64, i64, i64, Option<i64>, Option<i64>);
+
+/// The selected synchronization rows (none without the table).
+fn sync_rows(schema: &Schema, sel: &Selection) -> Result<Vec<SyncRow>> {
     let Some(table) = schema.table(&SYNC) else {
-        return Ok((Vec::new(), Vec::new()));
+        return Ok(Vec::new());
     };
-    let labels = enum_labels(schema, &ENUM_SYNC_TYPE)?;
     let name = table.actual.clone();
     let context = if schema.has_column(&SYNC, "contextId") {
         "contextId"
@@ -626,12 +629,26 @@ fn sync_facts(
             ))
         },
     )?;
-    let devices = DeviceMap::load(schema)?;
-    let rows: Vec<_> = rows
+    Ok(rows
         .into_iter()
         .filter(|(s, pid, corr, ..)| sel.keep_gpu(s.start, s.end, *pid, *corr))
-        .collect();
-    let calls = ops::join_calls(schema, strings, rows.iter().map(|r| (r.1, r.2)))?;
+        .collect())
+}
+
+/// Synchronization by type and host time blocked, from the rows and their calls (`calls[i]` made
+/// `rows[i]`).
+fn sync_facts(
+    schema: &Schema,
+    strings: &Strings,
+    rows: &[SyncRow],
+    calls: &[Option<Call>],
+    overhead: &OverheadIndex,
+) -> Result<SyncFacts> {
+    if schema.table(&SYNC).is_none() {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    let labels = enum_labels(schema, &ENUM_SYNC_TYPE)?;
+    let devices = DeviceMap::load(schema)?;
     type TypeKey = (
         Option<i64>,
         Option<i64>,
@@ -641,7 +658,7 @@ fn sync_facts(
     );
     let mut by_type: BTreeMap<TypeKey, (u64, i64, i64)> = BTreeMap::new();
     let mut host: BTreeMap<(Option<i64>, String), (u64, i64, i64)> = BTreeMap::new();
-    for (row, call) in rows.iter().zip(&calls) {
+    for (row, call) in rows.iter().zip(calls) {
         let device = row.4.and_then(|ctx| devices.of_context(row.1, ctx));
         let sync_type = labels
             .get(&row.3)
