@@ -251,3 +251,17 @@ def test_unknown_gpu_activity_table_is_a_coverage_flag(shared: Path, tmp_path: P
     assert "INCOMPLETE" in human and "CUPTI_ACTIVITY_KIND_FUTURE_WORK (2 rows)" in human
     gaps = gpuopt("nsys", "gaps", str(path), "--json").json()
     assert [c["table"] for c in gaps["data"]["coverage"]] == ["CUPTI_ACTIVITY_KIND_FUTURE_WORK"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_summary_reads_timeline_and_graph_facts_once_with_the_same_answers(shared: Path, mode: str) -> None:
+    # `gpuopt nsys summary` takes both from one read of the operations; they equal the two reads apart.
+    report = nsys.open(_path(shared, mode))
+    timeline, graphs = report.timeline_and_graphs()
+    assert timeline == report.timeline()
+    assert graphs == report.graphs()
+    want_mode = {"graph_graph": "graph", "graph_node": "node"}[mode]
+    assert (graphs.trace_mode, graphs.executions) == (want_mode, 12)
+    doc = gpuopt("nsys", "summary", str(_path(shared, mode)), "--json").json()["data"]
+    assert doc["graphs"]["executions"] == 12
+    assert doc["timeline"] == timeline.model_dump(mode="json")

@@ -476,6 +476,9 @@ class NsysReport:
     def graphs_json(
         self, window_start_ns: int | None = None, window_end_ns: int | None = None, nvtx: str | None = None
     ) -> bytes: ...
+    def timeline_graphs_json(
+        self, window_start_ns: int | None = None, window_end_ns: int | None = None, nvtx: str | None = None
+    ) -> tuple[bytes, bytes]: ...
     def coverage_json(self, fact: str) -> bytes: ...
 
 def nsys_open(path: str) -> NsysReport:

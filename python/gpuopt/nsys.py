@@ -212,6 +212,15 @@ class Report:
         start, end = window or (None, None)
         return Graphs.model_validate_json(self._native.graphs_json(start, end, nvtx))
 
+    def timeline_and_graphs(
+        self, *, window: Window | None = None, nvtx: str | None = None
+    ) -> tuple[Timeline, Graphs]:
+        """``timeline()`` and ``graphs()`` from one read of the operations and one join to their calls
+        (what ``gpuopt nsys summary`` shows: half the work of asking for each)."""
+        start, end = window or (None, None)
+        timeline, graphs = self._native.timeline_graphs_json(start, end, nvtx)
+        return Timeline.model_validate_json(timeline), Graphs.model_validate_json(graphs)
+
     def table(
         self,
         fact: str,

@@ -152,8 +152,7 @@ def summary(file: Path, window: str | None, nvtx_range: str | None) -> Outcome:
 
     report, sel, parsed = _open(file, window, nvtx_range)
     info = report.info()
-    timeline = report.timeline(window=parsed, nvtx=nvtx_range)
-    graph_facts = report.graphs(window=parsed, nvtx=nvtx_range)
+    timeline, graph_facts = report.timeline_and_graphs(window=parsed, nvtx=nvtx_range)
     data = NsysSummaryData(
         path=report.path,
         source=report.source,

@@ -184,9 +184,16 @@ pub fn graphs(schema: &Schema, strings: &Strings, sel: &Selection) -> Result<Gra
             OpKind::Graph,
         ],
     )?;
-    let keys: Vec<(i64, i64)> = all.iter().map(|o| (o.global_pid, o.correlation)).collect();
-    let calls = ops::join_calls(schema, strings, &keys)?;
-    let ex = executions(strings, &all, &calls);
+    let calls = ops::join_calls(
+        schema,
+        strings,
+        all.iter().map(|o| (o.global_pid, o.correlation)),
+    )?;
+    of_executions(schema, &executions(strings, &all, &calls))
+}
+
+/// Facts per graph from the executions already found (what [`graphs`] computes after its join).
+pub fn of_executions(schema: &Schema, ex: &Executions) -> Result<Graphs> {
     let created = created_execs(schema)?;
     let mut groups: BTreeMap<Key, Vec<&Execution>> = BTreeMap::new();
     for e in &ex.list {

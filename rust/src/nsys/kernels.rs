@@ -104,11 +104,11 @@ struct ExecGroup {
 /// (an inner join, as nsys does). Sorted by mean total time descending.
 pub fn kern_exec_sum(schema: &Schema, strings: &Strings, sel: &Selection) -> Result<Table> {
     let kernels = ops::load(schema, strings, sel, &[OpKind::Kernel])?;
-    let keys: Vec<(i64, i64)> = kernels
-        .iter()
-        .map(|k| (k.global_pid, k.correlation))
-        .collect();
-    let calls = ops::join_calls(schema, strings, &keys)?;
+    let calls = ops::join_calls(
+        schema,
+        strings,
+        kernels.iter().map(|k| (k.global_pid, k.correlation)),
+    )?;
     let mut groups: BTreeMap<ExecKey, ExecGroup> = BTreeMap::new();
     for (k, call) in kernels.iter().zip(&calls) {
         let Some(c) = call else { continue };

@@ -144,6 +144,21 @@ impl Report {
         timeline::timeline(&self.schema, &self.strings, &self.selection(req)?)
     }
 
+    /// [`Self::timeline`] and [`Self::graphs`] from one read of the operations (what a summary shows).
+    pub fn timeline_and_graphs(
+        &self,
+        req: &Request,
+    ) -> Result<(timeline::Timeline, graphs::Graphs)> {
+        let sel = self.selection(req)?;
+        let (timeline, graphs) =
+            timeline::timeline_and_graphs(&self.schema, &self.strings, &sel, true)?;
+        let graphs = match graphs {
+            Some(g) => g,
+            None => graphs::graphs(&self.schema, &self.strings, &sel)?,
+        };
+        Ok((timeline, graphs))
+    }
+
     pub fn graphs(&self, req: &Request) -> Result<graphs::Graphs> {
         graphs::graphs(&self.schema, &self.strings, &self.selection(req)?)
     }

@@ -91,6 +91,25 @@ fn containing(
     calls: &[Option<Call>],
 ) -> Vec<Vec<usize>> {
     let mut out: Vec<Vec<usize>> = vec![Vec::new(); calls.len()];
+    each_containing(data, by_thread, calls, |q, ranges| {
+        if let Some(slot) = out.get_mut(q) {
+            slot.extend_from_slice(ranges);
+        }
+    });
+    out
+}
+
+/// [`containing`], handing each call's ranges to `found(call index, ranges)` as the sweep finds them
+/// (calls with no containing range are skipped) instead of holding a list per call.
+fn each_containing<F>(
+    data: &NvtxData,
+    by_thread: &IdMap<i64, Vec<usize>>,
+    calls: &[Option<Call>],
+    mut found: F,
+) where
+    F: FnMut(usize, &[usize]),
+{
+    let mut hits: Vec<usize> = Vec::new();
     let mut per_thread: IdMap<i64, Vec<usize>> = IdMap::default();
     for (i, c) in calls.iter().enumerate() {
         if let Some(c) = c {
@@ -122,16 +141,17 @@ fn containing(
                     .get(ri)
                     .is_some_and(|r| data.close_for_kernels(r.end) >= call.start)
             });
-            if let Some(slot) = out.get_mut(q) {
-                slot.extend(active.iter().copied().filter(|&ri| {
-                    data.ranges
-                        .get(ri)
-                        .is_some_and(|r| data.close_for_kernels(r.end) >= call.end)
-                }));
+            hits.clear();
+            hits.extend(active.iter().copied().filter(|&ri| {
+                data.ranges
+                    .get(ri)
+                    .is_some_and(|r| data.close_for_kernels(r.end) >= call.end)
+            }));
+            if !hits.is_empty() {
+                found(q, &hits);
             }
         }
     }
-    out
 }
 
 /// Kernels with their launching call, for the NVTX joins.
@@ -147,8 +167,11 @@ fn launched(
     kinds: &[OpKind],
 ) -> Result<Launched> {
     let ops = ops::load(schema, strings, sel, kinds)?;
-    let keys: Vec<(i64, i64)> = ops.iter().map(|k| (k.global_pid, k.correlation)).collect();
-    let calls = ops::join_calls(schema, strings, &keys)?;
+    let calls = ops::join_calls(
+        schema,
+        strings,
+        ops.iter().map(|k| (k.global_pid, k.correlation)),
+    )?;
     Ok(Launched { ops, calls })
 }
 
@@ -311,7 +334,6 @@ pub fn attribution(
         ],
     )?;
     let by_thread = ranges_by_thread(&data, true);
-    let hits = containing(&data, &by_thread, &l.calls);
     let mut inst: Vec<Instance> = vec![Instance::default(); data.ranges.len()];
     // Nesting depth of each range: how many same-thread push/pop ranges enclose it.
     for ids in by_thread.values() {
@@ -330,7 +352,20 @@ pub fn attribution(
             stack.push(end);
         }
     }
-    for (op, ranges) in l.ops.iter().zip(&hits) {
+    let keep = |r: &Range| {
+        r.same_thread()
+            && r.is_pushpop()
+            && sel.keep_cpu(r.start, data.close_for_kernels(r.end), r.tid)
+    };
+    // Per tag (index): operations, kernels and kernel time inclusive, each operation counted once
+    // per tag even when ranges of that tag nest.
+    let mut tag_work: BTreeMap<u32, TagWork> = BTreeMap::new();
+    let mut tags: Vec<u32> = Vec::new();
+    // The sweep hands over each operation's ranges in turn: no list of ranges per operation is held.
+    each_containing(&data, &by_thread, &l.calls, |q, ranges| {
+        let Some(op) = l.ops.get(q) else {
+            return;
+        };
         let innermost = ranges
             .iter()
             .copied()
@@ -350,16 +385,40 @@ pub fn attribution(
                 }
             }
         }
-    }
-    let keep = |r: &Range| {
-        r.same_thread()
-            && r.is_pushpop()
-            && sel.keep_cpu(r.start, data.close_for_kernels(r.end), r.tid)
-    };
+        if per_instance {
+            return;
+        }
+        tags.clear();
+        tags.extend(
+            ranges
+                .iter()
+                .filter_map(|&ri| data.ranges.get(ri))
+                .filter(|r| keep(r))
+                .map(|r| r.tag),
+        );
+        tags.sort_unstable();
+        tags.dedup();
+        for &t in &tags {
+            let w = tag_work.entry(t).or_default();
+            w.ops += 1;
+            if op.kind == OpKind::Kernel {
+                w.kernels += 1;
+                w.inclusive += i128::from(op.duration());
+            }
+        }
+    });
     if per_instance {
         return instance_table(&data, &inst, &keep);
     }
-    tag_table(&data, &inst, &keep, &l.ops, &hits)
+    tag_table(&data, &inst, &keep, &tag_work)
+}
+
+/// GPU work launched inside the ranges of one tag, each operation once.
+#[derive(Default)]
+struct TagWork {
+    ops: usize,
+    kernels: usize,
+    inclusive: i128,
 }
 
 fn instance_table(
@@ -452,8 +511,7 @@ fn tag_table(
     data: &NvtxData,
     inst: &[Instance],
     keep: &dyn Fn(&Range) -> bool,
-    ops: &[Op],
-    hits: &[Vec<usize>],
+    tag_work: &BTreeMap<u32, TagWork>,
 ) -> Result<Table> {
     let mut by_tag: BTreeMap<String, TagRow> = BTreeMap::new();
     for (r, i) in data.ranges.iter().zip(inst).filter(|(r, _)| keep(r)) {
@@ -466,28 +524,16 @@ fn tag_table(
         }
     }
     // Inclusive time per tag counts an operation once even when ranges of that tag nest.
-    for (op, ranges) in ops.iter().zip(hits) {
-        let mut tags: Vec<u32> = ranges
-            .iter()
-            .filter_map(|&ri| data.ranges.get(ri))
-            .filter(|r| keep(r))
-            .map(|r| r.tag)
-            .collect();
-        tags.sort_unstable();
-        tags.dedup();
-        for t in tags {
-            let Some(name) = data.tags.get(usize::try_from(t).unwrap_or(usize::MAX)) else {
-                continue;
-            };
-            let Some(row) = by_tag.get_mut(name) else {
-                continue;
-            };
-            row.ops += 1;
-            if op.kind == OpKind::Kernel {
-                row.kernels += 1;
-                row.inclusive += i128::from(op.duration());
-            }
-        }
+    for (&t, w) in tag_work {
+        let Some(name) = data.tags.get(usize::try_from(t).unwrap_or(usize::MAX)) else {
+            continue;
+        };
+        let Some(row) = by_tag.get_mut(name) else {
+            continue;
+        };
+        row.ops += w.ops;
+        row.kernels += w.kernels;
+        row.inclusive += w.inclusive;
     }
     let mut rows: Vec<(String, TagRow)> = by_tag.into_iter().collect();
     rows.sort_by(|a, b| {

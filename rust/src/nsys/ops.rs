@@ -67,15 +67,56 @@ pub fn load(
     sel: &Selection,
     kinds: &[OpKind],
 ) -> Result<Vec<Op>> {
+    load_as(
+        schema,
+        strings,
+        sel,
+        kinds,
+        |op| *op,
+        |o| (o.start, o.end, o.kind, o.rowid),
+    )
+}
+
+/// [`load`], keeping of each operation only what `map` makes of it as it is read (a caller that needs
+/// a few fields holds a smaller record per operation, never the whole [`Op`]), sorted by `key`
+/// (which must give the (start, end, kind, rowid) order of [`load`] for the same answers).
+pub fn load_as<T, K, M, F>(
+    schema: &Schema,
+    strings: &Strings,
+    sel: &Selection,
+    kinds: &[OpKind],
+    map: M,
+    key: F,
+) -> Result<Vec<T>>
+where
+    T: Send,
+    K: Ord,
+    M: Fn(&Op) -> T + Sync,
+    F: Fn(&T) -> K + Sync,
+{
     let mut all = Vec::new();
     for kind in kinds {
-        all.extend(load_kind(schema, strings, sel, *kind)?);
+        let parts = load_kind(schema, strings, sel, *kind, &map)?;
+        all.reserve(parts.iter().map(Vec::len).sum());
+        for part in parts {
+            all.extend(part);
+        }
     }
-    all.par_sort_unstable_by_key(|o| (o.start, o.end, o.kind, o.rowid));
+    all.par_sort_unstable_by_key(key);
     Ok(all)
 }
 
-fn load_kind(schema: &Schema, strings: &Strings, sel: &Selection, kind: OpKind) -> Result<Vec<Op>> {
+fn load_kind<T, M>(
+    schema: &Schema,
+    strings: &Strings,
+    sel: &Selection,
+    kind: OpKind,
+    map: &M,
+) -> Result<Vec<Vec<T>>>
+where
+    T: Send,
+    M: Fn(&Op) -> T + Sync,
+{
     let (source, extra): (_, &[&str]) = match kind {
         OpKind::Kernel => (&KERNEL, &["demangledName"]),
         OpKind::Memcpy => (&MEMCPY, &["copyKind", "bytes", "srcKind", "dstKind"]),
@@ -109,7 +150,7 @@ fn load_kind(schema: &Schema, strings: &Strings, sel: &Selection, kind: OpKind) 
         table,
         &columns,
         Vec::new,
-        |acc: &mut Vec<Op>, row| {
+        |acc: &mut Vec<T>, row| {
             let (start, end) = row.interval(1, 2)?;
             let global_pid = row.opt_int(5)?.unwrap_or(0);
             let correlation = row.opt_int(6)?.unwrap_or(0);
@@ -140,7 +181,7 @@ fn load_kind(schema: &Schema, strings: &Strings, sel: &Selection, kind: OpKind) 
                 _ if node_col => row.opt_int(node_at)?.unwrap_or(-1),
                 _ => -1,
             };
-            acc.push(Op {
+            acc.push(map(&Op {
                 kind,
                 rowid: row.int(0)?,
                 start,
@@ -154,11 +195,11 @@ fn load_kind(schema: &Schema, strings: &Strings, sel: &Selection, kind: OpKind) 
                 src_kind,
                 dst_kind,
                 graph,
-            });
+            }));
             Ok(())
         },
     )?;
-    Ok(parts.into_iter().flatten().collect())
+    Ok(parts)
 }
 
 /// The CUDA API call that launched an operation.
@@ -173,36 +214,45 @@ pub struct Call {
 
 /// For each key `(globalPid, correlationId)`, the runtime call with that correlation id in that
 /// process (None when the export has no such call, e.g. a trace window cut it off).
-pub fn join_calls(
-    schema: &Schema,
-    strings: &Strings,
-    keys: &[(i64, i64)],
-) -> Result<Vec<Option<Call>>> {
-    let mut slots: IdMap<(i64, i64), u32> = IdMap::default();
-    for &(pid, corr) in keys {
-        let next = u32::try_from(slots.len()).unwrap_or(u32::MAX);
-        slots.entry((pid & PID_MASK, corr)).or_insert(next);
-    }
-    let mut found: Vec<Option<Call>> = vec![None; slots.len()];
+///
+/// A merge join: the keys are sorted once (24 bytes each, no hash map), and each runtime row finds
+/// its key by galloping from where the previous row of its process landed. Runtime rows come in
+/// rowid order, which in nsys exports follows the calls' order, and a process numbers its calls in
+/// order: the search moves forward a step or two per row through memory it just read, instead of
+/// a random probe per row into a table larger than the caches. Rows in any other order still find
+/// their key (a longer gallop); only the speed depends on the order.
+pub fn join_calls<I>(schema: &Schema, strings: &Strings, keys: I) -> Result<Vec<Option<Call>>>
+where
+    I: IntoIterator<Item = (i64, i64)>,
+{
+    // (process bits, correlation id, index of the key): equal keys are neighbours.
+    let mut sorted: Vec<(i64, i64, usize)> = keys
+        .into_iter()
+        .enumerate()
+        .map(|(i, (pid, corr))| (pid & PID_MASK, corr, i))
+        .collect();
+    let count = sorted.len();
+    sorted.par_sort_unstable();
+    let mut found: Vec<Option<Call>> = Vec::new();
     if let Some(table) = schema.table(&RUNTIME) {
         let name = table.actual.clone();
         let parts = scan::scan(
             schema,
             table,
             &["start", "end", "globalTid", "correlationId", "nameId"],
-            Vec::new,
-            |acc: &mut Vec<(u32, Call)>, row| {
+            Cursor::default,
+            |acc: &mut Cursor, row| {
                 let Some(corr) = row.opt_int(3)? else {
                     return Ok(());
                 };
                 let tid = row.opt_int(2)?.unwrap_or(0);
-                let Some(&slot) = slots.get(&(tid & PID_MASK, corr)) else {
+                let Some(at) = acc.seek(&sorted, (tid & PID_MASK, corr)) else {
                     return Ok(());
                 };
                 let (start, end) = row.interval(0, 1)?;
                 let api = strings.resolve(row.int(4)?, &name, "nameId")?;
-                acc.push((
-                    slot,
+                acc.hits.push((
+                    at,
                     Call {
                         start,
                         end,
@@ -213,19 +263,92 @@ pub fn join_calls(
                 Ok(())
             },
         )?;
-        for (slot, call) in parts.into_iter().flatten() {
-            if let Some(cell) = usize::try_from(slot).ok().and_then(|i| found.get_mut(i)) {
-                // Keep the first call in rowid order if a process repeats a correlation id.
-                cell.get_or_insert(call);
+        found = vec![None; count];
+        for (at, call) in parts.into_iter().flat_map(|c| c.hits) {
+            let key = sorted.get(at).map(|k| (k.0, k.1));
+            for k in sorted.get(at..).unwrap_or_default() {
+                if Some((k.0, k.1)) != key {
+                    break;
+                }
+                if let Some(cell) = found.get_mut(k.2) {
+                    // Keep the first call in rowid order if a process repeats a correlation id.
+                    cell.get_or_insert(call);
+                }
             }
         }
     }
-    Ok(keys
-        .iter()
-        .map(|&(pid, corr)| {
-            slots
-                .get(&(pid & PID_MASK, corr))
-                .and_then(|&slot| found.get(usize::try_from(slot).ok()?).copied().flatten())
-        })
-        .collect())
+    found.resize(count, None);
+    Ok(found)
+}
+
+/// One scan worker's place in the sorted keys (per process) and the calls it matched.
+#[derive(Default)]
+struct Cursor {
+    /// The process of the previous row and where its key search ended.
+    last: Option<(i64, usize)>,
+    /// The same for every other process seen.
+    by_process: IdMap<i64, usize>,
+    /// (position of the first equal key in the sorted keys, the call).
+    hits: Vec<(usize, Call)>,
+}
+
+impl Cursor {
+    /// The position of the first key equal to `key` in `sorted`, if there is one, searching from
+    /// where the last search of the same process ended.
+    fn seek(&mut self, sorted: &[(i64, i64, usize)], key: (i64, i64)) -> Option<usize> {
+        let hint = match self.last {
+            Some((pid, at)) if pid == key.0 => at,
+            Some((pid, at)) => {
+                self.by_process.insert(pid, at);
+                self.by_process.get(&key.0).copied().unwrap_or(0)
+            }
+            None => 0,
+        };
+        let at = lower_bound(sorted, key, hint);
+        self.last = Some((key.0, at));
+        sorted.get(at).filter(|k| (k.0, k.1) == key).map(|_| at)
+    }
+}
+
+/// The first position in `sorted` whose key is not below `key`, found by galloping from `hint`.
+fn lower_bound(sorted: &[(i64, i64, usize)], key: (i64, i64), hint: usize) -> usize {
+    let below = |i: usize| sorted.get(i).is_some_and(|k| (k.0, k.1) < key);
+    let n = sorted.len();
+    let hint = hint.min(n);
+    let (mut lo, mut hi);
+    if below(hint) {
+        // Forward: the answer is after `hint`.
+        lo = hint + 1;
+        let mut step = 1usize;
+        loop {
+            let probe = hint.saturating_add(step);
+            if probe >= n {
+                hi = n;
+                break;
+            }
+            if !below(probe) {
+                hi = probe;
+                break;
+            }
+            lo = probe + 1;
+            step = step.saturating_mul(2);
+        }
+    } else {
+        // Backward: the answer is at or before `hint`.
+        hi = hint;
+        lo = 0;
+        let mut step = 1usize;
+        while step <= hint {
+            let probe = hint - step;
+            if below(probe) {
+                lo = probe + 1;
+                break;
+            }
+            hi = probe;
+            step = step.saturating_mul(2);
+        }
+    }
+    lo + sorted
+        .get(lo..hi)
+        .map_or(0, |part| part.partition_point(|k| (k.0, k.1) < key))
 }

@@ -282,3 +282,81 @@ fn page_reader_handles_overflow_interior_pages_and_added_columns() {
     assert!(super::pages::Tree::open(&path, root).unwrap().leaves.len() > 1);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The merge join finds, for every GPU operation of every fixture, the runtime call SQLite finds for
+/// its (process, correlation id), in any order of the keys (reversed keys gallop backwards), and
+/// repeated keys all get the call.
+#[test]
+fn call_join_matches_sqlite_on_every_fixture() {
+    use super::ops::{self, OpKind};
+    use super::select::{Selection, PID_MASK};
+    let kinds = [
+        OpKind::Kernel,
+        OpKind::Memcpy,
+        OpKind::Memset,
+        OpKind::Graph,
+    ];
+    let mut matched_total = 0usize;
+    for path in all_fixtures() {
+        let report = Report::open(&path).unwrap();
+        let (schema, strings) = (&report.schema, &report.strings);
+        let all = ops::load(schema, strings, &Selection::default(), &kinds).unwrap();
+        let mut keys: Vec<(i64, i64)> = all.iter().map(|o| (o.global_pid, o.correlation)).collect();
+        let forward = ops::join_calls(schema, strings, keys.iter().copied()).unwrap();
+        keys.reverse();
+        let mut backward = ops::join_calls(schema, strings, keys.iter().copied()).unwrap();
+        backward.reverse();
+        assert_eq!(forward, backward, "{}", path.display());
+        // Each key twice: both copies get the call.
+        let doubled = ops::join_calls(
+            schema,
+            strings,
+            all.iter()
+                .flat_map(|o| [(o.global_pid, o.correlation); 2])
+                .collect::<Vec<_>>(),
+        )
+        .unwrap();
+        let want: Vec<_> = forward.iter().flat_map(|c| [*c; 2]).collect();
+        assert_eq!(doubled, want, "{}", path.display());
+        // The oracle: the first runtime row (rowid order) of each (process, correlation id).
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let mut first: std::collections::HashMap<(i64, i64), (i64, i64, i64)> =
+            std::collections::HashMap::new();
+        if let Some(t) = schema.table(&super::schema::RUNTIME) {
+            let sql = format!(
+                "SELECT correlationId, globalTid, start, end FROM \"{}\" \
+                 WHERE correlationId IS NOT NULL ORDER BY rowid",
+                t.actual
+            );
+            let mut stmt = conn.prepare(&sql).unwrap();
+            let rows = stmt
+                .query_map([], |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, Option<i64>>(1)?.unwrap_or(0),
+                        r.get::<_, i64>(2)?,
+                        r.get::<_, i64>(3)?,
+                    ))
+                })
+                .unwrap();
+            for row in rows {
+                let (corr, tid, start, end) = row.unwrap();
+                first
+                    .entry((tid & PID_MASK, corr))
+                    .or_insert((start, end, tid));
+            }
+        }
+        for (op, call) in all.iter().zip(&forward) {
+            assert_eq!(
+                call.map(|c| (c.start, c.end, c.global_tid)),
+                first
+                    .get(&(op.global_pid & PID_MASK, op.correlation))
+                    .copied(),
+                "{}",
+                path.display()
+            );
+            matched_total += usize::from(call.is_some());
+        }
+    }
+    assert!(matched_total > 0);
+}

@@ -136,3 +136,33 @@ fn graph_kernels_have_their_own_launch_facts() {
     assert_eq!(g.node_gap_ns.count, 12 * 51);
     assert!(g.node_gap_ns.median_ns.unwrap() < 10_000);
 }
+
+/// `timeline_and_graphs` (the summary's single read) gives exactly what `timeline` and `graphs` give
+/// apart, on graph-level, node-level and ordinary captures, whole and in a window.
+#[test]
+fn one_read_gives_the_timeline_and_the_graph_facts() {
+    for rel in [
+        "h200/graphs/graph_graph.sqlite",
+        "h200/graphs/graph_node.sqlite",
+        "h200/nsys/eager.sqlite",
+        "public/nsys/h100_2gpu_1s.sqlite",
+    ] {
+        let report = Report::open(&fixture(rel)).unwrap();
+        let window = Request {
+            window_start_ns: Some(0),
+            window_end_ns: Some(7_230_000_000),
+            ..Request::default()
+        };
+        for req in [Request::default(), window] {
+            let (t, g) = report.timeline_and_graphs(&req).unwrap();
+            let apart_t = serde_json::to_string(&report.timeline(&req).unwrap()).unwrap();
+            let apart_g = serde_json::to_string(&report.graphs(&req).unwrap()).unwrap();
+            assert_eq!(serde_json::to_string(&t).unwrap(), apart_t, "{rel}");
+            assert_eq!(serde_json::to_string(&g).unwrap(), apart_g, "{rel}");
+        }
+    }
+    let report = Report::open(&fixture("h200/graphs/graph_node.sqlite")).unwrap();
+    let (t, g) = report.timeline_and_graphs(&Request::default()).unwrap();
+    assert_eq!((g.trace_mode.as_str(), g.executions), ("node", 12));
+    assert_eq!(t.graph_launch[0].node_kernels, 624);
+}

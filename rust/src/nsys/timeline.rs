@@ -314,7 +314,12 @@ impl OverheadIndex {
 
 /// The operation's interval, clipped to the window when there is one.
 pub(super) fn clipped(op: &Op, sel: &Selection) -> Option<Span> {
-    let s = Span::new(op.start, op.end);
+    clip(op.start, op.end, sel)
+}
+
+/// The interval `[start, end)`, clipped to the window when there is one.
+fn clip(start: i64, end: i64, sel: &Selection) -> Option<Span> {
+    let s = Span::new(start, end);
     match sel.window {
         Some(w) => s
             .clip(w)
@@ -417,45 +422,81 @@ fn gap_stats(lens: Vec<i64>) -> Gaps {
     }
 }
 
-/// Computes every timeline fact of the selection.
-pub fn timeline(schema: &Schema, strings: &Strings, sel: &Selection) -> Result<Timeline> {
-    let all = ops::load(schema, strings, sel, GPU_WORK)?;
-    let mut by_device: BTreeMap<i64, Vec<(Span, OpKind)>> = BTreeMap::new();
-    let mut by_stream: BTreeMap<(i64, i64), Vec<(Span, OpKind)>> = BTreeMap::new();
-    for op in &all {
-        if let Some(span) = clipped(op, sel) {
-            by_device
-                .entry(op.device)
-                .or_default()
-                .push((span, op.kind));
-            by_stream
-                .entry((op.device, op.stream))
-                .or_default()
-                .push((span, op.kind));
+/// Busy/idle facts per device and per stream. Each lane's intervals are laid out only while its facts
+/// are computed (the lanes hold operation indices), so the memory beside the operations is one lane's.
+fn lanes(all: &[Op], sel: &Selection) -> Vec<DeviceTimeline> {
+    let mut by_device: BTreeMap<i64, Vec<usize>> = BTreeMap::new();
+    let mut by_stream: BTreeMap<(i64, i64), Vec<usize>> = BTreeMap::new();
+    for (i, op) in all.iter().enumerate() {
+        if clipped(op, sel).is_some() {
+            by_device.entry(op.device).or_default().push(i);
+            by_stream.entry((op.device, op.stream)).or_default().push(i);
         }
     }
-    let devices = by_device
+    let lane = |indices: &[usize]| -> Busy {
+        let ops: Vec<(Span, OpKind)> = indices
+            .iter()
+            .filter_map(|&i| all.get(i))
+            .filter_map(|op| clipped(op, sel).map(|span| (span, op.kind)))
+            .collect();
+        busy(&ops)
+    };
+    by_device
         .iter()
-        .map(|(&device, ops)| DeviceTimeline {
+        .map(|(&device, indices)| DeviceTimeline {
             device_id: device,
-            busy: busy(ops),
+            busy: lane(indices),
             streams: by_stream
                 .range((device, i64::MIN)..=(device, i64::MAX))
-                .map(|(&(_, stream), ops)| StreamTimeline {
+                .map(|(&(_, stream), indices)| StreamTimeline {
                     stream_id: stream,
-                    busy: busy(ops),
+                    busy: lane(indices),
                 })
                 .collect(),
         })
-        .collect();
+        .collect()
+}
+
+/// Computes every timeline fact of the selection.
+pub fn timeline(schema: &Schema, strings: &Strings, sel: &Selection) -> Result<Timeline> {
+    Ok(timeline_and_graphs(schema, strings, sel, false)?.0)
+}
+
+/// [`timeline`] and (`with_graphs`) [`graphs::graphs`] from one read of the operations and one
+/// join to their calls: the graph facts come from the executions the timeline finds anyway.
+pub fn timeline_and_graphs(
+    schema: &Schema,
+    strings: &Strings,
+    sel: &Selection,
+    with_graphs: bool,
+) -> Result<(Timeline, Option<graphs::Graphs>)> {
+    let all = ops::load(schema, strings, sel, GPU_WORK)?;
+    let devices = lanes(&all, sel);
     let overhead = OverheadIndex::load(schema)?;
-    // One join of every operation to its call serves ordinary and graph launches.
-    let keys: Vec<(i64, i64)> = all.iter().map(|o| (o.global_pid, o.correlation)).collect();
-    let calls = ops::join_calls(schema, strings, &keys)?;
+    let sync = sync_rows(schema, sel)?;
+    // One join (one pass over the runtime calls) of every operation and every synchronization to
+    // its call serves ordinary launches, graph launches and host synchronization.
+    let mut calls = ops::join_calls(
+        schema,
+        strings,
+        all.iter()
+            .map(|o| (o.global_pid, o.correlation))
+            .chain(sync.iter().map(|r| (r.1, r.2))),
+    )?;
+    let sync_calls = calls.split_off(all.len());
     let launch = launch_facts(strings, &all, &calls, &overhead)?;
-    let graph_launch = graphs::launch_facts(&graphs::executions(strings, &all, &calls))?;
-    let (synchronization, host_sync) = sync_facts(schema, strings, sel, &overhead)?;
-    Ok(Timeline {
+    let executions = graphs::executions(strings, &all, &calls);
+    drop(calls);
+    drop(all);
+    let graph_launch = graphs::launch_facts(&executions)?;
+    let graph_facts = if with_graphs {
+        Some(graphs::of_executions(schema, &executions)?)
+    } else {
+        None
+    };
+    drop(executions);
+    let (synchronization, host_sync) = sync_facts(schema, strings, &sync, &sync_calls, &overhead)?;
+    let timeline = Timeline {
         devices,
         synchronization,
         host_sync,
@@ -464,7 +505,8 @@ pub fn timeline(schema: &Schema, strings: &Strings, sel: &Selection) -> Result<T
         profiler_overhead: overhead.summary(sel)?,
         cuda_overhead: overhead.cuda_summary(sel),
         coverage: coverage::timeline(schema)?,
-    })
+    };
+    Ok((timeline, graph_facts))
 }
 
 fn launch_facts(
@@ -526,16 +568,14 @@ fn launch_facts(
 
 type SyncFacts = (Vec<SyncByType>, Vec<HostSync>);
 
-fn sync_facts(
-    schema: &Schema,
-    strings: &Strings,
-    sel: &Selection,
-    overhead: &OverheadIndex,
-) -> Result<SyncFacts> {
+/// One synchronization row: extent, process, correlation id, type, context, stream.
+type SyncRow = (Span, i64, i64, i64, Option<i64>, Option<i64>);
+
+/// The selected synchronization rows (none without the table).
+fn sync_rows(schema: &Schema, sel: &Selection) -> Result<Vec<SyncRow>> {
     let Some(table) = schema.table(&SYNC) else {
-        return Ok((Vec::new(), Vec::new()));
+        return Ok(Vec::new());
     };
-    let labels = enum_labels(schema, &ENUM_SYNC_TYPE)?;
     let name = table.actual.clone();
     let context = if schema.has_column(&SYNC, "contextId") {
         "contextId"
@@ -561,13 +601,26 @@ fn sync_facts(
             ))
         },
     )?;
-    let devices = DeviceMap::load(schema)?;
-    let rows: Vec<_> = rows
+    Ok(rows
         .into_iter()
         .filter(|(s, pid, corr, ..)| sel.keep_gpu(s.start, s.end, *pid, *corr))
-        .collect();
-    let keys: Vec<(i64, i64)> = rows.iter().map(|r| (r.1, r.2)).collect();
-    let calls = ops::join_calls(schema, strings, &keys)?;
+        .collect())
+}
+
+/// Synchronization by type and host time blocked, from the rows and their calls (`calls[i]` made
+/// `rows[i]`).
+fn sync_facts(
+    schema: &Schema,
+    strings: &Strings,
+    rows: &[SyncRow],
+    calls: &[Option<Call>],
+    overhead: &OverheadIndex,
+) -> Result<SyncFacts> {
+    if schema.table(&SYNC).is_none() {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    let labels = enum_labels(schema, &ENUM_SYNC_TYPE)?;
+    let devices = DeviceMap::load(schema)?;
     type TypeKey = (
         Option<i64>,
         Option<i64>,
@@ -577,7 +630,7 @@ fn sync_facts(
     );
     let mut by_type: BTreeMap<TypeKey, (u64, i64, i64)> = BTreeMap::new();
     let mut host: BTreeMap<(Option<i64>, String), (u64, i64, i64)> = BTreeMap::new();
-    for (row, call) in rows.iter().zip(&calls) {
+    for (row, call) in rows.iter().zip(calls) {
         let device = row.4.and_then(|ctx| devices.of_context(row.1, ctx));
         let sync_type = labels
             .get(&row.3)
@@ -687,6 +740,35 @@ impl GapSink {
     }
 }
 
+/// What the gap list keeps of an operation: its lane, extent, order and name (64 bytes, not an [`Op`]'s
+/// 104: the gap list holds every selected operation at once).
+#[derive(Debug, Clone, Copy)]
+struct GapOp {
+    start: i64,
+    end: i64,
+    device: i64,
+    stream: i64,
+    rowid: i64,
+    name: i64,
+    graph: i64,
+    kind: OpKind,
+}
+
+impl GapOp {
+    fn of(op: &Op) -> Self {
+        Self {
+            start: op.start,
+            end: op.end,
+            device: op.device,
+            stream: op.stream,
+            rowid: op.rowid,
+            name: op.name,
+            graph: op.graph,
+            kind: op.kind,
+        }
+    }
+}
+
 /// The gap list: every idle interval between operations, per device (`stream_id` null) and per
 /// stream, with the operations on either side; `top = Some(k)`: only the `k` longest, longest first.
 ///
@@ -699,9 +781,11 @@ pub fn gaps(
     sel: &Selection,
     top: Option<usize>,
 ) -> Result<Table> {
-    let all = ops::load(schema, strings, sel, GPU_WORK)?;
+    let all = ops::load_as(schema, strings, sel, GPU_WORK, GapOp::of, |o| {
+        (o.start, o.end, o.kind, o.rowid)
+    })?;
     let opers = enum_labels(schema, &ENUM_MEMCPY_OPER)?;
-    let op_name = |op: &Op| -> String {
+    let op_name = |op: &GapOp| -> String {
         match op.kind {
             OpKind::Kernel => strings
                 .value(u32::try_from(op.name).unwrap_or(u32::MAX))
@@ -722,7 +806,7 @@ pub fn gaps(
     let mut lanes: std::collections::HashMap<(i64, Option<i64>), (i64, usize)> =
         std::collections::HashMap::new();
     for (index, op) in all.iter().enumerate() {
-        let Some(span) = clipped(op, sel) else {
+        let Some(span) = clip(op.start, op.end, sel) else {
             continue;
         };
         for lane in [(op.device, None), (op.device, Some(op.stream))] {

@@ -216,6 +216,22 @@ impl NsysReport {
         json(&doc)
     }
 
+    /// The timeline and the graph facts (as `timeline_json` and `graphs_json` give them) from one read
+    /// of the operations and one join to their calls.
+    #[pyo3(signature = (window_start_ns = None, window_end_ns = None, nvtx = None))]
+    fn timeline_graphs_json(
+        &self,
+        py: Python<'_>,
+        window_start_ns: Option<i64>,
+        window_end_ns: Option<i64>,
+        nvtx: Option<String>,
+    ) -> PyResult<(Vec<u8>, Vec<u8>)> {
+        let r = self.inner.clone();
+        let req = request(window_start_ns, window_end_ns, nvtx);
+        let (timeline, graphs) = run(py, move || r.timeline_and_graphs(&req))?;
+        Ok((json(&timeline)?, json(&graphs)?))
+    }
+
     /// The GPU activity a fact leaves out (coverage flags), as JSON.
     fn coverage_json(&self, py: Python<'_>, fact: String) -> PyResult<Vec<u8>> {
         let r = self.inner.clone();
