@@ -145,3 +145,31 @@ def test_an_unknown_report_is_the_same_typed_error(shared: Path) -> None:
     assert run.code == 2
     doc = json.loads(run.stdout)
     assert (doc["ok"], doc["errors"][0]["code"]) == (False, "nsys_report_unknown")
+
+
+def test_csv_of_a_file_rewritten_while_read_is_an_error(
+    shared: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # --csv states no sha256, so nothing is hashed; the stat key before and after still guards the answer.
+    from click.testing import CliRunner
+
+    from gpuopt.cli import cli
+
+    export = tmp_path / "eager.sqlite"
+    export.write_bytes((shared / "h200" / "nsys" / "eager.sqlite").read_bytes())
+    real_open = _native.nsys_open
+
+    def open_then_rewrite(path: str) -> object:
+        report = real_open(path)
+        with open(path, "ab") as grow:  # another process appends while gpuopt reads
+            grow.write(b"\0" * 512)
+        return report
+
+    monkeypatch.setattr(_native, "nsys_open", open_then_rewrite)
+    argv = ["nsys", "stats", str(export), "--report", "cuda_gpu_kern_sum", "--csv"]
+    changed = CliRunner().invoke(cli, argv)
+    assert changed.exit_code == 2
+    assert "file_changed_during_read" in changed.output and "Time (%)" not in changed.output
+    monkeypatch.setattr(_native, "nsys_open", real_open)
+    unchanged = CliRunner().invoke(cli, argv)
+    assert unchanged.exit_code == 0 and unchanged.output.startswith("Time (%)")

@@ -58,9 +58,26 @@ def identity(path: str | Path) -> dict[str, Any]:
     return _finish(*_identify(str(path)))
 
 
-def _stat_key(path: str) -> tuple[int, int, int, int, int]:
+def stat_key(path: str) -> tuple[int, int, int, int, int]:
+    """(device, inode, size, mtime_ns, ctime_ns): what changes when a file is rewritten."""
     st = os.stat(path)
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def check_unchanged(path: str, before: tuple[int, ...]) -> None:
+    """Raises ``file_changed_during_read`` when ``path`` no longer has the stat key ``before``."""
+    try:
+        after: tuple[int, ...] | None = stat_key(path)
+    except OSError:
+        after = None
+    if after != before:
+        raise InputError(
+            "file_changed_during_read",
+            f"{path} changed while it was being read",
+            path=path,
+            expected=f"(dev, inode, size, mtime_ns, ctime_ns) = {before}",
+            observed="gone" if after is None else str(after),
+        )
 
 
 class _Pending:
@@ -68,7 +85,7 @@ class _Pending:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self.before = _stat_key(path)
+        self.before = stat_key(path)
         self.outcome: tuple[dict[str, Any], list[str]] | BaseException | None = None
         self.thread = threading.Thread(target=self._run, name=f"identity {path}", daemon=True)
         self.thread.start()
@@ -85,18 +102,7 @@ class _Pending:
             raise self.outcome
         if self.outcome is None:
             raise RuntimeError(f"the identity thread for {self.path} ended without a result")
-        try:
-            after: tuple[int, ...] | None = _stat_key(self.path)
-        except OSError:
-            after = None
-        if after != self.before:
-            raise InputError(
-                "file_changed_during_read",
-                f"{self.path} changed while it was being read",
-                path=self.path,
-                expected=f"(dev, inode, size, mtime_ns, ctime_ns) = {self.before}",
-                observed="gone" if after is None else str(after),
-            )
+        check_unchanged(self.path, self.before)
         return _finish(*self.outcome)
 
 

@@ -468,11 +468,17 @@ def _stats_printed_natively(
     if as_json:
         _identity.identify_in_background(file)  # hashing (on a cache miss) overlaps the engine's work
     start, end = _window.parse_window(window, open_ends=True) if window else (None, None)
+    try:
+        before = _identity.stat_key(str(file))
+    except OSError:
+        before = None  # the engine reports a missing or unreadable file with its own error
     native = _native.nsys_open(str(file))
     doc = native.stats_doc(report_name, start, end, nvtx_range)
     captured = set(native.captured_tables())
     missing = [t for t in lib.SOURCES.get(report_name, ()) if t not in captured]
     if not as_json:
+        if before is not None:  # no hash to wait for here, but a rewritten file is still no answer
+            _identity.check_unchanged(str(file), before)
         text = doc.csv(str(file), missing).rstrip("\n")
         return Outcome(data=None, render=lambda: text)
     from gpuopt import __version__
