@@ -217,6 +217,8 @@ class Report:
     ) -> tuple[Timeline, Graphs]:
         """``timeline()`` and ``graphs()`` from one read of the operations and one join to their calls
         (what ``gpuopt nsys summary`` shows: half the work of asking for each)."""
+        from gpuopt.models.nsys import Graphs, Timeline
+
         start, end = window or (None, None)
         timeline, graphs = self._native.timeline_graphs_json(start, end, nvtx)
         return Timeline.model_validate_json(timeline), Graphs.model_validate_json(graphs)
