@@ -410,6 +410,7 @@ class NsysStatsDoc:
         identity: tuple[str, int, str, bool],
     ) -> str: ...
 
+@final
 class NsysReport:
     """An opened, validated nsys SQLite export (see ``gpuopt.nsys``)."""
 
