@@ -67,7 +67,35 @@ def test_subcommand_help_imports_neither_pydantic_nor_polars() -> None:
 def test_version_loads_the_native_module_but_not_pydantic_or_polars() -> None:
     found = _imported([["--version"]])
     assert "gpuopt._native" in found
-    assert not [m for m in found if m.startswith(("pydantic", "polars", "numpy", "gpuopt.models"))]
+    assert not [
+        m
+        for m in found
+        if m.startswith(("pydantic", "polars", "numpy", "gpuopt.models", "importlib.metadata"))
+    ]
+
+
+def test_version_is_the_one_importlib_metadata_finds() -> None:
+    """The dist-info folder read by name gives what ``importlib.metadata`` would (without its imports)."""
+    from importlib.metadata import version
+
+    import gpuopt
+
+    assert gpuopt._installed_version() == version("gpuopt") == gpuopt.__version__
+
+
+def test_version_reader_skips_unreadable_entries_and_finds_none_outside_an_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gpuopt
+
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "gpuopt-9.8.7.dist-info").mkdir()
+    (tmp_path / "site" / "gpuoptx-1.0.dist-info").mkdir()
+    (tmp_path / "file.zip").write_bytes(b"PK")  # a file on sys.path, as a zipped stdlib is
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "missing"), str(tmp_path / "file.zip"), str(tmp_path)])
+    assert gpuopt._installed_version() is None
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "missing"), str(tmp_path / "site")])
+    assert gpuopt._installed_version() == "9.8.7"
 
 
 @pytest.mark.parametrize("name", sorted(_registry.COMMANDS))

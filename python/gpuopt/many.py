@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import glob
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -88,6 +87,8 @@ def map_files(
         return _on_dask(fn, paths, scheduler)
     if workers <= 1 or len(paths) <= 1:
         return [read_one(fn, p) for p in paths]
+    from concurrent.futures import ThreadPoolExecutor  # only when files are read on threads
+
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gpuopt-file") as pool:
         return list(pool.map(lambda p: read_one(fn, p), paths))
 
