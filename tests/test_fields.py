@@ -165,3 +165,19 @@ def test_schema_unknown_table_exits_2(name: str) -> None:
 
 def test_reference_is_current() -> None:
     assert (ROOT / "references" / "fields.md").read_text() == fields.markdown() + "\n"
+
+
+def test_schema_takes_the_command_name_of_every_table(shared: Path) -> None:
+    """`gpuopt schema torch.timeline` means the table `gpuopt torch timeline` prints (torch.streams)."""
+    files = {"nsys": shared / NSYS, "torch": shared / TORCH, "ncu": shared / NCU}
+    plain = [a for a in RUNS if len(a) == 3 and a[0] in files]
+    runner = CliRunner()
+    wrong = {}
+    for area, command, _ in plain:
+        result = runner.invoke(cli, [area, command, str(files[area]), "--json", "--limit", "1"])
+        assert result.exit_code == 0, (area, command, result.output[-2000:])
+        key = fields.qualified(area, str(_table(json.loads(result.output)["data"])["name"]))
+        if fields.resolve(f"{area}.{command}") != [key]:
+            wrong[f"{area}.{command}"] = (fields.resolve(f"{area}.{command}"), key)
+    assert wrong == {}
+    assert len(plain) >= 20

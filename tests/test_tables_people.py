@@ -60,6 +60,41 @@ def test_wide_tables_are_readable_in_120_columns(shared: Path, args: list[str], 
     assert "more columns" in run.stdout  # what is not shown is named, --columns chooses
 
 
+def test_columns_chosen_by_name_are_shown_or_named(shared: Path) -> None:
+    """A column chosen with --columns is shown even when the compact view lacks it (ncu launches'
+    dram_bandwidth_bytes_per_s), and one that does not fit is named, never dropped silently."""
+    ncu = str(shared / "h200/ncu/kernels_full.ncu-rep")
+    run = gpuopt("ncu", "launches", ncu, "--columns", "kernel_function,dram_bandwidth_bytes_per_s")
+    assert run.code == 0, run.stderr
+    header = run.stdout.splitlines()[0].split()
+    assert header == ["kernel_function", "dram_bandwidth"]
+    assert "4,019.5 GB/s" in run.stdout  # vec_add's first launch, bytes/s scaled to GB/s
+    sass = str(shared / "h200/sass/kernels_sm90.nvdisasm.sass")
+    wide = "function,registers,frame_size_bytes,min_stack_size_bytes,local_load_count,local_store_count"
+    run = gpuopt("sass", "functions", sass, "--columns", wide + ",tensor_core_count")
+    assert run.code == 0, run.stderr
+    assert "chosen but not shown" in run.stdout and "tensor_core_count" in run.stdout
+    assert max(len(line) for line in run.stdout.splitlines()) <= 120
+
+
+def test_a_listing_without_registers_says_where_they_are(shared: Path) -> None:
+    cuobjdump = str(shared / "h200/sass/kernels_sm90.cuobjdump.sass")
+    run = gpuopt("sass", "functions", cuobjdump, "--columns", "function,registers")
+    assert run.code == 0, run.stderr
+    assert "cuobjdump -sass prints none" in run.stdout and "--tool nvdisasm" in run.stdout
+    nvdisasm = str(shared / "h200/sass/kernels_sm90.nvdisasm.sass")
+    assert "prints none" not in gpuopt("sass", "functions", nvdisasm).stdout
+
+
+def test_gap_levels_are_explained_and_not_summed(shared: Path) -> None:
+    export = str(shared / "h200/nsys/eager.sqlite")
+    run = gpuopt("nsys", "gaps", export, "--sort", "duration_ns", "--limit", "4")
+    assert run.code == 0, run.stderr
+    assert "the whole device was idle" in run.stdout
+    assert "total" not in [w for line in run.stdout.splitlines()[4:] for w in line.split()]
+    assert "716.32 ms" in run.stdout and "626.53 ms" in run.stdout  # stream 7 and the device, one each
+
+
 def test_sort_orders_rows_and_the_json_follows(shared: Path) -> None:
     file = str(shared / "h200" / "nsys" / "eager.sqlite")
     run = gpuopt("nsys", "gaps", file, "--sort", "duration_ns", "--limit", "3", "--json")
@@ -138,3 +173,18 @@ def test_one_table_shape_for_every_table_command() -> None:
         assert model.model_fields[field].annotation in (TableData, TableData | None), (path, schema)
         checked += 1
     assert checked >= 25
+
+
+def test_sort_and_columns_take_the_header_people_see(shared: Path) -> None:
+    """`total_time` (the header on screen) means `total_time_ns`; the JSON keeps its order too."""
+    export = str(shared / "h200/nsys/eager.sqlite")
+    by_header = gpuopt("nsys", "kernels", export, "--sort", "instances:asc", "--columns", "name,instances")
+    by_name = gpuopt("nsys", "kernels", export, "--sort", "instances_ns:asc", "--columns", "name,instances")
+    assert by_header.code == 0, by_header.stderr
+    assert by_name.code == 2 and "column_unknown" in by_name.stderr + by_name.stdout
+    short = gpuopt("nsys", "kernels", export, "--sort", "total_time:asc", "--columns", "name,total_time")
+    full = gpuopt("nsys", "kernels", export, "--sort", "total_time_ns:asc", "--columns", "name,total_time_ns")
+    assert short.code == 0, short.stderr
+    assert short.stdout == full.stdout
+    assert short.stdout.splitlines()[1].split() == ["name", "total_time"]
+    assert "7.41 ms" in short.stdout  # the totals row

@@ -3,7 +3,7 @@ wide tables of few rows transposed, a totals row where a sum means something; ev
 
 Only the terminal rendering: ``--json`` and ``--out`` carry the full, unscaled, unshortened table.
 The unit of a column comes from its name (STYLE: units in the name): ``*_ns`` time, ``*bytes`` sizes,
-``*_gbps`` bandwidth, ``*_pct`` percent.
+``*_gbps`` and ``*_bytes_per_s`` bandwidth, ``*_pct`` percent.
 """
 
 from __future__ import annotations
@@ -81,6 +81,8 @@ def formatter(column: str) -> Callable[[Any], str]:
         unit = _size
     elif column.endswith("_gbps"):
         unit = lambda v: f"{v:,.1f} GB/s"  # noqa: E731
+    elif column.endswith("_bytes_per_s"):
+        unit = lambda v: f"{v / 1e9:,.1f} GB/s"  # noqa: E731
     elif column.endswith("_pct"):
         unit = lambda v: f"{v:.1f} %"  # noqa: E731
     else:
@@ -100,7 +102,7 @@ def formatter(column: str) -> Callable[[Any], str]:
 
 def label(column: str) -> str:
     """The header people see: the name without its unit suffix (the cells carry the unit)."""
-    for suffix in ("_ns", "_gbps", "_pct"):
+    for suffix in ("_ns", "_gbps", "_bytes_per_s", "_pct"):
         if column.endswith(suffix) and len(column) > len(suffix):
             return column[: -len(suffix)]
     return column
@@ -143,7 +145,14 @@ def _fit(
     return shown, want
 
 
-def render(frame: pl.DataFrame, rows: int, columns: list[str] | None = None, width: int = WIDTH) -> str:
+def render(
+    frame: pl.DataFrame,
+    rows: int,
+    columns: list[str] | None = None,
+    width: int = WIDTH,
+    *,
+    totals: bool = True,
+) -> str:
     """``frame``'s first ``rows`` rows as a table for a terminal of ``width`` characters."""
     chosen = columns or frame.columns
     head = frame.head(rows).select(chosen)
@@ -154,15 +163,20 @@ def render(frame: pl.DataFrame, rows: int, columns: list[str] | None = None, wid
         return "(no rows)"
     # Name-like text columns go last, where shortening costs the least.
     ordered = [c for c in chosen if c not in text] + [c for c in chosen if c in text]
-    sums = _totals(frame, chosen, fmts) if frame.height > 1 and not nested(frame) else {}
+    sums = _totals(frame, chosen, fmts) if totals and frame.height > 1 and not nested(frame) else {}
     sized = {c: [*cells[c], sums.get(c, "")] for c in chosen}
     shown, widths = _fit(ordered if columns is None else list(chosen), sized, text, width)
     hidden = [c for c in chosen if c not in shown]
     if hidden and frame.height <= _TRANSPOSE_ROWS:
         return _transposed(chosen, cells, head.height, width)
-    totals = [sums.get(c, "") for c in shown] if any(c in sums for c in shown) else None
-    body = _rich_table(shown, cells, widths, text, totals, head.height, width)
-    if hidden:
+    footer = [sums.get(c, "") for c in shown] if any(c in sums for c in shown) else None
+    body = _rich_table(shown, cells, widths, text, footer, head.height, width)
+    if hidden and columns is not None:  # chosen by name, and still more than fits
+        body += (
+            f"\n(chosen but not shown, {width} characters are full: {shorten(', '.join(hidden), width - 60)};"
+            " fewer --columns, or --json / --out FILE)"
+        )
+    elif hidden:
         body += (
             f"\n({len(hidden)} more columns: {shorten(', '.join(hidden), width - 40)}; --columns to choose)"
         )

@@ -83,6 +83,17 @@ def current_columns() -> list[str] | None:
     return _COLUMNS.get()
 
 
+def column_named(frame: pl.DataFrame, name: str) -> str | None:
+    """The column ``name`` means: itself, or the one column whose header on screen it is (the name without
+    its unit suffix: ``total_time`` for ``total_time_ns``)."""
+    if name in frame.columns:
+        return name
+    from gpuopt.cli._people import label
+
+    matches = [c for c in frame.columns if label(c) == name]
+    return matches[0] if len(matches) == 1 else None
+
+
 def _unknown_column(frame: pl.DataFrame, option: str, name: str) -> InputError:
     return InputError(
         "column_unknown",
@@ -103,11 +114,12 @@ def ordered(frame: pl.DataFrame, *, strict: bool = True) -> pl.DataFrame:
     column, _, direction = sort.partition(":")
     if direction not in ("", "asc", "desc"):
         raise InputError("sort_invalid", f"--sort {sort}: the direction is asc or desc", observed=direction)
-    if column not in frame.columns:
+    named = column_named(frame, column)
+    if named is None:
         if strict:
             raise _unknown_column(frame, "--sort", column)
         return frame
-    return frame.sort(column, descending=direction != "asc", nulls_last=True, maintain_order=True)
+    return frame.sort(named, descending=direction != "asc", nulls_last=True, maintain_order=True)
 
 
 def write_table(frame: pl.DataFrame, out: Path) -> None:
@@ -139,25 +151,36 @@ def write_table(frame: pl.DataFrame, out: Path) -> None:
         frame.write_ndjson(out)
 
 
-def render_frame(frame: pl.DataFrame, limit: int) -> str:
-    """The table for people (see ``cli/_people.py``): sorted, ``--limit`` rows, ``--columns`` chosen."""
+def render_frame(frame: pl.DataFrame, limit: int, *, totals: bool = True) -> str:
+    """The table for people (see ``cli/_people.py``): sorted, ``--limit`` rows, ``--columns`` chosen;
+    ``totals=False`` where rows overlap, so no sum over them means anything."""
     from gpuopt.cli import _people
 
     frame = ordered(frame, strict=False)
     rows = frame.height if limit == 0 else min(limit, frame.height)
-    # --columns was checked against the whole table by table_data; a compact view shows what it has.
-    columns = [c for c in _COLUMNS.get() or [] if c in frame.columns] or None
-    text = _people.render(frame, rows, columns)
+    # --columns was checked against the whole table by table_data; a view without one says so.
+    named = {c: column_named(frame, c) for c in _COLUMNS.get() or []}
+    columns = [n for n in named.values() if n is not None] or None
+    text = _people.render(frame, rows, columns, totals=totals)
     if rows < frame.height:
         text += f"\n({rows} of {frame.height} rows; --limit 0 shows all, --out FILE writes all)"
+    absent = [c for c, n in named.items() if n is None]
+    if absent:
+        text += f"\n(not in this view: {', '.join(absent)}; --json or --out FILE have them)"
     return text
+
+
+def for_people(full: pl.DataFrame, compact: pl.DataFrame) -> pl.DataFrame:
+    """What people see of a table: its ``compact`` view, unless ``--columns`` chose columns, which are
+    then taken from the ``full`` table (a column chosen by name is never dropped for being off the view)."""
+    return full if _COLUMNS.get() else compact
 
 
 def table_data(name: str, frame: pl.DataFrame, limit: int) -> TableData:
     from gpuopt.models.table import Column, TableData
 
     for c in _COLUMNS.get() or []:
-        if c not in frame.columns:
+        if column_named(frame, c) is None:
             raise _unknown_column(frame, "--columns", c)
     frame = ordered(frame)
     shown = frame if limit == 0 else frame.head(limit)

@@ -10,7 +10,7 @@ import click
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._params import FiniteFloatRange
 from gpuopt.cli._render import section
-from gpuopt.cli._tables import render_frame, table_data, table_options, table_outcome, write_table
+from gpuopt.cli._tables import for_people, render_frame, table_data, table_options, table_outcome, write_table
 
 if TYPE_CHECKING:
     import polars as pl
@@ -124,7 +124,7 @@ def summary(
                 ("rules/sections", f"{i.rules} rule results, {i.sections} sections"),
             ],
         )
-        shown = kernels.drop("kernel_name", "launch_ids")
+        shown = for_people(kernels, kernels.drop("kernel_name", "launch_ids"))
         return head + "\n\nKernels (means over the launches counted)\n" + render_frame(shown, limit)
 
     return Outcome(data=data, render=render, inputs=report.inputs(), unmodeled=report.unmodeled)
@@ -159,7 +159,8 @@ def launches(
     outcome = table_outcome(
         "ncu_launches", frame, limit=limit, out=out, inputs=report.inputs(), unmodeled=report.unmodeled
     )
-    shown = frame if all_columns else frame.select([c for c in _LAUNCH_COLUMNS if c in frame.columns])
+    compact = frame.select([c for c in _LAUNCH_COLUMNS if c in frame.columns])
+    shown = frame if all_columns else for_people(frame, compact)
     absent = _absent_facts(report.info, frame)
     outcome.render = lambda: "\n".join([render_frame(shown, limit), *absent])
     return outcome

@@ -80,6 +80,15 @@ def _header(report: Report, name: str, sel: NsysSelection, missing: list[str]) -
     return text
 
 
+# Tables whose rows are of two levels that overlap in time: no totals row (a sum would count twice).
+_LEVELS = {
+    "gaps": [
+        "stream_id —: the whole device was idle; a stream id: that stream was idle (others may have run);",
+        "one interval can show at both levels, so no total is given",
+    ]
+}
+
+
 def _table_outcome(
     file: Path,
     report: Report,
@@ -110,7 +119,8 @@ def _table_outcome(
     )
 
     def default_render() -> str:
-        text = _header(report, name, sel, missing) + "\n" + render_frame(frame, limit)
+        body = render_frame(frame, limit, totals=name not in _LEVELS)
+        text = "\n".join([_header(report, name, sel, missing), *_LEVELS.get(name, []), body])
         return text + ("\n\n" + render_coverage(coverage) if coverage else "")
 
     return Outcome(data=data, render=render or default_render, inputs=_inputs(file))
@@ -388,7 +398,8 @@ def gaps(
     `--sort duration_ns --limit K` (without --out) keeps only the K longest gaps while reading (a heap of
     K, so memory does not grow with the number of gaps); `total_rows` is then K.
     """
-    longest = current_sort() in ("duration_ns", "duration_ns:desc") and limit > 0 and out is None
+    longest = current_sort() in ("duration_ns", "duration_ns:desc", "duration", "duration:desc")
+    longest = longest and limit > 0 and out is None
     return _table_command(
         files,
         "gaps",

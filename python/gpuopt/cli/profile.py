@@ -10,7 +10,7 @@ import click
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._params import FiniteFloatRange
 from gpuopt.cli._render import section
-from gpuopt.cli._tables import render_frame, table_data, table_options, write_table
+from gpuopt.cli._tables import for_people, render_frame, table_data, table_options, write_table
 
 if TYPE_CHECKING:
     from gpuopt.models.profile import ProfileDiffData
@@ -216,7 +216,8 @@ def diff(
 
     def render() -> str:
         cited = f"\n\nrecorded as {data.citation} (cited by {cite})" if data.citation else ""
-        return f"{_render(data)}{cited}\n\n{render_frame(result.table.select(shown), limit)}"
+        table = for_people(result.table, result.table.select(shown))
+        return f"{_render(data)}{cited}\n\n{render_frame(table, limit)}"
 
     inputs = [file_identity(p) for p in (*base.paths, *cand.paths) if p.is_file()]
     return Outcome(data=data, render=render, inputs=inputs)

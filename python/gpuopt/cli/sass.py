@@ -11,7 +11,7 @@ import click
 from gpuopt._files import read_stream_bounded
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._render import section, table
-from gpuopt.cli._tables import render_frame, table_data, table_options, write_table
+from gpuopt.cli._tables import for_people, render_frame, table_data, table_options, write_table
 
 if TYPE_CHECKING:
     import polars as pl
@@ -82,7 +82,7 @@ def _table_outcome(
     base = table_data(name, frame, limit)
     data = SassTableData(stage="sass", source=result.source, table=base)
     header = _source_line(result)
-    people = frame if shown is None else shown
+    people = frame if shown is None else for_people(frame, shown)
     return Outcome(
         data=data,
         render=lambda: f"{header}\n{render_frame(people, limit)}",
@@ -189,7 +189,18 @@ def functions(file: Path, tool: str, limit: int, out: Path | None) -> Outcome:
       gpuopt sass functions big.sass --limit 0 --out functions.parquet
     """
     result, inputs = _scan(file, tool, None)
-    return _table_outcome("sass_functions", result.functions, result, inputs, limit, out)
+    outcome = _table_outcome("sass_functions", result.functions, result, inputs, limit, out)
+    frame = result.functions
+    if frame.height and "registers" in frame.columns and frame["registers"].null_count() == frame.height:
+        table = outcome.render
+        outcome.render = lambda: f"{table()}\n{_NO_REGISTERS}"
+    return outcome
+
+
+_NO_REGISTERS = (
+    "(registers, frame and stack sizes: this listing does not state them (cuobjdump -sass prints none);\n"
+    " an nvdisasm listing of the cubin (--tool nvdisasm) or `gpuopt compiler res-usage` gives them)"
+)
 
 
 @sass.command()

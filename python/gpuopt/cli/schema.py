@@ -17,8 +17,9 @@ def schema(name: str | None) -> Outcome:
     """Print the JSON Schema of a document gpuopt emits, or list their names.
 
     The schemas are generated from gpuopt's pydantic models, the single source of truth; every field
-    carries a one-line description. A table name (AREA.TABLE, e.g. torch.ops, or the name a command's
-    JSON gives in data.table.name, e.g. ncu_launches) prints the definition of each of its columns.
+    carries a one-line description. A table name (AREA.TABLE, e.g. torch.ops; AREA.COMMAND, e.g.
+    torch.timeline for the table `gpuopt torch timeline` prints; or the name a command's JSON gives in
+    data.table.name, e.g. ncu_launches) prints the definition of each of its columns.
 
     \b
     Examples:

@@ -11,7 +11,7 @@ import click
 from gpuopt.cli._html import html_option
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._render import section
-from gpuopt.cli._tables import render_frame, table_data, table_options, table_outcome, write_table
+from gpuopt.cli._tables import for_people, render_frame, table_data, table_options, table_outcome, write_table
 
 if TYPE_CHECKING:
     from gpuopt.models.evaluation.views import HandoffData, ReportData, ShowData
@@ -74,7 +74,7 @@ def ls(
     )
     outcome = table_outcome(kind, frame, limit=limit, out=out, inputs=[])
     shown = [c for c in HUMAN_COLUMNS.get(kind, frame.columns) if c in frame.columns]
-    narrow = frame.select(shown) if shown else frame
+    narrow = for_people(frame, frame.select(shown) if shown else frame)
     outcome.render = lambda: (
         render_frame(narrow, limit)
         + ("\n(more columns with --json or --out FILE)" if narrow.width < frame.width else "")

@@ -40,15 +40,30 @@ def qualified(area: str, table: str) -> str:
     return f"{area}.{table.removeprefix(area + '_')}"
 
 
+COMMAND_TABLES: dict[str, str] = {
+    "nsys.kernels": "nsys.cuda_gpu_kern_sum",
+    "nsys.api": "nsys.cuda_api_sum",
+    "nsys.mem": "nsys.memory",
+    "nsys.nvtx": "nsys.nvtx_ranges",
+    "torch.timeline": "torch.streams",
+    "ncu.summary": "ncu.kernels",
+}
+"""``AREA.COMMAND`` -> the table that command prints, where the two names differ (people ask for the
+command they ran; ``tests/test_fields.py`` runs each command and checks this)."""
+
+
 def resolve(name: str) -> list[str]:
-    """The table keys ``name`` may mean: a key itself, ``AREA.AREA_TABLE``, or a bare ``data.table.name``
-    (``ncu_launches``, ``cuda_gpu_kern_sum``; ``gaps`` is both ``nsys.gaps`` and ``torch.gaps``)."""
+    """The table keys ``name`` may mean: a key itself, ``AREA.AREA_TABLE``, ``AREA.COMMAND`` (the table
+    the command prints), or a bare ``data.table.name`` (``ncu_launches``, ``cuda_gpu_kern_sum``; ``gaps``
+    is both ``nsys.gaps`` and ``torch.gaps``)."""
     if name in TABLES:
         return [name]
     area, dot, table = name.partition(".")
     if dot:
         key = qualified(area, table)
-        return [key] if key in TABLES else []
+        if key in TABLES:
+            return [key]
+        return [COMMAND_TABLES[name]] if name in COMMAND_TABLES else []
     areas = sorted({key.split(".", 1)[0] for key in TABLES})
     return sorted({qualified(a, name) for a in areas} & set(TABLES))
 
