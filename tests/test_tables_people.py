@@ -143,7 +143,11 @@ def test_ncu_launches_says_why_a_fact_is_absent(shared: Path) -> None:
     assert run.code == 0, run.stderr
     text = " ".join(run.stdout.split())
     assert "absent: dram_bytes, dram_read_bytes, dram_write_bytes" in text
-    assert "the sections that hold them were not collected" in text
+    assert "not on this details page" in text and "--page raw" in text  # the reason, in words
+    summary = " ".join(
+        gpuopt("ncu", "summary", str(shared / "h200/ncu/kernels_full.details.csv")).stdout.split()
+    )
+    assert "dram_write_bytes" in summary and "not on this details page" in summary
     assert max(len(line) for line in run.stdout.splitlines()) <= 120
     full = gpuopt("ncu", "launches", str(shared / "h200" / "ncu" / "kernels_full.ncu-rep"))
     assert "absent:" not in full.stdout
@@ -188,3 +192,26 @@ def test_sort_and_columns_take_the_header_people_see(shared: Path) -> None:
     assert short.stdout == full.stdout
     assert short.stdout.splitlines()[1].split() == ["name", "total_time"]
     assert "7.41 ms" in short.stdout  # the totals row
+
+
+def test_roofline_for_people_shows_the_points_that_say_something(shared: Path) -> None:
+    """Rows of a precision a launch never used (0 FLOP) are hidden and counted; precision and region are
+    shown; FLOP/s, intensity and shares of the peak carry their units."""
+    run = gpuopt("ncu", "roofline", str(shared / "h200/ncu/kernels_full.ncu-rep"), "--limit", "0")
+    assert run.code == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[0].split() == [
+        "arithmetic_intensity",
+        "achieved_flops",
+        "flop_of_peak",
+        "dram_of_peak",
+        "kernel_function",
+        "region",
+        "precision",
+    ]
+    rows = [line for line in lines[2:] if "FLOP/B" in line]
+    # 12 launches: 3 of them (wmma_gemm) with two tensor precisions, the other 9 one row each (42 in all).
+    assert len(rows) == 15
+    assert "(27 rows of a precision a launch did not use (0 FLOP) hidden" in run.stdout
+    assert any("898 FLOP/B" in r and "29.33 TFLOP/s" in r and "compute" in r for r in rows)
+    assert max(len(line) for line in lines) <= 120

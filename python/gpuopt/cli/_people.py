@@ -19,6 +19,7 @@ WIDTH = 120
 _GAP = 3  # rich's padding and separator between columns
 _MAX_CELL = 40  # a long text cell is shortened to this many characters unless room is left over
 _MIN_TEXT = 24  # ... and to no fewer than this to make room for more columns
+_LAST_TEXT = 12  # ... or, for a text column that would be left out, to no fewer than this
 _TRANSPOSE_ROWS = 3
 
 # Columns whose sum over all rows is itself a fact (counts, sizes, total times, shares of one whole).
@@ -73,8 +74,20 @@ def _number(v: float) -> str:
     return f"{v:,.0f}" if abs(v) >= 1e5 else f"{v:.4g}"
 
 
+_AGGREGATES = ("_sum", "_mean", "_min", "_max", "_median")
+
+
+def _split_aggregate(column: str) -> tuple[str, str]:
+    """``duration_ns_mean`` -> (``duration_ns``, ``_mean``): an aggregate keeps its column's unit."""
+    for suffix in _AGGREGATES:
+        if column.endswith(suffix) and len(column) > len(suffix):
+            return column[: -len(suffix)], suffix
+    return column, ""
+
+
 def formatter(column: str) -> Callable[[Any], str]:
     """How a column's values read: by the unit its name carries."""
+    column, _ = _split_aggregate(column)
     if column.endswith("_ns"):
         unit: Callable[[Any], str] = _time
     elif column == "bytes" or column.endswith("_bytes"):
@@ -83,7 +96,11 @@ def formatter(column: str) -> Callable[[Any], str]:
         unit = lambda v: f"{v:,.1f} GB/s"  # noqa: E731
     elif column.endswith("_bytes_per_s"):
         unit = lambda v: f"{v / 1e9:,.1f} GB/s"  # noqa: E731
-    elif column.endswith("_pct"):
+    elif column.endswith("_flop_per_s"):
+        unit = lambda v: f"{v / 1e12:,.2f} TFLOP/s"  # noqa: E731
+    elif column.endswith("_flop_per_byte"):
+        unit = lambda v: f"{v:,.3g} FLOP/B"  # noqa: E731
+    elif column.endswith(("_pct", "_pct_of_peak")):
         unit = lambda v: f"{v:.1f} %"  # noqa: E731
     else:
         unit = _number
@@ -102,10 +119,23 @@ def formatter(column: str) -> Callable[[Any], str]:
 
 def label(column: str) -> str:
     """The header people see: the name without its unit suffix (the cells carry the unit)."""
-    for suffix in ("_ns", "_gbps", "_bytes_per_s", "_pct"):
-        if column.endswith(suffix) and len(column) > len(suffix):
-            return column[: -len(suffix)]
+    base, aggregate = _split_aggregate(column)
+    for suffix, shown in _LABELS:
+        if base.endswith(suffix) and len(base) > len(suffix):
+            return base[: -len(suffix)] + shown + aggregate
     return column
+
+
+# Unit suffixes and what stays of them in a header (the cells carry the unit).
+_LABELS = (
+    ("_ns", ""),
+    ("_gbps", ""),
+    ("_bytes_per_s", ""),
+    ("_flop_per_s", "_flops"),
+    ("_flop_per_byte", ""),
+    ("_pct_of_peak", "_of_peak"),
+    ("_pct", ""),
+)
 
 
 def _is_text(column: str, cells: Sequence[str], frame: pl.DataFrame) -> bool:
@@ -130,6 +160,9 @@ def _fit(
     used = 0
     for c in [*first_text, *(c for c in columns if c not in first_text)]:
         need = max(want[c], len(label(c))) + _GAP
+        room = width - used - _GAP
+        if used + need > width and c in text and room >= max(len(label(c)), _LAST_TEXT):
+            want[c], need = room, room + _GAP  # a text column shortened further rather than left out
         if used + need > width:
             continue
         picked.add(c)

@@ -120,7 +120,7 @@ def summary(
                     "alias table",
                     f"{i.alias_table} (verified for this version/arch: {i.alias_table_verified})",
                 ),
-                ("facts absent", ", ".join(absent) or "none"),
+                ("facts absent", f"{', '.join(absent)}: {_why_absent(i)}" if absent else "none"),
                 ("rules/sections", f"{i.rules} rule results, {i.sections} sections"),
             ],
         )
@@ -173,11 +173,20 @@ def _absent_facts(info: NcuReportInfo, frame: pl.DataFrame) -> list[str]:
         return []
     import textwrap
 
-    text = (
-        f"absent: {', '.join(missing)}: their metrics are not in this report (the sections that hold "
-        "them were not collected); `gpuopt ncu summary` lists the metric behind every fact"
-    )
+    text = f"absent: {', '.join(missing)}: {_why_absent(info)}; `gpuopt ncu summary --json` names each metric"
     return textwrap.wrap(text, width=120, subsequent_indent="  ")
+
+
+def _why_absent(info: NcuReportInfo) -> str:
+    """Why a fact's metric is not in a report, in words (the JSON says it as ``source: null``)."""
+    if info.source_format == "ncu-csv-details":
+        return (
+            "their metrics are not on this details page, which shows only what its sections display; "
+            "the raw page (ncu --import R --page raw --csv) or the .ncu-rep holds every metric collected"
+        )
+    return (
+        "their metrics are not in this report (the sections holding them were not collected; see --set full)"
+    )
 
 
 def _check_regex(pattern: str) -> None:
@@ -271,7 +280,39 @@ def roofline(
         header = "Precisions without the metrics they need: " + "; ".join(
             f"{c.precision} (no {', '.join(c.missing_metrics[:3])})" for c in missing
         )
-    return table_outcome("ncu_roofline", frame, limit=limit, out=out, inputs=report.inputs(), header=header)
+    outcome = table_outcome(
+        "ncu_roofline", frame, limit=limit, out=out, inputs=report.inputs(), header=header
+    )
+    shown, hidden = _roofline_points(frame)
+    note = f"\n({hidden} rows of a precision a launch did not use (0 FLOP) hidden; --json or --out have them)"
+    body = render_frame(for_people(frame, shown), limit)
+    outcome.render = lambda: "\n".join(filter(None, [header, body])) + (note if hidden else "")
+    return outcome
+
+
+_ROOFLINE_COLUMNS = [  # launch_id left out so precision fits in 120 columns (rows stay in launch order)
+    "kernel_function",
+    "region",
+    "arithmetic_intensity_flop_per_byte",
+    "achieved_flop_per_s",
+    "flop_pct_of_peak",
+    "dram_pct_of_peak",
+    "precision",
+]
+
+
+def _roofline_points(frame: pl.DataFrame) -> tuple[pl.DataFrame, int]:
+    """What people read of the roofline: the points that say something (a precision a launch used; a
+    launch that used none keeps one row, for its DRAM share) and the key columns; the count hidden."""
+    import polars as pl
+
+    if frame.height == 0 or "flop" not in frame.columns:
+        return frame, 0
+    used = pl.col("flop") > 0
+    none_used = ~used.any().over("launch_id")
+    first = pl.int_range(pl.len()).over("launch_id") == 0
+    kept = frame.filter(used | (none_used & first))
+    return kept.select([c for c in _ROOFLINE_COLUMNS if c in frame.columns]), frame.height - kept.height
 
 
 @ncu.command()
