@@ -43,6 +43,7 @@ def test_kernel_table_fits_120_columns_with_totals(shared: Path) -> None:
     total = [line for line in lines if "176" in line and "7.41 ms" in line]
     assert total and "100.0 %" in total[0]
     assert "nvjet_sm90_ts" in run.stdout  # the name column is kept, shortened in the middle
+    assert "(names shortened in the middle; --json or --out FILE have them whole)" in run.stdout
 
 
 @pytest.mark.parametrize(

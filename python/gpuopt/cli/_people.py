@@ -204,6 +204,8 @@ def render(
         return _transposed(chosen, cells, head.height, width)
     footer = [sums.get(c, "") for c in shown] if any(c in sums for c in shown) else None
     body = _rich_table(shown, cells, widths, text, footer, head.height, width)
+    if any(len(cells[c][r]) > widths[c] for c in shown if c in text for r in range(head.height)):
+        body += "\n(names shortened in the middle; --json or --out FILE have them whole)"
     if hidden and columns is not None:  # chosen by name, and still more than fits
         body += (
             f"\n(chosen but not shown, {width} characters are full: {shorten(', '.join(hidden), width - 60)};"
