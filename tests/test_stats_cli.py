@@ -235,3 +235,23 @@ def test_ratio_note_reads_both_ways() -> None:
     assert ratio_note(-60.0) == " (2.50x worse)"
     assert ratio_note(40.0) == ""
     assert ratio_note(None) == ""
+
+
+def test_a_missing_value_column_names_the_options_that_choose_it(tmp_path: Path) -> None:
+    """Several columns could hold the value: the error names them and the options (fresh-agent trial)."""
+    lines = "".join(json.dumps({"pair": i, "time_ms": 10.0 + i / 10}) + "\n" for i in range(6))
+    a, b = _write(tmp_path / "a.jsonl", lines), _write(tmp_path / "b.jsonl", lines)
+    run = gpuopt("stats", "compare", str(a), str(b), "--json")
+    assert run.code == 2
+    error = run.json()["errors"][0]
+    assert error["code"] == "column_missing"
+    assert '["pair", "time_ms"]' in error["expected"] and "--key-column" in error["expected"]
+    table = _write(tmp_path / "t.csv", "pair,time_ms,host\n" + "".join(f"{i},{i + 1},h\n" for i in range(6)))
+    error = gpuopt("stats", "compare", str(table), str(table), "--json").json()["errors"][0]
+    assert '["pair", "time_ms", "host"]' in error["expected"]
+    aa = _write(tmp_path / "aa.csv", "first,second\n" + "".join(f"{i + 1},{i + 1.5}\n" for i in range(6)))
+    error = gpuopt("stats", "noise", str(aa), "--json").json()["errors"][0]
+    assert (
+        error["code"] == "column_missing"
+        and "--first-column NAME and --second-column NAME" in error["expected"]
+    )

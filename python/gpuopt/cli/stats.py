@@ -12,6 +12,7 @@ from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._params import FiniteFloatRange
 from gpuopt.cli._render import ratio_note, section
 from gpuopt.cli._tables import render_frame, table_data, table_options, write_table
+from gpuopt.errors import InputError
 
 if TYPE_CHECKING:
     from gpuopt.models.envelope import UnmodeledItem
@@ -401,15 +402,20 @@ def noise(
         power=power,
         minimum_effect_pct=min_effect,
     )
-    result = lib.noise_file(
-        aa_file,
-        first_column=first_column,
-        second_column=second_column,
-        key_column=key_column,
-        order_column=order_column,
-        at=at_pairs,
-        options=options,
-    )
+    try:
+        result = lib.noise_file(
+            aa_file,
+            first_column=first_column,
+            second_column=second_column,
+            key_column=key_column,
+            order_column=order_column,
+            at=at_pairs,
+            options=options,
+        )
+    except InputError as exc:
+        if exc.code == "column_missing" and exc.message.endswith((f'"{first_column}"', f'"{second_column}"')):
+            exc.expected = f"{exc.expected}; --first-column NAME and --second-column NAME choose them"
+        raise
     if out is not None:
         write_table(result.pairs, out)
     data = NoiseData(files=result.files, noise=result.report, pairs=table_data("pairs", result.pairs, limit))

@@ -87,6 +87,14 @@ fn column_missing(path: &str, name: &str, present: &[String]) -> Error {
     .with_observed(format!("columns {present:?}"))
 }
 
+/// What to pass when several columns could hold the value: the options that name them.
+fn value_hint(candidates: &[&str]) -> String {
+    format!(
+        "--column NAME naming the value among {candidates:?} (and --key-column NAME for a column \
+         that pairs rows, e.g. a pair or run id), or a single value column, or one named \"value\""
+    )
+}
+
 /// Reads one sample file.
 pub fn read(path: &Path, options: &ReadOptions) -> Result<SampleFile> {
     let bytes = crate::identity::read_regular(path, MAX_SAMPLE_FILE_BYTES, "sample file")?;
@@ -318,9 +326,11 @@ fn read_csv(path: &str, text: &str, options: &ReadOptions, delimiter: u8) -> Res
             match free.as_slice() {
                 [only] => *only,
                 _ => index_of("value").ok_or_else(|| {
-                    column_missing(path, "value", &header).with_expected(
-                        "--column NAME, a single value column, or a column named \"value\"",
-                    )
+                    let names: Vec<&str> = free
+                        .iter()
+                        .filter_map(|i| header.get(*i).map(String::as_str))
+                        .collect();
+                    column_missing(path, "value", &header).with_expected(value_hint(&names))
                 })?,
             }
         }
@@ -453,14 +463,13 @@ fn read_jsonl(path: &str, text: &str, options: &ReadOptions) -> Result<Parsed> {
                 [only] => Some((*only).clone()),
                 _ if object.contains_key("value") => Some("value".to_string()),
                 _ => {
+                    let names: Vec<&str> = candidates.iter().map(|c| c.as_str()).collect();
                     return Err(column_missing(
                         path,
                         "value",
                         &object.keys().cloned().collect::<Vec<_>>(),
                     )
-                    .with_expected(
-                        "--column NAME, a single value field, or a field named \"value\"",
-                    ))
+                    .with_expected(value_hint(&names)));
                 }
             };
         }
