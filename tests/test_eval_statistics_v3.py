@@ -158,18 +158,20 @@ def test_every_view_shows_the_same_numbers_for_v2_and_v3() -> None:
     lines = result_summary(v2)
     assert lines == result_summary(v3)
     assert lines[2] == (
-        "primary time_ms: improved +6662.12 % [+5659.74 %, +7990.91 %] at 0.95 "
+        "primary time_ms: improved +6662.12 % (67.62x better) [+5659.74 %, +7990.91 %] at 0.95 "
         "(10 valid pairs, minimum effect 25 %)"
     )
     assert lines[3] == "primary time_ms case rows512: +4644.35 % [+2569.72 %, +6439.36 %] (5 valid pairs)"
     assert lines[5].startswith("warning per_case_effects_differ: the per-case CIs of time_ms do not overlap")
-    expected = "primary time_ms improved +6662.12 % [+5659.74 %, +7990.91 %]"
+    expected = "primary time_ms improved +6662.12 % (67.62x better) [+5659.74 %, +7990.91 %]"
     assert handoff._stat(v2) == handoff._stat(v3) == expected
     d2, d3 = v2.model_dump(mode="json"), v3.model_dump(mode="json")
     rows = report._stat_rows(d2["statistics"])
     assert rows == report._stat_rows(d3["statistics"])
-    assert "| time_ms | primary | improved | +6662.12 % | [+5659.74 %, +7990.91 %] | 10 | 25 |" in rows
-    assert "| rows1024 | 5 | +9910.59 % | [+6892.46 %, +13748.70 %] |" in rows
+    primary = "| time_ms | primary | improved | +6662.12 % (67.62x better) | [+5659.74 %, +7990.91 %] "
+    primary += "| 10 | 25 |"
+    assert primary in rows
+    assert "| rows1024 | 5 | +9910.59 % (100x better) | [+6892.46 %, +13748.70 %] |" in rows
     keys = store._evaluation_keys(d2)
     assert keys == store._evaluation_keys(d3)
     assert (keys["primary_verdict"], keys["primary_estimate_pct"]) == ("improved", 6662.118245477455)

@@ -228,13 +228,17 @@ def test_large_effects_print_the_ratio_beside_the_percent(tmp_path: Path) -> Non
 
 
 def test_ratio_note_reads_both_ways() -> None:
-    from gpuopt.cli._render import ratio_note
+    from gpuopt._effects import ratio_note
 
     assert ratio_note(106130.0) == " (1,062x better)"
     assert ratio_note(150.0) == " (2.50x better)"
     assert ratio_note(-60.0) == " (2.50x worse)"
     assert ratio_note(40.0) == ""
     assert ratio_note(None) == ""
+    from gpuopt._effects import effect
+
+    assert effect(5483.7) == "+5483.70 % (55.84x better)"  # the report and hand-off show it so
+    assert effect(5.7) == "+5.70 %" and effect(None) == "—"
 
 
 def test_a_missing_value_column_names_the_options_that_choose_it(tmp_path: Path) -> None:

@@ -32,20 +32,3 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
 
     out = [line(headers), line(["-" * w for w in widths])] + [line(r) for r in cells]
     return "\n".join(out)
-
-
-def ratio_note(improvement_pct: float | None, *, threshold: float = 2.0) -> str:
-    """A log-ratio effect of ``improvement_pct`` % as a factor, when a factor reads better than a percent.
-
-    ``+106130 %`` is the candidate ``1,062x`` better (the ratio is ``1 + pct/100``); shown from
-    ``threshold``x either way, else empty.
-    """
-    if improvement_pct is None:
-        return ""
-    ratio = 1.0 + improvement_pct / 100.0
-    if ratio >= threshold:
-        return f" ({ratio:,.{0 if ratio >= 100 else 2}f}x better)"
-    if 0.0 < ratio <= 1.0 / threshold:
-        inverse = 1.0 / ratio
-        return f" ({inverse:,.{0 if inverse >= 100 else 2}f}x worse)"
-    return ""

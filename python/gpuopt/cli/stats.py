@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from gpuopt._effects import ratio_note
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._params import FiniteFloatRange
-from gpuopt.cli._render import ratio_note, section
+from gpuopt.cli._render import section
 from gpuopt.cli._tables import render_frame, table_data, table_options, write_table
 from gpuopt.errors import InputError
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from gpuopt._effects import effect
 from gpuopt.models.evaluation.common import ResultRef
 from gpuopt.models.evaluation.invocation import InvocationResult
 from gpuopt.models.evaluation.operations import (
@@ -36,8 +37,9 @@ def _pct(value: float | None) -> str:
 
 
 def statistic_line(label: str, s: Any) -> str:
+    log_ratio = getattr(s, "effect_scale", None) == "log_ratio"
     return (
-        f"{label}: {s.verdict} {_pct(s.estimate_pct)} "
+        f"{label}: {s.verdict} {effect(s.estimate_pct) if log_ratio else _pct(s.estimate_pct)} "
         f"[{_pct(s.ci_low_pct)}, {_pct(s.ci_high_pct)}] at {s.confidence:g} "
         f"({s.n_valid} valid pairs, minimum effect {s.threshold_pct:g} %)"
     )

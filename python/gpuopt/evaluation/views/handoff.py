@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from gpuopt._effects import effect
 from gpuopt.evaluation import invocation, records
 from gpuopt.evaluation.capture import citations
 from gpuopt.evaluation.views.records import Root, ci, pct, ref_text
@@ -41,7 +42,8 @@ def _stat(result: Any) -> str:
     if stats is None:
         return "performance not interpreted" if not getattr(result, "performance_interpreted", True) else ""
     p = stats.primary
-    return f"primary {p.metric} {p.verdict} {pct(p.estimate_pct)} {ci(p.ci_low_pct, p.ci_high_pct)}"
+    shown = effect(p.estimate_pct) if getattr(p, "effect_scale", None) == "log_ratio" else pct(p.estimate_pct)
+    return f"primary {p.metric} {p.verdict} {shown} {ci(p.ci_low_pct, p.ci_high_pct)}"
 
 
 def _cited(doc: _Doc, root: Root, inv_id: str) -> None:

@@ -12,6 +12,7 @@ import html
 from pathlib import Path
 from typing import Any
 
+from gpuopt._effects import effect
 from gpuopt.errors import InputError
 from gpuopt.evaluation import champion, invocation
 from gpuopt.evaluation.capture import citations
@@ -139,6 +140,11 @@ def case_facts(stats: dict[str, Any]) -> list[dict[str, Any]]:
     return [{**c, "n_valid": c["n"]} for c in stats["primary"]["comparison"]["per_case"]]
 
 
+def _effect(metric: dict[str, Any], value: float | None) -> str:
+    """An estimate, with the factor beside it past 2x where the metric's effect is a log ratio."""
+    return effect(value) if metric.get("effect_scale") == "log_ratio" else pct(value)
+
+
 def _stat_rows(stats: dict[str, Any]) -> list[str]:
     p = statistic_facts(stats["primary"])
     lines = ["### Primary and secondary metrics", ""]
@@ -147,7 +153,7 @@ def _stat_rows(stats: dict[str, Any]) -> list[str]:
             s["metric"],
             s["role"],
             s["verdict"],
-            pct(s["estimate_pct"]),
+            _effect(s, s["estimate_pct"]),
             ci(s["ci_low_pct"], s["ci_high_pct"]),
             s["n_valid"],
             s["threshold_pct"],
@@ -177,7 +183,12 @@ def _stat_rows(stats: dict[str, Any]) -> list[str]:
         lines += _table(
             ["case", "valid pairs", "estimate", "CI"],
             [
-                [c["case_id"], c["n_valid"], pct(c["estimate_pct"]), ci(c["ci_low_pct"], c["ci_high_pct"])]
+                [
+                    c["case_id"],
+                    c["n_valid"],
+                    _effect(p, c["estimate_pct"]),
+                    ci(c["ci_low_pct"], c["ci_high_pct"]),
+                ]
                 for c in cases
             ],
         )
