@@ -216,3 +216,20 @@ def test_roofline_for_people_shows_the_points_that_say_something(shared: Path) -
     assert "(27 rows of a precision a launch did not use (0 FLOP) hidden" in run.stdout
     assert any("898 FLOP/B" in r and "29.33 TFLOP/s" in r and "compute" in r for r in rows)
     assert max(len(line) for line in lines) <= 120
+
+
+def test_gaps_of_one_level(shared: Path) -> None:
+    """--level device keeps the whole-device gaps (stream empty), also with the top-K heap path, and
+    equals the full table filtered by hand."""
+    export = str(shared / "h200/nsys/eager.sqlite")
+    every = gpuopt("nsys", "gaps", export, "--limit", "0", "--json").json()["data"]["table"]["rows"]
+    device = sorted((r for r in every if r["stream_id"] is None), key=lambda r: -r["duration_ns"])
+    top = gpuopt(
+        "nsys", "gaps", export, "--level", "device", "--sort", "duration_ns", "--limit", "5", "--json"
+    )
+    rows = top.json()["data"]["table"]["rows"]
+    assert [r["duration_ns"] for r in rows] == [r["duration_ns"] for r in device[:5]]
+    assert all(r["stream_id"] is None for r in rows)
+    assert round(rows[0]["duration_ns"] / 1e4) == 62653  # 626.53 ms, memset to memset
+    streams = gpuopt("nsys", "gaps", export, "--level", "stream", "--limit", "0", "--json").json()
+    assert len(streams["data"]["table"]["rows"]) == len([r for r in every if r["stream_id"] is not None])

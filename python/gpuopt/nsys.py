@@ -180,15 +180,33 @@ class Report:
         return to_polars(self._native.comm(start, end, nvtx))
 
     def gaps(
-        self, *, window: Window | None = None, nvtx: str | None = None, top: int | None = None
+        self,
+        *,
+        window: Window | None = None,
+        nvtx: str | None = None,
+        top: int | None = None,
+        level: str | None = None,
     ) -> pl.DataFrame:
         """Every idle interval between GPU operations, per device and per stream (by lane, then time);
         with ``top``, only the ``top`` longest, longest first (ties: device, stream, start), kept in a
-        heap of ``top`` so memory does not grow with the number of gaps."""
+        heap of ``top`` so memory does not grow with the number of gaps. ``level``: only the gaps of the
+        whole device (``device``: no operation on any stream; ``stream_id`` null) or of single streams
+        (``stream``); with ``top`` as well, every gap is read and the ``top`` longest of that level kept."""
+        import polars as pl
+
         from gpuopt._tables import to_polars
 
+        if level not in (None, "device", "stream"):
+            raise InputError("gaps_level_invalid", f"level {level!r}: device or stream", observed=str(level))
         start, end = window or (None, None)
-        return to_polars(self._native.gaps(start, end, nvtx, top))
+        if level is None:
+            return to_polars(self._native.gaps(start, end, nvtx, top))
+        frame = to_polars(self._native.gaps(start, end, nvtx, None))
+        frame = frame.filter(pl.col("stream_id").is_null() == (level == "device"))
+        if top is None:
+            return frame
+        keys = ["duration_ns", "device_id", "stream_id", "start_ns"]
+        return frame.sort(keys, descending=[True, False, False, False], nulls_last=False).head(top)
 
     def operations(self, *, window: Window | None = None, nvtx: str | None = None) -> pl.DataFrame:
         """One row per GPU operation (kernel, memcpy, memset, graph execution): device, stream, kind,
@@ -233,6 +251,7 @@ class Report:
         short_names: bool = False,
         per_instance: bool = False,
         top: int | None = None,
+        level: str | None = None,
     ) -> pl.DataFrame:
         """One table by name: ``kernels``, ``api``, ``memory``, ``nvtx``, ``gaps``, ``comm`` or an nsys
         stats report name; ``per_device`` (kernels, api, nvtx, stats) stacks it per device; ``top``
@@ -248,7 +267,7 @@ class Report:
             if fact == "memory":
                 return self.memory(window=window, nvtx=nvtx)
             if fact == "gaps":
-                return self.gaps(window=window, nvtx=nvtx, top=top)
+                return self.gaps(window=window, nvtx=nvtx, top=top, level=level)
             if fact == "comm":
                 return self.comm(window=window, nvtx=nvtx)
             return self.stats(fact, window=window, nvtx=nvtx, device=device)

@@ -84,7 +84,7 @@ def _header(report: Report, name: str, sel: NsysSelection, missing: list[str]) -
 _LEVELS = {
     "gaps": [
         "stream_id —: the whole device was idle; a stream id: that stream was idle (others may have run);",
-        "one interval can show at both levels, so no total is given",
+        "one interval can show at both levels, so no total is given (--level device: only the device's)",
     ]
 }
 
@@ -381,6 +381,11 @@ def nvtx(
 @nsys.command("gaps")
 @files_argument
 @_selection_options
+@click.option(
+    "--level",
+    type=click.Choice(["device", "stream"]),
+    help="Only gaps of the whole device (no operation on any stream) or only those of single streams.",
+)
 @many_options
 @table_options
 @command(TABLE_SCHEMA)
@@ -388,6 +393,7 @@ def gaps(
     files: tuple[Path, ...],
     window: str | None,
     nvtx_range: str | None,
+    level: str | None,
     workers: int,
     dask_scheduler: str | None,
     limit: int,
@@ -396,7 +402,12 @@ def gaps(
     """Every idle interval between GPU operations, per device and per stream, with its neighbours.
 
     `--sort duration_ns --limit K` (without --out) keeps only the K longest gaps while reading (a heap of
-    K, so memory does not grow with the number of gaps); `total_rows` is then K.
+    K, so memory does not grow with the number of gaps); `total_rows` is then K. Rows with stream_id empty
+    are gaps of the whole device; `--level device` keeps only those.
+
+    \b
+    Examples:
+      gpuopt nsys gaps report.sqlite --level device --sort duration_ns --limit 5
     """
     longest = current_sort() in ("duration_ns", "duration_ns:desc", "duration", "duration:desc")
     longest = longest and limit > 0 and out is None
@@ -411,6 +422,7 @@ def gaps(
         limit=limit,
         out=out,
         top=limit if longest else None,
+        level=level,
     )
 
 
