@@ -5,20 +5,22 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 
-def section(title: str, rows: Iterable[tuple[str, object]]) -> str:
-    """A titled block of ``key: value`` lines, aligned; None shows as an em dash."""
+def section(title: str, rows: Iterable[tuple[str, object]], *, wrap: bool = False) -> str:
+    """A titled block of ``key: value`` lines, aligned; None shows as an em dash. ``wrap``: long values
+    wrap at spaces under their own column, so the block stays in 120 characters (not for values meant to
+    be copied whole, such as a reference)."""
     import textwrap
 
     pairs = [(k, "—" if v is None else str(v)) for k, v in rows]
     width = max((len(k) for k, _ in pairs), default=0)
     lines = [title]
     for k, v in pairs:
-        # Long values wrap at spaces under their own column, so the block stays in 120 characters.
-        wrapped = textwrap.wrap(v, 120 - width - 4, break_long_words=False, break_on_hyphens=False) or [""]
-        if "\n" in v:
-            wrapped = v.split("\n")
-        lines.append(f"  {k.ljust(width)}  {wrapped[0]}")
-        lines += [" " * (width + 4) + w for w in wrapped[1:]]
+        if not wrap or "\n" in v:
+            lines.append(f"  {k.ljust(width)}  {v}")
+            continue
+        parts = textwrap.wrap(v, 120 - width - 4, break_long_words=False, break_on_hyphens=False) or [""]
+        lines.append(f"  {k.ljust(width)}  {parts[0]}")
+        lines += [" " * (width + 4) + p for p in parts[1:]]
     return "\n".join(lines)
 
 

@@ -123,6 +123,7 @@ def summary(
                 ("facts absent", f"{', '.join(absent)}: {_why_absent(i)}" if absent else "none"),
                 ("rules/sections", f"{i.rules} rule results, {i.sections} sections"),
             ],
+            wrap=True,
         )
         shown = for_people(kernels, kernels.drop("kernel_name", "launch_ids"))
         return head + "\n\nKernels (means over the launches counted)\n" + render_frame(shown, limit)
