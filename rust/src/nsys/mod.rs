@@ -16,6 +16,7 @@ pub mod graphs;
 pub mod hash;
 pub mod info;
 pub mod kernels;
+pub mod launch;
 pub mod memory;
 pub mod nvtx;
 pub mod ops;
@@ -27,8 +28,10 @@ pub mod render;
 pub mod scan;
 pub mod schema;
 pub mod select;
+pub mod slim;
 pub mod strings;
 pub mod summary;
+pub mod sweep;
 pub mod timeline;
 pub mod trace;
 
