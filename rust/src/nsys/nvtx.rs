@@ -8,9 +8,11 @@ use super::out::{pct, total_i64, Columns};
 use super::ranges::{load, NvtxData, Range};
 use super::schema::Schema;
 use super::select::Selection;
+use super::slim::{self, Slims};
 use super::strings::Strings;
 use crate::error::Result;
 use crate::table::Table;
+use rayon::prelude::*;
 use std::collections::BTreeMap;
 
 /// `nvtx_sum`: range durations grouped by (tag, style), sorted by total time.
@@ -105,28 +107,55 @@ fn each_containing<F>(
     data: &NvtxData,
     by_thread: &IdMap<i64, Vec<usize>>,
     calls: &[Option<Call>],
+    found: F,
+) where
+    F: FnMut(usize, &[usize]),
+{
+    let mut queries: Vec<Query> = calls
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| {
+            let c = c.as_ref()?;
+            Some(Query {
+                tid: c.global_tid,
+                start: c.start,
+                end: c.end,
+                at: u32::try_from(i).ok()?,
+            })
+        })
+        .collect();
+    sweep_queries(data, by_thread, &mut queries, found);
+}
+
+/// A call to place among the ranges of its thread, and what it launched (`at`, an index).
+#[derive(Debug, Clone, Copy)]
+struct Query {
+    tid: i64,
+    start: i64,
+    end: i64,
+    at: u32,
+}
+
+/// For each query, the ranges of its thread that contain it, found by one sweep per thread (the
+/// queries are sorted by thread and start in place): `found(at, ranges)`, skipping queries no range
+/// contains.
+fn sweep_queries<F>(
+    data: &NvtxData,
+    by_thread: &IdMap<i64, Vec<usize>>,
+    queries: &mut [Query],
     mut found: F,
 ) where
     F: FnMut(usize, &[usize]),
 {
+    queries.par_sort_unstable_by_key(|q| (q.tid, q.start));
     let mut hits: Vec<usize> = Vec::new();
-    let mut per_thread: IdMap<i64, Vec<usize>> = IdMap::default();
-    for (i, c) in calls.iter().enumerate() {
-        if let Some(c) = c {
-            per_thread.entry(c.global_tid).or_default().push(i);
-        }
-    }
-    for (tid, mut queries) in per_thread {
-        let Some(ranges) = by_thread.get(&tid) else {
+    for thread in queries.chunk_by(|a, b| a.tid == b.tid) {
+        let Some(ranges) = thread.first().and_then(|q| by_thread.get(&q.tid)) else {
             continue;
         };
-        queries.sort_unstable_by_key(|&q| calls.get(q).copied().flatten().map(|c| c.start));
         let mut next = 0usize;
         let mut active: Vec<usize> = Vec::new();
-        for q in queries {
-            let Some(call) = calls.get(q).copied().flatten() else {
-                continue;
-            };
+        for call in thread {
             while let Some(&ri) = ranges.get(next) {
                 match data.ranges.get(ri) {
                     Some(r) if r.start <= call.start => {
@@ -148,10 +177,47 @@ fn each_containing<F>(
                     .is_some_and(|r| data.close_for_kernels(r.end) >= call.end)
             }));
             if !hits.is_empty() {
-                found(q, &hits);
+                found(call.at as usize, &hits);
             }
         }
     }
+}
+
+/// The selected operations of `kinds` and, for those whose launch call is in the export, the call
+/// as a query (32 bytes each: no whole call or operation record per operation).
+fn launched_queries(
+    schema: &Schema,
+    strings: &Strings,
+    sel: &Selection,
+    kinds: &[OpKind],
+) -> Result<(Slims, Vec<Query>)> {
+    let slims = slim::load(schema, strings, sel, kinds)?;
+    let parts = ops::join_each(
+        schema,
+        strings,
+        slims.ops.len(),
+        |i| {
+            slims
+                .ops
+                .get(i)
+                .map_or((0, 0), |op| (slims.lane(op).global_pid, op.correlation))
+        },
+        Vec::new,
+        |acc: &mut Vec<Query>, i, call| {
+            acc.push(Query {
+                tid: call.global_tid,
+                start: call.start,
+                end: call.end,
+                at: u32::try_from(i).unwrap_or(u32::MAX),
+            });
+            Ok(())
+        },
+    )?;
+    let mut queries = Vec::with_capacity(parts.iter().map(Vec::len).sum());
+    for part in parts {
+        queries.extend(part);
+    }
+    Ok((slims, queries))
 }
 
 /// Kernels with their launching call, for the NVTX joins.
@@ -322,7 +388,7 @@ pub fn attribution(
     per_instance: bool,
 ) -> Result<Table> {
     let data = load(schema, strings)?;
-    let l = launched(
+    let (slims, mut queries) = launched_queries(
         schema,
         strings,
         sel,
@@ -334,9 +400,21 @@ pub fn attribution(
         ],
     )?;
     let by_thread = ranges_by_thread(&data, true);
-    let mut inst: Vec<Instance> = vec![Instance::default(); data.ranges.len()];
+    // Per range: every fact (one row per instance), or only what the per-tag rows sum (24 bytes).
+    let n = data.ranges.len();
+    let mut inst: Vec<Instance> = if per_instance {
+        vec![Instance::default(); n]
+    } else {
+        Vec::new()
+    };
+    let mut spans: Vec<TagInstance> = if per_instance {
+        Vec::new()
+    } else {
+        vec![TagInstance::default(); n]
+    };
+    let mut overflow = false;
     // Nesting depth of each range: how many same-thread push/pop ranges enclose it.
-    for ids in by_thread.values() {
+    for ids in by_thread.values().filter(|_| per_instance) {
         let mut stack: Vec<i64> = Vec::new();
         for &ri in ids {
             let Some(r) = data.ranges.get(ri) else {
@@ -362,8 +440,8 @@ pub fn attribution(
     let mut tag_work: BTreeMap<u32, TagWork> = BTreeMap::new();
     let mut tags: Vec<u32> = Vec::new();
     // The sweep hands over each operation's ranges in turn: no list of ranges per operation is held.
-    each_containing(&data, &by_thread, &l.calls, |q, ranges| {
-        let Some(op) = l.ops.get(q) else {
+    sweep_queries(&data, &by_thread, &mut queries, |q, ranges| {
+        let Some(op) = slims.ops.get(q) else {
             return;
         };
         let innermost = ranges
@@ -371,6 +449,15 @@ pub fn attribution(
             .copied()
             .max_by_key(|&ri| data.ranges.get(ri).map(|r| (r.start, r.rowid)));
         for &ri in ranges {
+            if let Some(slot) = spans.get_mut(ri) {
+                slot.add(
+                    op.start,
+                    op.end,
+                    op.kind == OpKind::Kernel && Some(ri) == innermost,
+                );
+                overflow |= slot.exclusive < 0;
+                continue;
+            }
             let Some(slot) = inst.get_mut(ri) else {
                 continue;
             };
@@ -379,9 +466,9 @@ pub fn attribution(
             slot.gpu_end = Some(slot.gpu_end.map_or(op.end, |e| e.max(op.end)));
             if op.kind == OpKind::Kernel {
                 slot.kernels += 1;
-                slot.kernel_inclusive += i128::from(op.duration());
+                slot.kernel_inclusive += i128::from(op.end - op.start);
                 if Some(ri) == innermost {
-                    slot.kernel_exclusive += i128::from(op.duration());
+                    slot.kernel_exclusive += i128::from(op.end - op.start);
                 }
             }
         }
@@ -403,14 +490,55 @@ pub fn attribution(
             w.ops += 1;
             if op.kind == OpKind::Kernel {
                 w.kernels += 1;
-                w.inclusive += i128::from(op.duration());
+                w.inclusive += i128::from(op.end - op.start);
             }
         }
     });
     if per_instance {
         return instance_table(&data, &inst, &keep);
     }
-    tag_table(&data, &inst, &keep, &tag_work)
+    if overflow {
+        return Err(total_i64(i128::from(i64::MAX) + 1, "kernel_exclusive_ns")
+            .err()
+            .unwrap_or_else(|| {
+                crate::error::Error::internal("sum_overflow", "kernel_exclusive_ns")
+            }));
+    }
+    tag_table(&data, &spans, &keep, &tag_work)
+}
+
+/// What the per-tag rows need of one range instance: its exclusive kernel time and GPU projection.
+#[derive(Debug, Clone, Copy)]
+struct TagInstance {
+    /// Kernel time launched directly inside it; negative once the sum overflows.
+    exclusive: i64,
+    /// First start and last end of the work launched inside it (`i64::MAX`, `i64::MIN`: none).
+    gpu_start: i64,
+    gpu_end: i64,
+}
+
+impl Default for TagInstance {
+    fn default() -> Self {
+        Self {
+            exclusive: 0,
+            gpu_start: i64::MAX,
+            gpu_end: i64::MIN,
+        }
+    }
+}
+
+impl TagInstance {
+    fn add(&mut self, start: i64, end: i64, exclusive: bool) {
+        self.gpu_start = self.gpu_start.min(start);
+        self.gpu_end = self.gpu_end.max(end);
+        if exclusive {
+            self.exclusive = self.exclusive.checked_add(end - start).unwrap_or(-1);
+        }
+    }
+
+    fn projected(&self) -> Option<i64> {
+        (self.gpu_start <= self.gpu_end).then(|| self.gpu_end - self.gpu_start)
+    }
 }
 
 /// GPU work launched inside the ranges of one tag, each operation once.
@@ -509,19 +637,29 @@ struct TagRow {
 
 fn tag_table(
     data: &NvtxData,
-    inst: &[Instance],
+    inst: &[TagInstance],
     keep: &dyn Fn(&Range) -> bool,
     tag_work: &BTreeMap<u32, TagWork>,
 ) -> Result<Table> {
-    let mut by_tag: BTreeMap<String, TagRow> = BTreeMap::new();
+    // Summed per tag index first (one string per tag, not per range), then by tag text.
+    let mut by_index: BTreeMap<u32, TagRow> = BTreeMap::new();
     for (r, i) in data.ranges.iter().zip(inst).filter(|(r, _)| keep(r)) {
-        let row = by_tag.entry(data.tag(r).to_string()).or_default();
+        let row = by_index.entry(r.tag).or_default();
         row.instances += 1;
         row.cpu += i128::from(data.close_for_kernels(r.end) - r.start);
-        row.exclusive += i.kernel_exclusive;
-        if let (Some(s), Some(e)) = (i.gpu_start, i.gpu_end) {
-            row.projected += i128::from(e - s);
+        row.exclusive += i128::from(i.exclusive);
+        if let Some(p) = i.projected() {
+            row.projected += i128::from(p);
         }
+    }
+    let mut by_tag: BTreeMap<String, TagRow> = BTreeMap::new();
+    for (t, row) in by_index {
+        let name = data.tags.get(t as usize).cloned().unwrap_or_default();
+        let into = by_tag.entry(name).or_default();
+        into.instances += row.instances;
+        into.cpu += row.cpu;
+        into.exclusive += row.exclusive;
+        into.projected += row.projected;
     }
     // Inclusive time per tag counts an operation once even when ranges of that tag nest.
     for (&t, w) in tag_work {
