@@ -20,7 +20,7 @@ pub fn nvtx_sum(schema: &Schema, strings: &Strings, sel: &Selection) -> Result<T
     let data = load(schema, strings)?;
     let mut groups: BTreeMap<(u32, &'static str), Durations> = BTreeMap::new();
     for r in &data.ranges {
-        let end = data.close_for_sum(r.end);
+        let end = data.close_for_sum(r.end());
         if sel.keep_cpu(r.start, end, r.tid) {
             groups
                 .entry((r.tag, r.style()))
@@ -107,7 +107,7 @@ fn each_containing<F>(
     data: &NvtxData,
     by_thread: &IdMap<i64, Vec<usize>>,
     calls: &[Option<Call>],
-    found: F,
+    mut found: F,
 ) where
     F: FnMut(usize, &[usize]),
 {
@@ -124,7 +124,11 @@ fn each_containing<F>(
             })
         })
         .collect();
-    sweep_queries(data, by_thread, &mut queries, found);
+    sweep_queries(data, by_thread, &mut queries, |event| {
+        if let Swept::Contained(q, ranges) = event {
+            found(q, ranges);
+        }
+    });
 }
 
 /// A call to place among the ranges of its thread, and what it launched (`at`, an index).
@@ -143,9 +147,9 @@ fn sweep_queries<F>(
     data: &NvtxData,
     by_thread: &IdMap<i64, Vec<usize>>,
     queries: &mut [Query],
-    mut found: F,
+    mut on: F,
 ) where
-    F: FnMut(usize, &[usize]),
+    F: FnMut(Swept<'_>),
 {
     queries.par_sort_unstable_by_key(|q| (q.tid, q.start));
     let mut hits: Vec<usize> = Vec::new();
@@ -166,21 +170,36 @@ fn sweep_queries<F>(
                 }
             }
             active.retain(|&ri| {
-                data.ranges
+                let open = data
+                    .ranges
                     .get(ri)
-                    .is_some_and(|r| data.close_for_kernels(r.end) >= call.start)
+                    .is_some_and(|r| data.close_for_kernels(r.end()) >= call.start);
+                if !open {
+                    on(Swept::Closed(ri));
+                }
+                open
             });
             hits.clear();
             hits.extend(active.iter().copied().filter(|&ri| {
                 data.ranges
                     .get(ri)
-                    .is_some_and(|r| data.close_for_kernels(r.end) >= call.end)
+                    .is_some_and(|r| data.close_for_kernels(r.end()) >= call.end)
             }));
             if !hits.is_empty() {
-                found(call.at as usize, &hits);
+                on(Swept::Contained(call.at as usize, &hits));
             }
         }
+        for ri in active.drain(..) {
+            on(Swept::Closed(ri));
+        }
     }
+}
+
+/// What [`sweep_queries`] reports: a query and the ranges that contain it; a range that no later
+/// query of its thread can fall in.
+enum Swept<'a> {
+    Contained(usize, &'a [usize]),
+    Closed(usize),
 }
 
 /// The selected operations of `kinds` and, for those whose launch call is in the export, the call
@@ -407,12 +426,9 @@ pub fn attribution(
     } else {
         Vec::new()
     };
-    let mut spans: Vec<TagInstance> = if per_instance {
-        Vec::new()
-    } else {
-        vec![TagInstance::default(); n]
-    };
-    let mut overflow = false;
+    // Per tag, only the ranges open in the sweep are held; a closed one is summed into its tag.
+    let mut open: IdMap<usize, TagInstance> = IdMap::default();
+    let mut closed: BTreeMap<u32, TagInstance> = BTreeMap::new();
     // Nesting depth of each range: how many same-thread push/pop ranges enclose it.
     for ids in by_thread.values().filter(|_| per_instance) {
         let mut stack: Vec<i64> = Vec::new();
@@ -420,7 +436,7 @@ pub fn attribution(
             let Some(r) = data.ranges.get(ri) else {
                 continue;
             };
-            let end = data.close_for_kernels(r.end);
+            let end = data.close_for_kernels(r.end());
             while stack.last().is_some_and(|&e| e < end) {
                 stack.pop();
             }
@@ -433,14 +449,25 @@ pub fn attribution(
     let keep = |r: &Range| {
         r.same_thread()
             && r.is_pushpop()
-            && sel.keep_cpu(r.start, data.close_for_kernels(r.end), r.tid)
+            && sel.keep_cpu(r.start, data.close_for_kernels(r.end()), r.tid)
     };
     // Per tag (index): operations, kernels and kernel time inclusive, each operation counted once
     // per tag even when ranges of that tag nest.
     let mut tag_work: BTreeMap<u32, TagWork> = BTreeMap::new();
     let mut tags: Vec<u32> = Vec::new();
     // The sweep hands over each operation's ranges in turn: no list of ranges per operation is held.
-    sweep_queries(&data, &by_thread, &mut queries, |q, ranges| {
+    sweep_queries(&data, &by_thread, &mut queries, |event| {
+        let (q, ranges) = match event {
+            Swept::Contained(q, ranges) => (q, ranges),
+            Swept::Closed(ri) => {
+                if let (Some(i), Some(r)) = (open.remove(&ri), data.ranges.get(ri)) {
+                    if keep(r) {
+                        closed.entry(r.tag).or_default().merge(&i);
+                    }
+                }
+                return;
+            }
+        };
         let Some(op) = slims.ops.get(q) else {
             return;
         };
@@ -449,13 +476,12 @@ pub fn attribution(
             .copied()
             .max_by_key(|&ri| data.ranges.get(ri).map(|r| (r.start, r.rowid)));
         for &ri in ranges {
-            if let Some(slot) = spans.get_mut(ri) {
-                slot.add(
+            if !per_instance {
+                open.entry(ri).or_default().add(
                     op.start,
                     op.end,
                     op.kind == OpKind::Kernel && Some(ri) == innermost,
                 );
-                overflow |= slot.exclusive < 0;
                 continue;
             }
             let Some(slot) = inst.get_mut(ri) else {
@@ -497,24 +523,20 @@ pub fn attribution(
     if per_instance {
         return instance_table(&data, &inst, &keep);
     }
-    if overflow {
-        return Err(total_i64(i128::from(i64::MAX) + 1, "kernel_exclusive_ns")
-            .err()
-            .unwrap_or_else(|| {
-                crate::error::Error::internal("sum_overflow", "kernel_exclusive_ns")
-            }));
-    }
-    tag_table(&data, &spans, &keep, &tag_work)
+    tag_table(&data, &closed, &keep, &tag_work)
 }
 
-/// What the per-tag rows need of one range instance: its exclusive kernel time and GPU projection.
+/// What the per-tag rows need of range instances: exclusive kernel time and GPU projection (of one
+/// instance while it is open in the sweep, then summed per tag).
 #[derive(Debug, Clone, Copy)]
 struct TagInstance {
-    /// Kernel time launched directly inside it; negative once the sum overflows.
-    exclusive: i64,
-    /// First start and last end of the work launched inside it (`i64::MAX`, `i64::MIN`: none).
+    exclusive: i128,
+    /// First start and last end of the work launched inside an open instance (`i64::MAX`,
+    /// `i64::MIN`: none yet).
     gpu_start: i64,
     gpu_end: i64,
+    /// Summed projections of closed instances.
+    projected: i128,
 }
 
 impl Default for TagInstance {
@@ -523,6 +545,7 @@ impl Default for TagInstance {
             exclusive: 0,
             gpu_start: i64::MAX,
             gpu_end: i64::MIN,
+            projected: 0,
         }
     }
 }
@@ -532,12 +555,16 @@ impl TagInstance {
         self.gpu_start = self.gpu_start.min(start);
         self.gpu_end = self.gpu_end.max(end);
         if exclusive {
-            self.exclusive = self.exclusive.checked_add(end - start).unwrap_or(-1);
+            self.exclusive += i128::from(end - start);
         }
     }
 
-    fn projected(&self) -> Option<i64> {
-        (self.gpu_start <= self.gpu_end).then(|| self.gpu_end - self.gpu_start)
+    /// Sums a closed instance into a tag's totals.
+    fn merge(&mut self, closed: &Self) {
+        self.exclusive += closed.exclusive;
+        if closed.gpu_start <= closed.gpu_end {
+            self.projected += i128::from(closed.gpu_end - closed.gpu_start);
+        }
     }
 }
 
@@ -581,13 +608,13 @@ fn instance_table(
         .int(
             "end_ns",
             rows.iter()
-                .map(|(r, _)| data.close_for_kernels(r.end))
+                .map(|(r, _)| data.close_for_kernels(r.end()))
                 .collect(),
         )
         .int(
             "cpu_ns",
             rows.iter()
-                .map(|(r, _)| data.close_for_kernels(r.end) - r.start)
+                .map(|(r, _)| data.close_for_kernels(r.end()) - r.start)
                 .collect(),
         )
         .int(
@@ -637,19 +664,21 @@ struct TagRow {
 
 fn tag_table(
     data: &NvtxData,
-    inst: &[TagInstance],
+    closed: &BTreeMap<u32, TagInstance>,
     keep: &dyn Fn(&Range) -> bool,
     tag_work: &BTreeMap<u32, TagWork>,
 ) -> Result<Table> {
     // Summed per tag index first (one string per tag, not per range), then by tag text.
     let mut by_index: BTreeMap<u32, TagRow> = BTreeMap::new();
-    for (r, i) in data.ranges.iter().zip(inst).filter(|(r, _)| keep(r)) {
+    for r in data.ranges.iter().filter(|r| keep(r)) {
         let row = by_index.entry(r.tag).or_default();
         row.instances += 1;
-        row.cpu += i128::from(data.close_for_kernels(r.end) - r.start);
-        row.exclusive += i128::from(i.exclusive);
-        if let Some(p) = i.projected() {
-            row.projected += i128::from(p);
+        row.cpu += i128::from(data.close_for_kernels(r.end()) - r.start);
+    }
+    for (t, c) in closed {
+        if let Some(row) = by_index.get_mut(t) {
+            row.exclusive += c.exclusive;
+            row.projected += c.projected;
         }
     }
     let mut by_tag: BTreeMap<String, TagRow> = BTreeMap::new();

@@ -20,16 +20,19 @@ const STARTEND: i64 = 60;
 const NVTXT_PUSHPOP: i64 = 70;
 const NVTXT_STARTEND: i64 = 71;
 const DOMAIN_CREATE: i64 = 75;
+/// [`Range`]'s `end` of an open range (no checked interval ends there: ends are not below starts).
+const OPEN: i64 = i64::MIN;
 /// The process bits of a `globalTid` as the domain join compares them.
 const DOMAIN_PID_MASK: i64 = 0x0000_FFFF_FF00_0000;
 
-/// One NVTX range event (56 bytes: an export may hold tens of millions; texts and tags are
+/// One NVTX range event (48 bytes: an export may hold tens of millions; texts and tags are
 /// interned).
 #[derive(Debug, Clone)]
 pub struct Range {
     pub rowid: i64,
     pub start: i64,
-    pub end: Option<i64>,
+    /// `end`, or [`OPEN`] for an open range (read through [`Range::end`]).
+    end: i64,
     pub tid: i64,
     /// Index into [`NvtxData::tags`].
     pub tag: u32,
@@ -54,6 +57,11 @@ impl Range {
     }
 
     /// Ends on the thread it started on (`endGlobalTid` NULL), as `nvtx_kern_sum` requires.
+    /// The end timestamp; None for a range still open when the capture ended.
+    pub fn end(&self) -> Option<i64> {
+        (self.end != OPEN).then_some(self.end)
+    }
+
     pub fn same_thread(&self) -> bool {
         self.same_thread
     }
@@ -211,7 +219,7 @@ pub fn load(schema: &Schema, strings: &Strings) -> Result<NvtxData> {
             p.ranges.push(Range {
                 rowid,
                 start,
-                end,
+                end: end.unwrap_or(OPEN),
                 tid,
                 tag: 0,
                 text,
@@ -262,7 +270,7 @@ fn merge(name: &str, parts: Vec<Part>) -> Result<NvtxData> {
             .map(|t| intern_in(&mut text_index, &mut data.texts, t))
             .collect();
         for (mut r, d) in p.ranges.into_iter().zip(p.domain_of) {
-            if r.end.is_none() {
+            if r.end().is_none() {
                 data.open_ranges += 1;
             }
             r.text = texts.get(r.text as usize).copied().unwrap_or(0);
