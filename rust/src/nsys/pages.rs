@@ -128,6 +128,27 @@ impl Tree {
         Ok(Self { file, geo, leaves })
     }
 
+    /// The number of rows in `leaves` (a slice of [`Tree::leaves`]): each leaf's cell count, read
+    /// from its page header alone (no cell is decoded, no page body read).
+    pub fn count(&self, leaves: &[u32]) -> R<u64> {
+        let mut head = [0u8; 8];
+        let mut total = 0u64;
+        for &p in leaves {
+            if p == 0 || u64::from(p) > self.geo.page_count {
+                return unsupported(format!("page {p} is outside the file"));
+            }
+            let at = self.geo.offset(p) + if p == 1 { 100 } else { 0 };
+            self.file
+                .read_exact_at(&mut head, at)
+                .or_else(|e| unsupported(format!("read page {p}: {e}")))?;
+            if head.first() != Some(&0x0D) {
+                return unsupported(format!("page {p} is not a table leaf page"));
+            }
+            total += u64::from(be16(&head, 3)?);
+        }
+        Ok(total)
+    }
+
     /// Decodes every row of `leaves` (a slice of [`Tree::leaves`]), calling `each(rowid, values)`
     /// with the values of the record columns `columns` (`None` = the rowid itself).
     pub fn scan<E, F>(
