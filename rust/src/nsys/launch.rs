@@ -11,10 +11,28 @@ use super::ops::{self, Call, Op, OpKind};
 use super::schema::Schema;
 use super::slim::{Slim, Slims};
 use super::strings::Strings;
-use super::timeline::Launch;
 use crate::error::Result;
 use crate::intervals::Span;
+use serde::Serialize;
 use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Launch {
+    pub device_id: i64,
+    /// Kernels launched one by one (kernels of graph executions are in `graph_launch`).
+    pub kernels: u64,
+    /// Kernels of graph executions (node-level traces), left out of the distributions below.
+    pub graph_kernels: u64,
+    /// Kernels whose launch call is in the export (joined on correlationId and process).
+    pub matched: u64,
+    pub api_ns: Distribution,
+    pub api_excl_overhead_ns: Distribution,
+    /// Kernel start − launch call end; negative when the kernel started before the call returned.
+    pub queue_delay_ns: Distribution,
+    pub negative_queue_delays: u64,
+    /// Kernel start − launch call start.
+    pub launch_latency_ns: Distribution,
+}
 
 /// Per device: kernels whose call launched a whole graph, and the four measures of the others.
 #[derive(Default)]

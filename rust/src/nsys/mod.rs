@@ -6,6 +6,7 @@
 //! only the columns it needs, in parallel, and returns an Arrow [`Table`] or a serializable document.
 
 pub mod api;
+pub mod busy;
 pub mod comm;
 pub mod coverage;
 pub mod db;

@@ -3,10 +3,10 @@
 //! still running (a heap of their ends, as deep as the concurrency) and its gap lengths, so the memory
 //! beside the operations is the gaps, never a copy of a lane's intervals.
 
+use super::busy::{clip, gap_stats, Busy, DeviceTimeline, KernelConcurrency, StreamTimeline};
 use super::ops::OpKind;
 use super::select::Selection;
 use super::slim::Slims;
-use super::timeline::{clip, gap_stats, Busy, DeviceTimeline, KernelConcurrency, StreamTimeline};
 use crate::intervals::{Concurrency, Span};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
