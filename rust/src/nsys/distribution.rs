@@ -1,6 +1,5 @@
 //! The summary of a list of durations that timeline, launch and graph facts share.
 
-use super::describe::percentile_sorted;
 use super::out::total_i64;
 use crate::error::Result;
 use serde::Serialize;
@@ -18,18 +17,64 @@ pub struct Distribution {
 }
 
 impl Distribution {
-    /// Nearest-rank median and p90 of integer values.
+    /// Nearest-rank median and p90 of integer values (order statistics by selection: no sort of
+    /// the millions of gaps or launches a large export has).
     pub fn of(mut values: Vec<i64>) -> Result<Self> {
-        values.sort_unstable();
+        let n = values.len();
         let total: i128 = values.iter().map(|&v| i128::from(v)).sum();
+        let (min, max) = (values.iter().min().copied(), values.iter().max().copied());
+        let (k50, k90) = (rank(n, 50.0), rank(n, 90.0));
+        let p90 = k90.and_then(|k| {
+            values.select_nth_unstable(k);
+            values.get(k).copied()
+        });
+        // Everything before the p90 position is no larger: the median is selected among those.
+        let median = match (k50, k90) {
+            (Some(m), Some(k)) if m < k => values.get_mut(..k).and_then(|head| {
+                head.select_nth_unstable(m);
+                head.get(m).copied()
+            }),
+            (Some(_), _) => p90,
+            _ => None,
+        };
         Ok(Self {
-            count: u64::try_from(values.len()).unwrap_or(u64::MAX),
+            count: u64::try_from(n).unwrap_or(u64::MAX),
             total_ns: total_i64(total, "total_ns")?,
-            min_ns: values.first().copied(),
-            median_ns: percentile_sorted(&values, 50.0),
-            p90_ns: percentile_sorted(&values, 90.0),
-            max_ns: values.last().copied(),
-            mean_ns: (!values.is_empty()).then(|| total as f64 / values.len() as f64),
+            min_ns: min,
+            median_ns: median,
+            p90_ns: p90,
+            max_ns: max,
+            mean_ns: (n > 0).then(|| total as f64 / n as f64),
         })
+    }
+}
+
+/// The 0-based position of the nearest-rank `p` percentile among `n` sorted values (as
+/// [`super::describe::percentile_sorted`] reads it).
+fn rank(n: usize, p: f64) -> Option<usize> {
+    if n == 0 {
+        return None;
+    }
+    let r = ((p / 100.0) * n as f64).ceil().max(1.0) as usize;
+    Some(r.min(n) - 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nsys::describe::percentile_sorted;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn selection_matches_the_sorted_percentiles(values in proptest::collection::vec(-50i64..50, 0..40)) {
+            let d = Distribution::of(values.clone()).unwrap();
+            let mut sorted = values;
+            sorted.sort_unstable();
+            prop_assert_eq!(d.median_ns, percentile_sorted(&sorted, 50.0));
+            prop_assert_eq!(d.p90_ns, percentile_sorted(&sorted, 90.0));
+            prop_assert_eq!(d.min_ns, sorted.first().copied());
+            prop_assert_eq!(d.max_ns, sorted.last().copied());
+        }
     }
 }

@@ -2,6 +2,7 @@
 
 use super::db;
 use super::ranges;
+use super::scan;
 use super::schema::{ExportMeta, Schema, SOURCES};
 use super::strings::Strings;
 use crate::error::Result;
@@ -89,12 +90,7 @@ pub fn info(schema: &Schema, strings: &Strings) -> Result<Info> {
     for source in SOURCES {
         let table = schema.table(source);
         let rows = match table {
-            Some(t) => Some(
-                conn.query_row(&format!("SELECT count(*) FROM \"{}\"", t.actual), [], |r| {
-                    r.get(0)
-                })
-                .map_err(|e| db::sql_error(&e, &schema.path))?,
-            ),
+            Some(t) => Some(scan::count(schema, t)?),
             None => None,
         };
         sources.push(SourceStatus {

@@ -6,6 +6,7 @@
 //! only the columns it needs, in parallel, and returns an Arrow [`Table`] or a serializable document.
 
 pub mod api;
+pub mod busy;
 pub mod comm;
 pub mod coverage;
 pub mod db;
@@ -16,6 +17,7 @@ pub mod graphs;
 pub mod hash;
 pub mod info;
 pub mod kernels;
+pub mod launch;
 pub mod memory;
 pub mod nvtx;
 pub mod ops;
@@ -27,8 +29,10 @@ pub mod render;
 pub mod scan;
 pub mod schema;
 pub mod select;
+pub mod slim;
 pub mod strings;
 pub mod summary;
+pub mod sweep;
 pub mod timeline;
 pub mod trace;
 

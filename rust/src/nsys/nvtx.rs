@@ -8,9 +8,11 @@ use super::out::{pct, total_i64, Columns};
 use super::ranges::{load, NvtxData, Range};
 use super::schema::Schema;
 use super::select::Selection;
+use super::slim::{self, Slims};
 use super::strings::Strings;
 use crate::error::Result;
 use crate::table::Table;
+use rayon::prelude::*;
 use std::collections::BTreeMap;
 
 /// `nvtx_sum`: range durations grouped by (tag, style), sorted by total time.
@@ -18,7 +20,7 @@ pub fn nvtx_sum(schema: &Schema, strings: &Strings, sel: &Selection) -> Result<T
     let data = load(schema, strings)?;
     let mut groups: BTreeMap<(u32, &'static str), Durations> = BTreeMap::new();
     for r in &data.ranges {
-        let end = data.close_for_sum(r.end);
+        let end = data.close_for_sum(r.end());
         if sel.keep_cpu(r.start, end, r.tid) {
             groups
                 .entry((r.tag, r.style()))
@@ -109,24 +111,55 @@ fn each_containing<F>(
 ) where
     F: FnMut(usize, &[usize]),
 {
-    let mut hits: Vec<usize> = Vec::new();
-    let mut per_thread: IdMap<i64, Vec<usize>> = IdMap::default();
-    for (i, c) in calls.iter().enumerate() {
-        if let Some(c) = c {
-            per_thread.entry(c.global_tid).or_default().push(i);
+    let mut queries: Vec<Query> = calls
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| {
+            let c = c.as_ref()?;
+            Some(Query {
+                tid: c.global_tid,
+                start: c.start,
+                end: c.end,
+                at: u32::try_from(i).ok()?,
+            })
+        })
+        .collect();
+    sweep_queries(data, by_thread, &mut queries, |event| {
+        if let Swept::Contained(q, ranges) = event {
+            found(q, ranges);
         }
-    }
-    for (tid, mut queries) in per_thread {
-        let Some(ranges) = by_thread.get(&tid) else {
+    });
+}
+
+/// A call to place among the ranges of its thread, and what it launched (`at`, an index).
+#[derive(Debug, Clone, Copy)]
+struct Query {
+    tid: i64,
+    start: i64,
+    end: i64,
+    at: u32,
+}
+
+/// For each query, the ranges of its thread that contain it, found by one sweep per thread (the
+/// queries are sorted by thread and start in place): `found(at, ranges)`, skipping queries no range
+/// contains.
+fn sweep_queries<F>(
+    data: &NvtxData,
+    by_thread: &IdMap<i64, Vec<usize>>,
+    queries: &mut [Query],
+    mut on: F,
+) where
+    F: FnMut(Swept<'_>),
+{
+    queries.par_sort_unstable_by_key(|q| (q.tid, q.start));
+    let mut hits: Vec<usize> = Vec::new();
+    for thread in queries.chunk_by(|a, b| a.tid == b.tid) {
+        let Some(ranges) = thread.first().and_then(|q| by_thread.get(&q.tid)) else {
             continue;
         };
-        queries.sort_unstable_by_key(|&q| calls.get(q).copied().flatten().map(|c| c.start));
         let mut next = 0usize;
         let mut active: Vec<usize> = Vec::new();
-        for q in queries {
-            let Some(call) = calls.get(q).copied().flatten() else {
-                continue;
-            };
+        for call in thread {
             while let Some(&ri) = ranges.get(next) {
                 match data.ranges.get(ri) {
                     Some(r) if r.start <= call.start => {
@@ -137,21 +170,73 @@ fn each_containing<F>(
                 }
             }
             active.retain(|&ri| {
-                data.ranges
+                let open = data
+                    .ranges
                     .get(ri)
-                    .is_some_and(|r| data.close_for_kernels(r.end) >= call.start)
+                    .is_some_and(|r| data.close_for_kernels(r.end()) >= call.start);
+                if !open {
+                    on(Swept::Closed(ri));
+                }
+                open
             });
             hits.clear();
             hits.extend(active.iter().copied().filter(|&ri| {
                 data.ranges
                     .get(ri)
-                    .is_some_and(|r| data.close_for_kernels(r.end) >= call.end)
+                    .is_some_and(|r| data.close_for_kernels(r.end()) >= call.end)
             }));
             if !hits.is_empty() {
-                found(q, &hits);
+                on(Swept::Contained(call.at as usize, &hits));
             }
         }
+        for ri in active.drain(..) {
+            on(Swept::Closed(ri));
+        }
     }
+}
+
+/// What [`sweep_queries`] reports: a query and the ranges that contain it; a range that no later
+/// query of its thread can fall in.
+enum Swept<'a> {
+    Contained(usize, &'a [usize]),
+    Closed(usize),
+}
+
+/// The selected operations of `kinds` and, for those whose launch call is in the export, the call
+/// as a query (32 bytes each: no whole call or operation record per operation).
+fn launched_queries(
+    schema: &Schema,
+    strings: &Strings,
+    sel: &Selection,
+    kinds: &[OpKind],
+) -> Result<(Slims, Vec<Query>)> {
+    let slims = slim::load(schema, strings, sel, kinds)?;
+    let parts = ops::join_each(
+        schema,
+        strings,
+        slims.ops.len(),
+        |i| {
+            slims
+                .ops
+                .get(i)
+                .map_or((0, 0), |op| (slims.lane(op).global_pid, op.correlation))
+        },
+        Vec::new,
+        |acc: &mut Vec<Query>, i, call| {
+            acc.push(Query {
+                tid: call.global_tid,
+                start: call.start,
+                end: call.end,
+                at: u32::try_from(i).unwrap_or(u32::MAX),
+            });
+            Ok(())
+        },
+    )?;
+    let mut queries = Vec::with_capacity(parts.iter().map(Vec::len).sum());
+    for part in parts {
+        queries.extend(part);
+    }
+    Ok((slims, queries))
 }
 
 /// Kernels with their launching call, for the NVTX joins.
@@ -322,7 +407,7 @@ pub fn attribution(
     per_instance: bool,
 ) -> Result<Table> {
     let data = load(schema, strings)?;
-    let l = launched(
+    let (slims, mut queries) = launched_queries(
         schema,
         strings,
         sel,
@@ -334,15 +419,24 @@ pub fn attribution(
         ],
     )?;
     let by_thread = ranges_by_thread(&data, true);
-    let mut inst: Vec<Instance> = vec![Instance::default(); data.ranges.len()];
+    // Per range: every fact (one row per instance), or only what the per-tag rows sum (24 bytes).
+    let n = data.ranges.len();
+    let mut inst: Vec<Instance> = if per_instance {
+        vec![Instance::default(); n]
+    } else {
+        Vec::new()
+    };
+    // Per tag, only the ranges open in the sweep are held; a closed one is summed into its tag.
+    let mut open: IdMap<usize, TagInstance> = IdMap::default();
+    let mut closed: BTreeMap<u32, TagInstance> = BTreeMap::new();
     // Nesting depth of each range: how many same-thread push/pop ranges enclose it.
-    for ids in by_thread.values() {
+    for ids in by_thread.values().filter(|_| per_instance) {
         let mut stack: Vec<i64> = Vec::new();
         for &ri in ids {
             let Some(r) = data.ranges.get(ri) else {
                 continue;
             };
-            let end = data.close_for_kernels(r.end);
+            let end = data.close_for_kernels(r.end());
             while stack.last().is_some_and(|&e| e < end) {
                 stack.pop();
             }
@@ -355,15 +449,26 @@ pub fn attribution(
     let keep = |r: &Range| {
         r.same_thread()
             && r.is_pushpop()
-            && sel.keep_cpu(r.start, data.close_for_kernels(r.end), r.tid)
+            && sel.keep_cpu(r.start, data.close_for_kernels(r.end()), r.tid)
     };
     // Per tag (index): operations, kernels and kernel time inclusive, each operation counted once
     // per tag even when ranges of that tag nest.
     let mut tag_work: BTreeMap<u32, TagWork> = BTreeMap::new();
     let mut tags: Vec<u32> = Vec::new();
     // The sweep hands over each operation's ranges in turn: no list of ranges per operation is held.
-    each_containing(&data, &by_thread, &l.calls, |q, ranges| {
-        let Some(op) = l.ops.get(q) else {
+    sweep_queries(&data, &by_thread, &mut queries, |event| {
+        let (q, ranges) = match event {
+            Swept::Contained(q, ranges) => (q, ranges),
+            Swept::Closed(ri) => {
+                if let (Some(i), Some(r)) = (open.remove(&ri), data.ranges.get(ri)) {
+                    if keep(r) {
+                        closed.entry(r.tag).or_default().merge(&i);
+                    }
+                }
+                return;
+            }
+        };
+        let Some(op) = slims.ops.get(q) else {
             return;
         };
         let innermost = ranges
@@ -371,6 +476,14 @@ pub fn attribution(
             .copied()
             .max_by_key(|&ri| data.ranges.get(ri).map(|r| (r.start, r.rowid)));
         for &ri in ranges {
+            if !per_instance {
+                open.entry(ri).or_default().add(
+                    op.start,
+                    op.end,
+                    op.kind == OpKind::Kernel && Some(ri) == innermost,
+                );
+                continue;
+            }
             let Some(slot) = inst.get_mut(ri) else {
                 continue;
             };
@@ -379,9 +492,9 @@ pub fn attribution(
             slot.gpu_end = Some(slot.gpu_end.map_or(op.end, |e| e.max(op.end)));
             if op.kind == OpKind::Kernel {
                 slot.kernels += 1;
-                slot.kernel_inclusive += i128::from(op.duration());
+                slot.kernel_inclusive += i128::from(op.end - op.start);
                 if Some(ri) == innermost {
-                    slot.kernel_exclusive += i128::from(op.duration());
+                    slot.kernel_exclusive += i128::from(op.end - op.start);
                 }
             }
         }
@@ -403,14 +516,56 @@ pub fn attribution(
             w.ops += 1;
             if op.kind == OpKind::Kernel {
                 w.kernels += 1;
-                w.inclusive += i128::from(op.duration());
+                w.inclusive += i128::from(op.end - op.start);
             }
         }
     });
     if per_instance {
         return instance_table(&data, &inst, &keep);
     }
-    tag_table(&data, &inst, &keep, &tag_work)
+    tag_table(&data, &closed, &keep, &tag_work)
+}
+
+/// What the per-tag rows need of range instances: exclusive kernel time and GPU projection (of one
+/// instance while it is open in the sweep, then summed per tag).
+#[derive(Debug, Clone, Copy)]
+struct TagInstance {
+    exclusive: i128,
+    /// First start and last end of the work launched inside an open instance (`i64::MAX`,
+    /// `i64::MIN`: none yet).
+    gpu_start: i64,
+    gpu_end: i64,
+    /// Summed projections of closed instances.
+    projected: i128,
+}
+
+impl Default for TagInstance {
+    fn default() -> Self {
+        Self {
+            exclusive: 0,
+            gpu_start: i64::MAX,
+            gpu_end: i64::MIN,
+            projected: 0,
+        }
+    }
+}
+
+impl TagInstance {
+    fn add(&mut self, start: i64, end: i64, exclusive: bool) {
+        self.gpu_start = self.gpu_start.min(start);
+        self.gpu_end = self.gpu_end.max(end);
+        if exclusive {
+            self.exclusive += i128::from(end - start);
+        }
+    }
+
+    /// Sums a closed instance into a tag's totals.
+    fn merge(&mut self, closed: &Self) {
+        self.exclusive += closed.exclusive;
+        if closed.gpu_start <= closed.gpu_end {
+            self.projected += i128::from(closed.gpu_end - closed.gpu_start);
+        }
+    }
 }
 
 /// GPU work launched inside the ranges of one tag, each operation once.
@@ -453,13 +608,13 @@ fn instance_table(
         .int(
             "end_ns",
             rows.iter()
-                .map(|(r, _)| data.close_for_kernels(r.end))
+                .map(|(r, _)| data.close_for_kernels(r.end()))
                 .collect(),
         )
         .int(
             "cpu_ns",
             rows.iter()
-                .map(|(r, _)| data.close_for_kernels(r.end) - r.start)
+                .map(|(r, _)| data.close_for_kernels(r.end()) - r.start)
                 .collect(),
         )
         .int(
@@ -509,19 +664,31 @@ struct TagRow {
 
 fn tag_table(
     data: &NvtxData,
-    inst: &[Instance],
+    closed: &BTreeMap<u32, TagInstance>,
     keep: &dyn Fn(&Range) -> bool,
     tag_work: &BTreeMap<u32, TagWork>,
 ) -> Result<Table> {
-    let mut by_tag: BTreeMap<String, TagRow> = BTreeMap::new();
-    for (r, i) in data.ranges.iter().zip(inst).filter(|(r, _)| keep(r)) {
-        let row = by_tag.entry(data.tag(r).to_string()).or_default();
+    // Summed per tag index first (one string per tag, not per range), then by tag text.
+    let mut by_index: BTreeMap<u32, TagRow> = BTreeMap::new();
+    for r in data.ranges.iter().filter(|r| keep(r)) {
+        let row = by_index.entry(r.tag).or_default();
         row.instances += 1;
-        row.cpu += i128::from(data.close_for_kernels(r.end) - r.start);
-        row.exclusive += i.kernel_exclusive;
-        if let (Some(s), Some(e)) = (i.gpu_start, i.gpu_end) {
-            row.projected += i128::from(e - s);
+        row.cpu += i128::from(data.close_for_kernels(r.end()) - r.start);
+    }
+    for (t, c) in closed {
+        if let Some(row) = by_index.get_mut(t) {
+            row.exclusive += c.exclusive;
+            row.projected += c.projected;
         }
+    }
+    let mut by_tag: BTreeMap<String, TagRow> = BTreeMap::new();
+    for (t, row) in by_index {
+        let name = data.tags.get(t as usize).cloned().unwrap_or_default();
+        let into = by_tag.entry(name).or_default();
+        into.instances += row.instances;
+        into.cpu += row.cpu;
+        into.exclusive += row.exclusive;
+        into.projected += row.projected;
     }
     // Inclusive time per tag counts an operation once even when ranges of that tag nest.
     for (&t, w) in tag_work {

@@ -214,88 +214,180 @@ pub struct Call {
 
 /// For each key `(globalPid, correlationId)`, the runtime call with that correlation id in that
 /// process (None when the export has no such call, e.g. a trace window cut it off).
-///
-/// A merge join: the keys are sorted once (24 bytes each, no hash map), and each runtime row finds
-/// its key by galloping from where the previous row of its process landed. Runtime rows come in
-/// rowid order, which in nsys exports follows the calls' order, and a process numbers its calls in
-/// order: the search moves forward a step or two per row through memory it just read, instead of
-/// a random probe per row into a table larger than the caches. Rows in any other order still find
-/// their key (a longer gallop); only the speed depends on the order.
 pub fn join_calls<I>(schema: &Schema, strings: &Strings, keys: I) -> Result<Vec<Option<Call>>>
 where
     I: IntoIterator<Item = (i64, i64)>,
 {
-    // (process bits, correlation id, index of the key): equal keys are neighbours.
-    let mut sorted: Vec<(i64, i64, usize)> = keys
-        .into_iter()
-        .enumerate()
-        .map(|(i, (pid, corr))| (pid & PID_MASK, corr, i))
-        .collect();
-    let count = sorted.len();
-    sorted.par_sort_unstable();
-    let mut found: Vec<Option<Call>> = Vec::new();
-    if let Some(table) = schema.table(&RUNTIME) {
-        let name = table.actual.clone();
-        let parts = scan::scan(
+    let keys: Vec<(i64, i64)> = keys.into_iter().collect();
+    let parts = join_each(
+        schema,
+        strings,
+        keys.len(),
+        |i| keys.get(i).copied().unwrap_or_default(),
+        Vec::new,
+        |acc: &mut Vec<(usize, Call)>, i, call| {
+            acc.push((i, call));
+            Ok(())
+        },
+    )?;
+    let mut found: Vec<Option<Call>> = vec![None; keys.len()];
+    for (i, call) in parts.into_iter().flatten() {
+        if let Some(cell) = found.get_mut(i) {
+            *cell = Some(call);
+        }
+    }
+    Ok(found)
+}
+
+/// The join of keys `0..count` (`key_of(i)` = (globalPid, correlationId)) to the runtime calls with
+/// that correlation id in that process: `hit(acc, i, call)` runs once for each key that has a call,
+/// with the first such call in rowid order (a process that repeats a correlation id), folding into
+/// per-worker accumulators (returned in scan order). What a caller keeps of a call is up to it: the
+/// join holds only the keys' order (4 bytes a key) and one bit a key per worker.
+///
+/// A merge join: the keys are sorted once, and each runtime row finds its key by galloping from
+/// where the previous row of its process landed. Runtime rows come in rowid order, which in nsys
+/// exports follows the calls' order, and a process numbers its calls in order: the search moves
+/// forward a step or two per row, instead of a random probe per row into a table larger than the
+/// caches. Rows in any other order still find their key (a longer gallop); only the speed depends
+/// on the order.
+pub fn join_each<A, K, I, H>(
+    schema: &Schema,
+    strings: &Strings,
+    count: usize,
+    key_of: K,
+    init: I,
+    hit: H,
+) -> Result<Vec<A>>
+where
+    A: Send,
+    K: Fn(usize) -> (i64, i64) + Sync,
+    I: Fn() -> A + Sync,
+    H: Fn(&mut A, usize, Call) -> Result<()> + Sync,
+{
+    let Some(table) = schema.table(&RUNTIME) else {
+        return Ok(vec![init()]);
+    };
+    let order = {
+        let mut sorted: Vec<(i64, i64, u32)> = Vec::with_capacity(count);
+        for i in 0..count {
+            let (pid, corr) = key_of(i);
+            let at = u32::try_from(i).map_err(|_| {
+                crate::error::Error::input(
+                    crate::error::codes::INPUT_TOO_LARGE,
+                    "more than 2^32 GPU operations to join to their calls",
+                )
+            })?;
+            sorted.push((pid & PID_MASK, corr, at));
+        }
+        sorted.par_sort_unstable();
+        sorted.into_iter().map(|k| k.2).collect::<Vec<u32>>()
+    };
+    let key_at = |pos: usize| -> Option<(i64, i64)> {
+        let i = *order.get(pos)? as usize;
+        let (pid, corr) = key_of(i);
+        Some((pid & PID_MASK, corr))
+    };
+    let name = table.actual.clone();
+    let words = count.div_ceil(64);
+    let run = || {
+        scan::scan(
             schema,
             table,
             &["start", "end", "globalTid", "correlationId", "nameId"],
-            Cursor::default,
-            |acc: &mut Cursor, row| {
+            || Joined {
+                cursor: Cursor::default(),
+                seen: Vec::new(),
+                acc: init(),
+            },
+            |j: &mut Joined<A>, row| {
                 let Some(corr) = row.opt_int(3)? else {
                     return Ok(());
                 };
                 let tid = row.opt_int(2)?.unwrap_or(0);
-                let Some(at) = acc.seek(&sorted, (tid & PID_MASK, corr)) else {
+                let key = (tid & PID_MASK, corr);
+                let Some(at) = j.cursor.seek(order.len(), &key_at, key) else {
                     return Ok(());
                 };
                 let (start, end) = row.interval(0, 1)?;
-                let api = strings.resolve(row.int(4)?, &name, "nameId")?;
-                acc.hits.push((
-                    at,
-                    Call {
-                        start,
-                        end,
-                        global_tid: tid,
-                        name: api,
-                    },
-                ));
+                let call = Call {
+                    start,
+                    end,
+                    global_tid: tid,
+                    name: strings.resolve(row.int(4)?, &name, "nameId")?,
+                };
+                if j.seen.is_empty() {
+                    j.seen = vec![0u64; words];
+                }
+                for pos in at..order.len() {
+                    if key_at(pos) != Some(key) {
+                        break;
+                    }
+                    let i = order.get(pos).map_or(0, |&i| i as usize);
+                    if let Some(w) = j.seen.get_mut(i / 64) {
+                        let bit = 1u64 << (i % 64);
+                        if *w & bit != 0 {
+                            continue; // a later call with the same key: the first one counts
+                        }
+                        *w |= bit;
+                    }
+                    hit(&mut j.acc, i, call)?;
+                }
                 Ok(())
             },
-        )?;
-        found = vec![None; count];
-        for (at, call) in parts.into_iter().flat_map(|c| c.hits) {
-            let key = sorted.get(at).map(|k| (k.0, k.1));
-            for k in sorted.get(at..).unwrap_or_default() {
-                if Some((k.0, k.1)) != key {
-                    break;
-                }
-                if let Some(cell) = found.get_mut(k.2) {
-                    // Keep the first call in rowid order if a process repeats a correlation id.
-                    cell.get_or_insert(call);
-                }
-            }
-        }
+        )
+    };
+    let parts = run()?;
+    if overlapping(&parts, words) {
+        // A key matched in two workers' parts (a repeated correlation id across the split): only
+        // the first call in rowid order may count, so join again in one part.
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .map_err(|e| crate::error::Error::internal("thread_pool", e.to_string()))?;
+        let single = pool.install(run)?;
+        return Ok(single.into_iter().map(|j| j.acc).collect());
     }
-    found.resize(count, None);
-    Ok(found)
+    Ok(parts.into_iter().map(|j| j.acc).collect())
 }
 
-/// One scan worker's place in the sorted keys (per process) and the calls it matched.
+/// One scan worker's join state: its place in the keys, the keys it matched, what it made of them.
+struct Joined<A> {
+    cursor: Cursor,
+    seen: Vec<u64>,
+    acc: A,
+}
+
+/// Whether two parts matched the same key.
+fn overlapping<A>(parts: &[Joined<A>], words: usize) -> bool {
+    let mut union = vec![0u64; words];
+    for part in parts {
+        for (u, w) in union.iter_mut().zip(&part.seen) {
+            if *u & *w != 0 {
+                return true;
+            }
+            *u |= *w;
+        }
+    }
+    false
+}
+
+/// One scan worker's place in the sorted keys (per process).
 #[derive(Default)]
 struct Cursor {
     /// The process of the previous row and where its key search ended.
     last: Option<(i64, usize)>,
     /// The same for every other process seen.
     by_process: IdMap<i64, usize>,
-    /// (position of the first equal key in the sorted keys, the call).
-    hits: Vec<(usize, Call)>,
 }
 
 impl Cursor {
-    /// The position of the first key equal to `key` in `sorted`, if there is one, searching from
-    /// where the last search of the same process ended.
-    fn seek(&mut self, sorted: &[(i64, i64, usize)], key: (i64, i64)) -> Option<usize> {
+    /// The position of the first key equal to `key` among `n` sorted keys (`key_at`), if there is
+    /// one, searching from where the last search of the same process ended.
+    fn seek<K>(&mut self, n: usize, key_at: &K, key: (i64, i64)) -> Option<usize>
+    where
+        K: Fn(usize) -> Option<(i64, i64)>,
+    {
         let hint = match self.last {
             Some((pid, at)) if pid == key.0 => at,
             Some((pid, at)) => {
@@ -304,16 +396,15 @@ impl Cursor {
             }
             None => 0,
         };
-        let at = lower_bound(sorted, key, hint);
+        let at = lower_bound(n, |i| key_at(i).is_some_and(|k| k < key), hint);
         self.last = Some((key.0, at));
-        sorted.get(at).filter(|k| (k.0, k.1) == key).map(|_| at)
+        (key_at(at) == Some(key)).then_some(at)
     }
 }
 
-/// The first position in `sorted` whose key is not below `key`, found by galloping from `hint`.
-fn lower_bound(sorted: &[(i64, i64, usize)], key: (i64, i64), hint: usize) -> usize {
-    let below = |i: usize| sorted.get(i).is_some_and(|k| (k.0, k.1) < key);
-    let n = sorted.len();
+/// The first position among `n` whose key is not `below` the wanted one, found by galloping from
+/// `hint`.
+fn lower_bound<B: Fn(usize) -> bool>(n: usize, below: B, hint: usize) -> usize {
     let hint = hint.min(n);
     let (mut lo, mut hi);
     if below(hint) {
@@ -348,7 +439,14 @@ fn lower_bound(sorted: &[(i64, i64, usize)], key: (i64, i64), hint: usize) -> us
             step = step.saturating_mul(2);
         }
     }
-    lo + sorted
-        .get(lo..hi)
-        .map_or(0, |part| part.partition_point(|k| (k.0, k.1) < key))
+    // Binary search in [lo, hi).
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if below(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
 }

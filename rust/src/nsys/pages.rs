@@ -91,41 +91,74 @@ pub struct Tree {
 }
 
 impl Tree {
-    /// Lists the leaf pages of the table rooted at `root`.
+    /// Lists the leaf pages of the table rooted at `root`, level by level. A table b-tree is
+    /// balanced (every leaf at the same depth), so only interior pages are read: once the first page
+    /// of a level is a leaf, the whole level is the leaves (each is checked as a leaf when scanned or
+    /// counted; the reader steps aside there if one is not).
     pub fn open(path: &Path, root: u32) -> R<Self> {
         let file = File::open(path).or_else(|e| unsupported(format!("open: {e}")))?;
         let geo = Geometry::read(path, &file)?;
-        let mut leaves = Vec::new();
-        let mut stack = vec![root];
+        let mut level = vec![root];
         let mut page = vec![0u8; geo.page_size];
         let mut visited = 0u64;
-        while let Some(p) = stack.pop() {
-            visited += 1;
-            if visited > geo.page_count {
-                return unsupported("the b-tree has a cycle");
-            }
-            read_page(&file, &geo, p, &mut page)?;
-            let hdr = if p == 1 { 100 } else { 0 };
-            match page.get(hdr).copied() {
-                Some(0x0D) => leaves.push(p),
-                Some(0x05) => {
-                    let n = usize::from(be16(&page, hdr + 3)?);
-                    let right = be32(&page, hdr + 8)?;
-                    // Children left to right; the stack pops the last pushed first.
-                    stack.push(right);
-                    for i in (0..n).rev() {
-                        let cell = usize::from(be16(&page, hdr + 12 + 2 * i)?);
-                        stack.push(be32(&page, cell)?);
+        loop {
+            let mut next = Vec::new();
+            for (i, &p) in level.iter().enumerate() {
+                visited += 1;
+                if visited > geo.page_count {
+                    return unsupported("the b-tree has a cycle");
+                }
+                read_page(&file, &geo, p, &mut page)?;
+                let hdr = if p == 1 { 100 } else { 0 };
+                match page.get(hdr).copied() {
+                    Some(0x0D) if i == 0 => {
+                        return Ok(Self {
+                            file,
+                            geo,
+                            leaves: level,
+                        })
+                    }
+                    Some(0x05) => {
+                        let n = usize::from(be16(&page, hdr + 3)?);
+                        for k in 0..n {
+                            let cell = usize::from(be16(&page, hdr + 12 + 2 * k)?);
+                            next.push(be32(&page, cell)?);
+                        }
+                        next.push(be32(&page, hdr + 8)?);
+                    }
+                    other => {
+                        return unsupported(format!(
+                            "page {p} has type {other:?}, not a table b-tree page at its depth"
+                        ))
                     }
                 }
-                other => {
-                    return unsupported(format!(
-                        "page {p} has type {other:?}, not a table b-tree page"
-                    ))
-                }
             }
+            if next.is_empty() {
+                return unsupported("an interior page without children");
+            }
+            level = next;
         }
-        Ok(Self { file, geo, leaves })
+    }
+
+    /// The number of rows in `leaves` (a slice of [`Tree::leaves`]): each leaf's cell count, read
+    /// from its page header alone (no cell is decoded, no page body read).
+    pub fn count(&self, leaves: &[u32]) -> R<u64> {
+        let mut head = [0u8; 8];
+        let mut total = 0u64;
+        for &p in leaves {
+            if p == 0 || u64::from(p) > self.geo.page_count {
+                return unsupported(format!("page {p} is outside the file"));
+            }
+            let at = self.geo.offset(p) + if p == 1 { 100 } else { 0 };
+            self.file
+                .read_exact_at(&mut head, at)
+                .or_else(|e| unsupported(format!("read page {p}: {e}")))?;
+            if head.first() != Some(&0x0D) {
+                return unsupported(format!("page {p} is not a table leaf page"));
+            }
+            total += u64::from(be16(&head, 3)?);
+        }
+        Ok(total)
     }
 
     /// Decodes every row of `leaves` (a slice of [`Tree::leaves`]), calling `each(rowid, values)`

@@ -8,6 +8,8 @@
 //! NVTX table (`nvtx_sum`) or of its range events (`nvtx_kern_sum`).
 
 use super::db;
+use super::hash::IdMap;
+use super::scan;
 use super::schema::{Schema, NVTX};
 use super::strings::Strings;
 use crate::error::Result;
@@ -18,27 +20,32 @@ const STARTEND: i64 = 60;
 const NVTXT_PUSHPOP: i64 = 70;
 const NVTXT_STARTEND: i64 = 71;
 const DOMAIN_CREATE: i64 = 75;
+/// [`Range`]'s `end` of an open range (no checked interval ends there: ends are not below starts).
+const OPEN: i64 = i64::MIN;
 /// The process bits of a `globalTid` as the domain join compares them.
 const DOMAIN_PID_MASK: i64 = 0x0000_FFFF_FF00_0000;
 
-/// One NVTX range event.
+/// One NVTX range event (48 bytes: an export may hold tens of millions; texts and tags are
+/// interned).
 #[derive(Debug, Clone)]
 pub struct Range {
     pub rowid: i64,
     pub start: i64,
-    pub end: Option<i64>,
-    pub event_type: i64,
+    /// `end`, or [`OPEN`] for an open range (read through [`Range::end`]).
+    end: i64,
     pub tid: i64,
-    pub end_tid: Option<i64>,
     /// Index into [`NvtxData::tags`].
     pub tag: u32,
     /// Index into [`NvtxData::texts`].
     pub text: u32,
+    pub event_type: u8,
+    /// Ends on the thread it started on (`endGlobalTid` NULL).
+    same_thread: bool,
 }
 
 impl Range {
     pub fn style(&self) -> &'static str {
-        match self.event_type {
+        match i64::from(self.event_type) {
             PUSHPOP | NVTXT_PUSHPOP => "PushPop",
             STARTEND | NVTXT_STARTEND => "StartEnd",
             _ => "Unknown",
@@ -46,12 +53,17 @@ impl Range {
     }
 
     pub fn is_pushpop(&self) -> bool {
-        matches!(self.event_type, PUSHPOP | NVTXT_PUSHPOP)
+        matches!(i64::from(self.event_type), PUSHPOP | NVTXT_PUSHPOP)
     }
 
     /// Ends on the thread it started on (`endGlobalTid` NULL), as `nvtx_kern_sum` requires.
+    /// The end timestamp; None for a range still open when the capture ended.
+    pub fn end(&self) -> Option<i64> {
+        (self.end != OPEN).then_some(self.end)
+    }
+
     pub fn same_thread(&self) -> bool {
-        self.end_tid.is_none()
+        self.same_thread
     }
 }
 
@@ -98,80 +110,146 @@ impl NvtxData {
     }
 }
 
-struct Raw {
-    rowid: i64,
-    start: i64,
-    end: Option<i64>,
-    event_type: i64,
-    tid: i64,
-    end_tid: Option<i64>,
-    text_id: Option<i64>,
-    text: Option<String>,
-    domain: Option<i64>,
+/// One scan worker's range events, with texts and domain keys of its own (remapped on merge).
+#[derive(Default)]
+struct Part {
+    ranges: Vec<Range>,
+    /// Per range (same order): index into `domain_keys`.
+    domain_of: Vec<u32>,
+    texts: Vec<String>,
+    text_index: IdMap<String, u32>,
+    domain_keys: Vec<(i64, i64)>,
+    domain_index: IdMap<(i64, i64), u32>,
+    /// Domain-create events: (domainId, process bits) → (earliest start, text).
+    domains: BTreeMap<(i64, i64), (i64, String)>,
+    max_any: Option<i64>,
+    max_ranges: Option<i64>,
 }
 
-/// Loads the range and domain events of `NVTX_EVENTS` (an absent table gives no ranges).
+fn intern_in<K: std::hash::Hash + Eq + Clone>(
+    index: &mut IdMap<K, u32>,
+    values: &mut Vec<K>,
+    value: K,
+) -> u32 {
+    if let Some(&i) = index.get(&value) {
+        return i;
+    }
+    let next = u32::try_from(values.len()).unwrap_or(u32::MAX);
+    values.push(value.clone());
+    index.insert(value, next);
+    next
+}
+
+/// Loads the range and domain events of `NVTX_EVENTS` (an absent table gives no ranges) in one
+/// parallel scan that interns each text as it reads it: no row is held with its own text.
 pub fn load(schema: &Schema, strings: &Strings) -> Result<NvtxData> {
     let Some(table) = schema.table(&NVTX) else {
         return Ok(NvtxData::default());
     };
     let name = table.actual.clone();
-    let conn = schema.connect()?;
-    let (max_any, max_ranges) = conn
-        .query_row(
-            &format!(
-                "SELECT max(start), max(end), \
-                 (SELECT max(start) FROM \"{name}\" WHERE eventType IN (59, 60, 70, 71)), \
-                 (SELECT max(end) FROM \"{name}\" WHERE eventType IN (59, 60, 70, 71)) FROM \"{name}\""
-            ),
-            [],
-            |r| {
-                let v: [Option<i64>; 4] = [r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?];
-                Ok((v[0].max(v[1]).unwrap_or(0), v[2].max(v[3]).unwrap_or(0)))
-            },
-        )
-        .map_err(|e| db::sql_error(&e, &schema.path))?;
-    let raws = db::query_on(
-        &conn,
-        &schema.path,
-        &format!(
-            "SELECT rowid, start, end, eventType, globalTid, endGlobalTid, textId, text, domainId \
-             FROM \"{name}\" WHERE eventType IN (59, 60, 70, 71, 75)"
-        ),
-        &mut |row| {
-            Ok(Raw {
-                rowid: db::int(row, 0, &name, "rowid")?,
-                start: db::int(row, 1, &name, "start")?,
-                end: db::opt_int(row, 2, &name, "end")?,
-                event_type: db::int(row, 3, &name, "eventType")?,
-                tid: db::opt_int(row, 4, &name, "globalTid")?.unwrap_or(0),
-                end_tid: db::opt_int(row, 5, &name, "endGlobalTid")?,
-                text_id: db::opt_int(row, 6, &name, "textId")?,
-                text: db::opt_text(row, 7)?,
-                domain: db::opt_int(row, 8, &name, "domainId")?,
-            })
+    let columns = [
+        "rowid",
+        "start",
+        "end",
+        "eventType",
+        "globalTid",
+        "endGlobalTid",
+        "textId",
+        "text",
+        "domainId",
+    ];
+    let parts = scan::scan(
+        schema,
+        table,
+        &columns,
+        Part::default,
+        |p: &mut Part, row| {
+            let start = row.opt_int(1)?;
+            let end = row.opt_int(2)?;
+            for t in [start, end].into_iter().flatten() {
+                p.max_any = Some(p.max_any.map_or(t, |m| m.max(t)));
+            }
+            let event_type = row.opt_int(3)?;
+            let Some(
+                event_type @ (PUSHPOP | STARTEND | NVTXT_PUSHPOP | NVTXT_STARTEND | DOMAIN_CREATE),
+            ) = event_type
+            else {
+                return Ok(());
+            };
+            let start = row.int(1)?;
+            if event_type != DOMAIN_CREATE {
+                for t in [Some(start), end].into_iter().flatten() {
+                    p.max_ranges = Some(p.max_ranges.map_or(t, |m| m.max(t)));
+                }
+            }
+            let rowid = row.int(0)?;
+            let tid = row.opt_int(4)?.unwrap_or(0);
+            let end_tid = row.opt_int(5)?;
+            let domain_key = (row.opt_int(8)?.unwrap_or(0), tid & DOMAIN_PID_MASK);
+            if event_type == DOMAIN_CREATE {
+                let text = match row.opt_int(6)? {
+                    Some(id) => strings
+                        .value(strings.resolve(id, &name, "textId")?)
+                        .to_string(),
+                    None => row.opt_text(7).unwrap_or_default(),
+                };
+                let entry = p.domains.entry(domain_key).or_insert((start, text.clone()));
+                if start < entry.0 {
+                    *entry = (start, text);
+                }
+                return Ok(());
+            }
+            // An open range is checked as an empty one at its start; it closes at a checked timestamp.
+            db::check_interval(&name, Some(rowid), start, end.unwrap_or(start))?;
+            let text = match row.opt_int(6)? {
+                Some(id) => {
+                    let s = strings.value(strings.resolve(id, &name, "textId")?);
+                    match p.text_index.get(s) {
+                        Some(&i) => i,
+                        None => intern_in(&mut p.text_index, &mut p.texts, s.to_string()),
+                    }
+                }
+                None => {
+                    let s = row.opt_text(7).unwrap_or_default();
+                    intern_in(&mut p.text_index, &mut p.texts, s)
+                }
+            };
+            let domain = intern_in(&mut p.domain_index, &mut p.domain_keys, domain_key);
+            p.domain_of.push(domain);
+            p.ranges.push(Range {
+                rowid,
+                start,
+                end: end.unwrap_or(OPEN),
+                tid,
+                tag: 0,
+                text,
+                event_type: u8::try_from(event_type).unwrap_or(0),
+                same_thread: end_tid.is_none(),
+            });
+            Ok(())
         },
     )?;
-    let text_of = |r: &Raw| -> Result<String> {
-        match r.text_id {
-            Some(id) => Ok(strings
-                .value(strings.resolve(id, &name, "textId")?)
-                .to_string()),
-            None => Ok(r.text.clone().unwrap_or_default()),
-        }
-    };
-    // Domain names: the earliest create event per (domainId, thread), looked up per process.
+    merge(&name, parts)
+}
+
+/// Joins the workers' parts: ranges in rowid order, texts and tags interned once, each range tagged
+/// `DOMAIN:TEXT` by the earliest create event of its domain in its process.
+fn merge(name: &str, parts: Vec<Part>) -> Result<NvtxData> {
     let mut domains: BTreeMap<(i64, i64), (i64, String)> = BTreeMap::new();
-    for r in raws.iter().filter(|r| r.event_type == DOMAIN_CREATE) {
-        let key = (r.domain.unwrap_or(0), r.tid & DOMAIN_PID_MASK);
-        let text = text_of(r)?;
-        let entry = domains.entry(key).or_insert((r.start, text.clone()));
-        if r.start < entry.0 {
-            *entry = (r.start, text);
+    let (mut max_any, mut max_ranges): (Option<i64>, Option<i64>) = (None, None);
+    for p in &parts {
+        for (key, (start, text)) in &p.domains {
+            let entry = domains.entry(*key).or_insert((*start, text.clone()));
+            if *start < entry.0 {
+                *entry = (*start, text.clone());
+            }
         }
+        max_any = max_any.max(p.max_any);
+        max_ranges = max_ranges.max(p.max_ranges);
     }
+    let (max_any, max_ranges) = (max_any.unwrap_or(0), max_ranges.unwrap_or(0));
     for close in [max_any, max_ranges] {
-        db::check_interval(&name, None, close, close)?;
+        db::check_interval(name, None, close, close)?;
     }
     let mut data = NvtxData {
         present: true,
@@ -179,43 +257,36 @@ pub fn load(schema: &Schema, strings: &Strings) -> Result<NvtxData> {
         max_ranges,
         ..NvtxData::default()
     };
-    let mut tag_index: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
-    let mut text_index: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
-    for r in raws.iter().filter(|r| r.event_type != DOMAIN_CREATE) {
-        // An open range is checked as an empty one at its start; it closes at a checked timestamp.
-        db::check_interval(&name, Some(r.rowid), r.start, r.end.unwrap_or(r.start))?;
-        if r.end.is_none() {
-            data.open_ranges += 1;
+    data.ranges
+        .reserve(parts.iter().map(|p| p.ranges.len()).sum());
+    let mut text_index: IdMap<String, u32> = IdMap::default();
+    let mut tag_index: IdMap<String, u32> = IdMap::default();
+    // (domain key, text index) → tag index.
+    let mut tag_of: IdMap<((i64, i64), u32), u32> = IdMap::default();
+    for p in parts {
+        let texts: Vec<u32> = p
+            .texts
+            .into_iter()
+            .map(|t| intern_in(&mut text_index, &mut data.texts, t))
+            .collect();
+        for (mut r, d) in p.ranges.into_iter().zip(p.domain_of) {
+            if r.end().is_none() {
+                data.open_ranges += 1;
+            }
+            r.text = texts.get(r.text as usize).copied().unwrap_or(0);
+            let key = p.domain_keys.get(d as usize).copied().unwrap_or_default();
+            r.tag = match tag_of.get(&(key, r.text)) {
+                Some(&t) => t,
+                None => {
+                    let domain = domains.get(&key).map_or("", |(_, d)| d.as_str());
+                    let text = data.texts.get(r.text as usize).map_or("", String::as_str);
+                    let t = intern_in(&mut tag_index, &mut data.tags, format!("{domain}:{text}"));
+                    tag_of.insert((key, r.text), t);
+                    t
+                }
+            };
+            data.ranges.push(r);
         }
-        let text = text_of(r)?;
-        let domain = domains
-            .get(&(r.domain.unwrap_or(0), r.tid & DOMAIN_PID_MASK))
-            .map_or("", |(_, d)| d.as_str());
-        let tag = format!("{domain}:{text}");
-        let text_idx = intern(&mut text_index, &mut data.texts, text);
-        let tag_idx = intern(&mut tag_index, &mut data.tags, tag);
-        data.ranges.push(Range {
-            rowid: r.rowid,
-            start: r.start,
-            end: r.end,
-            event_type: r.event_type,
-            tid: r.tid,
-            end_tid: r.end_tid,
-            tag: tag_idx,
-            text: text_idx,
-        });
     }
     Ok(data)
-}
-
-fn intern(
-    index: &mut std::collections::HashMap<String, u32>,
-    values: &mut Vec<String>,
-    value: String,
-) -> u32 {
-    let next = u32::try_from(values.len()).unwrap_or(u32::MAX);
-    *index.entry(value.clone()).or_insert_with(|| {
-        values.push(value);
-        next
-    })
 }

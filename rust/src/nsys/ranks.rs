@@ -74,7 +74,7 @@ pub fn ranks(report: &Report, label: &str, step: Option<&str>, shift: i64) -> Re
     if let Some(step) = step {
         let data = ranges::load(schema, strings)?;
         for r in data.ranges.iter().filter(|r| data.matches(r, step)) {
-            if let Some(end) = r.end {
+            if let Some(end) = r.end() {
                 steps
                     .entry(r.tid & PID_MASK)
                     .or_default()

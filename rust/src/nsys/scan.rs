@@ -58,6 +58,36 @@ where
     scan_sqlite(schema, table, columns, &init, &fold)
 }
 
+/// The number of rows of `table`: the leaf pages' cell counts (split among the workers) through the
+/// direct reader, or SQLite's `count(*)` where the reader steps aside.
+pub fn count(schema: &Schema, table: &TableInfo) -> Result<i64> {
+    let direct = table.layout.root.ok_or(()).and_then(|root| {
+        let tree = pages::Tree::open(&schema.path, root).map_err(|_| ())?;
+        let per = tree
+            .leaves
+            .len()
+            .div_ceil(rayon::current_num_threads().max(1))
+            .max(1);
+        let parts: std::result::Result<Vec<u64>, pages::Unsupported> =
+            tree.leaves.par_chunks(per).map(|c| tree.count(c)).collect();
+        let n: u64 = parts.map_err(|_| ())?.into_iter().sum();
+        i64::try_from(n).map_err(|_| ())
+    });
+    if let Ok(n) = direct {
+        return Ok(n);
+    }
+    let conn = connect(&schema.uri, &schema.path)?;
+    conn.query_row(
+        &format!(
+            "SELECT count(*) FROM \"{}\"",
+            table.actual.replace('"', "\"\"")
+        ),
+        [],
+        |r| r.get(0),
+    )
+    .map_err(|e| sql_error(&e, &schema.path))
+}
+
 fn scan_pages<A, I, F>(
     schema: &Schema,
     table: &TableInfo,

@@ -159,7 +159,7 @@ impl NvtxFilter {
                 spans_by_thread
                     .entry(r.tid)
                     .or_default()
-                    .push(Span::new(r.start, data.close_for_kernels(r.end)));
+                    .push(Span::new(r.start, data.close_for_kernels(r.end())));
             }
         }
         if instances == 0 {

@@ -360,3 +360,32 @@ fn call_join_matches_sqlite_on_every_fixture() {
     }
     assert!(matched_total > 0);
 }
+
+/// The direct reader's row counts (leaf cell counts) equal SQLite's `count(*)` for every source
+/// table of every fixture.
+#[test]
+fn leaf_counts_match_sqlite_count_on_every_fixture() {
+    use super::schema::SOURCES;
+    let mut tables = 0usize;
+    for path in all_fixtures() {
+        let report = Report::open(&path).unwrap();
+        let schema = &report.schema;
+        let conn = schema.connect().unwrap();
+        for source in SOURCES {
+            let Some(table) = schema.table(source) else {
+                continue;
+            };
+            let want: i64 = conn
+                .query_row(
+                    &format!("SELECT count(*) FROM \"{}\"", table.actual),
+                    [],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            let got = super::scan::count(schema, table).unwrap();
+            assert_eq!(got, want, "{} {}", path.display(), table.actual);
+            tables += 1;
+        }
+    }
+    assert!(tables > 10, "only {tables} tables counted");
+}

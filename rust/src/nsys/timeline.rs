@@ -12,12 +12,13 @@
 //! rows typed "(Profiler)") on the same thread; CUDA's own stalls are reported, never subtracted.
 
 use super::api::strip_version;
+use super::busy::{clip, DeviceTimeline};
 use super::coverage::{self, Coverage};
 use super::db;
 use super::devices::DeviceMap;
-use super::distribution::Distribution;
 use super::graphs::{self, GraphLaunch};
 use super::hash::IdMap;
+use super::launch::{self, Launch};
 use super::memory::enum_labels;
 use super::ops::{self, Call, Op, OpKind};
 use super::out::{add_i64, sum_i64, Columns};
@@ -27,6 +28,7 @@ use super::schema::{
 };
 use super::select::Selection;
 use super::strings::Strings;
+use super::{slim, sweep};
 use crate::error::Result;
 use crate::intervals::{self, Span};
 use crate::table::Table;
@@ -40,73 +42,6 @@ pub(super) const GPU_WORK: &[OpKind] = &[
     OpKind::Memset,
     OpKind::Graph,
 ];
-
-/// Upper bounds (ns, exclusive) of the gap histogram buckets; the last bucket is open-ended.
-const GAP_BUCKETS_NS: [i64; 5] = [1_000, 10_000, 100_000, 1_000_000, 10_000_000];
-
-#[derive(Debug, Clone, Serialize)]
-pub struct GapBucket {
-    pub lower_ns: i64,
-    pub upper_ns: Option<i64>,
-    pub count: u64,
-    pub total_ns: i64,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct Gaps {
-    #[serde(flatten)]
-    pub distribution: Distribution,
-    pub histogram: Vec<GapBucket>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct KernelConcurrency {
-    pub max_kernels: u32,
-    /// Time-weighted mean number of kernels running while at least one runs.
-    pub mean_kernels_when_busy: f64,
-    /// `time_at_level_ns[k]`: time with exactly k kernels running (k = 0: idle between kernels).
-    pub time_at_level_ns: Vec<i64>,
-}
-
-/// Busy/idle facts of one device or one stream.
-#[derive(Debug, Clone, Serialize)]
-pub struct Busy {
-    pub kernels: u64,
-    pub memcpys: u64,
-    pub memsets: u64,
-    /// Graph executions of a graph-level trace (`CUPTI_ACTIVITY_KIND_GRAPH_TRACE` rows).
-    pub graph_executions: u64,
-    pub span_start_ns: Option<i64>,
-    pub span_end_ns: Option<i64>,
-    pub span_ns: i64,
-    pub busy_ns: i64,
-    pub idle_ns: i64,
-    pub busy_pct: f64,
-    /// Union of kernels and graph executions.
-    pub kernel_busy_ns: i64,
-    pub graph_busy_ns: i64,
-    pub copy_busy_ns: i64,
-    pub compute_copy_overlap_ns: i64,
-    pub kernel_only_ns: i64,
-    pub copy_only_ns: i64,
-    pub gaps: Gaps,
-    pub concurrency: KernelConcurrency,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct StreamTimeline {
-    pub stream_id: i64,
-    #[serde(flatten)]
-    pub busy: Busy,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct DeviceTimeline {
-    pub device_id: i64,
-    #[serde(flatten)]
-    pub busy: Busy,
-    pub streams: Vec<StreamTimeline>,
-}
 
 #[derive(Debug, Clone, Serialize)]
 pub struct SyncByType {
@@ -132,24 +67,6 @@ pub struct HostSync {
     pub blocked_ns: i64,
     pub profiler_overhead_ns: i64,
     pub blocked_excl_overhead_ns: i64,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct Launch {
-    pub device_id: i64,
-    /// Kernels launched one by one (kernels of graph executions are in `graph_launch`).
-    pub kernels: u64,
-    /// Kernels of graph executions (node-level traces), left out of the distributions below.
-    pub graph_kernels: u64,
-    /// Kernels whose launch call is in the export (joined on correlationId and process).
-    pub matched: u64,
-    pub api_ns: Distribution,
-    pub api_excl_overhead_ns: Distribution,
-    /// Kernel start − launch call end; negative when the kernel started before the call returned.
-    pub queue_delay_ns: Distribution,
-    pub negative_queue_delays: u64,
-    /// Kernel start − launch call start.
-    pub launch_latency_ns: Distribution,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -317,146 +234,6 @@ pub(super) fn clipped(op: &Op, sel: &Selection) -> Option<Span> {
     clip(op.start, op.end, sel)
 }
 
-/// The interval `[start, end)`, clipped to the window when there is one.
-fn clip(start: i64, end: i64, sel: &Selection) -> Option<Span> {
-    let s = Span::new(start, end);
-    match sel.window {
-        Some(w) => s
-            .clip(w)
-            .or((s.is_empty() && sel.in_window(s.start, s.end)).then_some(s)),
-        None => Some(s),
-    }
-}
-
-fn busy(ops: &[(Span, OpKind)]) -> Busy {
-    let (mut kernels, mut copies, mut graphs) = (Vec::new(), Vec::new(), Vec::new());
-    let mut counts = [0u64; 4];
-    for (span, kind) in ops {
-        match kind {
-            OpKind::Kernel => {
-                counts[0] += 1;
-                kernels.push(*span);
-            }
-            OpKind::Memcpy => {
-                counts[1] += 1;
-                copies.push(*span);
-            }
-            OpKind::Memset => {
-                counts[2] += 1;
-                copies.push(*span);
-            }
-            OpKind::Graph => {
-                counts[3] += 1;
-                kernels.push(*span);
-                graphs.push(*span);
-            }
-        }
-    }
-    let span_start = ops.iter().map(|(s, _)| s.start).min();
-    let span_end = ops.iter().map(|(s, _)| s.end).max();
-    let span_ns = match (span_start, span_end) {
-        (Some(a), Some(b)) => b - a,
-        _ => 0,
-    };
-    let conc = intervals::concurrency(&kernels);
-    let k = intervals::union(kernels);
-    let c = intervals::union(copies);
-    let g_ns = intervals::total(&intervals::union(graphs));
-    let all = intervals::union(ops.iter().map(|(s, _)| *s).collect());
-    let busy_ns = intervals::total(&all);
-    let k_ns = intervals::total(&k);
-    let c_ns = intervals::total(&c);
-    let overlap = intervals::intersection_len(&k, &c);
-    let gap_lens: Vec<i64> = intervals::gaps(&all).iter().map(Span::len).collect();
-    Busy {
-        kernels: counts[0],
-        memcpys: counts[1],
-        memsets: counts[2],
-        graph_executions: counts[3],
-        span_start_ns: span_start,
-        span_end_ns: span_end,
-        span_ns,
-        busy_ns,
-        idle_ns: span_ns - busy_ns,
-        busy_pct: if span_ns > 0 {
-            busy_ns as f64 * 100.0 / span_ns as f64
-        } else {
-            0.0
-        },
-        kernel_busy_ns: k_ns,
-        graph_busy_ns: g_ns,
-        copy_busy_ns: c_ns,
-        compute_copy_overlap_ns: overlap,
-        kernel_only_ns: k_ns - overlap,
-        copy_only_ns: c_ns - overlap,
-        gaps: gap_stats(gap_lens),
-        concurrency: KernelConcurrency {
-            max_kernels: conc.max,
-            mean_kernels_when_busy: conc.mean_when_busy(),
-            time_at_level_ns: conc.time_at,
-        },
-    }
-}
-
-fn gap_stats(lens: Vec<i64>) -> Gaps {
-    let mut histogram: Vec<GapBucket> = Vec::new();
-    let mut lower = 0i64;
-    for upper in GAP_BUCKETS_NS.iter().copied().map(Some).chain([None]) {
-        let inside: Vec<i64> = lens
-            .iter()
-            .copied()
-            .filter(|&g| g >= lower && upper.is_none_or(|u| g < u))
-            .collect();
-        histogram.push(GapBucket {
-            lower_ns: lower,
-            upper_ns: upper,
-            count: u64::try_from(inside.len()).unwrap_or(u64::MAX),
-            total_ns: inside.iter().sum(),
-        });
-        lower = upper.unwrap_or(lower);
-    }
-    Gaps {
-        // Gaps are disjoint inside the span, whose length fits: the sum cannot overflow.
-        distribution: Distribution::of(lens).unwrap_or_default(),
-        histogram,
-    }
-}
-
-/// Busy/idle facts per device and per stream. Each lane's intervals are laid out only while its facts
-/// are computed (the lanes hold operation indices), so the memory beside the operations is one lane's.
-fn lanes(all: &[Op], sel: &Selection) -> Vec<DeviceTimeline> {
-    let mut by_device: BTreeMap<i64, Vec<usize>> = BTreeMap::new();
-    let mut by_stream: BTreeMap<(i64, i64), Vec<usize>> = BTreeMap::new();
-    for (i, op) in all.iter().enumerate() {
-        if clipped(op, sel).is_some() {
-            by_device.entry(op.device).or_default().push(i);
-            by_stream.entry((op.device, op.stream)).or_default().push(i);
-        }
-    }
-    let lane = |indices: &[usize]| -> Busy {
-        let ops: Vec<(Span, OpKind)> = indices
-            .iter()
-            .filter_map(|&i| all.get(i))
-            .filter_map(|op| clipped(op, sel).map(|span| (span, op.kind)))
-            .collect();
-        busy(&ops)
-    };
-    by_device
-        .iter()
-        .map(|(&device, indices)| DeviceTimeline {
-            device_id: device,
-            busy: lane(indices),
-            streams: by_stream
-                .range((device, i64::MIN)..=(device, i64::MAX))
-                .map(|(&(_, stream), indices)| StreamTimeline {
-                    stream_id: stream,
-                    busy: lane(indices),
-                })
-                .collect(),
-        })
-        .collect()
-}
-
 /// Computes every timeline fact of the selection.
 pub fn timeline(schema: &Schema, strings: &Strings, sel: &Selection) -> Result<Timeline> {
     Ok(timeline_and_graphs(schema, strings, sel, false)?.0)
@@ -470,24 +247,20 @@ pub fn timeline_and_graphs(
     sel: &Selection,
     with_graphs: bool,
 ) -> Result<(Timeline, Option<graphs::Graphs>)> {
-    let all = ops::load(schema, strings, sel, GPU_WORK)?;
-    let devices = lanes(&all, sel);
+    let slims = slim::load(schema, strings, sel, GPU_WORK)?;
+    let devices = sweep::lanes(&slims, sel);
     let overhead = OverheadIndex::load(schema)?;
     let sync = sync_rows(schema, sel)?;
     // One join (one pass over the runtime calls) of every operation and every synchronization to
     // its call serves ordinary launches, graph launches and host synchronization.
-    let mut calls = ops::join_calls(
-        schema,
-        strings,
-        all.iter()
-            .map(|o| (o.global_pid, o.correlation))
-            .chain(sync.iter().map(|r| (r.1, r.2))),
-    )?;
-    let sync_calls = calls.split_off(all.len());
-    let launch = launch_facts(strings, &all, &calls, &overhead)?;
-    let executions = graphs::executions(strings, &all, &calls);
-    drop(calls);
-    drop(all);
+    let sync_keys: Vec<(i64, i64)> = sync.iter().map(|r| (r.1, r.2)).collect();
+    let joined = launch::join(schema, strings, &slims, &sync_keys, |tid, span| {
+        overhead.within(tid, span)
+    })?;
+    drop(slims);
+    let launch = joined.launch;
+    let sync_calls = joined.sync_calls;
+    let executions = graphs::executions(strings, &joined.graph_ops, &joined.graph_calls);
     let graph_launch = graphs::launch_facts(&executions)?;
     let graph_facts = if with_graphs {
         Some(graphs::of_executions(schema, &executions)?)
@@ -507,63 +280,6 @@ pub fn timeline_and_graphs(
         coverage: coverage::timeline(schema)?,
     };
     Ok((timeline, graph_facts))
-}
-
-fn launch_facts(
-    strings: &Strings,
-    all: &[Op],
-    calls: &[Option<Call>],
-    overhead: &OverheadIndex,
-) -> Result<Vec<Launch>> {
-    #[derive(Default)]
-    struct Acc {
-        kernels: u64,
-        graph_kernels: u64,
-        api: Vec<i64>,
-        api_excl: Vec<i64>,
-        queue: Vec<i64>,
-        latency: Vec<i64>,
-    }
-    let mut per: BTreeMap<i64, Acc> = BTreeMap::new();
-    let launches = graphs::graph_launch_names(strings, calls);
-    for (k, call) in all.iter().zip(calls) {
-        if k.kind != OpKind::Kernel {
-            continue;
-        }
-        let acc = per.entry(k.device).or_default();
-        // A graph's kernels start when the graph reaches them, not when a call launched them: the
-        // graph launch call is not theirs to be measured from.
-        let by_graph = k.graph >= 0 || call.is_some_and(|c| launches.contains(&c.name));
-        if by_graph {
-            acc.graph_kernels += 1;
-            continue;
-        }
-        acc.kernels += 1;
-        if let Some(c) = call {
-            let api = c.end - c.start;
-            acc.api.push(api);
-            acc.api_excl
-                .push(api - overhead.within(c.global_tid, Span::new(c.start, c.end)));
-            acc.queue.push(k.start - c.end);
-            acc.latency.push(k.start - c.start);
-        }
-    }
-    per.into_iter()
-        .map(|(device, a)| {
-            Ok(Launch {
-                device_id: device,
-                kernels: a.kernels,
-                graph_kernels: a.graph_kernels,
-                matched: u64::try_from(a.api.len()).unwrap_or(u64::MAX),
-                negative_queue_delays: u64::try_from(a.queue.iter().filter(|&&q| q < 0).count())
-                    .unwrap_or(u64::MAX),
-                api_ns: Distribution::of(a.api)?,
-                api_excl_overhead_ns: Distribution::of(a.api_excl)?,
-                queue_delay_ns: Distribution::of(a.queue)?,
-                launch_latency_ns: Distribution::of(a.latency)?,
-            })
-        })
-        .collect()
 }
 
 type SyncFacts = (Vec<SyncByType>, Vec<HostSync>);
