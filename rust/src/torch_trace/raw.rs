@@ -180,6 +180,24 @@ pub fn parse_event_str(text: &str) -> Result<RawEvent<'_>, serde_json::Error> {
     Ok(event)
 }
 
+/// Reads the event at the start of `text` (UTF-8 already checked) and the number of bytes it took;
+/// what follows it (a `,`, the `]`, the next event) is left to the caller. `None` when `text` holds
+/// only whitespace. Lets the reader find each event's end by parsing it, with no framing pass.
+pub fn parse_event_prefix(text: &str) -> Option<Result<(RawEvent<'_>, usize), serde_json::Error>> {
+    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<WholeEvent<'_>>();
+    let event = stream.next()?;
+    Some(event.map(|WholeEvent(event)| (event, stream.byte_offset())))
+}
+
+/// [`RawEvent`] as a `Deserialize` type, for serde_json's stream reader (which reports the offset).
+struct WholeEvent<'a>(RawEvent<'a>);
+
+impl<'de> serde::Deserialize<'de> for WholeEvent<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(EventVisitor).map(WholeEvent)
+    }
+}
+
 struct CowStr;
 
 impl<'de> DeserializeSeed<'de> for CowStr {
@@ -651,6 +669,20 @@ mod tests {
             ev.problem.as_deref(),
             Some(Problem::BadTimestamp { field: "ts", .. })
         ));
+    }
+
+    #[test]
+    fn a_prefix_parse_reports_where_the_event_ends() {
+        let text = r#"  {"ph": "X", "name": "a}"} , {"ph": "M"}"#;
+        let (ev, end) = parse_event_prefix(text).unwrap().unwrap();
+        assert_eq!(ev.name.as_deref(), Some("a}"));
+        assert_eq!(text.get(end..), Some(r#" , {"ph": "M"}"#));
+        assert!(parse_event_prefix("  ").is_none());
+        let cut = parse_event_prefix(r#"{"ph": "X", "na"#)
+            .unwrap()
+            .err()
+            .unwrap();
+        assert!(cut.is_eof());
     }
 
     #[test]
