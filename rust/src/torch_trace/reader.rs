@@ -101,6 +101,14 @@ fn read_up_to(reader: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> 
 
 /// Reads a whole trace from any byte stream.
 pub fn read_stream<R: Read>(reader: R, shown: &str) -> Result<(BTreeMap<String, Value>, Events)> {
+    read_stream_with(reader, shown, true)
+}
+
+fn read_stream_with<R: Read>(
+    reader: R,
+    shown: &str,
+    fast: bool,
+) -> Result<(BTreeMap<String, Value>, Events)> {
     let mut framer = Framer {
         reader,
         buf: Vec::with_capacity(BLOCK + CHUNK),
@@ -108,6 +116,7 @@ pub fn read_stream<R: Read>(reader: R, shown: &str) -> Result<(BTreeMap<String, 
         eof: false,
         base: 0,
         shown: shown.to_owned(),
+        fast,
     };
     let mut events = Events::default();
     let header = framer.document(&mut events)?;
@@ -191,6 +200,8 @@ struct Framer<R> {
     /// Offset in the (decompressed) stream of `buf[0]`.
     base: u64,
     shown: String,
+    /// Whether `traceEvents` takes the fast path (off only in tests, to compare the two paths).
+    fast: bool,
 }
 
 impl<R: Read> Framer<R> {
@@ -517,6 +528,9 @@ impl<R: Read> Framer<R> {
             self.pos += 1;
             return Ok(());
         }
+        if !self.fast {
+            return self.events_framed(0, events);
+        }
         match self.events_fast(events)? {
             Some(index) => self.events_framed(index, events),
             None => Ok(()),
@@ -556,9 +570,10 @@ impl<R: Read> Framer<R> {
                     return Ok(None);
                 }
                 End::Incomplete(at) if !self.eof && !broken => {
-                    // One event longer than the block: read more before trying again.
+                    // One event longer than the block: read twice as much before trying again
+                    // (doubling keeps the re-parses of a huge event linear in its size).
                     if at == 0 {
-                        want = self.buf.len() + CHUNK;
+                        want = self.buf.len().saturating_mul(2).max(BLOCK);
                     }
                     self.pos = at;
                 }
@@ -729,6 +744,51 @@ mod tests {
         let err = version.check(&path).err().unwrap();
         assert_eq!(err.code, crate::error::codes::FILE_CHANGED_DURING_READ);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// What a read gave, to compare the fast path with the framing path.
+    fn outcome(result: Result<(BTreeMap<String, Value>, Events)>) -> String {
+        match result {
+            Ok((header, e)) => format!(
+                "{header:?} {:?} {:?} {:?} {:?} {:?} {:?}",
+                e.strings.values, e.cpu, e.runtime, e.gpu, e.flows, e.counts
+            ),
+            Err(e) => e.code.to_string(),
+        }
+    }
+
+    #[test]
+    fn the_fast_path_and_the_framing_path_agree_on_every_truncation_and_damage() {
+        let text = r#"{"schemaVersion": 1, "traceEvents": [
+  {"ph": "X", "cat": "cpu_op", "name": "a},{", "pid": 1, "tid": 1, "ts": 1.5, "dur": 2,
+    "args": {"External id": 3, "Input Dims": [[1, 2], []]}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 2, "dur": 1,
+    "args": {"correlation": 9, "External id": 3}},
+  {"ph": "X", "cat": "kernel", "name": "k\u00e9", "pid": 0, "tid": 7, "ts": 4, "dur": 3,
+    "args": {"correlation": 9, "stream": 7, "device": 0}},
+  {"ph": "s", "cat": "ac2g", "id": 9, "pid": 1, "tid": 1, "ts": 2, "name": "ac2g"}
+], "traceName": "t"}"#;
+        let bytes = text.as_bytes();
+        let both = |data: &[u8]| {
+            let fast = outcome(read_stream_with(data, "t.json", true));
+            let framed = outcome(read_stream_with(data, "t.json", false));
+            (fast, framed)
+        };
+        let (fast, framed) = both(bytes);
+        assert_eq!(fast, framed);
+        assert!(fast.contains("cudaLaunchKernel"), "{fast}");
+        for cut in 0..bytes.len() {
+            let (fast, framed) = both(&bytes[..cut]);
+            assert_eq!(fast, framed, "cut at {cut}");
+        }
+        for at in 0..bytes.len() {
+            for b in [b'"', b'{', b'}', b',', b']', b'x', b' ', 0xff] {
+                let mut damaged = bytes.to_vec();
+                damaged[at] = b;
+                let (fast, framed) = both(&damaged);
+                assert_eq!(fast, framed, "byte {at} set to {b:#x}");
+            }
+        }
     }
 
     #[test]

@@ -25,13 +25,16 @@ pub enum End {
     Closed(usize),
     /// The event starting here runs past the end of the text (more input needed, or truncated).
     Incomplete(usize),
-    /// The event starting here is bad JSON, or is followed by something other than `,` or `]`.
+    /// The event starting here is bad JSON, is followed by something other than `,` or `]`, or
+    /// was refused by the store (a negative duration, say).
     Anomaly(usize),
 }
 
 struct Segment<'a> {
     start: usize,
     events: Vec<RawEvent<'a>>,
+    /// Where each event starts.
+    offsets: Vec<usize>,
     end: End,
 }
 
@@ -96,6 +99,7 @@ fn parse_segment<'a>(text: &'a str, start: usize, limit: usize, spare: &Spare) -
     // Room for the segment's events up front (Kineto events run 200-400 bytes): `RawEvent` is
     // large, and growing the vector would move every event again.
     events.reserve(limit.min(text.len()).saturating_sub(start) / 192 + 8);
+    let mut offsets = Vec::with_capacity(events.capacity());
     let mut at = skip_blank(bytes, start);
     let end = loop {
         let Some(rest) = text.get(at..) else {
@@ -111,6 +115,7 @@ fn parse_segment<'a>(text: &'a str, start: usize, limit: usize, spare: &Spare) -
         match bytes.get(after) {
             Some(b']') => {
                 events.push(event);
+                offsets.push(at);
                 break End::Closed(after + 1);
             }
             Some(b',') => {}
@@ -126,12 +131,18 @@ fn parse_segment<'a>(text: &'a str, start: usize, limit: usize, spare: &Spare) -
             Some(_) => {}
         }
         events.push(event);
+        offsets.push(at);
         if next >= limit {
             break End::Next(next);
         }
         at = next;
     };
-    Segment { start, events, end }
+    Segment {
+        start,
+        events,
+        offsets,
+        end,
+    }
 }
 
 /// Parses what `text` holds of the array from `start` (an event start known to be right, blanks
@@ -217,8 +228,12 @@ fn walk(
         if segment.start != cursor {
             break;
         }
-        for event in &segment.events {
-            events.push(first + added, event)?;
+        for (event, &at) in segment.events.iter().zip(&segment.offsets) {
+            // An event the store refuses goes to the framing path too: a framing error further on
+            // (in the same batch) is reported before it, as it always was.
+            if events.push(first + added, event).is_err() {
+                return Ok((End::Anomaly(at), added));
+            }
             added += 1;
         }
         recycle(spare, segment.events);
