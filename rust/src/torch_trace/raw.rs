@@ -213,7 +213,8 @@ pub struct RawEvent<'a> {
 /// Reads one event from the bytes of one JSON value (UTF-8 is checked string by string).
 pub fn parse_event(bytes: &[u8]) -> Result<RawEvent<'_>, serde_json::Error> {
     let mut de = serde_json::Deserializer::from_slice(bytes);
-    let event = de.deserialize_map(EventVisitor)?;
+    let mut event = RawEvent::default();
+    de.deserialize_map(EventVisitor(&mut event))?;
     de.end()?;
     Ok(event)
 }
@@ -223,27 +224,30 @@ pub fn parse_event(bytes: &[u8]) -> Result<RawEvent<'_>, serde_json::Error> {
 /// cheaper than validating thousands of short strings one by one).
 pub fn parse_event_str(text: &str) -> Result<RawEvent<'_>, serde_json::Error> {
     let mut de = serde_json::Deserializer::from_str(text);
-    let event = de.deserialize_map(EventVisitor)?;
+    let mut event = RawEvent::default();
+    de.deserialize_map(EventVisitor(&mut event))?;
     de.end()?;
     Ok(event)
 }
 
-/// Reads the event at the start of `text` (UTF-8 already checked) and the number of bytes it took;
-/// what follows it (a `,`, the `]`, the next event) is left to the caller. `None` when `text` holds
-/// only whitespace. Lets the reader find each event's end by parsing it, with no framing pass.
-pub fn parse_event_prefix(text: &str) -> Option<Result<(RawEvent<'_>, usize), serde_json::Error>> {
-    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<WholeEvent<'_>>();
-    let event = stream.next()?;
-    Some(event.map(|WholeEvent(event)| (event, stream.byte_offset())))
-}
-
-/// [`RawEvent`] as a `Deserialize` type, for serde_json's stream reader (which reports the offset).
-struct WholeEvent<'a>(RawEvent<'a>);
-
-impl<'de> serde::Deserialize<'de> for WholeEvent<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_map(EventVisitor).map(WholeEvent)
+/// Reads the event at the start of `text` (UTF-8 already checked) into `event` (a default one) and
+/// returns the number of bytes it took; what follows it (a `,`, the `]`, the next event) is left to
+/// the caller. `None` when `text` holds only whitespace. Lets the reader find each event's end by
+/// parsing it, with no framing pass; filling `event` in place spares moving a large struct out
+/// through every layer of the parse.
+pub fn parse_event_into<'de>(
+    text: &'de str,
+    event: &mut RawEvent<'de>,
+) -> Option<Result<usize, serde_json::Error>> {
+    if text.trim_start_matches([' ', '\n', '\r', '\t']).is_empty() {
+        return None;
     }
+    let mut de = serde_json::Deserializer::from_str(text);
+    if let Err(e) = de.deserialize_map(EventVisitor(event)) {
+        return Some(Err(e));
+    }
+    // A stream reader made now starts its count where the event ended.
+    Some(Ok(de.into_iter::<IgnoredAny>().byte_offset()))
 }
 
 struct CowStr;
@@ -500,17 +504,18 @@ fn timestamp(
     ns
 }
 
-struct EventVisitor;
+/// Fills the event it holds (a default one) from a JSON object.
+struct EventVisitor<'x, 'de>(&'x mut RawEvent<'de>);
 
-impl<'de> Visitor<'de> for EventVisitor {
-    type Value = RawEvent<'de>;
+impl<'de> Visitor<'de> for EventVisitor<'_, 'de> {
+    type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a trace event object")
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut ev = RawEvent::default();
+        let ev = self.0;
         let mut seen = 0_u64;
         while let Some(key) = map.next_key_seed(CowStr)? {
             let bit = match key.as_ref() {
@@ -552,39 +557,39 @@ impl<'de> Visitor<'de> for EventVisitor {
                 }
                 7 => ev.id = Some(map.next_value_seed(IdentSeed)?),
                 _ => {
-                    let mut args = map.next_value_seed(ArgsSeed)?;
-                    if let Some(problem) = args.problem.take() {
+                    map.next_value_seed(ArgsSeed(&mut ev.args))?;
+                    if let Some(problem) = ev.args.problem.take() {
                         ev.problem.get_or_insert(problem);
                     }
-                    ev.args = args;
                 }
             }
         }
-        Ok(ev)
+        Ok(())
     }
 }
 
-struct ArgsSeed;
+/// Fills the event's `args` (default ones) in place.
+struct ArgsSeed<'x, 'de>(&'x mut Args<'de>);
 
-impl<'de> DeserializeSeed<'de> for ArgsSeed {
-    type Value = Args<'de>;
+impl<'de> DeserializeSeed<'de> for ArgsSeed<'_, 'de> {
+    type Value = ();
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_map(ArgsVisitor)
+        d.deserialize_map(ArgsVisitor(self.0))
     }
 }
 
-struct ArgsVisitor;
+struct ArgsVisitor<'x, 'de>(&'x mut Args<'de>);
 
-impl<'de> Visitor<'de> for ArgsVisitor {
-    type Value = Args<'de>;
+impl<'de> Visitor<'de> for ArgsVisitor<'_, 'de> {
+    type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("an args object")
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut args = Args::default();
+        let args = self.0;
         let mut seen = 0_u64;
         while let Some(key) = map.next_key_seed(CowStr)? {
             let bit = match key.as_ref() {
@@ -660,7 +665,7 @@ impl<'de> Visitor<'de> for ArgsVisitor {
             };
             *num = Some(map.next_value_seed(NumSeed)?);
         }
-        Ok(args)
+        Ok(())
     }
 }
 
@@ -722,15 +727,13 @@ mod tests {
     #[test]
     fn a_prefix_parse_reports_where_the_event_ends() {
         let text = r#"  {"ph": "X", "name": "a}"} , {"ph": "M"}"#;
-        let (ev, end) = parse_event_prefix(text).unwrap().unwrap();
+        let mut ev = RawEvent::default();
+        let end = parse_event_into(text, &mut ev).unwrap().unwrap();
         assert_eq!(ev.name.as_deref(), Some("a}"));
         assert_eq!(text.get(end..), Some(r#" , {"ph": "M"}"#));
-        assert!(parse_event_prefix("  ").is_none());
-        let cut = parse_event_prefix(r#"{"ph": "X", "na"#)
-            .unwrap()
-            .err()
-            .unwrap();
-        assert!(cut.is_eof());
+        assert!(parse_event_into("  ", &mut RawEvent::default()).is_none());
+        let cut = parse_event_into(r#"{"ph": "X", "na"#, &mut RawEvent::default());
+        assert!(cut.unwrap().err().unwrap().is_eof());
     }
 
     #[test]

@@ -10,7 +10,7 @@
 //! framing path takes over from there and reports exactly what it always reported.
 
 use super::events::Events;
-use super::raw::{parse_event_prefix, RawEvent};
+use super::raw::{parse_event_into, RawEvent};
 use crate::error::Result;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -105,32 +105,51 @@ fn parse_segment<'a>(text: &'a str, start: usize, limit: usize, spare: &Spare) -
         let Some(rest) = text.get(at..) else {
             break End::Anomaly(at);
         };
-        let (event, len) = match parse_event_prefix(rest) {
-            Some(Ok(parsed)) => parsed,
-            Some(Err(e)) if e.is_eof() => break End::Incomplete(at),
-            None => break End::Incomplete(at),
-            Some(Err(_)) => break End::Anomaly(at),
+        // The event is parsed in its place in the vector; any way out but the last pops it.
+        events.push(RawEvent::default());
+        let parsed = events
+            .last_mut()
+            .and_then(|slot| parse_event_into(rest, slot));
+        let len = match parsed {
+            Some(Ok(len)) => len,
+            Some(Err(e)) if !e.is_eof() => {
+                events.pop();
+                break End::Anomaly(at);
+            }
+            _ => {
+                events.pop();
+                break End::Incomplete(at);
+            }
         };
         let after = skip_blank(bytes, at + len);
-        match bytes.get(after) {
+        let next = match bytes.get(after) {
             Some(b']') => {
-                events.push(event);
                 offsets.push(at);
                 break End::Closed(after + 1);
             }
-            Some(b',') => {}
+            Some(b',') => skip_blank(bytes, after + 1),
             // The text ends between events: this one is re-read with what follows it.
-            None => break End::Incomplete(at),
-            Some(_) => break End::Anomaly(at),
-        }
-        let next = skip_blank(bytes, after + 1);
+            None => {
+                events.pop();
+                break End::Incomplete(at);
+            }
+            Some(_) => {
+                events.pop();
+                break End::Anomaly(at);
+            }
+        };
         match bytes.get(next) {
-            None => break End::Incomplete(at),
+            None => {
+                events.pop();
+                break End::Incomplete(at);
+            }
             // A trailing comma: the framing path reports it.
-            Some(b']') => break End::Anomaly(at),
+            Some(b']') => {
+                events.pop();
+                break End::Anomaly(at);
+            }
             Some(_) => {}
         }
-        events.push(event);
         offsets.push(at);
         if next >= limit {
             break End::Next(next);
@@ -377,7 +396,8 @@ mod tests {
     fn recycled_vectors_keep_their_room() {
         let spare = Spare::default();
         let text = String::from(EV);
-        let mut events = vec![parse_event_prefix(&text).unwrap().unwrap().0];
+        let mut events = vec![RawEvent::default()];
+        parse_event_into(&text, &mut events[0]).unwrap().unwrap();
         events.reserve(100);
         let room = events.capacity();
         recycle(&spare, events);
