@@ -205,7 +205,7 @@ struct Framer<R> {
 }
 
 impl<R: Read> Framer<R> {
-    /// Frames the whole document: header values are parsed here, event batches are sent on.
+    /// Reads the whole document: header values are parsed here, `traceEvents` goes into `events`.
     fn document(&mut self, events: &mut Events) -> Result<BTreeMap<String, Value>> {
         self.skip_bom()?;
         let mut header = BTreeMap::new();
