@@ -20,6 +20,7 @@ pub mod ranks;
 pub mod raw;
 pub mod reader;
 pub mod scope;
+mod segments;
 pub mod steps;
 pub mod summary;
 pub mod time;

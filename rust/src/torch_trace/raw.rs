@@ -105,6 +105,54 @@ pub const UNUSED_ARGS: [&str; 40] = [
     "cuda_sync_kind",
 ];
 
+/// The bit of an `UNUSED_ARGS` key: one `match` (dispatched on length, then compared) rather than a
+/// scan of forty strings for each of the half-dozen unread args a Kineto op carries.
+fn unused_arg_bit(key: &str) -> Option<u32> {
+    Some(match key {
+        "Record function id" => 0,
+        "Ev Idx" => 1,
+        "Sequence number" => 2,
+        "Fwd thread id" => 3,
+        "Input Dims" => 4,
+        "Input dims" => 5,
+        "Input type" => 6,
+        "Input Strides" => 7,
+        "Concrete Inputs" => 8,
+        "Input names" => 9,
+        "Output dims" => 10,
+        "Output type" => 11,
+        "Output names" => 12,
+        "Extra arguments" => 13,
+        "Trace name" => 14,
+        "Trace iteration" => 15,
+        "Profiler Event Index" => 16,
+        "Module Hierarchy" => 17,
+        "Call stack" => 18,
+        "context" => 19,
+        "queued" => 20,
+        "blocks per SM" => 21,
+        "warps per SM" => 22,
+        "memory bandwidth (GB/s)" => 23,
+        "cbid" => 24,
+        "external ts" => 25,
+        "Device" => 26,
+        "Op count" => 27,
+        "sort_index" => 28,
+        "Process Group Description" => 29,
+        "Process Group Ranks" => 30,
+        "In split size" => 31,
+        "Out split size" => 32,
+        "Global rank start" => 33,
+        "Global rank stride" => 34,
+        "Python id" => 35,
+        "Python parent id" => 36,
+        "Python thread" => 37,
+        "kind" => 38,
+        "cuda_sync_kind" => 39,
+        _ => return None,
+    })
+}
+
 /// The `args` of an event, as far as gpuopt models them. Kept small: a batch holds thousands.
 #[derive(Debug, Default)]
 pub struct Args<'a> {
@@ -165,7 +213,8 @@ pub struct RawEvent<'a> {
 /// Reads one event from the bytes of one JSON value (UTF-8 is checked string by string).
 pub fn parse_event(bytes: &[u8]) -> Result<RawEvent<'_>, serde_json::Error> {
     let mut de = serde_json::Deserializer::from_slice(bytes);
-    let event = de.deserialize_map(EventVisitor)?;
+    let mut event = RawEvent::default();
+    de.deserialize_map(EventVisitor(&mut event))?;
     de.end()?;
     Ok(event)
 }
@@ -175,9 +224,30 @@ pub fn parse_event(bytes: &[u8]) -> Result<RawEvent<'_>, serde_json::Error> {
 /// cheaper than validating thousands of short strings one by one).
 pub fn parse_event_str(text: &str) -> Result<RawEvent<'_>, serde_json::Error> {
     let mut de = serde_json::Deserializer::from_str(text);
-    let event = de.deserialize_map(EventVisitor)?;
+    let mut event = RawEvent::default();
+    de.deserialize_map(EventVisitor(&mut event))?;
     de.end()?;
     Ok(event)
+}
+
+/// Reads the event at the start of `text` (UTF-8 already checked) into `event` (a default one) and
+/// returns the number of bytes it took; what follows it (a `,`, the `]`, the next event) is left to
+/// the caller. `None` when `text` holds only whitespace. Lets the reader find each event's end by
+/// parsing it, with no framing pass; filling `event` in place spares moving a large struct out
+/// through every layer of the parse.
+pub fn parse_event_into<'de>(
+    text: &'de str,
+    event: &mut RawEvent<'de>,
+) -> Option<Result<usize, serde_json::Error>> {
+    if text.trim_start_matches([' ', '\n', '\r', '\t']).is_empty() {
+        return None;
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    if let Err(e) = de.deserialize_map(EventVisitor(event)) {
+        return Some(Err(e));
+    }
+    // A stream reader made now starts its count where the event ended.
+    Some(Ok(de.into_iter::<IgnoredAny>().byte_offset()))
 }
 
 struct CowStr;
@@ -434,17 +504,18 @@ fn timestamp(
     ns
 }
 
-struct EventVisitor;
+/// Fills the event it holds (a default one) from a JSON object.
+struct EventVisitor<'x, 'de>(&'x mut RawEvent<'de>);
 
-impl<'de> Visitor<'de> for EventVisitor {
-    type Value = RawEvent<'de>;
+impl<'de> Visitor<'de> for EventVisitor<'_, 'de> {
+    type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a trace event object")
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut ev = RawEvent::default();
+        let ev = self.0;
         let mut seen = 0_u64;
         while let Some(key) = map.next_key_seed(CowStr)? {
             let bit = match key.as_ref() {
@@ -486,39 +557,39 @@ impl<'de> Visitor<'de> for EventVisitor {
                 }
                 7 => ev.id = Some(map.next_value_seed(IdentSeed)?),
                 _ => {
-                    let mut args = map.next_value_seed(ArgsSeed)?;
-                    if let Some(problem) = args.problem.take() {
+                    map.next_value_seed(ArgsSeed(&mut ev.args))?;
+                    if let Some(problem) = ev.args.problem.take() {
                         ev.problem.get_or_insert(problem);
                     }
-                    ev.args = args;
                 }
             }
         }
-        Ok(ev)
+        Ok(())
     }
 }
 
-struct ArgsSeed;
+/// Fills the event's `args` (default ones) in place.
+struct ArgsSeed<'x, 'de>(&'x mut Args<'de>);
 
-impl<'de> DeserializeSeed<'de> for ArgsSeed {
-    type Value = Args<'de>;
+impl<'de> DeserializeSeed<'de> for ArgsSeed<'_, 'de> {
+    type Value = ();
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_map(ArgsVisitor)
+        d.deserialize_map(ArgsVisitor(self.0))
     }
 }
 
-struct ArgsVisitor;
+struct ArgsVisitor<'x, 'de>(&'x mut Args<'de>);
 
-impl<'de> Visitor<'de> for ArgsVisitor {
-    type Value = Args<'de>;
+impl<'de> Visitor<'de> for ArgsVisitor<'_, 'de> {
+    type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("an args object")
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut args = Args::default();
+        let args = self.0;
         let mut seen = 0_u64;
         while let Some(key) = map.next_key_seed(CowStr)? {
             let bit = match key.as_ref() {
@@ -542,7 +613,7 @@ impl<'de> Visitor<'de> for ArgsVisitor {
                 "name" => 16,
                 "labels" => 17,
                 other => {
-                    match UNUSED_ARGS.iter().position(|k| *k == other) {
+                    match unused_arg_bit(other) {
                         Some(i) => args.unused |= 1 << i,
                         None => args.unknown.push(key),
                     }
@@ -594,7 +665,7 @@ impl<'de> Visitor<'de> for ArgsVisitor {
             };
             *num = Some(map.next_value_seed(NumSeed)?);
         }
-        Ok(args)
+        Ok(())
     }
 }
 
@@ -651,6 +722,26 @@ mod tests {
             ev.problem.as_deref(),
             Some(Problem::BadTimestamp { field: "ts", .. })
         ));
+    }
+
+    #[test]
+    fn a_prefix_parse_reports_where_the_event_ends() {
+        let text = r#"  {"ph": "X", "name": "a}"} , {"ph": "M"}"#;
+        let mut ev = RawEvent::default();
+        let end = parse_event_into(text, &mut ev).unwrap().unwrap();
+        assert_eq!(ev.name.as_deref(), Some("a}"));
+        assert_eq!(text.get(end..), Some(r#" , {"ph": "M"}"#));
+        assert!(parse_event_into("  ", &mut RawEvent::default()).is_none());
+        let cut = parse_event_into(r#"{"ph": "X", "na"#, &mut RawEvent::default());
+        assert!(cut.unwrap().err().unwrap().is_eof());
+    }
+
+    #[test]
+    fn unused_arg_bits_follow_the_names() {
+        for (i, name) in UNUSED_ARGS.iter().enumerate() {
+            assert_eq!(unused_arg_bit(name), Some(i as u32), "{name}");
+        }
+        assert_eq!(unused_arg_bit("brand new"), None);
     }
 
     #[test]

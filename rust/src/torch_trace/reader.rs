@@ -1,15 +1,18 @@
 //! Streaming reader for Kineto Chrome-trace JSON (plain or gzip).
 //!
-//! A framing thread reads the file in chunks and finds the top-level keys and each element of
-//! `traceEvents` without building any JSON tree (header values, small, are parsed into JSON values).
-//! Batches of framed events go to the calling thread, which parses them in parallel straight from
-//! the batch bytes (`raw`) and adds them in file order to compact structs (`events`). A bounded
-//! channel keeps a few batches in flight, so memory follows the events kept, never the JSON text.
+//! The framer reads the file in chunks and finds the top-level keys without building any JSON tree
+//! (header values, small, are parsed into JSON values). `traceEvents` is read block by block: each
+//! block's events parse in parallel straight from its bytes (`segments`, `raw`), in segments that
+//! find their own event boundaries, and are added in file order to compact structs (`events`). Only
+//! one block is held at a time, so memory follows the events kept, never the JSON text. Input the
+//! fast path does not vouch for (bad JSON, a truncated file) goes through the framing path, which
+//! frames each event first and reports the error precisely.
 
 use super::codes;
 use super::codes as generic;
 use super::events::Events;
 use super::raw::{parse_event, parse_event_str};
+use super::segments::{self, End};
 use crate::error::{Error, Result};
 use rayon::prelude::*;
 use serde_json::Value;
@@ -19,8 +22,13 @@ use std::path::Path;
 
 /// Bytes read from the source per refill.
 const CHUNK: usize = 4 << 20;
-/// Event bytes framed into one batch before it is handed to the parsing stage.
+/// Event bytes framed into one batch before it is parsed (framing path).
 const BATCH: usize = 8 << 20;
+/// Bytes of `traceEvents` parsed per round of the fast path.
+const BLOCK: usize = 16 << 20;
+/// Bytes per parallel segment of a block: enough segments for the threads to share the block evenly,
+/// each long enough that a segment's guessed start costs nothing beside its parse.
+const SEGMENT: usize = 512 << 10;
 
 /// The header keys (everything but `traceEvents`) and the events of one trace file.
 pub struct ReadTrace {
@@ -91,76 +99,44 @@ fn read_up_to(reader: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> 
     Ok(filled)
 }
 
-/// A run of framed events: the bytes holding them and each event's range in those bytes.
-struct Batch {
-    bytes: Vec<u8>,
-    ranges: Vec<(usize, usize)>,
-    /// Index (in the file) of the first event.
-    first: u64,
-    /// Offset in the (decompressed) stream of `bytes[0]`.
-    base: u64,
+/// Reads a whole trace from any byte stream.
+pub fn read_stream<R: Read>(reader: R, shown: &str) -> Result<(BTreeMap<String, Value>, Events)> {
+    read_stream_with(reader, shown, true)
 }
 
-/// Reads a whole trace from any byte stream.
-///
-/// Two stages overlap: a framing thread reads and frames batches of events while this thread parses
-/// the previous batch in parallel (rayon) and adds it, in file order, to the compact event store.
-/// At most a few batches are in flight, so memory stays bounded whatever the file size.
-pub fn read_stream<R: Read + Send>(
+fn read_stream_with<R: Read>(
     reader: R,
     shown: &str,
+    fast: bool,
 ) -> Result<(BTreeMap<String, Value>, Events)> {
-    let (sender, receiver) = std::sync::mpsc::sync_channel::<Batch>(2);
-    // Parsed batches' buffers go back to the framer for reuse (no fresh pages per batch).
-    let (recycle, reuse) = std::sync::mpsc::channel::<Vec<u8>>();
-    std::thread::scope(|scope| {
-        let framing = scope.spawn(move || {
-            let mut framer = Framer {
-                reader,
-                buf: Vec::with_capacity(CHUNK),
-                pos: 0,
-                eof: false,
-                base: 0,
-                shown: shown.to_owned(),
-                sender,
-                reuse,
-            };
-            framer.document()
-        });
-        let mut events = Events::default();
-        let mut failure = None;
-        while let Ok(batch) = receiver.recv() {
-            if let Err(e) = ingest(&batch, shown, &mut events) {
-                failure = Some(e);
-                break;
-            }
-            // The framer may have finished already; then the buffer is simply dropped.
-            let _ = recycle.send(batch.bytes);
-        }
-        // Dropping the receiver stops a framer that is still sending.
-        drop(receiver);
-        let framed = framing.join().map_err(|_| {
-            Error::internal(
-                crate::error::codes::INTERNAL_PANIC,
-                "the trace framing thread panicked",
-            )
-        })?;
-        // An event that failed to parse precedes anything the framer met after it.
-        if let Some(e) = failure {
-            return Err(e);
-        }
-        framed.map(|header| (header, events))
-    })
+    let mut framer = Framer {
+        reader,
+        buf: Vec::with_capacity(BLOCK + CHUNK),
+        pos: 0,
+        eof: false,
+        base: 0,
+        shown: shown.to_owned(),
+        fast,
+    };
+    let mut events = Events::default();
+    let header = framer.document(&mut events)?;
+    Ok((header, events))
 }
 
-/// Parses a batch of events in parallel, then adds them in file order; the error names the event.
-fn ingest(batch: &Batch, shown: &str, events: &mut Events) -> Result<()> {
-    let bytes = &batch.bytes;
+/// Parses framed events in parallel, then adds them in file order; the error names the event.
+/// `ranges` index `bytes`, whose first byte is at offset `base` of the stream; `first` numbers them.
+fn ingest(
+    bytes: &[u8],
+    ranges: &[(usize, usize)],
+    first: u64,
+    base: u64,
+    shown: &str,
+    events: &mut Events,
+) -> Result<()> {
     // One UTF-8 check for the whole batch (an ASCII fast path), then each event is parsed as text.
     // A batch that is not UTF-8 is parsed from bytes, so the error names the event and byte.
     let text = std::str::from_utf8(bytes).ok();
-    let parsed: Vec<_> = batch
-        .ranges
+    let parsed: Vec<_> = ranges
         .par_iter()
         .with_min_len(256)
         .map(|&(s, e)| match text.and_then(|t| t.get(s..e)) {
@@ -168,11 +144,11 @@ fn ingest(batch: &Batch, shown: &str, events: &mut Events) -> Result<()> {
             None => parse_event(bytes.get(s..e).unwrap_or_default()),
         })
         .collect();
-    for (k, (result, &(s, _))) in parsed.iter().zip(&batch.ranges).enumerate() {
-        let index = batch.first + k as u64;
+    for (k, (result, &(s, _))) in parsed.iter().zip(ranges).enumerate() {
+        let index = first + k as u64;
         match result {
             Ok(event) => events.push(index, event)?,
-            Err(e) => return Err(event_json_error(shown, index, batch.base + s as u64, e)),
+            Err(e) => return Err(event_json_error(shown, index, base + s as u64, e)),
         }
     }
     Ok(())
@@ -224,13 +200,13 @@ struct Framer<R> {
     /// Offset in the (decompressed) stream of `buf[0]`.
     base: u64,
     shown: String,
-    sender: std::sync::mpsc::SyncSender<Batch>,
-    reuse: std::sync::mpsc::Receiver<Vec<u8>>,
+    /// Whether `traceEvents` takes the fast path (off only in tests, to compare the two paths).
+    fast: bool,
 }
 
 impl<R: Read> Framer<R> {
-    /// Frames the whole document: header values are parsed here, event batches are sent on.
-    fn document(&mut self) -> Result<BTreeMap<String, Value>> {
+    /// Reads the whole document: header values are parsed here, `traceEvents` goes into `events`.
+    fn document(&mut self, events: &mut Events) -> Result<BTreeMap<String, Value>> {
         self.skip_bom()?;
         let mut header = BTreeMap::new();
         let mut saw_events = false;
@@ -259,7 +235,7 @@ impl<R: Read> Framer<R> {
                         return Err(duplicate_header_key(&key));
                     }
                     saw_events = true;
-                    self.events()?;
+                    self.events(events)?;
                 } else {
                     let value = self.header_value()?;
                     if header.insert(key.clone(), value).is_some() {
@@ -302,26 +278,18 @@ impl<R: Read> Framer<R> {
         if self.eof {
             return Ok(false);
         }
-        let old = self.buf.len();
-        self.buf.resize(old + CHUNK, 0);
-        loop {
-            let target = self.buf.get_mut(old..).unwrap_or_default();
-            match self.reader.read(target) {
-                Ok(0) => {
-                    self.buf.truncate(old);
-                    self.eof = true;
-                    return Ok(false);
-                }
-                Ok(n) => {
-                    self.buf.truncate(old + n);
-                    return Ok(true);
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    self.buf.truncate(old);
-                    return Err(self.read_error(&e));
-                }
+        // `take` + `read_to_end` fills the spare capacity without zeroing a chunk per read (gzip
+        // decoders return a few KiB per call) and retries interrupted reads.
+        let got = (&mut self.reader)
+            .take(CHUNK as u64)
+            .read_to_end(&mut self.buf);
+        match got {
+            Ok(0) => {
+                self.eof = true;
+                Ok(false)
             }
+            Ok(_) => Ok(true),
+            Err(e) => Err(self.read_error(&e)),
         }
     }
 
@@ -535,8 +503,8 @@ impl<R: Read> Framer<R> {
         Ok(value)
     }
 
-    /// Frames the `traceEvents` array and sends it on, batch by batch.
-    fn events(&mut self) -> Result<()> {
+    /// Reads the `traceEvents` array into `events`.
+    fn events(&mut self, events: &mut Events) -> Result<()> {
         match self.peek()? {
             Some(b'[') => self.pos += 1,
             Some(other) => {
@@ -560,7 +528,66 @@ impl<R: Read> Framer<R> {
             self.pos += 1;
             return Ok(());
         }
-        let mut index: u64 = 0;
+        if !self.fast {
+            return self.events_framed(0, events);
+        }
+        match self.events_fast(events)? {
+            Some(index) => self.events_framed(index, events),
+            None => Ok(()),
+        }
+    }
+
+    /// The fast path (`segments`): block after block until the array closes (`None`), or until
+    /// something it does not vouch for; then the index of the event at `pos`, where the framing
+    /// path takes over.
+    fn events_fast(&mut self, events: &mut Events) -> Result<Option<u64>> {
+        let mut index = 0_u64;
+        let mut want = BLOCK;
+        let spare = segments::Spare::default();
+        loop {
+            self.compact();
+            while self.buf.len() < want && self.fill()? {}
+            // A block may end inside a multi-byte character; the text stops before it and the
+            // event holding it is read again with the next block. A byte that is not UTF-8 at all
+            // (`broken`) is left to the framing path, which names it.
+            let (text, broken) = match std::str::from_utf8(&self.buf) {
+                Ok(text) => (text, false),
+                Err(e) => {
+                    let valid = self.buf.get(..e.valid_up_to()).unwrap_or_default();
+                    (
+                        std::str::from_utf8(valid).unwrap_or_default(),
+                        e.error_len().is_some(),
+                    )
+                }
+            };
+            let (end, added) = segments::round(text, 0, SEGMENT, index, events, &spare)?;
+            index += added;
+            want = BLOCK;
+            match end {
+                End::Next(at) => self.pos = at,
+                End::Closed(after) => {
+                    self.pos = after;
+                    return Ok(None);
+                }
+                End::Incomplete(at) if !self.eof && !broken => {
+                    // One event longer than the block: read twice as much before trying again
+                    // (doubling keeps the re-parses of a huge event linear in its size).
+                    if at == 0 {
+                        want = self.buf.len().saturating_mul(2).max(BLOCK);
+                    }
+                    self.pos = at;
+                }
+                End::Incomplete(at) | End::Anomaly(at) => {
+                    self.pos = at;
+                    return Ok(Some(index));
+                }
+            }
+        }
+    }
+
+    /// The framing path: frames the rest of the array (from the event at `pos`, numbered `index`)
+    /// batch by batch, each parsed in parallel once framed.
+    fn events_framed(&mut self, mut index: u64, events: &mut Events) -> Result<()> {
         loop {
             self.compact();
             let mut ranges: Vec<(usize, usize)> = Vec::new();
@@ -595,40 +622,13 @@ impl<R: Read> Framer<R> {
                     None => return Err(self.truncated("`traceEvents` is not closed")),
                 }
             }
-            let count = ranges.len() as u64;
-            self.send(ranges, index)?;
-            index += count;
+            let bytes = self.buf.get(..self.pos).unwrap_or_default();
+            ingest(bytes, &ranges, index, self.base, &self.shown, events)?;
+            index += ranges.len() as u64;
             if done {
                 return Ok(());
             }
         }
-    }
-
-    /// Hands the framed bytes (everything before `pos`) to the parsing stage.
-    fn send(&mut self, ranges: Vec<(usize, usize)>, first: u64) -> Result<()> {
-        let mut rest = self
-            .reuse
-            .try_recv()
-            .unwrap_or_else(|_| Vec::with_capacity(BATCH + 2 * CHUNK));
-        rest.clear();
-        rest.extend_from_slice(self.buf.get(self.pos..).unwrap_or_default());
-        self.buf.truncate(self.pos);
-        let bytes = std::mem::replace(&mut self.buf, rest);
-        let batch = Batch {
-            bytes,
-            ranges,
-            first,
-            base: self.base,
-        };
-        self.base += self.pos as u64;
-        self.pos = 0;
-        // A closed channel means the parsing stage stopped on an error of its own, reported there.
-        self.sender.send(batch).map_err(|_| {
-            Error::internal(
-                crate::error::codes::INTERNAL_PANIC,
-                "the parsing stage stopped",
-            )
-        })
     }
 }
 
@@ -744,6 +744,51 @@ mod tests {
         let err = version.check(&path).err().unwrap();
         assert_eq!(err.code, crate::error::codes::FILE_CHANGED_DURING_READ);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// What a read gave, to compare the fast path with the framing path.
+    fn outcome(result: Result<(BTreeMap<String, Value>, Events)>) -> String {
+        match result {
+            Ok((header, e)) => format!(
+                "{header:?} {:?} {:?} {:?} {:?} {:?} {:?}",
+                e.strings.values, e.cpu, e.runtime, e.gpu, e.flows, e.counts
+            ),
+            Err(e) => e.code.to_string(),
+        }
+    }
+
+    #[test]
+    fn the_fast_path_and_the_framing_path_agree_on_every_truncation_and_damage() {
+        let text = r#"{"schemaVersion": 1, "traceEvents": [
+  {"ph": "X", "cat": "cpu_op", "name": "a},{", "pid": 1, "tid": 1, "ts": 1.5, "dur": 2,
+    "args": {"External id": 3, "Input Dims": [[1, 2], []]}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 2, "dur": 1,
+    "args": {"correlation": 9, "External id": 3}},
+  {"ph": "X", "cat": "kernel", "name": "k\u00e9", "pid": 0, "tid": 7, "ts": 4, "dur": 3,
+    "args": {"correlation": 9, "stream": 7, "device": 0}},
+  {"ph": "s", "cat": "ac2g", "id": 9, "pid": 1, "tid": 1, "ts": 2, "name": "ac2g"}
+], "traceName": "t"}"#;
+        let bytes = text.as_bytes();
+        let both = |data: &[u8]| {
+            let fast = outcome(read_stream_with(data, "t.json", true));
+            let framed = outcome(read_stream_with(data, "t.json", false));
+            (fast, framed)
+        };
+        let (fast, framed) = both(bytes);
+        assert_eq!(fast, framed);
+        assert!(fast.contains("cudaLaunchKernel"), "{fast}");
+        for cut in 0..bytes.len() {
+            let (fast, framed) = both(&bytes[..cut]);
+            assert_eq!(fast, framed, "cut at {cut}");
+        }
+        for at in 0..bytes.len() {
+            for b in [b'"', b'{', b'}', b',', b']', b'x', b' ', 0xff] {
+                let mut damaged = bytes.to_vec();
+                damaged[at] = b;
+                let (fast, framed) = both(&damaged);
+                assert_eq!(fast, framed, "byte {at} set to {b:#x}");
+            }
+        }
     }
 
     #[test]
