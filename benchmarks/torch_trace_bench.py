@@ -376,10 +376,12 @@ def main() -> None:
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"machine: {os.cpu_count()} CPUs (load average {load}), children pinned to {CPUS}")
     print("  wall times grow with other load on the machine; CPU time (all threads) does much less")
+    made: list[Path] = []  # only what this run built is removed: never a --trace file or others' files
     try:
         path = args.trace or args.out_dir / f"trace_{args.size_mb}mb.json"
         if args.trace is None:
             t0 = time.perf_counter()
+            made.append(path)
             built = build_trace(path, args.size_mb)
             print(
                 f"built {path}: {built['bytes'] / 2**20:.0f} MiB, {built['events']:,} events"
@@ -391,12 +393,14 @@ def main() -> None:
         measure(path, peer_python, peer_code, args)
         if hta and args.peer_size_mb < args.size_mb:
             small = args.out_dir / f"trace_{args.peer_size_mb}mb.json"
+            made.append(small)
             built = build_trace(small, args.peer_size_mb)
             print(f"equal-input comparison at {built['bytes'] / 2**20:.0f} MiB ({built['events']:,} events):")
             measure(small, peer_python, peer_code, args)
     finally:
         if not args.keep:
-            shutil.rmtree(args.out_dir, ignore_errors=True)
+            for built_path in made:
+                built_path.unlink(missing_ok=True)
 
 
 if __name__ == "__main__":
