@@ -122,6 +122,9 @@ def test_experiment_init_writes_a_skeleton_that_dry_runs_once_filled(example: Pa
     assert skeleton["root"] == "root" and skeleton["claim_layer"] == target["claim_layer"]
     baseline = json.loads((example / "requests" / "04-experiment-faster.json").read_text())["baseline"]
     assert skeleton["baseline"] == baseline  # the newest passed baseline of the root
+    noise = json.loads((example / "requests" / "03-noise.json").read_text())["acquisition"]
+    assert skeleton["contract"] == {"lifecycle": "same_process", **noise}  # what the A/A pairs ran under
+    assert any(f.startswith("contract: as the newest passed noise measurement inv-") for f in data["filled"])
     assert "candidate.path: the candidate's file or folder" in data["placeholders"]
     assert len(data["placeholders"]) == 16
     assert _tree(root) == before

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuopt.errors import InputError
+from gpuopt.evaluation import records
 from gpuopt.evaluation import target as targets
 from gpuopt.evaluation.store import Store
 from gpuopt.models.evaluation.skeleton import RequestSkeleton
@@ -44,14 +45,37 @@ def check_filled(raw: Any) -> None:
         )
 
 
-def _baseline(store: Store) -> tuple[Any, str]:
-    passed = [
+def _passed(store: Store, operation: str) -> list[Any]:
+    return [
         line
         for line in store.ledger()
         if line.kind == "result"
-        and line.keys.get("operation") == "baseline"
+        and line.keys.get("operation") == operation
         and line.keys.get("verdict") == "passed"
     ]
+
+
+def _contract(store: Store, same: bool) -> tuple[dict[str, Any], str]:
+    """The contract the newest passed noise measurement ran under (so the Experiment's pairs share and
+    rebuild what its A/A pairs did), else what the driver's lifecycle implies."""
+    lifecycle = "same_process" if same else "isolated"
+    passed = _passed(store, "noise")
+    if passed:
+        contract = getattr(records.read_request(store, passed[-1].id), "contract", None)
+        if contract is not None and contract.lifecycle == lifecycle:
+            shared, rebuilt = list(contract.shared_state), list(contract.rebuilt_state)
+            note = f"contract: as the newest passed noise measurement {passed[-1].id}"
+            return {"lifecycle": lifecycle, "shared_state": shared, "rebuilt_state": rebuilt}, note
+    default = {
+        "lifecycle": lifecycle,
+        "shared_state": ["python_interpreter"] if same else [],
+        "rebuilt_state": ["subject_module"] if same else [],
+    }
+    return default, f"contract.lifecycle: {lifecycle} (driver same_process: {same})"
+
+
+def _baseline(store: Store) -> tuple[Any, str]:
+    passed = _passed(store, "baseline")
     if not passed:
         return _fill(
             "the passed baseline's invocation id (run gpuopt baseline first)"
@@ -67,6 +91,7 @@ def experiment(root: str, *, cwd: Path) -> RequestSkeleton:
     target = targets.optimizable(target)
     baseline, baseline_note = _baseline(store)
     same = target.driver.same_process
+    contract, contract_note = _contract(store, same)
     request: dict[str, Any] = {
         "root": root,
         "target": tref.model_dump(),
@@ -78,11 +103,7 @@ def experiment(root: str, *, cwd: Path) -> RequestSkeleton:
         "hypothesis": _fill("what the change does and why it should move the primary metric"),
         "mechanism": _fill("a slug naming the mechanism, e.g. vectorize-rows"),
         "rejection_scope": "implementation",
-        "contract": {
-            "lifecycle": "same_process" if same else "isolated",
-            "shared_state": ["python_interpreter"] if same else [],
-            "rebuilt_state": ["subject_module"] if same else [],
-        },
+        "contract": contract,
         "screen": {
             "kind": "proxy",
             "minimum_pairs": 4,
@@ -115,7 +136,7 @@ def experiment(root: str, *, cwd: Path) -> RequestSkeleton:
         baseline_note,
         f"claim_layer: {target.claim_layer} (the Target's)",
         f"candidate.kind: {target.original.kind} (the original's)",
-        f"contract.lifecycle: {request['contract']['lifecycle']} (driver same_process: {same})",
+        contract_note,
     ]
     return RequestSkeleton(
         kind="gpuopt.request.experiment/v1",
