@@ -92,6 +92,18 @@ def test_launch_latency_and_queue_delay(launch_export: Path) -> None:
     # Launch latency = kernel start - call start: 50 and 20; API time 10 and 30.
     assert (launch.launch_latency_ns.min_ns, launch.launch_latency_ns.max_ns) == (20, 50)
     assert launch.api_ns.total_ns == 40
+    # Kernel durations of the matched kernels: 160 - 150 = 10 and 240 - 220 = 20.
+    assert (launch.kernel_ns.count, launch.kernel_ns.min_ns, launch.kernel_ns.max_ns) == (2, 10, 20)
+
+
+def test_launch_kernel_durations_leave_graph_work_out(shared: Path) -> None:
+    """Graph-level capture: the device's kernel_busy_ns (3,026,218 ns) counts the 12 graph executions; the
+    launch facts keep the 148 kernels launched one by one, whose durations sum to their own union here."""
+    t = nsys.open(shared / "h200/graphs/graph_graph.sqlite").timeline()
+    [dev], [launch] = t.devices, t.launch
+    assert (dev.kernel_busy_ns, dev.graph_busy_ns) == (3_026_218, 2_429_967)
+    assert (launch.kernels, launch.matched, launch.kernel_ns.total_ns) == (148, 148, 596_251)
+    assert launch.kernel_ns.total_ns == dev.kernel_busy_ns - dev.graph_busy_ns  # no overlap with graphs
 
 
 def test_kern_exec_sum_joins_on_process_and_correlation(launch_export: Path) -> None:

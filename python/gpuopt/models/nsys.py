@@ -202,6 +202,9 @@ class Launch(Model):
         description="Kernels of graph executions (node-level trace), left out here: see graph_launch"
     )
     matched: int = Field(description="Kernels whose launch call is in the export")
+    kernel_ns: Distribution = Field(
+        description="Duration of the matched kernels (ns): the GPU work each launch call bought"
+    )
     api_ns: Distribution = Field(description="Duration of the launch calls (ns)")
     api_excl_overhead_ns: Distribution = Field(
         description="Duration of the launch calls minus profiler overhead inside them (ns)"

@@ -25,6 +25,8 @@ pub struct Launch {
     pub graph_kernels: u64,
     /// Kernels whose launch call is in the export (joined on correlationId and process).
     pub matched: u64,
+    /// Duration of the matched kernels (end − start): what each launch call bought on the GPU.
+    pub kernel_ns: Distribution,
     pub api_ns: Distribution,
     pub api_excl_overhead_ns: Distribution,
     /// Kernel start − launch call end; negative when the kernel started before the call returned.
@@ -38,6 +40,7 @@ pub struct Launch {
 #[derive(Default)]
 struct DeviceAcc {
     graph_called: u64,
+    kernel: Vec<i64>,
     api: Vec<i64>,
     api_excl: Vec<i64>,
     queue: Vec<i64>,
@@ -47,6 +50,7 @@ struct DeviceAcc {
 impl DeviceAcc {
     fn append(&mut self, other: Self) {
         self.graph_called += other.graph_called;
+        self.kernel.extend(other.kernel);
         self.api.extend(other.api);
         self.api_excl.extend(other.api_excl);
         self.queue.extend(other.queue);
@@ -127,6 +131,7 @@ where
                 return Ok(());
             }
             let api = call.end - call.start;
+            dev.kernel.push(op.end - op.start);
             dev.api.push(api);
             dev.api_excl
                 .push(api - within(call.global_tid, Span::new(call.start, call.end)));
@@ -181,6 +186,7 @@ fn launch_facts(slims: &Slims, mut joined: BTreeMap<i64, DeviceAcc>) -> Result<V
                 matched: u64::try_from(a.api.len()).unwrap_or(u64::MAX),
                 negative_queue_delays: u64::try_from(a.queue.iter().filter(|&&q| q < 0).count())
                     .unwrap_or(u64::MAX),
+                kernel_ns: Distribution::of(a.kernel)?,
                 api_ns: Distribution::of(a.api)?,
                 api_excl_overhead_ns: Distribution::of(a.api_excl)?,
                 queue_delay_ns: Distribution::of(a.queue)?,
