@@ -133,7 +133,7 @@ def show(root: Path, record_id: str, part: str | None, limit: int, out: Path | N
 @click.command("report")
 @click.argument("root", type=click.Path(path_type=Path, file_okay=False))
 @click.argument("invocation_id", required=False)
-@click.option("--format", "fmt", type=click.Choice(["md", "html", "json"]), default="md", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True)
 @click.option("--out", type=click.Path(path_type=Path, dir_okay=False), help="Write the report to this file.")
 @html_option(required=False)
 @command("gpuopt.report/v1")
@@ -147,11 +147,11 @@ def report(
     \b
     Examples:
       gpuopt report ./root
-      gpuopt report ./root inv-0123456789abcdef0123456789abcdef --format html --out report.html
+      gpuopt report ./root inv-0123456789abcdef0123456789abcdef --out report.md
       gpuopt report ./root --html root.html
 
-    --format html is the report's tables alone; --html OUT adds plots: effects with their CIs against the
-    minimum-effect band, the A/A noise's MDE, per-case effects.
+    --html OUT writes one page: plots of the effects with their CIs against the minimum-effect band, the A/A
+    noise's MDE and per-case effects, with the report's tables below them.
     """
     from gpuopt.evaluation.views import report as lib
 

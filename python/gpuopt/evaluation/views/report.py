@@ -415,12 +415,10 @@ def report(
             format="json", scope=scope, out=None if out is None else str(out), text=None, report=rep
         )
     text = markdown(rep)
-    if fmt == "html":
-        text = to_html(text)
     if out is not None:
         Path(out).write_text(text, encoding="utf-8")
     return ReportData(
-        format=fmt,  # type: ignore[arg-type]
+        format="md",
         scope=scope,
         out=None if out is None else str(out),
         text=text if out is None else None,
