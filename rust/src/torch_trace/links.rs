@@ -11,6 +11,7 @@
 //! Nothing is dropped: unlinked events keep `NONE` and are counted in [`LinkStats`].
 
 use super::events::{CpuKind, Events, FastHasher, FastMap, NONE};
+use rayon::slice::ParallelSliceMut;
 use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::hash_map::Entry;
@@ -136,7 +137,8 @@ fn nest(ev: &Events, links: &mut Links) {
         runtime: true,
         index: idx(i),
     }));
-    hosts.sort_unstable_by_key(|h| (h.thread, h.start, Reverse(h.end), h.order, h.index));
+    // In parallel: the pool is idle once the events are read, and this sort is most of the link.
+    hosts.par_sort_unstable_by_key(|h| (h.thread, h.start, Reverse(h.end), h.order, h.index));
     let mut stack: Vec<Host> = Vec::new();
     let mut thread = NONE;
     for h in hosts {
