@@ -107,7 +107,7 @@ pub const UNUSED_ARGS: [&str; 40] = [
 
 /// The bit of an `UNUSED_ARGS` key: one `match` (dispatched on length, then compared) rather than a
 /// scan of forty strings for each of the half-dozen unread args a Kineto op carries.
-fn unused_arg_bit(key: &str) -> Option<u32> {
+pub(super) fn unused_arg_bit(key: &str) -> Option<u32> {
     Some(match key {
         "Record function id" => 0,
         "Ev Idx" => 1,
@@ -476,7 +476,12 @@ impl<'de> Visitor<'de> for Dim3Visitor {
 }
 
 /// Marks `bit` in `seen`; on a second sighting records the duplicate and says to skip the value.
-fn first_sighting(seen: &mut u64, bit: u32, key: &str, problem: &mut Option<Box<Problem>>) -> bool {
+pub(super) fn first_sighting(
+    seen: &mut u64,
+    bit: u32,
+    key: &str,
+    problem: &mut Option<Box<Problem>>,
+) -> bool {
     let mask = 1_u64 << bit;
     if *seen & mask != 0 {
         problem.get_or_insert_with(|| Box::new(Problem::DuplicateKey(key.to_owned())));
@@ -486,12 +491,12 @@ fn first_sighting(seen: &mut u64, bit: u32, key: &str, problem: &mut Option<Box<
     true
 }
 
-fn timestamp(
-    raw: &RawValue,
+/// A `ts`/`dur` value's JSON text as nanoseconds; a problem (the first one wins) if it is not one.
+pub(super) fn timestamp(
+    text: &str,
     field: &'static str,
     problem: &mut Option<Box<Problem>>,
 ) -> Option<i64> {
-    let text = raw.get();
     let ns = micros_to_ns(text);
     if ns.is_none() {
         problem.get_or_insert_with(|| {
@@ -549,11 +554,11 @@ impl<'de> Visitor<'de> for EventVisitor<'_, 'de> {
                 4 => ev.tid = Some(map.next_value_seed(IdentSeed)?),
                 5 => {
                     let raw: &'de RawValue = map.next_value()?;
-                    ev.ts = timestamp(raw, "ts", &mut ev.problem);
+                    ev.ts = timestamp(raw.get(), "ts", &mut ev.problem);
                 }
                 6 => {
                     let raw: &'de RawValue = map.next_value()?;
-                    ev.dur = timestamp(raw, "dur", &mut ev.problem);
+                    ev.dur = timestamp(raw.get(), "dur", &mut ev.problem);
                 }
                 7 => ev.id = Some(map.next_value_seed(IdentSeed)?),
                 _ => {

@@ -10,7 +10,8 @@
 //! framing path takes over from there and reports exactly what it always reported.
 
 use super::events::Events;
-use super::raw::{parse_event_into, RawEvent};
+use super::quick::read_event_into;
+use super::raw::RawEvent;
 use crate::error::Result;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -109,7 +110,7 @@ fn parse_segment<'a>(text: &'a str, start: usize, limit: usize, spare: &Spare) -
         events.push(RawEvent::default());
         let parsed = events
             .last_mut()
-            .and_then(|slot| parse_event_into(rest, slot));
+            .and_then(|slot| read_event_into(rest, slot));
         let len = match parsed {
             Some(Ok(len)) => len,
             Some(Err(e)) if !e.is_eof() => {
@@ -397,7 +398,7 @@ mod tests {
         let spare = Spare::default();
         let text = String::from(EV);
         let mut events = vec![RawEvent::default()];
-        parse_event_into(&text, &mut events[0]).unwrap().unwrap();
+        read_event_into(&text, &mut events[0]).unwrap().unwrap();
         events.reserve(100);
         let room = events.capacity();
         recycle(&spare, events);

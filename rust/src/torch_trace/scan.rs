@@ -1,0 +1,345 @@
+//! The JSON pieces the quick event reader (`quick`) is made of: a cursor over text already known to
+//! be UTF-8 that reads strings without escapes, number texts and whole values to skip, checking
+//! them against the JSON grammar as strictly as serde_json does. Whatever it is not sure of (an
+//! escape where the text is kept, deep nesting, bad syntax, the end of the text) it does not try
+//! to report: it gives up, and the serde reader reads the event again and says what is wrong.
+
+/// The quick reader cannot vouch for this event; the serde reader must read it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GiveUp;
+
+pub type Quick<T> = Result<T, GiveUp>;
+
+/// Nesting deeper than this inside a skipped value is left to serde_json (its own limit is 128).
+const MAX_DEPTH: u32 = 32;
+
+const ONES: u64 = u64::MAX / 255;
+
+/// The first byte at or after `from` that ends a run of plain string text: `"`, `\` or a control
+/// character; `bytes.len()` if none. Eight bytes at a time (serde_json's `skip_to_escape` trick:
+/// the lowest flagged byte is exact, borrows only flag bytes above it).
+fn string_stop(bytes: &[u8], from: usize) -> usize {
+    let Some(rest) = bytes.get(from..) else {
+        return bytes.len();
+    };
+    let mut at = from;
+    let mut chunks = rest.chunks_exact(8);
+    for chunk in &mut chunks {
+        let Ok(word) = <[u8; 8]>::try_from(chunk) else {
+            break;
+        };
+        let v = u64::from_le_bytes(word);
+        let control = v.wrapping_sub(ONES * 0x20) & !v;
+        let q = v ^ (ONES * u64::from(b'"'));
+        let quote = q.wrapping_sub(ONES) & !q;
+        let s = v ^ (ONES * u64::from(b'\\'));
+        let backslash = s.wrapping_sub(ONES) & !s;
+        let found = (control | quote | backslash) & (ONES << 7);
+        if found != 0 {
+            return at + (found.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    for &b in chunks.remainder() {
+        if b == b'"' || b == b'\\' || b < 0x20 {
+            return at;
+        }
+        at += 1;
+    }
+    bytes.len()
+}
+
+fn is_blank(b: u8) -> bool {
+    matches!(b, b' ' | b'\n' | b'\r' | b'\t')
+}
+
+/// A position in one event's text.
+pub struct Cursor<'a> {
+    text: &'a str,
+    pub pos: usize,
+}
+
+impl<'a> Cursor<'a> {
+    pub fn new(text: &'a str) -> Self {
+        Cursor { text, pos: 0 }
+    }
+
+    fn bytes(&self) -> &'a [u8] {
+        self.text.as_bytes()
+    }
+
+    /// The next byte that is not blank, left unread.
+    #[inline]
+    pub fn peek(&mut self) -> Quick<u8> {
+        let bytes = self.bytes();
+        loop {
+            match bytes.get(self.pos) {
+                Some(&b) if is_blank(b) => self.pos += 1,
+                Some(&b) => return Ok(b),
+                None => return Err(GiveUp),
+            }
+        }
+    }
+
+    /// The next byte that is not blank, read.
+    #[inline]
+    pub fn next(&mut self) -> Quick<u8> {
+        let b = self.peek()?;
+        self.pos += 1;
+        Ok(b)
+    }
+
+    #[inline]
+    pub fn expect(&mut self, want: u8) -> Quick<()> {
+        if self.next()? == want {
+            Ok(())
+        } else {
+            Err(GiveUp)
+        }
+    }
+
+    /// The rest of a string whose `"` was read, when it has no escapes (serde_json would decode
+    /// those into an owned string, and check escaped surrogates strictly: left to it).
+    #[inline]
+    pub fn plain_str(&mut self) -> Quick<&'a str> {
+        let start = self.pos;
+        let end = string_stop(self.bytes(), start);
+        if self.bytes().get(end) != Some(&b'"') {
+            return Err(GiveUp);
+        }
+        self.pos = end + 1;
+        self.text.get(start..end).ok_or(GiveUp)
+    }
+
+    /// Skips the rest of a string whose `"` was read. Escapes are checked as serde_json checks
+    /// them in a value it ignores: a known letter, or `u` and four hex digits.
+    fn skip_str(&mut self) -> Quick<()> {
+        let bytes = self.bytes();
+        loop {
+            let stop = string_stop(bytes, self.pos);
+            match bytes.get(stop) {
+                Some(b'"') => {
+                    self.pos = stop + 1;
+                    return Ok(());
+                }
+                Some(b'\\') => match bytes.get(stop + 1) {
+                    Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => {
+                        self.pos = stop + 2;
+                    }
+                    Some(b'u') => {
+                        let hex = bytes.get(stop + 2..stop + 6).ok_or(GiveUp)?;
+                        if !hex.iter().all(u8::is_ascii_hexdigit) {
+                            return Err(GiveUp);
+                        }
+                        self.pos = stop + 6;
+                    }
+                    _ => return Err(GiveUp),
+                },
+                _ => return Err(GiveUp),
+            }
+        }
+    }
+
+    /// The text of the number that starts at the next byte (JSON's grammar: `-`, no leading zero,
+    /// at least one digit after `.` and after the exponent's sign).
+    pub fn number(&mut self) -> Quick<&'a str> {
+        self.peek()?;
+        let bytes = self.bytes();
+        let start = self.pos;
+        let mut i = start;
+        if bytes.get(i) == Some(&b'-') {
+            i += 1;
+        }
+        match bytes.get(i) {
+            Some(b'0') => i += 1,
+            Some(b'1'..=b'9') => i = digits_end(bytes, i + 1),
+            _ => return Err(GiveUp),
+        }
+        if bytes.get(i) == Some(&b'.') {
+            let end = digits_end(bytes, i + 1);
+            if end == i + 1 {
+                return Err(GiveUp);
+            }
+            i = end;
+        }
+        if matches!(bytes.get(i), Some(b'e' | b'E')) {
+            i += 1;
+            if matches!(bytes.get(i), Some(b'+' | b'-')) {
+                i += 1;
+            }
+            let end = digits_end(bytes, i);
+            if end == i {
+                return Err(GiveUp);
+            }
+            i = end;
+        }
+        // A digit right after a lone `0` is a syntax error; so is the number running to the end
+        // of the text (serde_json may see more digits in what follows).
+        if bytes.get(i).is_none_or(u8::is_ascii_digit) {
+            return Err(GiveUp);
+        }
+        self.pos = i;
+        self.text.get(start..i).ok_or(GiveUp)
+    }
+
+    fn literal(&mut self, rest: &[u8]) -> Quick<()> {
+        let end = self.pos + rest.len();
+        if self.bytes().get(self.pos..end) != Some(rest) {
+            return Err(GiveUp);
+        }
+        self.pos = end;
+        Ok(())
+    }
+
+    /// Skips one value, checking its syntax; `depth` counts the containers it is inside.
+    pub fn skip_value(&mut self, depth: u32) -> Quick<()> {
+        match self.peek()? {
+            b'"' => {
+                self.pos += 1;
+                self.skip_str()
+            }
+            b'-' | b'0'..=b'9' => self.number().map(|_| ()),
+            b't' => self.literal(b"true"),
+            b'f' => self.literal(b"false"),
+            b'n' => self.literal(b"null"),
+            b'[' if depth < MAX_DEPTH => {
+                self.pos += 1;
+                if self.peek()? == b']' {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                loop {
+                    self.skip_value(depth + 1)?;
+                    match self.next()? {
+                        b',' => {}
+                        b']' => return Ok(()),
+                        _ => return Err(GiveUp),
+                    }
+                }
+            }
+            b'{' if depth < MAX_DEPTH => {
+                self.pos += 1;
+                if self.peek()? == b'}' {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                loop {
+                    self.expect(b'"')?;
+                    self.skip_str()?;
+                    self.expect(b':')?;
+                    self.skip_value(depth + 1)?;
+                    match self.next()? {
+                        b',' => {}
+                        b'}' => return Ok(()),
+                        _ => return Err(GiveUp),
+                    }
+                }
+            }
+            _ => Err(GiveUp),
+        }
+    }
+}
+
+fn digits_end(bytes: &[u8], mut i: usize) -> usize {
+    while bytes.get(i).is_some_and(u8::is_ascii_digit) {
+        i += 1;
+    }
+    i
+}
+
+/// The value of an integer text (no `.` or exponent) as serde_json gives it to a visitor that takes
+/// `i64`: up to 18 digits (larger ones it may turn into floats), and not `-0` (a float to it).
+pub fn small_int(text: &str) -> Quick<i64> {
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    if digits.is_empty() || digits.len() > 18 {
+        return Err(GiveUp);
+    }
+    let mut value: i64 = 0;
+    for b in digits.bytes() {
+        if !b.is_ascii_digit() {
+            return Err(GiveUp);
+        }
+        value = value * 10 + i64::from(b - b'0');
+    }
+    match (negative, value) {
+        (false, v) => Ok(v),
+        (true, 0) => Err(GiveUp),
+        (true, v) => Ok(-v),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn skipped(text: &str) -> Quick<usize> {
+        let mut c = Cursor::new(text);
+        c.skip_value(0)?;
+        Ok(c.pos)
+    }
+
+    #[test]
+    fn finds_the_first_stop_byte_in_any_position() {
+        for len in 0..20 {
+            for stop in [b'"', b'\\', b'\n', 0x00, 0x1f] {
+                let mut text = vec![b'a'; len + 3];
+                text[len] = stop;
+                text[len + 2] = b'"';
+                assert_eq!(string_stop(&text, 0), len, "{len} {stop}");
+            }
+            assert_eq!(string_stop(&vec![0xc3; len], 0), len);
+        }
+        assert_eq!(string_stop(b"ab\"", 5), 3);
+    }
+
+    #[test]
+    fn skips_valid_values_and_gives_up_on_invalid_ones() {
+        let good = [
+            r#"[[8, 1024, 1024], [], [1.5e-3, -0, "x\"\u00e9"]] ,"#,
+            r#"{"a": {"b": [true, false, null]}, "c\n": 1} ,"#,
+            "-12.5E+3 ,",
+            "0 ,",
+        ];
+        for text in good {
+            let got = skipped(text).unwrap();
+            assert_eq!(text.get(got..), Some(" ,"), "{text}");
+        }
+        let bad = [
+            "01,",
+            "1.,",
+            "-,",
+            "1e,",
+            ".5,",
+            "[1,]",
+            "[1 2]",
+            "{\"a\" 1}",
+            "{1: 2}",
+            "tru,",
+            "nul",
+            "\"a\u{1}\"",
+            r#""\x""#,
+            r#""\u12g4""#,
+            "NaN",
+            "[1",
+            "12",
+            "\"abc",
+        ];
+        for text in bad {
+            assert_eq!(skipped(text), Err(GiveUp), "{text:?}");
+        }
+        let deep = format!("{}{}", "[".repeat(40), "]".repeat(40));
+        assert_eq!(skipped(&deep), Err(GiveUp));
+    }
+
+    #[test]
+    fn small_ints_are_what_serde_json_gives_an_i64_visitor() {
+        assert_eq!(small_int("42"), Ok(42));
+        assert_eq!(small_int("-7"), Ok(-7));
+        assert_eq!(small_int("-0"), Err(GiveUp));
+        assert_eq!(small_int("1234567890123456789"), Err(GiveUp));
+        assert_eq!(small_int("999999999999999999"), Ok(999_999_999_999_999_999));
+    }
+}
