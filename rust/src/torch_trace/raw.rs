@@ -476,6 +476,7 @@ impl<'de> Visitor<'de> for Dim3Visitor {
 }
 
 /// Marks `bit` in `seen`; on a second sighting records the duplicate and says to skip the value.
+#[inline]
 pub(super) fn first_sighting(
     seen: &mut u64,
     bit: u32,

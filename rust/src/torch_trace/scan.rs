@@ -144,6 +144,11 @@ impl<'a> Cursor<'a> {
     /// at least one digit after `.` and after the exponent's sign).
     pub fn number(&mut self) -> Quick<&'a str> {
         self.peek()?;
+        self.number_here()
+    }
+
+    /// [`Cursor::number`] at `pos`, blanks already skipped.
+    fn number_here(&mut self) -> Quick<&'a str> {
         let bytes = self.bytes();
         let start = self.pos;
         let mut i = start;
@@ -198,7 +203,7 @@ impl<'a> Cursor<'a> {
                 self.pos += 1;
                 self.skip_str()
             }
-            b'-' | b'0'..=b'9' => self.number().map(|_| ()),
+            b'-' | b'0'..=b'9' => self.number_here().map(|_| ()),
             b't' => self.literal(b"true"),
             b'f' => self.literal(b"false"),
             b'n' => self.literal(b"null"),
@@ -240,7 +245,23 @@ impl<'a> Cursor<'a> {
     }
 }
 
+/// The end of the run of ASCII digits at `i`: eight bytes at a time (timestamps run to 16 digits),
+/// then byte by byte.
+#[inline]
 fn digits_end(bytes: &[u8], mut i: usize) -> usize {
+    while let Some(Ok(word)) = bytes.get(i..i + 8).map(<[u8; 8]>::try_from) {
+        let v = u64::from_le_bytes(word);
+        // Per byte, nonzero unless a digit: high nibble not 3, or low nibble above 9 (no carries
+        // cross bytes: 0x0f + 0x06 < 0x100).
+        let odd = ((v & (ONES * 0xf0)) ^ (ONES * 0x30))
+            | (((v & (ONES * 0x0f)) + ONES * 0x06) & (ONES * 0x10));
+        // The high bit of each nonzero byte (0x7f + 0x7f < 0x100: again no carries).
+        let flags = (((odd & (ONES * 0x7f)) + ONES * 0x7f) | odd) & (ONES * 0x80);
+        if flags != 0 {
+            return i + (flags.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
     while bytes.get(i).is_some_and(u8::is_ascii_digit) {
         i += 1;
     }
@@ -332,6 +353,21 @@ mod tests {
         }
         let deep = format!("{}{}", "[".repeat(40), "]".repeat(40));
         assert_eq!(skipped(&deep), Err(GiveUp));
+    }
+
+    #[test]
+    fn digit_runs_end_at_the_first_other_byte() {
+        let text = b"0123456789012345678901234";
+        for start in 0..text.len() {
+            for stop in start..text.len() {
+                for other in [b'.', b'/', b':', b'e', b' ', 0x80, 0xb9, b'\0', b'\x3a'] {
+                    let mut t = text.to_vec();
+                    t[stop] = other;
+                    assert_eq!(digits_end(&t, start), stop);
+                }
+            }
+            assert_eq!(digits_end(text, start), text.len());
+        }
     }
 
     #[test]
