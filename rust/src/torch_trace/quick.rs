@@ -232,11 +232,16 @@ fn arg<'de>(c: &mut Cursor<'de>, key: &'de str, seen: &mut u64, args: &mut Args<
         2 => args.stream = Some(num(c)?),
         3 => args.device = Some(num(c)?),
         4 => args.bytes = Some(num(c)?),
-        5 => args.grid = Some(dim3(c)?),
-        6 => args.block = Some(dim3(c)?),
-        7 => args.registers = Some(num(c)?),
-        8 => args.shared_memory = Some(num(c)?),
-        9 => args.occupancy = Some(num(c)?),
+        5..=9 => {
+            let launch = args.launch.get_or_insert_with(Box::default);
+            match bit {
+                5 => launch.grid = Some(dim3(c)?),
+                6 => launch.block = Some(dim3(c)?),
+                7 => launch.registers = Some(num(c)?),
+                8 => launch.shared_memory = Some(num(c)?),
+                _ => launch.occupancy = Some(num(c)?),
+            }
+        }
         16 => args.meta_name = maybe_str(c)?,
         17 => args.labels = maybe_str(c)?,
         _ => {
