@@ -111,33 +111,10 @@ impl<'a> Cursor<'a> {
         self.text.get(start..end).ok_or(GiveUp)
     }
 
-    /// Skips the rest of a string whose `"` was read. Escapes are checked as serde_json checks
-    /// them in a value it ignores: a known letter, or `u` and four hex digits.
+    /// Skips the rest of a string whose `"` was read.
     fn skip_str(&mut self) -> Quick<()> {
-        let bytes = self.bytes();
-        loop {
-            let stop = string_stop(bytes, self.pos);
-            match bytes.get(stop) {
-                Some(b'"') => {
-                    self.pos = stop + 1;
-                    return Ok(());
-                }
-                Some(b'\\') => match bytes.get(stop + 1) {
-                    Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => {
-                        self.pos = stop + 2;
-                    }
-                    Some(b'u') => {
-                        let hex = bytes.get(stop + 2..stop + 6).ok_or(GiveUp)?;
-                        if !hex.iter().all(u8::is_ascii_hexdigit) {
-                            return Err(GiveUp);
-                        }
-                        self.pos = stop + 6;
-                    }
-                    _ => return Err(GiveUp),
-                },
-                _ => return Err(GiveUp),
-            }
-        }
+        self.pos = str_end(self.bytes(), self.pos)?;
+        Ok(())
     }
 
     /// The text of the number that starts at the next byte (JSON's grammar: `-`, no leading zero,
@@ -149,42 +126,9 @@ impl<'a> Cursor<'a> {
 
     /// [`Cursor::number`] at `pos`, blanks already skipped.
     fn number_here(&mut self) -> Quick<&'a str> {
-        let bytes = self.bytes();
         let start = self.pos;
-        let mut i = start;
-        if bytes.get(i) == Some(&b'-') {
-            i += 1;
-        }
-        match bytes.get(i) {
-            Some(b'0') => i += 1,
-            Some(b'1'..=b'9') => i = digits_end(bytes, i + 1),
-            _ => return Err(GiveUp),
-        }
-        if bytes.get(i) == Some(&b'.') {
-            let end = digits_end(bytes, i + 1);
-            if end == i + 1 {
-                return Err(GiveUp);
-            }
-            i = end;
-        }
-        if matches!(bytes.get(i), Some(b'e' | b'E')) {
-            i += 1;
-            if matches!(bytes.get(i), Some(b'+' | b'-')) {
-                i += 1;
-            }
-            let end = digits_end(bytes, i);
-            if end == i {
-                return Err(GiveUp);
-            }
-            i = end;
-        }
-        // A digit right after a lone `0` is a syntax error; so is the number running to the end
-        // of the text (serde_json may see more digits in what follows).
-        if bytes.get(i).is_none_or(u8::is_ascii_digit) {
-            return Err(GiveUp);
-        }
-        self.pos = i;
-        self.text.get(start..i).ok_or(GiveUp)
+        self.pos = number_end(self.bytes(), start)?;
+        self.text.get(start..self.pos).ok_or(GiveUp)
     }
 
     fn literal(&mut self, rest: &[u8]) -> Quick<()> {
@@ -209,18 +153,7 @@ impl<'a> Cursor<'a> {
             b'n' => self.literal(b"null"),
             b'[' if depth < MAX_DEPTH => {
                 self.pos += 1;
-                if self.peek()? == b']' {
-                    self.pos += 1;
-                    return Ok(());
-                }
-                loop {
-                    self.skip_value(depth + 1)?;
-                    match self.next()? {
-                        b',' => {}
-                        b']' => return Ok(()),
-                        _ => return Err(GiveUp),
-                    }
-                }
+                self.skip_array(depth + 1)
             }
             b'{' if depth < MAX_DEPTH => {
                 self.pos += 1;
@@ -243,6 +176,136 @@ impl<'a> Cursor<'a> {
             _ => Err(GiveUp),
         }
     }
+
+    /// Skips the rest of an array whose `[` was read, `depth` containers deep with it. One loop for
+    /// the arrays inside it (Kineto's `Input Dims`: arrays of arrays of integers) and the numbers
+    /// and strings in them; objects and literals go through [`Cursor::skip_value`].
+    fn skip_array(&mut self, depth: u32) -> Quick<()> {
+        let bytes = self.bytes();
+        let mut i = self.pos;
+        // Arrays open (this one included), and whether the last byte read was a `[`.
+        let mut open = 1_u32;
+        let mut opened = true;
+        loop {
+            i = blanks_end(bytes, i);
+            match bytes.get(i) {
+                Some(b'[') => {
+                    if depth + open >= MAX_DEPTH {
+                        return Err(GiveUp);
+                    }
+                    open += 1;
+                    opened = true;
+                    i += 1;
+                    continue;
+                }
+                Some(b']') if opened => {
+                    i += 1;
+                    open -= 1;
+                    if open == 0 {
+                        self.pos = i;
+                        return Ok(());
+                    }
+                }
+                Some(b'"') => i = str_end(bytes, i + 1)?,
+                Some(b'-' | b'0'..=b'9') => i = number_end(bytes, i)?,
+                Some(_) => {
+                    self.pos = i;
+                    self.skip_value(depth + open)?;
+                    i = self.pos;
+                }
+                None => return Err(GiveUp),
+            }
+            // After a value: `,` then the next value, or `]` (perhaps several).
+            opened = false;
+            loop {
+                i = blanks_end(bytes, i);
+                match bytes.get(i) {
+                    Some(b',') => {
+                        i += 1;
+                        break;
+                    }
+                    Some(b']') => {
+                        i += 1;
+                        open -= 1;
+                        if open == 0 {
+                            self.pos = i;
+                            return Ok(());
+                        }
+                    }
+                    _ => return Err(GiveUp),
+                }
+            }
+        }
+    }
+}
+
+/// The end of the string whose text starts at `i` (past its closing `"`). Escapes are checked as
+/// serde_json checks them in a value it ignores: a known letter, or `u` and four hex digits.
+#[inline]
+fn str_end(bytes: &[u8], mut i: usize) -> Quick<usize> {
+    loop {
+        let stop = string_stop(bytes, i);
+        match bytes.get(stop) {
+            Some(b'"') => return Ok(stop + 1),
+            Some(b'\\') => match bytes.get(stop + 1) {
+                Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => i = stop + 2,
+                Some(b'u') => {
+                    let hex = bytes.get(stop + 2..stop + 6).ok_or(GiveUp)?;
+                    if !hex.iter().all(u8::is_ascii_hexdigit) {
+                        return Err(GiveUp);
+                    }
+                    i = stop + 6;
+                }
+                _ => return Err(GiveUp),
+            },
+            _ => return Err(GiveUp),
+        }
+    }
+}
+
+/// The end of the number that starts at `i` (JSON's grammar: `-`, no leading zero, at least one
+/// digit after `.` and after the exponent's sign).
+#[inline]
+fn number_end(bytes: &[u8], mut i: usize) -> Quick<usize> {
+    if bytes.get(i) == Some(&b'-') {
+        i += 1;
+    }
+    match bytes.get(i) {
+        Some(b'0') => i += 1,
+        Some(b'1'..=b'9') => i = digits_end(bytes, i + 1),
+        _ => return Err(GiveUp),
+    }
+    if bytes.get(i) == Some(&b'.') {
+        let end = digits_end(bytes, i + 1);
+        if end == i + 1 {
+            return Err(GiveUp);
+        }
+        i = end;
+    }
+    if matches!(bytes.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(bytes.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        let end = digits_end(bytes, i);
+        if end == i {
+            return Err(GiveUp);
+        }
+        i = end;
+    }
+    // A digit right after a lone `0` is a syntax error; so is the number running to the end of
+    // the text (serde_json may see more digits in what follows).
+    if bytes.get(i).is_none_or(u8::is_ascii_digit) {
+        return Err(GiveUp);
+    }
+    Ok(i)
+}
+
+fn blanks_end(bytes: &[u8], mut i: usize) -> usize {
+    while bytes.get(i).is_some_and(|&b| is_blank(b)) {
+        i += 1;
+    }
+    i
 }
 
 /// The end of the run of ASCII digits at `i`: eight bytes at a time (timestamps run to 16 digits),
@@ -350,6 +413,32 @@ mod tests {
         ];
         for text in bad {
             assert_eq!(skipped(text), Err(GiveUp), "{text:?}");
+        }
+        for text in [
+            "[[], [1, []], [[[]]], \"a\", {\"b\": [2]}, null] ,",
+            "[ ] ,",
+            "[[ ]] ,",
+        ] {
+            let got = skipped(text).unwrap();
+            assert_eq!(text.get(got..), Some(" ,"), "{text}");
+        }
+        for text in [
+            "[1,]",
+            "[,1]",
+            "[[]",
+            "[]]",
+            "[1 [2]]",
+            "[[1],,[2]]",
+            "[1]x",
+            "[-]",
+            "[01]",
+        ] {
+            let mut c = Cursor::new(text);
+            let ok = c.skip_value(0).is_ok() && c.peek() == Err(GiveUp);
+            assert!(
+                !ok || serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok(),
+                "{text}"
+            );
         }
         let deep = format!("{}{}", "[".repeat(40), "]".repeat(40));
         assert_eq!(skipped(&deep), Err(GiveUp));
