@@ -10,7 +10,7 @@ use super::raw::{
     first_sighting, parse_event_into, timestamp, unused_arg_bit, Args, Dim3, Ident, Num, RawEvent,
     UNUSED_FIELDS,
 };
-use super::scan::{small_int, Cursor, GiveUp, Quick};
+use super::scan::{Cursor, GiveUp, Quick};
 use std::borrow::Cow;
 
 /// [`parse_event_into`], read quickly where the event allows it: the same event, the same length,
@@ -107,7 +107,7 @@ fn ident<'de>(c: &mut Cursor<'de>) -> Quick<Ident<'de>> {
     if c.peek()? == b'"' {
         return Ok(Ident::Str(Cow::Borrowed(string(c)?)));
     }
-    small_int(c.number()?).map(Ident::Int)
+    c.int_or_number()?.map(Ident::Int).map_err(|_| GiveUp)
 }
 
 /// A scalar read as `raw::AnyVisitor` reads it: numbers and strings kept, `true`/`false`/`null`
@@ -121,16 +121,15 @@ enum Scalar<'de> {
 fn scalar<'de>(c: &mut Cursor<'de>) -> Quick<Scalar<'de>> {
     match c.peek()? {
         b'"' => string(c).map(Scalar::Str),
-        b'-' | b'0'..=b'9' => {
-            let text = c.number()?;
-            if text.bytes().any(|b| matches!(b, b'.' | b'e' | b'E')) {
-                // serde_json's own float reading, so the value is the same to the last bit.
-                let v: f64 = serde_json::from_str(text).map_err(|_| GiveUp)?;
-                Ok(Scalar::Num(Num::Float(v)))
-            } else {
-                small_int(text).map(|v| Scalar::Num(Num::Int(v)))
-            }
-        }
+        b'-' | b'0'..=b'9' => match c.int_or_number()? {
+            Ok(v) => Ok(Scalar::Num(Num::Int(v))),
+            // An integer serde_json would make a float (long, or `-0`) is left to it.
+            Err(text) if !text.bytes().any(|b| matches!(b, b'.' | b'e' | b'E')) => Err(GiveUp),
+            // serde_json's own float reading, so the value is the same to the last bit.
+            Err(text) => serde_json::from_str(text)
+                .map(|v| Scalar::Num(Num::Float(v)))
+                .map_err(|_| GiveUp),
+        },
         b't' | b'f' | b'n' => c.skip_value(2).map(|()| Scalar::Other),
         _ => Err(GiveUp),
     }
