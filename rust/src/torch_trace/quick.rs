@@ -7,8 +7,8 @@
 //! reader reads the event from its start: errors, and every rare case, stay serde_json's.
 
 use super::raw::{
-    first_sighting, parse_event_into, timestamp, unused_arg_bit, Args, Dim3, Ident, Num, RawEvent,
-    UNUSED_FIELDS,
+    first_sighting, parse_event_into, timestamp, unused_arg_bit, Args, Dim3, Ident, Num, Problem,
+    RawEvent, UNUSED_FIELDS,
 };
 use super::scan::{Cursor, GiveUp, Quick};
 use std::borrow::Cow;
@@ -84,8 +84,8 @@ fn field<'de>(
         3 => ev.pid = Some(ident(c)?),
         4 => ev.tid = Some(ident(c)?),
         // Only numbers: a string is a `BadTimestamp` whose text serde_json's raw value gives.
-        5 => ev.ts = timestamp(c.number()?, "ts", &mut ev.problem),
-        6 => ev.dur = timestamp(c.number()?, "dur", &mut ev.problem),
+        5 => ev.ts = time(c, "ts", &mut ev.problem)?,
+        6 => ev.dur = time(c, "dur", &mut ev.problem)?,
         7 => ev.id = Some(ident(c)?),
         _ => {
             args(c, &mut ev.args)?;
@@ -95,6 +95,18 @@ fn field<'de>(
         }
     }
     Ok(())
+}
+
+/// A `ts`/`dur`: Kineto's `digits.ddd` read at once, any other number through `micros_to_ns`.
+fn time(
+    c: &mut Cursor<'_>,
+    field: &'static str,
+    problem: &mut Option<Box<Problem>>,
+) -> Quick<Option<i64>> {
+    match c.plain_micros()? {
+        Some(ns) => Ok(Some(ns)),
+        None => Ok(timestamp(c.number()?, field, problem)),
+    }
 }
 
 /// A string value without escapes.

@@ -160,6 +160,51 @@ impl<'a> Cursor<'a> {
         self.number_here().map(Err)
     }
 
+    /// A timestamp in Kineto's own form, `digits.ddd` (at most 15 integer and 1 to 3 fraction
+    /// digits, valid JSON: no leading zero), as nanoseconds; `None` (nothing read) for any other
+    /// text, which [`Cursor::number`] and `time::micros_to_ns` then read.
+    #[inline]
+    pub fn plain_micros(&mut self) -> Quick<Option<i64>> {
+        self.peek()?;
+        let bytes = self.bytes();
+        let start = self.pos;
+        let mut i = start;
+        let mut int: i64 = 0;
+        while let Some(&b) = bytes.get(i) {
+            if !b.is_ascii_digit() || i - start == 15 {
+                break;
+            }
+            int = int * 10 + i64::from(b - b'0');
+            i += 1;
+        }
+        let digits = i - start;
+        if digits == 0 || (digits > 1 && bytes.get(start) == Some(&b'0')) {
+            return Ok(None);
+        }
+        let mut frac: i64 = 0;
+        let mut scale = 1000;
+        if bytes.get(i) == Some(&b'.') {
+            let dot = i;
+            i += 1;
+            while let Some(&b) = bytes.get(i) {
+                if !b.is_ascii_digit() || i - dot == 4 {
+                    break;
+                }
+                frac = frac * 10 + i64::from(b - b'0');
+                scale /= 10;
+                i += 1;
+            }
+            if i == dot + 1 {
+                return Ok(None);
+            }
+        }
+        if matches!(bytes.get(i), Some(b'.' | b'e' | b'E' | b'0'..=b'9') | None) {
+            return Ok(None);
+        }
+        self.pos = i;
+        Ok(Some(int * 1000 + frac * scale))
+    }
+
     fn literal(&mut self, rest: &[u8]) -> Quick<()> {
         let end = self.pos + rest.len();
         if self.bytes().get(self.pos..end) != Some(rest) {
@@ -176,7 +221,11 @@ impl<'a> Cursor<'a> {
                 self.pos += 1;
                 self.skip_str()
             }
-            b'-' | b'0'..=b'9' => self.number_here().map(|_| ()),
+            b'0'..=b'9' => {
+                self.pos = uint_end(self.bytes(), self.pos)?;
+                Ok(())
+            }
+            b'-' => self.number_here().map(|_| ()),
             b't' => self.literal(b"true"),
             b'f' => self.literal(b"false"),
             b'n' => self.literal(b"null"),
@@ -534,6 +583,46 @@ mod tests {
             assert_eq!(fused, plain, "{text}");
             if fused.is_ok() {
                 assert_eq!(c.pos, d.pos, "{text}");
+            }
+        }
+    }
+
+    #[test]
+    fn plain_micros_agree_with_the_general_rule() {
+        for text in [
+            "0",
+            "0.5",
+            "00.5",
+            "01",
+            "1.",
+            "1.5",
+            "1.25",
+            "1.125",
+            "1.0625",
+            "5352965319325.514",
+            "123456789012345.999",
+            "1234567890123456",
+            "1e3",
+            "1.5e3",
+            "-1",
+            "12",
+            "9",
+            ".5",
+        ] {
+            let padded = format!("{text},");
+            let mut c = Cursor::new(&padded);
+            match c.plain_micros() {
+                Ok(Some(ns)) => {
+                    assert_eq!(
+                        Some(ns),
+                        crate::torch_trace::time::micros_to_ns(text),
+                        "{text}"
+                    );
+                    assert_eq!(c.pos, text.len(), "{text}");
+                    assert!(Cursor::new(&padded).number().is_ok(), "{text}");
+                }
+                Ok(None) => assert_eq!(c.pos, 0, "{text}"),
+                Err(GiveUp) => unreachable!("{text}"),
             }
         }
     }
