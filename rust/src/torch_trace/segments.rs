@@ -2,10 +2,11 @@
 //!
 //! A block of the array's text is cut into segments that parse in parallel. The first starts at an
 //! event start known to be right; each other one at a guessed event start (a `{` that follows `}`
-//! and `,`). Each segment parses event after event (the parser says where each ends), so it also
-//! finds where the next segment should begin. Walking the segments in order, a segment is kept only
-//! if its guess is exactly where the segment before it ended: a wrong guess (a `},{` inside a
-//! string, say) costs a re-parse, never a wrong event. Anything unusual (bad JSON, a bad separator,
+//! and `,`). Each segment parses event after event (`quick`'s reader, serde_json's where it gives
+//! up; either says where the event ends), so it also finds where the next segment should begin.
+//! Walking the segments in order, a segment is kept only if its guess is exactly where the segment
+//! before it ended: a wrong guess (a `},{` inside a string, say) costs a re-parse, never a wrong
+//! event. Anything unusual (bad JSON, a bad separator,
 //! the end of the input) stops the fast path at the last event start known to be right; the reader's
 //! framing path takes over from there and reports exactly what it always reported.
 
