@@ -1,7 +1,7 @@
-//! A hand-written reader for the common shape of a Kineto event (a flat object; `args` a flat object
-//! of scalars, arrays for the args nobody reads), giving exactly the `RawEvent` the serde reader in
-//! `raw` gives. It reads keys and kept strings in place and skips unread values with a byte scanner
-//! (still checking their syntax), which is where serde_json's visitors spent most of the parse.
+//! A hand-written reader for the common shape of a Kineto event (a flat object; `args` a flat
+//! object of scalars, arrays for the args nobody reads), giving exactly the `RawEvent` the serde
+//! reader in `raw` gives. It reads keys and kept strings in place and skips unread values with a
+//! byte scanner (still checking their syntax), where serde_json's visitors spent most of the parse.
 //! Anything it is not sure of (an escape in a kept string or a key, a number serde_json would turn
 //! into a float, a value of an unexpected type, bad or cut JSON) makes it give up, and the serde
 //! reader reads the event from its start: errors, and every rare case, stay serde_json's.

@@ -1,6 +1,6 @@
-//! The quick event reader (`quick`) against the serde reader (`raw`): on every event of every Kineto
-//! fixture, and on events cut and damaged every way, it gives the same event and length, or gives up
-//! (and the serde reader's answer, error included, is the answer).
+//! The quick event reader (`quick`) against the serde reader (`raw`): on every event of every
+//! Kineto fixture, and on events cut and damaged every way, it gives the same event and length, or
+//! gives up (and the serde reader's answer, error included, is the answer).
 
 use super::quick::{quick_event, read_event_into};
 use super::raw::{parse_event_into, RawEvent};
