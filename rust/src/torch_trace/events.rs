@@ -693,15 +693,18 @@ impl Events {
                 -1
             }),
         };
-        let config = if kind == GpuKind::Kernel && (args.grid.is_some() || args.registers.is_some())
-        {
+        let launch = args
+            .launch
+            .as_deref()
+            .filter(|l| kind == GpuKind::Kernel && (l.grid.is_some() || l.registers.is_some()));
+        let config = if let Some(launch) = launch {
             let dims = |d: Option<super::raw::Dim3>| d.and_then(|d| d.0).unwrap_or([-1; 3]);
             self.launch_configs.push(LaunchConfig {
-                grid: dims(args.grid),
-                block: dims(args.block),
-                registers_per_thread: int_arg(args.registers),
-                shared_memory_bytes: int_arg(args.shared_memory),
-                occupancy_pct: args.occupancy.and_then(Num::as_f64).unwrap_or(f64::NAN),
+                grid: dims(launch.grid),
+                block: dims(launch.block),
+                registers_per_thread: int_arg(launch.registers),
+                shared_memory_bytes: int_arg(launch.shared_memory),
+                occupancy_pct: launch.occupancy.and_then(Num::as_f64).unwrap_or(f64::NAN),
             });
             u32::try_from(self.launch_configs.len() - 1).unwrap_or(NONE)
         } else {

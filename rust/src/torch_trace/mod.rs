@@ -16,9 +16,11 @@ pub mod kernels;
 pub mod launches;
 pub mod links;
 pub mod ops;
+mod quick;
 pub mod ranks;
 pub mod raw;
 pub mod reader;
+mod scan;
 pub mod scope;
 mod segments;
 pub mod steps;
@@ -279,3 +281,5 @@ fn assign_ranks(traces: &mut [Trace], folder: bool) -> Result<()> {
 mod tests;
 #[cfg(test)]
 mod tests_graphs;
+#[cfg(test)]
+mod tests_quick;

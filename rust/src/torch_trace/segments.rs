@@ -2,15 +2,17 @@
 //!
 //! A block of the array's text is cut into segments that parse in parallel. The first starts at an
 //! event start known to be right; each other one at a guessed event start (a `{` that follows `}`
-//! and `,`). Each segment parses event after event (the parser says where each ends), so it also
-//! finds where the next segment should begin. Walking the segments in order, a segment is kept only
-//! if its guess is exactly where the segment before it ended: a wrong guess (a `},{` inside a
-//! string, say) costs a re-parse, never a wrong event. Anything unusual (bad JSON, a bad separator,
+//! and `,`). Each segment parses event after event (`quick`'s reader, serde_json's where it gives
+//! up; either says where the event ends), so it also finds where the next segment should begin.
+//! Walking the segments in order, a segment is kept only if its guess is exactly where the segment
+//! before it ended: a wrong guess (a `},{` inside a string, say) costs a re-parse, never a wrong
+//! event. Anything unusual (bad JSON, a bad separator,
 //! the end of the input) stops the fast path at the last event start known to be right; the reader's
 //! framing path takes over from there and reports exactly what it always reported.
 
 use super::events::Events;
-use super::raw::{parse_event_into, RawEvent};
+use super::quick::read_event_into;
+use super::raw::RawEvent;
 use crate::error::Result;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -109,7 +111,7 @@ fn parse_segment<'a>(text: &'a str, start: usize, limit: usize, spare: &Spare) -
         events.push(RawEvent::default());
         let parsed = events
             .last_mut()
-            .and_then(|slot| parse_event_into(rest, slot));
+            .and_then(|slot| read_event_into(rest, slot));
         let len = match parsed {
             Some(Ok(len)) => len,
             Some(Err(e)) if !e.is_eof() => {
@@ -397,7 +399,7 @@ mod tests {
         let spare = Spare::default();
         let text = String::from(EV);
         let mut events = vec![RawEvent::default()];
-        parse_event_into(&text, &mut events[0]).unwrap().unwrap();
+        read_event_into(&text, &mut events[0]).unwrap().unwrap();
         events.reserve(100);
         let room = events.capacity();
         recycle(&spare, events);

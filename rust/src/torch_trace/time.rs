@@ -13,6 +13,9 @@ const MAX_DIGITS: u32 = 36;
 /// `text` (a JSON number, µs) as integer nanoseconds; `None` if it is not a number or out of range.
 pub fn micros_to_ns(text: &str) -> Option<i64> {
     let bytes = text.as_bytes();
+    if let Some(ns) = plain_micros_to_ns(bytes) {
+        return Some(ns);
+    }
     let (negative, rest) = match bytes.split_first() {
         Some((b'-', rest)) => (true, rest),
         _ => (false, bytes),
@@ -114,6 +117,42 @@ pub fn micros_to_ns(text: &str) -> Option<i64> {
     i64::try_from(signed).ok()
 }
 
+/// Kineto's own form, `digits` or `digits.ddd` (at most 15 integer and 3 fraction digits): no
+/// rounding, and the result fits `i64`, so plain integer arithmetic gives the general rule's answer.
+fn plain_micros_to_ns(bytes: &[u8]) -> Option<i64> {
+    let mut int: i64 = 0;
+    let mut i = 0;
+    loop {
+        match bytes.get(i) {
+            Some(&b) if b.is_ascii_digit() => {
+                if i == 15 {
+                    return None;
+                }
+                int = int * 10 + i64::from(b - b'0');
+                i += 1;
+            }
+            Some(b'.') if i > 0 => break,
+            None if i > 0 => return Some(int * 1000),
+            _ => return None,
+        }
+    }
+    let fraction = bytes.get(i + 1..)?;
+    let scale = match fraction.len() {
+        1 => 100,
+        2 => 10,
+        3 => 1,
+        _ => return None,
+    };
+    let mut frac: i64 = 0;
+    for &b in fraction {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        frac = frac * 10 + i64::from(b - b'0');
+    }
+    Some(int * 1000 + frac * scale)
+}
+
 fn push_digit(mantissa: &mut i128, digits: &mut u32, byte: u8) -> Option<()> {
     if *mantissa != 0 || byte != b'0' {
         *digits += 1;
@@ -189,6 +228,15 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn the_plain_form_agrees_with_the_general_rule(int in "[0-9]{1,16}", frac in "(\\.[0-9]{0,4})?") {
+            let text = format!("{int}{frac}");
+            if let Some(ns) = plain_micros_to_ns(text.as_bytes()) {
+                // The general rule, on the same text (the plain form skipped by a prefix).
+                prop_assert_eq!(micros_to_ns(&format!("{text}e0")), Some(ns));
+            }
+        }
+
         #[test]
         fn three_decimal_text_is_exact(us in 0i64..4_000_000_000_000_000, frac in 0i64..1000) {
             let text = format!("{us}.{frac:03}");
