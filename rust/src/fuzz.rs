@@ -18,7 +18,7 @@ use std::cell::Cell;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-fn cases() -> u32 {
+pub(crate) fn cases() -> u32 {
     std::env::var("GPUOPT_FUZZ_CASES")
         .ok()
         .and_then(|v| v.trim().parse().ok())
@@ -27,7 +27,7 @@ fn cases() -> u32 {
 
 /// One edit of the input; positions are taken modulo the current length.
 #[derive(Debug, Clone)]
-enum Edit {
+pub(crate) enum Edit {
     Flip(Index, u8),
     Set(Index, u8),
     Insert(Index, Vec<u8>),
@@ -43,7 +43,7 @@ fn byte() -> impl Strategy<Value = u8> {
     prop_oneof![prop::sample::select(STRUCTURAL), any::<u8>()]
 }
 
-fn edit() -> impl Strategy<Value = Edit> {
+pub(crate) fn edit() -> impl Strategy<Value = Edit> {
     prop_oneof![
         3 => (any::<Index>(), 0..8u8).prop_map(|(i, b)| Edit::Flip(i, b)),
         3 => (any::<Index>(), byte()).prop_map(|(i, b)| Edit::Set(i, b)),
@@ -54,7 +54,7 @@ fn edit() -> impl Strategy<Value = Edit> {
     ]
 }
 
-fn apply(seed: &[u8], edits: &[Edit]) -> Vec<u8> {
+pub(crate) fn apply(seed: &[u8], edits: &[Edit]) -> Vec<u8> {
     let mut data = seed.to_vec();
     for e in edits {
         let at = |i: &Index, len: usize| if len == 0 { 0 } else { i.index(len) };

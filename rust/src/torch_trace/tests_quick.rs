@@ -5,6 +5,7 @@
 use super::quick::{quick_event, read_event_into};
 use super::raw::{parse_event_into, RawEvent};
 use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
 use serde_json::value::RawValue;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -175,4 +176,49 @@ proptest! {
         agrees(&pieces.concat());
         agrees(&format!("{{{}", pieces.concat()));
     }
+}
+
+/// Differential fuzzing: the samples above and real events of the H200 trace, mutated the way
+/// `crate::fuzz` mutates files (bit flips, structural bytes, inserted, deleted and repeated ranges, a
+/// cut); wherever the quick reader reads an event itself it must agree with serde, and the reader as
+/// a whole must answer as serde does. `GPUOPT_FUZZ_CASES` sets the cases (default 64), as for the
+/// other fuzz targets: `GPUOPT_FUZZ_CASES=1000000 cargo test --release --lib fuzz_quick`.
+#[test]
+fn fuzz_quick_against_serde() {
+    let text = text_of(&crate::testdata::fixtures().join("h200/torch/eager_trace.json"));
+    let doc: Doc = serde_json::from_str(&text).unwrap();
+    let mut seeds: Vec<Vec<u8>> = SAMPLES.iter().map(|s| s.as_bytes().to_vec()).collect();
+    seeds.extend(
+        doc.events
+            .iter()
+            .step_by(17)
+            .map(|e| format!("{} , {{}}", e.get()).into_bytes()),
+    );
+    let config = Config {
+        cases: crate::fuzz::cases(),
+        failure_persistence: None,
+        ..Config::default()
+    };
+    let strategy = (
+        0..seeds.len(),
+        prop::collection::vec(crate::fuzz::edit(), 1..6),
+    );
+    let (quick, checked) = (std::cell::Cell::new(0_u64), std::cell::Cell::new(0_u64));
+    let outcome = TestRunner::new(config).run(&strategy, |(seed, edits)| {
+        let data = crate::fuzz::apply(seeds.get(seed).map_or(&[][..], Vec::as_slice), &edits);
+        if let Ok(text) = std::str::from_utf8(&data) {
+            checked.set(checked.get() + 1);
+            quick.set(quick.get() + u64::from(agrees(text)));
+        }
+        Ok(())
+    });
+    if let Err(e) = outcome {
+        panic!("quick vs serde: {e}");
+    }
+    eprintln!(
+        "fuzz quick vs serde: {} seeds, {} UTF-8 cases compared, {} read by the quick reader",
+        seeds.len(),
+        checked.get(),
+        quick.get()
+    );
 }
