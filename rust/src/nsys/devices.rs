@@ -6,8 +6,8 @@
 //! `SYNCHRONIZATION.deviceId` is not used: nsys writes 0 there for every process (seen in the public
 //! 2-GPU H100 exports, where the second process's context 2 runs on device 1).
 
-use super::db;
 use super::hash::{IdMap, IdSet};
+use super::scan;
 use super::schema::{Schema, KERNEL, MEMCPY, MEMSET, PID_MASK};
 use crate::error::Result;
 use std::collections::BTreeSet;
@@ -20,27 +20,31 @@ pub struct DeviceMap {
 }
 
 impl DeviceMap {
+    /// Reads the `(process, context, device)` triples of the GPU tables through the page reader (a
+    /// scan, no SQL: this runs once per export and was, through SQLite, most of opening a small one).
     pub fn load(schema: &Schema) -> Result<Self> {
         let mut map = Self::default();
         for source in [&KERNEL, &MEMCPY, &MEMSET] {
             let Some(table) = schema.table(source) else {
                 continue;
             };
-            let name = table.actual.clone();
-            let context = if schema.has_column(source, "contextId") {
-                "contextId"
+            let with_context = schema.has_column(source, "contextId");
+            let columns: &[&str] = if with_context {
+                &["globalPid", "deviceId", "contextId"]
             } else {
-                "NULL"
+                &["globalPid", "deviceId"]
             };
-            let sql = format!("SELECT DISTINCT globalPid, {context}, deviceId FROM \"{name}\"");
-            let rows = db::query_all(&schema.uri, &schema.path, &sql, |row| {
-                Ok((
-                    db::opt_int(row, 0, &name, "globalPid")?.unwrap_or(0) & PID_MASK,
-                    db::opt_int(row, 1, &name, "contextId")?,
-                    db::int(row, 2, &name, "deviceId")?,
-                ))
+            let parts = scan::scan(schema, table, columns, BTreeSet::new, |seen, row| {
+                let context = if with_context { row.opt_int(2)? } else { None };
+                seen.insert((
+                    row.opt_int(0)?.unwrap_or(0) & PID_MASK,
+                    context,
+                    row.int(1)?,
+                ));
+                Ok(())
             })?;
-            for (pid, ctx, device) in rows {
+            let triples: BTreeSet<(i64, Option<i64>, i64)> = parts.into_iter().flatten().collect();
+            for (pid, ctx, device) in triples {
                 if let Some(ctx) = ctx {
                     map.by_context.insert((pid, ctx), device);
                 }

@@ -41,6 +41,7 @@ use crate::table::Table;
 use schema::Schema;
 use select::{Request, Selection};
 use std::path::Path;
+use std::sync::OnceLock;
 use strings::Strings;
 
 /// Error codes of this engine (stable; documented in `references/formats/nsys-sqlite.md`).
@@ -84,17 +85,32 @@ pub const STATS_REPORTS: &[&str] = &[
 pub struct Report {
     pub schema: Schema,
     pub strings: Strings,
+    /// Which processes and contexts ran on which device: read once, on first need (`--device`,
+    /// `devices()`), since each read is three queries of the GPU tables.
+    devices: OnceLock<devices::DeviceMap>,
 }
 
 impl Report {
     pub fn open(path: &Path) -> Result<Self> {
         let schema = Schema::load(path)?;
         let strings = Strings::load(&schema)?;
-        Ok(Self { schema, strings })
+        Ok(Self {
+            schema,
+            strings,
+            devices: OnceLock::new(),
+        })
     }
 
     pub fn selection(&self, req: &Request) -> Result<Selection> {
-        Selection::resolve(&self.schema, &self.strings, req)
+        Selection::resolve(&self.schema, &self.strings, req, || self.device_map())
+    }
+
+    fn device_map(&self) -> Result<&devices::DeviceMap> {
+        if let Some(map) = self.devices.get() {
+            return Ok(map);
+        }
+        let map = devices::DeviceMap::load(&self.schema)?;
+        Ok(self.devices.get_or_init(|| map))
     }
 
     /// One `nsys stats` report by its nsys name.
@@ -184,7 +200,7 @@ impl Report {
 
     /// Every device that ran GPU work in the export, ascending.
     pub fn devices(&self) -> Result<Vec<i64>> {
-        Ok(devices::DeviceMap::load(&self.schema)?.devices())
+        Ok(self.device_map()?.devices())
     }
 
     pub fn info(&self) -> Result<info::Info> {

@@ -8,6 +8,18 @@ use super::schema::{Schema, TableInfo};
 use crate::error::Result;
 use rayon::prelude::*;
 
+/// Leaf pages a worker reads at the least (256 KiB of 4 KiB pages): a smaller table is read on the
+/// calling thread, because handing it to the pool costs more than it saves, and callers reading many
+/// files at once (`--workers`) would otherwise queue on the one pool for each small table.
+const MIN_LEAVES_PER_WORKER: usize = 64;
+
+/// How many leaves each worker reads: the leaves split among the pool, `MIN_LEAVES_PER_WORKER` at least.
+fn leaves_per_worker(leaves: usize) -> usize {
+    leaves
+        .div_ceil(rayon::current_num_threads().max(1))
+        .max(MIN_LEAVES_PER_WORKER)
+}
+
 /// How a scan reads the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reader {
@@ -63,13 +75,12 @@ where
 pub fn count(schema: &Schema, table: &TableInfo) -> Result<i64> {
     let direct = table.layout.root.ok_or(()).and_then(|root| {
         let tree = pages::Tree::open(&schema.path, root).map_err(|_| ())?;
-        let per = tree
-            .leaves
-            .len()
-            .div_ceil(rayon::current_num_threads().max(1))
-            .max(1);
-        let parts: std::result::Result<Vec<u64>, pages::Unsupported> =
-            tree.leaves.par_chunks(per).map(|c| tree.count(c)).collect();
+        let per = leaves_per_worker(tree.leaves.len());
+        let parts: std::result::Result<Vec<u64>, pages::Unsupported> = if tree.leaves.len() <= per {
+            tree.leaves.chunks(per).map(|c| tree.count(c)).collect()
+        } else {
+            tree.leaves.par_chunks(per).map(|c| tree.count(c)).collect()
+        };
         let n: u64 = parts.map_err(|_| ())?.into_iter().sum();
         i64::try_from(n).map_err(|_| ())
     });
@@ -111,26 +122,27 @@ where
         }
     }
     let tree = pages::Tree::open(&schema.path, root)?;
-    let workers = rayon::current_num_threads().max(1);
-    let per = tree.leaves.len().div_ceil(workers).max(1);
+    let per = leaves_per_worker(tree.leaves.len());
     let chunks: Vec<&[u32]> = tree.leaves.chunks(per).collect();
     let table_name = table.actual.as_str();
-    let results: Vec<std::result::Result<Result<A>, pages::Unsupported>> = chunks
-        .into_par_iter()
-        .map(|leaves| {
-            let mut acc = init();
-            let mut each = |rowid: i64, vals: &[Val<'_>]| {
-                fold(
-                    &mut acc,
-                    &Cells::new(vals, columns, table_name, Some(rowid)),
-                )
-            };
-            match tree.scan(leaves, &positions, &mut each)? {
-                Ok(()) => Ok(Ok(acc)),
-                Err(e) => Ok(Err(e)),
-            }
-        })
-        .collect();
+    let read = |leaves: &[u32]| {
+        let mut acc = init();
+        let mut each = |rowid: i64, vals: &[Val<'_>]| {
+            fold(
+                &mut acc,
+                &Cells::new(vals, columns, table_name, Some(rowid)),
+            )
+        };
+        match tree.scan(leaves, &positions, &mut each)? {
+            Ok(()) => Ok(Ok(acc)),
+            Err(e) => Ok(Err(e)),
+        }
+    };
+    let results: Vec<std::result::Result<Result<A>, pages::Unsupported>> = if chunks.len() <= 1 {
+        chunks.into_iter().map(read).collect()
+    } else {
+        chunks.into_par_iter().map(read).collect()
+    };
     let mut out = Vec::with_capacity(results.len());
     for r in results {
         match r? {

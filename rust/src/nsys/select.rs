@@ -58,11 +58,13 @@ pub struct NvtxFilter {
 }
 
 impl Selection {
-    /// Resolves a request against an export (the NVTX name must exist).
-    pub fn resolve(
+    /// Resolves a request against an export (the NVTX name must exist). `devices` gives the export's
+    /// device map, asked for only when the request names a device.
+    pub fn resolve<'d>(
         schema: &Schema,
         strings: &super::strings::Strings,
         req: &Request,
+        devices: impl FnOnce() -> Result<&'d DeviceMap>,
     ) -> Result<Self> {
         let window = match (req.window_start_ns, req.window_end_ns) {
             (None, None) => None,
@@ -86,7 +88,7 @@ impl Selection {
             None => None,
             Some(device) => Some(DeviceFilter {
                 device,
-                processes: DeviceMap::load(schema)?.processes_of(device),
+                processes: devices()?.processes_of(device),
             }),
         };
         Ok(Self {

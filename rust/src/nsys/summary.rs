@@ -82,12 +82,19 @@ pub fn merge<K: Ord + Copy>(
     Ok(merged.into_iter().collect())
 }
 
-/// Summarizes every group in parallel, dropping empty ones.
+/// Values below which the groups are summarized on the calling thread (the pool's hand-off costs
+/// more than it saves there, and callers reading many files at once would queue on the pool).
+const PARALLEL_FROM_VALUES: usize = 1 << 16;
+
+/// Summarizes every group (in parallel when they hold many values), dropping empty ones.
 pub fn describe_all<K: Send>(groups: Vec<(K, Durations)>) -> Vec<(K, Summary)> {
-    groups
-        .into_par_iter()
-        .filter_map(|(k, d)| d.describe().map(|s| (k, s)))
-        .collect()
+    let values: usize = groups.iter().map(|(_, d)| d.len()).sum();
+    let describe = |(k, d): (K, Durations)| d.describe().map(|s| (k, s));
+    if values < PARALLEL_FROM_VALUES {
+        groups.into_iter().filter_map(describe).collect()
+    } else {
+        groups.into_par_iter().filter_map(describe).collect()
+    }
 }
 
 /// The common layout of `cuda_gpu_kern_sum`, `cuda_api_sum`, `cuda_gpu_mem_time_sum`:
