@@ -244,3 +244,14 @@ def test_table_only_report_page_renders_emphasis_not_underscores() -> None:
     page = to_html("# R\n_A view of the records, never evidence._\nplain_line_\n")
     assert "<p><em>A view of the records, never evidence.</em></p>" in page
     assert "<p>plain_line_</p>" in page
+
+
+def test_library_report_refuses_a_format_it_does_not_write(tmp_path: Path) -> None:
+    """``report(fmt="html")`` once wrote HTML; it must not now write Markdown into ``r.html`` silently."""
+    from gpuopt.errors import InputError
+    from gpuopt.evaluation.views.report import report
+
+    with pytest.raises(InputError) as caught:
+        report(tmp_path, fmt="html", out=tmp_path / "r.html")
+    assert caught.value.code == "format_unknown"
+    assert not (tmp_path / "r.html").exists()

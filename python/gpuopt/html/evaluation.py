@@ -219,7 +219,7 @@ def _metrics_section(page: Page, rep: dict[str, Any]) -> None:
 
 
 def _tables(page: Page, rep: dict[str, Any]) -> None:
-    """The report's own tables (``report --format html``), below the plots."""
+    """The report's own tables (its Markdown as HTML), below the plots."""
     body = views.to_html(views.markdown(rep)).split("<body>", 1)[1].rsplit("</body>", 1)[0]
     # The page has its own title and note: drop the Markdown's.
     body = re.sub(r"<h1>.*?</h1>|<p>_.*?_</p>", "", body)

@@ -404,6 +404,12 @@ def to_html(md: str) -> str:
 def report(
     root_path: str | Path, rid: str | None = None, *, fmt: str = "md", out: str | Path | None = None
 ) -> ReportData:
+    if fmt not in ("md", "json"):
+        raise InputError(
+            "format_unknown",
+            f"unknown report format {fmt!r}",
+            expected="md or json (the HTML page: gpuopt.html.evaluation, or report --html OUT)",
+        )
     rep = build(root_path, rid)
     scope = str(root_path) if rid is None else rid
     if fmt == "json":
