@@ -1,5 +1,6 @@
 //! The summary of a list of durations that timeline, launch and graph facts share.
 
+use super::describe::{Durations, Values};
 use super::out::total_i64;
 use crate::error::Result;
 use serde::Serialize;
@@ -19,20 +20,23 @@ pub struct Distribution {
 impl Distribution {
     /// Nearest-rank median and p90 of integer values (order statistics by selection: no sort of
     /// the millions of gaps or launches a large export has).
-    pub fn of(mut values: Vec<i64>) -> Result<Self> {
+    pub fn of<T: Copy + Ord + Into<i64>>(mut values: Vec<T>) -> Result<Self> {
         let n = values.len();
-        let total: i128 = values.iter().map(|&v| i128::from(v)).sum();
-        let (min, max) = (values.iter().min().copied(), values.iter().max().copied());
+        let total: i128 = values.iter().map(|&v| i128::from(v.into())).sum();
+        let (min, max) = (
+            values.iter().min().map(|&v| v.into()),
+            values.iter().max().map(|&v| v.into()),
+        );
         let (k50, k90) = (rank(n, 50.0), rank(n, 90.0));
         let p90 = k90.and_then(|k| {
             values.select_nth_unstable(k);
-            values.get(k).copied()
+            values.get(k).map(|&v| v.into())
         });
         // Everything before the p90 position is no larger: the median is selected among those.
         let median = match (k50, k90) {
             (Some(m), Some(k)) if m < k => values.get_mut(..k).and_then(|head| {
                 head.select_nth_unstable(m);
-                head.get(m).copied()
+                head.get(m).map(|&v| v.into())
             }),
             (Some(_), _) => p90,
             _ => None,
@@ -46,6 +50,14 @@ impl Distribution {
             max_ns: max,
             mean_ns: (n > 0).then(|| total as f64 / n as f64),
         })
+    }
+
+    /// The same of a [`Durations`] store (4 bytes a value where they fit, chunks moved not copied).
+    pub fn of_durations(durations: Durations) -> Result<Self> {
+        match durations.into_values() {
+            Values::Narrow(v) => Self::of(v),
+            Values::Wide(v) => Self::of(v),
+        }
     }
 }
 
@@ -75,6 +87,22 @@ mod tests {
             prop_assert_eq!(d.p90_ns, percentile_sorted(&sorted, 90.0));
             prop_assert_eq!(d.min_ns, sorted.first().copied());
             prop_assert_eq!(d.max_ns, sorted.last().copied());
+        }
+
+        #[test]
+        fn a_durations_store_gives_the_same_distribution(
+            values in proptest::collection::vec(prop_oneof![-50i64..50, 0i64..5_000_000_000, Just(i64::from(u32::MAX))], 0..300),
+            split in 0usize..300,
+        ) {
+            let mut first = Durations::default();
+            let mut second = Durations::default();
+            for (i, &v) in values.iter().enumerate() {
+                if i < split { first.push(v) } else { second.push(v) }
+            }
+            first.append(second);
+            let from_store = Distribution::of_durations(first).unwrap();
+            let direct = Distribution::of(values).unwrap();
+            prop_assert_eq!(format!("{from_store:?}"), format!("{direct:?}"));
         }
     }
 }

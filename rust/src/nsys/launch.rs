@@ -4,6 +4,7 @@
 //! operation).
 
 use super::api::strip_version;
+use super::describe::Durations;
 use super::distribution::Distribution;
 use super::graphs::is_graph_launch;
 use super::hash::IdMap;
@@ -37,24 +38,28 @@ pub struct Launch {
 }
 
 /// Per device: kernels whose call launched a whole graph, and the four measures of the others.
+/// (`Durations`: 4 bytes a value where it fits, and merging moves chunks: the measures of millions of
+/// kernels are held once, not once per worker and again merged.)
 #[derive(Default)]
 struct DeviceAcc {
     graph_called: u64,
-    kernel: Vec<i64>,
-    api: Vec<i64>,
-    api_excl: Vec<i64>,
-    queue: Vec<i64>,
-    latency: Vec<i64>,
+    kernel: Durations,
+    api: Durations,
+    api_excl: Durations,
+    queue: Durations,
+    negative_queue: u64,
+    latency: Durations,
 }
 
 impl DeviceAcc {
     fn append(&mut self, other: Self) {
         self.graph_called += other.graph_called;
-        self.kernel.extend(other.kernel);
-        self.api.extend(other.api);
-        self.api_excl.extend(other.api_excl);
-        self.queue.extend(other.queue);
-        self.latency.extend(other.latency);
+        self.negative_queue += other.negative_queue;
+        self.kernel.append(other.kernel);
+        self.api.append(other.api);
+        self.api_excl.append(other.api_excl);
+        self.queue.append(other.queue);
+        self.latency.append(other.latency);
     }
 }
 
@@ -135,7 +140,9 @@ where
             dev.api.push(api);
             dev.api_excl
                 .push(api - within(call.global_tid, Span::new(call.start, call.end)));
-            dev.queue.push(op.start - call.end);
+            let queue = op.start - call.end;
+            dev.negative_queue += u64::from(queue < 0);
+            dev.queue.push(queue);
             dev.latency.push(op.start - call.start);
             Ok(())
         },
@@ -184,13 +191,12 @@ fn launch_facts(slims: &Slims, mut joined: BTreeMap<i64, DeviceAcc>) -> Result<V
                 kernels: kernels - a.graph_called,
                 graph_kernels: nodes + a.graph_called,
                 matched: u64::try_from(a.api.len()).unwrap_or(u64::MAX),
-                negative_queue_delays: u64::try_from(a.queue.iter().filter(|&&q| q < 0).count())
-                    .unwrap_or(u64::MAX),
-                kernel_ns: Distribution::of(a.kernel)?,
-                api_ns: Distribution::of(a.api)?,
-                api_excl_overhead_ns: Distribution::of(a.api_excl)?,
-                queue_delay_ns: Distribution::of(a.queue)?,
-                launch_latency_ns: Distribution::of(a.latency)?,
+                negative_queue_delays: a.negative_queue,
+                kernel_ns: Distribution::of_durations(a.kernel)?,
+                api_ns: Distribution::of_durations(a.api)?,
+                api_excl_overhead_ns: Distribution::of_durations(a.api_excl)?,
+                queue_delay_ns: Distribution::of_durations(a.queue)?,
+                launch_latency_ns: Distribution::of_durations(a.latency)?,
             })
         })
         .collect()
