@@ -7,8 +7,8 @@
 //! reader reads the event from its start: errors, and every rare case, stay serde_json's.
 
 use super::raw::{
-    first_sighting, parse_event_into, timestamp, unused_arg_bit, Args, Dim3, Ident, Num, Problem,
-    RawEvent, UNUSED_FIELDS,
+    arg_bit, field_bit, first_sighting, parse_event_into, timestamp, unread_arg, unread_field,
+    Args, Dim3, Ident, Num, Problem, RawEvent,
 };
 use super::scan::{Cursor, GiveUp, Quick};
 use std::borrow::Cow;
@@ -56,23 +56,9 @@ fn field<'de>(
     seen: &mut u64,
     ev: &mut RawEvent<'de>,
 ) -> Quick<()> {
-    let bit = match key {
-        "ph" => 0,
-        "cat" => 1,
-        "name" => 2,
-        "pid" => 3,
-        "tid" => 4,
-        "ts" => 5,
-        "dur" => 6,
-        "id" => 7,
-        "args" => 8,
-        other => {
-            match UNUSED_FIELDS.iter().position(|k| *k == other) {
-                Some(i) => ev.unused_fields |= 1 << i,
-                None => ev.unknown_fields.push(Cow::Borrowed(key)),
-            }
-            return c.skip_value(1);
-        }
+    let Some(bit) = field_bit(key) else {
+        unread_field(ev, Cow::Borrowed(key));
+        return c.skip_value(1);
     };
     if !first_sighting(seen, bit, key, &mut ev.problem) {
         return c.skip_value(1);
@@ -207,32 +193,9 @@ fn args<'de>(c: &mut Cursor<'de>, args: &mut Args<'de>) -> Quick<()> {
 }
 
 fn arg<'de>(c: &mut Cursor<'de>, key: &'de str, seen: &mut u64, args: &mut Args<'de>) -> Quick<()> {
-    let bit = match key {
-        "External id" | "external id" => 0,
-        "correlation" => 1,
-        "stream" => 2,
-        "device" => 3,
-        "bytes" => 4,
-        "grid" => 5,
-        "block" => 6,
-        "registers per thread" => 7,
-        "shared memory" => 8,
-        "est. achieved occupancy %" => 9,
-        "Collective name" => 10,
-        "In msg nelems" => 11,
-        "Out msg nelems" => 12,
-        "Group size" => 13,
-        "dtype" => 14,
-        "Process Group Name" => 15,
-        "name" => 16,
-        "labels" => 17,
-        other => {
-            match unused_arg_bit(other) {
-                Some(i) => args.unused |= 1 << i,
-                None => args.unknown.push(Cow::Borrowed(key)),
-            }
-            return c.skip_value(2);
-        }
+    let Some(bit) = arg_bit(key) else {
+        unread_arg(args, Cow::Borrowed(key));
+        return c.skip_value(2);
     };
     if !first_sighting(seen, bit, key, &mut args.problem) {
         return c.skip_value(2);

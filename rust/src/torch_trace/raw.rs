@@ -483,6 +483,64 @@ impl<'de> Visitor<'de> for Dim3Visitor {
     }
 }
 
+/// The bit of a top-level field gpuopt reads (both readers dispatch on it).
+pub(super) fn field_bit(key: &str) -> Option<u32> {
+    Some(match key {
+        "ph" => 0,
+        "cat" => 1,
+        "name" => 2,
+        "pid" => 3,
+        "tid" => 4,
+        "ts" => 5,
+        "dur" => 6,
+        "id" => 7,
+        "args" => 8,
+        _ => return None,
+    })
+}
+
+/// Records a top-level field gpuopt does not read: a known one as its bit, any other by name.
+pub(super) fn unread_field<'a>(ev: &mut RawEvent<'a>, key: Cow<'a, str>) {
+    match UNUSED_FIELDS.iter().position(|k| *k == key.as_ref()) {
+        Some(i) => ev.unused_fields |= 1 << i,
+        None => ev.unknown_fields.push(key),
+    }
+}
+
+/// The bit of an arg key gpuopt reads (both readers dispatch on it).
+pub(super) fn arg_bit(key: &str) -> Option<u32> {
+    Some(match key {
+        // Modern traces write "External id", the 2021 format "external id".
+        "External id" | "external id" => 0,
+        "correlation" => 1,
+        "stream" => 2,
+        "device" => 3,
+        "bytes" => 4,
+        "grid" => 5,
+        "block" => 6,
+        "registers per thread" => 7,
+        "shared memory" => 8,
+        "est. achieved occupancy %" => 9,
+        "Collective name" => 10,
+        "In msg nelems" => 11,
+        "Out msg nelems" => 12,
+        "Group size" => 13,
+        "dtype" => 14,
+        "Process Group Name" => 15,
+        "name" => 16,
+        "labels" => 17,
+        _ => return None,
+    })
+}
+
+/// Records an arg gpuopt does not read: a known one as its bit, any other by name.
+pub(super) fn unread_arg<'a>(args: &mut Args<'a>, key: Cow<'a, str>) {
+    match unused_arg_bit(&key) {
+        Some(i) => args.unused |= 1 << i,
+        None => args.unknown.push(key),
+    }
+}
+
 /// Marks `bit` in `seen`; on a second sighting records the duplicate and says to skip the value.
 #[inline]
 pub(super) fn first_sighting(
@@ -532,24 +590,10 @@ impl<'de> Visitor<'de> for EventVisitor<'_, 'de> {
         let ev = self.0;
         let mut seen = 0_u64;
         while let Some(key) = map.next_key_seed(CowStr)? {
-            let bit = match key.as_ref() {
-                "ph" => 0,
-                "cat" => 1,
-                "name" => 2,
-                "pid" => 3,
-                "tid" => 4,
-                "ts" => 5,
-                "dur" => 6,
-                "id" => 7,
-                "args" => 8,
-                other => {
-                    match UNUSED_FIELDS.iter().position(|k| *k == other) {
-                        Some(i) => ev.unused_fields |= 1 << i,
-                        None => ev.unknown_fields.push(key),
-                    }
-                    map.next_value::<IgnoredAny>()?;
-                    continue;
-                }
+            let Some(bit) = field_bit(&key) else {
+                unread_field(ev, key);
+                map.next_value::<IgnoredAny>()?;
+                continue;
             };
             if !first_sighting(&mut seen, bit, &key, &mut ev.problem) {
                 map.next_value::<IgnoredAny>()?;
@@ -606,34 +650,10 @@ impl<'de> Visitor<'de> for ArgsVisitor<'_, 'de> {
         let args = self.0;
         let mut seen = 0_u64;
         while let Some(key) = map.next_key_seed(CowStr)? {
-            let bit = match key.as_ref() {
-                // Modern traces write "External id", the 2021 format "external id".
-                "External id" | "external id" => 0,
-                "correlation" => 1,
-                "stream" => 2,
-                "device" => 3,
-                "bytes" => 4,
-                "grid" => 5,
-                "block" => 6,
-                "registers per thread" => 7,
-                "shared memory" => 8,
-                "est. achieved occupancy %" => 9,
-                "Collective name" => 10,
-                "In msg nelems" => 11,
-                "Out msg nelems" => 12,
-                "Group size" => 13,
-                "dtype" => 14,
-                "Process Group Name" => 15,
-                "name" => 16,
-                "labels" => 17,
-                other => {
-                    match unused_arg_bit(other) {
-                        Some(i) => args.unused |= 1 << i,
-                        None => args.unknown.push(key),
-                    }
-                    map.next_value::<IgnoredAny>()?;
-                    continue;
-                }
+            let Some(bit) = arg_bit(&key) else {
+                unread_arg(args, key);
+                map.next_value::<IgnoredAny>()?;
+                continue;
             };
             if !first_sighting(&mut seen, bit, &key, &mut args.problem) {
                 map.next_value::<IgnoredAny>()?;

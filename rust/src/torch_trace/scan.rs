@@ -140,15 +140,7 @@ impl<'a> Cursor<'a> {
         let start = self.pos;
         let negative = bytes.get(start) == Some(&b'-');
         let first = start + usize::from(negative);
-        let mut i = first;
-        let mut value: i64 = 0;
-        while let Some(&b) = bytes.get(i) {
-            if !b.is_ascii_digit() || i - first == 18 {
-                break;
-            }
-            value = value * 10 + i64::from(b - b'0');
-            i += 1;
-        }
+        let (value, i) = digit_run(bytes, first, 18);
         let plain = i > first
             && !matches!(bytes.get(i), Some(b'.' | b'e' | b'E' | b'0'..=b'9') | None)
             && (i == first + 1 || bytes.get(first) != Some(&b'0'))
@@ -168,15 +160,7 @@ impl<'a> Cursor<'a> {
         self.peek()?;
         let bytes = self.bytes();
         let start = self.pos;
-        let mut i = start;
-        let mut int: i64 = 0;
-        while let Some(&b) = bytes.get(i) {
-            if !b.is_ascii_digit() || i - start == 15 {
-                break;
-            }
-            int = int * 10 + i64::from(b - b'0');
-            i += 1;
-        }
+        let (int, mut i) = digit_run(bytes, start, 15);
         let digits = i - start;
         if digits == 0 || (digits > 1 && bytes.get(start) == Some(&b'0')) {
             return Ok(None);
@@ -185,18 +169,13 @@ impl<'a> Cursor<'a> {
         let mut scale = 1000;
         if bytes.get(i) == Some(&b'.') {
             let dot = i;
-            i += 1;
-            while let Some(&b) = bytes.get(i) {
-                if !b.is_ascii_digit() || i - dot == 4 {
-                    break;
-                }
-                frac = frac * 10 + i64::from(b - b'0');
-                scale /= 10;
-                i += 1;
-            }
-            if i == dot + 1 {
+            let (value, end) = digit_run(bytes, dot + 1, 3);
+            if end == dot + 1 {
                 return Ok(None);
             }
+            (frac, i) = (value, end);
+            // 1, 2 or 3 fraction digits: tenths, hundredths or thousandths of a microsecond.
+            scale = [1000, 100, 10, 1].get(end - dot - 1).copied().unwrap_or(1);
         }
         if matches!(bytes.get(i), Some(b'.' | b'e' | b'E' | b'0'..=b'9') | None) {
             return Ok(None);
@@ -402,6 +381,20 @@ fn blanks_end(bytes: &[u8], mut i: usize) -> usize {
         i += 1;
     }
     i
+}
+
+/// The value of the ASCII digits from `from` (at most `max` of them) and where they end.
+#[inline]
+fn digit_run(bytes: &[u8], from: usize, max: usize) -> (i64, usize) {
+    let (mut value, mut i) = (0_i64, from);
+    while let Some(&b) = bytes.get(i) {
+        if !b.is_ascii_digit() || i - from == max {
+            break;
+        }
+        value = value * 10 + i64::from(b - b'0');
+        i += 1;
+    }
+    (value, i)
 }
 
 /// The end of the run of ASCII digits at `i`: eight bytes at a time (timestamps run to 16 digits),
