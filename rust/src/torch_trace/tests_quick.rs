@@ -10,23 +10,24 @@ use serde_json::value::RawValue;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-/// What a reader said about `text`, in a form that compares equal when two readers agree.
-fn serde_outcome(text: &str) -> String {
+type Reader = for<'a> fn(&'a str, &mut RawEvent<'a>) -> Option<serde_json::Result<usize>>;
+
+/// What `reader` said about `text`, in a form that compares equal when two readers agree.
+fn outcome(reader: Reader, text: &str) -> String {
     let mut ev = RawEvent::default();
-    match parse_event_into(text, &mut ev) {
+    match reader(text, &mut ev) {
         Some(Ok(len)) => format!("{len} {ev:?}"),
         Some(Err(e)) => format!("error {e} eof={}", e.is_eof()),
         None => "blank".into(),
     }
 }
 
+fn serde_outcome(text: &str) -> String {
+    outcome(parse_event_into, text)
+}
+
 fn read_outcome(text: &str) -> String {
-    let mut ev = RawEvent::default();
-    match read_event_into(text, &mut ev) {
-        Some(Ok(len)) => format!("{len} {ev:?}"),
-        Some(Err(e)) => format!("error {e} eof={}", e.is_eof()),
-        None => "blank".into(),
-    }
+    outcome(read_event_into, text)
 }
 
 /// Checks `text` both ways; true when the quick reader read it itself.
