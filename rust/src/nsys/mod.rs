@@ -161,7 +161,9 @@ impl Report {
     }
 
     pub fn timeline(&self, req: &Request) -> Result<timeline::Timeline> {
-        timeline::timeline(&self.schema, &self.strings, &self.selection(req)?)
+        timeline::timeline(&self.schema, &self.strings, &self.selection(req)?, || {
+            self.device_map()
+        })
     }
 
     /// [`Self::timeline`] and [`Self::graphs`] from one read of the operations (what a summary shows).
@@ -171,7 +173,9 @@ impl Report {
     ) -> Result<(timeline::Timeline, graphs::Graphs)> {
         let sel = self.selection(req)?;
         let (timeline, graphs) =
-            timeline::timeline_and_graphs(&self.schema, &self.strings, &sel, true)?;
+            timeline::timeline_and_graphs(&self.schema, &self.strings, &sel, true, || {
+                self.device_map()
+            })?;
         let graphs = match graphs {
             Some(g) => g,
             None => graphs::graphs(&self.schema, &self.strings, &sel)?,

@@ -234,18 +234,25 @@ pub(super) fn clipped(op: &Op, sel: &Selection) -> Option<Span> {
     clip(op.start, op.end, sel)
 }
 
-/// Computes every timeline fact of the selection.
-pub fn timeline(schema: &Schema, strings: &Strings, sel: &Selection) -> Result<Timeline> {
-    Ok(timeline_and_graphs(schema, strings, sel, false)?.0)
+/// Computes every timeline fact of the selection. `device_map` gives the export's device map (asked
+/// for only when the export has synchronization rows to attribute).
+pub fn timeline<'d>(
+    schema: &Schema,
+    strings: &Strings,
+    sel: &Selection,
+    device_map: impl FnOnce() -> Result<&'d DeviceMap>,
+) -> Result<Timeline> {
+    Ok(timeline_and_graphs(schema, strings, sel, false, device_map)?.0)
 }
 
 /// [`timeline`] and (`with_graphs`) [`graphs::graphs`] from one read of the operations and one
 /// join to their calls: the graph facts come from the executions the timeline finds anyway.
-pub fn timeline_and_graphs(
+pub fn timeline_and_graphs<'d>(
     schema: &Schema,
     strings: &Strings,
     sel: &Selection,
     with_graphs: bool,
+    device_map: impl FnOnce() -> Result<&'d DeviceMap>,
 ) -> Result<(Timeline, Option<graphs::Graphs>)> {
     let slims = slim::load(schema, strings, sel, GPU_WORK)?;
     let devices = sweep::lanes(&slims, sel);
@@ -268,7 +275,8 @@ pub fn timeline_and_graphs(
         None
     };
     drop(executions);
-    let (synchronization, host_sync) = sync_facts(schema, strings, &sync, &sync_calls, &overhead)?;
+    let (synchronization, host_sync) =
+        sync_facts(schema, strings, &sync, &sync_calls, &overhead, device_map)?;
     let timeline = Timeline {
         devices,
         synchronization,
@@ -325,18 +333,19 @@ fn sync_rows(schema: &Schema, sel: &Selection) -> Result<Vec<SyncRow>> {
 
 /// Synchronization by type and host time blocked, from the rows and their calls (`calls[i]` made
 /// `rows[i]`).
-fn sync_facts(
+fn sync_facts<'d>(
     schema: &Schema,
     strings: &Strings,
     rows: &[SyncRow],
     calls: &[Option<Call>],
     overhead: &OverheadIndex,
+    device_map: impl FnOnce() -> Result<&'d DeviceMap>,
 ) -> Result<SyncFacts> {
     if schema.table(&SYNC).is_none() {
         return Ok((Vec::new(), Vec::new()));
     }
     let labels = enum_labels(schema, &ENUM_SYNC_TYPE)?;
-    let devices = DeviceMap::load(schema)?;
+    let devices = device_map()?;
     type TypeKey = (
         Option<i64>,
         Option<i64>,
