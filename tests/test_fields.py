@@ -45,7 +45,7 @@ RUNS: list[list[str]] = [
     ["stats", "compare", "{gpu_trace}", "{gpu_trace}", "--column", "Duration (ns)"],
     ["stats", "compare", "{aa}", "{aa}", "--unpaired", "--column", "a"],
     ["stats", "noise", "{aa}", "--first-column", "a", "--second-column", "b"],
-    ["profile", "diff", "--baseline", "{torch}", "--candidate", "{torch}", "--resamples", "100"],
+    ["profile", "diff", "--baseline", "{torch}", "--candidate", "{torch2}"],
     *(["nsys", c, "{nsys}", "--per-device"] for c in ["kernels", "api", "nvtx"]),
     ["nsys", "kernels", "{nsys}", "{nsys}"],
     ["torch", "kernels", "{torch}", "{torch}"],
@@ -75,6 +75,7 @@ def _emitted(shared: Path, tmp_path: Path) -> list[tuple[str, list[str]]]:
     files = {
         "nsys": NSYS,
         "torch": TORCH,
+        "torch2": "gpuopt/h200/decode/decode_eager_trace.json.gz",
         "ncu": NCU,
         "sass": SASS,
         "nvdisasm": NVDISASM,

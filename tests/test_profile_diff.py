@@ -47,14 +47,16 @@ def test_steps_of_one_capture_are_captures_with_exact_totals(eager: Path) -> Non
 
 
 def test_aa_over_steps_flags_nothing_and_every_ci_is_finite(eager: Path) -> None:
-    result = profile.diff(_steps(eager, [1, 3]), _steps(eager, [2, 4]), resamples=2000)
+    result = profile.diff(_steps(eager, [1, 3]), _steps(eager, [2, 4]))
     table = result.table
     assert result.counts.flagged == 0
     assert result.counts.new == result.counts.vanished == 0
     assert result.method.pairing == "unpaired"
     assert "Benjamini-Hochberg" in result.method.multiple_comparisons
     assert table["ci_low_ns"].null_count() == 0
-    assert result.comparability.work_baseline == result.comparability.work_candidate
+    # No flag, so every interval holds 0 (level 1 - 0.05/m).
+    assert ((table["ci_low_ns"] <= 0) & (table["ci_high_ns"] >= 0)).all()
+    assert result.method.key_ci_level == pytest.approx(1 - 0.05 / result.counts.tested)
     assert not [w for w in result.warnings if w.code == "work_differs"]
     # The change is the difference of the per-capture means, exactly.
     row = table.row(0, named=True)
@@ -84,28 +86,34 @@ def test_the_hta_trace_diff_pair_was_made_on_two_gpu_models(shared: Path) -> Non
     assert err.value.expected == "NVIDIA A100-PG509-200" and err.value.observed == "Tesla V100-SXM2-16GB"
 
 
-def test_nsys_ai_before_after_pair_warns_that_the_work_differs(shared: Path) -> None:
-    # nsys-ai's diff called this pair "improvement_likely, -29 %" without a warning; the two captures
-    # hold different amounts of work (4,010 vs 3,587 kernels over the files).
+def test_nsys_ai_before_after_pair_says_the_work_is_unknown_with_the_kernel_counts(shared: Path) -> None:
+    # nsys-ai's diff called this pair "improvement_likely, -29 %" without a warning. The captures hold
+    # 4,010 and 3,587 kernels and no step marker: gpuopt cannot tell fewer steps from a fusion, and says
+    # that each capture is assumed to hold the same work, with the counts.
     nsys = shared / "public" / "nsys"
     result = profile.diff_files([nsys / "mfu_2gpu_before.sqlite"], [nsys / "mfu_2gpu_after.sqlite"])
-    comp = result.comparability
-    assert (result.baseline[0].events, result.candidate[0].events) == (4010, 3587)
-    assert comp.work_key is not None and "bfloat16_copy_kernel_cuda" in comp.work_key
-    assert (comp.work_baseline, comp.work_candidate) == ([1289], [1140])
-    warning = next(w for w in result.warnings if w.code == "work_differs")
-    assert "[1289]" in warning.message and "[1140]" in warning.message
+    work = result.comparability.work
+    assert (result.baseline[0].kernels, result.candidate[0].kernels) == (4010, 3587)
+    assert (work.source, work.steps_baseline, work.per_step) == ("unknown", [None], False)
+    warning = next(w for w in result.warnings if w.code == "work_unknown")
+    assert "baseline [4010], candidate [3587]" in warning.message
+    assert not [w for w in result.warnings if w.code == "work_differs"]
     # Run identities (session UUID, duration) are not capture settings: no capture_options warning.
     assert not [w for w in result.warnings if w.code == "capture_options_differs"]
 
 
-def test_nvtx_marker_counts_the_work_and_op_ids_are_stripped(shared: Path) -> None:
+@pytest.mark.parametrize("marker", [":aten::copy_", "aten::copy_"])
+def test_nvtx_marker_counts_the_steps_and_op_ids_are_stripped(shared: Path, marker: str) -> None:
     nsys = shared / "public" / "nsys"
     before, after = nsys / "mfu_2gpu_before.sqlite", nsys / "mfu_2gpu_after.sqlite"
-    result = profile.diff_files([before], [after], by="nvtx", marker=":aten::copy_")
-    comp = result.comparability
-    assert (comp.work_key, comp.work_baseline, comp.work_candidate) == (":aten::copy_", [2840], [2524])
-    assert result.baseline[0].marker_count == 2840
+    result = profile.diff_files([before], [after], by="nvtx", marker=marker)
+    work = result.comparability.work
+    assert (work.source, work.step_range) == ("marker", ":aten::copy_")
+    assert (work.steps_baseline, work.steps_candidate, work.per_step) == ([2840], [2524], True)
+    assert result.baseline[0].steps == 2840
+    assert result.baseline[0].kernels_per_step == pytest.approx(4010 / 2840)
+    assert result.method.values == "time per step (step counts differ)"
+    assert any(w.code == "steps_differ" for w in result.warnings)
     row = result.table.filter(pl.col("key") == ":FlashAttnFunc").row(0, named=True)
     assert (row["baseline_count"], row["candidate_count"]) == (67, 60)
     # 18,499 distinct raw ranges ("…, op_id = 999599") collapse to a few hundred keys.
@@ -137,11 +145,14 @@ def _resampled(instances: pl.DataFrame, rng: np.random.Generator, slower: dict[s
         driver=None,
         tool="nsys",
         options={},
+        cuda_graph_trace=None,
         keys=table.height,
         events=int(table["count"].sum()),
         total_ns=int(table["total_ns"].sum()),
-        marker_count=None,
-        work_key_count=0,
+        kernels=int(table["count"].sum()),
+        kernel_time_ns=int(table["total_ns"].sum()),
+        steps=None,
+        kernels_per_step=None,
     )
     return Capture(facts, table, pl.DataFrame(schema={"name": pl.String, "count": pl.Int64}))
 
@@ -152,7 +163,7 @@ def test_a_changed_kernel_is_flagged_with_a_ci_excluding_zero(eager: Path) -> No
     rng = np.random.default_rng(15)
     base = [_resampled(instances, rng, {}) for _ in range(5)]
     cand = [_resampled(instances, rng, {heaviest: 0.6}) for _ in range(5)]
-    result = profile.diff(base, cand, resamples=4000, seed=3)
+    result = profile.diff(base, cand)
     row = result.table.filter(
         pl.col("key")
         == normalise(pl.DataFrame({"key": [heaviest], "count": [1], "total_ns": [0.0]}), "kernel")["key"][0]
@@ -168,21 +179,23 @@ def test_aa_false_discoveries_stay_at_the_declared_share(shared: Path) -> None:
     instances = _instances(shared / "public" / "nsys" / "h100_2gpu_1s.sqlite")
     rng = np.random.default_rng(2026)
     any_flag = 0
-    for run in range(120):
+    for _ in range(120):
         base = [_resampled(instances, rng, {}) for _ in range(5)]
         cand = [_resampled(instances, rng, {}) for _ in range(5)]
-        result = profile.diff(base, cand, resamples=200, seed=run)
+        result = profile.diff(base, cand)
         any_flag += result.counts.flagged > 0
+        outside = (result.table["ci_low_ns"] > 0) | (result.table["ci_high_ns"] < 0)
+        assert (outside == result.table["flagged"]).all()
     # Binomial(120, 0.05) exceeds 12 with probability < 1 %.
     assert any_flag <= 12, any_flag
 
 
 def test_paired_needs_equal_counts_and_changes_the_method(eager: Path) -> None:
     base, cand = _steps(eager, [1, 2]), _steps(eager, [3, 4])
-    paired = profile.diff(base, cand, paired=True, resamples=500)
+    paired = profile.diff(base, cand, paired=True)
     assert paired.method.pairing == "paired"
     with pytest.raises(InputError) as err:
-        profile.diff(base, _steps(eager, [3]) + cand, paired=True, resamples=500)
+        profile.diff(base, _steps(eager, [0]) + cand, paired=True)
     assert err.value.code == "profile_pairs_unequal"
 
 
@@ -203,18 +216,25 @@ def test_nvtx_keys_drop_per_op_ids() -> None:
     assert spaced["key"].to_list() == ["void k<int, float>()"]
 
 
-def test_cli_json_envelope_and_human_output(eager: Path) -> None:
-    args = ["profile", "diff", "--baseline", str(eager), "--candidate", str(eager), "--resamples", "200"]
+def test_cli_json_envelope_and_human_output(shared: Path) -> None:
+    a, b = (shared / "gpuopt/h200/softmax/nsys" / f"sm_original_{s}_1.sqlite" for s in "ab")
+    args = ["profile", "diff", "--baseline", str(a), "--candidate", str(b), "--marker", "measure"]
     run = gpuopt(*args, "--json")
     assert run.code == 0, run.stderr
     data = run.json()["data"]
-    assert run.json()["schema"] == "gpuopt.profile.diff/v1"
+    assert run.json()["schema"] == "gpuopt.profile.diff/v2"
     assert data["method"]["uncertainty"] == NO_UNCERTAINTY
     assert data["counts"]["flagged"] == 0 and data["counts"]["keys"] == data["table"]["total_rows"]
-    assert all(row["change_ns"] == 0 for row in data["table"]["rows"])
-    assert [f["same"] for f in data["comparability"]["facts"]] == [True, True, True, True]
+    assert [f["same"] for f in data["comparability"]["facts"]] == [True] * 5
+    assert [t["name"] for t in data["totals"]] == ["kernel time", "kernel time per step"]
+    whole = data["totals"][0]
+    assert whole["baseline"] == [sum(r["baseline_mean_ns"] for r in data["table"]["rows"])]
+    assert whole["ci_low_ns"] is None and whole["p_value"] is None
     human = gpuopt(*args)
     assert human.code == 0 and NO_UNCERTAINTY in human.stdout and "Comparability" in human.stdout
+    assert (
+        "kernel time per step" in human.stdout and "steps             :measure: baseline [2]" in human.stdout
+    )
 
 
 @pytest.mark.parametrize(
@@ -223,7 +243,13 @@ def test_cli_json_envelope_and_human_output(eager: Path) -> None:
         (["--baseline", "{eager}", "--candidate", "{torch}"], "profile_kinds_mixed"),
         (["--baseline", "{eager}", "--candidate", "{mock}"], "profile_gpus_differ"),
         (["--baseline", "{eager}", "--candidate", "/nonexistent.sqlite"], "file_not_found"),
-        (["--baseline", "{eager}", "--candidate", "{eager}", "--by", "op"], "profile_dimension_unavailable"),
+        (["--baseline", "{eager}", "--candidate", "{other}", "--by", "op"], "profile_dimension_unavailable"),
+        (["--baseline", "{eager}", "--candidate", "{eager}"], "profile_captures_duplicate"),
+        (
+            ["--baseline", "{eager}", "--baseline", "{eager}", "--candidate", "{other}"],
+            "profile_captures_duplicate",
+        ),
+        (["--baseline", "{eager}", "--candidate", "{other}", "--marker", "stepp_1"], "name_unknown"),
         (["--baseline", "{readme}", "--candidate", "{eager}"], "profile_kind_unknown"),
     ],
 )
@@ -232,6 +258,7 @@ def test_bad_input_is_a_typed_error(shared: Path, eager: Path, args: list[str], 
         "eager": eager,
         "torch": shared / "public" / "torch" / "hta_trace_diff_test_test.json.gz",
         "mock": shared / "public" / "nsys" / "mock.sqlite",
+        "other": shared / "gpuopt/h200/softmax/nsys/sm_original_a_1.sqlite",
         "readme": shared / "README.md",
     }
     run = gpuopt("profile", "diff", *[a.format(**paths) for a in args], "--json")
@@ -266,11 +293,10 @@ def test_torch_dimensions_read_the_torch_trace_tables(
     from gpuopt import torch_trace
 
     path = shared / "h200" / "torch" / "eager_trace.json"
-    result = profile.diff_files([path], [path], by=by)  # type: ignore[arg-type]
-    facts = result.baseline[0]
+    facts = load(path, by).facts  # type: ignore[arg-type]
     assert (facts.keys, facts.events, facts.total_ns) == (keys, events, total_ns)
     assert (facts.gpus, facts.driver) == (["NVIDIA H200"], "13000")
-    assert result.table["change_ns"].to_list() == [0.0] * keys
+    assert (facts.kernels, facts.kernel_time_ns) == (66, 2776630)  # every kernel, whatever the key
     if by == "kernel":
         kernels = torch_trace.open(path).kernels()
         assert (kernels["count"].sum(), kernels["total_ns"].sum()) == (events, total_ns)
@@ -305,3 +331,60 @@ def test_launch_line_is_not_a_capture_setting_but_the_trace_set_is(eager: Path, 
     warning = next(w for w in warnings if w.code == "capture_options_differs")
     assert "PROCESS_0:COLLECT_NVTX_TRACE: ['true', 'false']" in warning.message
     assert "ARGUMENT_0" not in warning.message and "WORKING_DIR" not in warning.message
+
+
+def test_a_byte_identical_copy_is_refused_naming_both_files(shared: Path, tmp_path: Path) -> None:
+    folder = shared / "gpuopt/h200/softmax/torch"
+    a1, a2 = folder / "sm_original_a_1.json.gz", folder / "sm_original_a_2.json.gz"
+    copy = tmp_path / "copy.json.gz"
+    copy.write_bytes(a1.read_bytes())
+    with pytest.raises(InputError) as err:
+        profile.diff_files([a1, a2], [copy, folder / "sm_original_b_1.json.gz"])
+    assert err.value.code == "profile_captures_duplicate"
+    assert str(a1) in str(err.value) and str(copy) in str(err.value) and "byte-identical" in str(err.value)
+
+
+def test_eager_against_cuda_graph_replays_keeps_the_graph_time_and_names_the_trace_modes(
+    shared: Path,
+) -> None:
+    # One capture a side: the eager decode (12 steps, kernels one by one) and the torch.compile decode
+    # (12 steps, each one CUDA graph execution in a graph-level trace). `decode_step` finds ':decode_step'.
+    eager = shared / "gpuopt/h200/decode/decode_eager.sqlite"
+    graph = shared / "h200/graphs/graph_graph.sqlite"
+    result = profile.diff_files([eager], [graph], marker="decode_step")
+    work = result.comparability.work
+    assert (work.step_range, work.steps_baseline, work.steps_candidate) == (":decode_step", [12], [12])
+    row = result.table.filter(pl.col("key") == "[CUDA graph 4 exec 5]").row(0, named=True)
+    assert (row["status"], row["candidate_count"], row["candidate_mean_ns"]) == ("new", 12, 2429967)
+    cand = result.candidate[0]
+    assert cand.cuda_graph_trace == "graph" and result.baseline[0].cuda_graph_trace is None
+    # Kernel time: 148 kernels (596,251 ns) and 12 graph executions (2,429,967 ns).
+    assert (cand.kernels, cand.kernel_time_ns) == (160, 596251 + 2429967)
+    assert result.totals[0].candidate == [596251 + 2429967]
+    assert result.totals[1].candidate == [pytest.approx((596251 + 2429967) / 12)]
+    warning = next(w for w in result.warnings if w.code == "cuda_graph_trace_differs")
+    assert "cudaGraphLaunch" in warning.message
+    assert not [w for w in result.warnings if w.code in ("work_differs", "work_unknown")]
+
+
+def test_flags_and_intervals_agree_on_real_captures_and_totals_have_their_own_level(shared: Path) -> None:
+    folder = shared / "gpuopt/h200/softmax/nsys"
+    base = [folder / f"sm_original_a_{i}.sqlite" for i in (1, 2, 3)]
+    fast = [folder / f"sm_faster_{i}.sqlite" for i in (1, 2, 3)]
+    result = profile.diff_files(base, fast, paired=True, marker="measure")
+    table = result.table
+    outside = (table["ci_low_ns"] > 0) | (table["ci_high_ns"] < 0)
+    assert (outside == table["flagged"]).all() and result.counts.flagged == 6
+    assert result.method.key_ci_level == pytest.approx(1 - 6 * 0.05 / 6)
+    whole = result.totals[0]
+    assert whole.ci_level == pytest.approx(0.95) and whole.ci_high_pct is not None and whole.ci_high_pct < -99
+
+
+def test_a_marker_that_matches_nothing_lists_the_closest_names(shared: Path) -> None:
+    folder = shared / "gpuopt/h200/softmax/nsys"
+    with pytest.raises(InputError) as err:
+        profile.diff_files(
+            [folder / "sm_original_a_1.sqlite"], [folder / "sm_original_b_1.sqlite"], marker="mesure"
+        )
+    assert err.value.code == "name_unknown" and err.value.observed is not None
+    assert err.value.observed.split(", ")[0] == ":measure"

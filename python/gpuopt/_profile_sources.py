@@ -30,8 +30,9 @@ PROFILER_STEP = (r"^ProfilerStep#\d+$", "ProfilerStep#*")
 @dataclass(frozen=True)
 class Capture:
     """One capture, reduced to what a diff needs: ``table`` has columns key, count, total_ns (one row per
-    normalised key); ``ranges`` has name, count (NVTX ranges, for ``--marker``; empty when the kind has
-    none)."""
+    normalised key); ``ranges`` has name, count (NVTX / record_function ranges, for ``--marker`` and
+    ProfilerStep; empty when the kind has none). ``facts.kernels`` and ``facts.kernel_time_ns`` cover
+    every kernel of the capture (and the graph executions of a graph-level nsys trace), whatever ``by``."""
 
     facts: CaptureFacts
     table: pl.DataFrame
@@ -105,12 +106,15 @@ def _facts(
     path: Path,
     kind: ProfileKind,
     table: pl.DataFrame,
+    kernels: pl.DataFrame,
     *,
     gpus: list[str],
     driver: str | None,
     tool: str | None,
     options: dict[str, str],
+    trace_mode: str | None = None,
 ) -> CaptureFacts:
+    """``kernels``: count, total_ns of every kernel (and graph execution) of the capture."""
     return CaptureFacts(
         path=str(path),
         kind=kind,
@@ -118,11 +122,14 @@ def _facts(
         driver=driver,
         tool=tool,
         options=options,
+        cuda_graph_trace=trace_mode,
         keys=table.height,
         events=int(table["count"].sum()),
         total_ns=int(table["total_ns"].sum()),
-        marker_count=None,
-        work_key_count=0,
+        kernels=int(kernels["count"].sum()),
+        kernel_time_ns=int(kernels["total_ns"].sum()),
+        steps=None,
+        kernels_per_step=None,
     )
 
 
@@ -154,8 +161,24 @@ def _nsys(path: Path, by: Dimension, nvtx: str | None) -> Capture:
     from gpuopt import nsys
 
     report = nsys.open(path)
+    graphs = report.graphs(nvtx=nvtx)
+    # A graph-level trace records each graph execution as one row, not its kernels: they are keys of
+    # their own (named as `gpuopt nsys` operations name them), so no GPU time is left out.
+    executions = pl.DataFrame(
+        [
+            (f"[CUDA graph {g.graph_id} exec {g.graph_exec_id}]", g.gpu_ns.count, g.gpu_ns.total_ns)
+            for g in graphs.graphs
+            if graphs.trace_mode == "graph"
+        ],
+        schema={"key": pl.String, "count": pl.Int64, "total_ns": pl.Int64},
+        orient="row",
+    )
+    kernels = report.kernels(nvtx=nvtx).select(
+        key="name", count=pl.col("instances").cast(pl.Int64), total_ns="total_time_ns"
+    )
+    kernels = pl.concat([kernels, executions], how="vertical_relaxed")
     if by == "kernel":
-        raw = report.kernels(nvtx=nvtx).select(key="name", count="instances", total_ns="total_time_ns")
+        raw = kernels
     elif by == "nvtx":
         raw = report.nvtx(nvtx=nvtx).select(key="range", count="instances", total_ns="kernel_inclusive_ns")
     elif by == "memcpy":
@@ -170,10 +193,12 @@ def _nsys(path: Path, by: Dimension, nvtx: str | None) -> Capture:
         path,
         "nsys",
         table,
+        kernels,
         gpus=sorted({g.name for g in info.gpus if g.name}),
         driver=_nsys_driver(report.path),
         tool=f"nsys {info.export.product_version or 'unknown'} (export schema {info.export.schema_version})",
         options=options,
+        trace_mode=None if graphs.trace_mode == "none" else graphs.trace_mode,
     )
     return Capture(facts, table, ranges.with_columns(pl.col("count").cast(pl.Int64)))
 
@@ -198,10 +223,12 @@ def _torch(path: Path, by: Dimension) -> Capture:
     drivers = sorted({str(h.cuda_driver_version) for h in headers if h.cuda_driver_version is not None})
     schemas = sorted({f"{h.schema_version}/cupti {h.cupti_version}" for h in headers})
     options = {"record_shapes": ",".join(sorted({str(h.record_shapes) for h in headers}))}
+    kernels = trace.kernels().select("count", "total_ns")
     facts = _facts(
         path,
         "torch",
         table,
+        kernels,
         gpus=sorted({d.name for h in headers for d in h.devices if d.name}),
         driver=",".join(drivers) or None,
         tool=f"kineto schema {', '.join(schemas)}",
@@ -231,6 +258,7 @@ def _ncu(path: Path, by: Dimension) -> Capture:
     facts = _facts(
         path,
         "ncu",
+        table,
         table,
         gpus=sorted(set(info.devices)),
         driver=None,

@@ -5,11 +5,14 @@
     result.table          # polars: key, status, counts, totals, change, CI, p, q, flagged
     result.data.comparability, result.data.warnings
 
-Per key and capture the value is the key's total time in that capture (0 when absent). The effect is the
-mean over candidate captures minus the mean over baseline captures. With k ≥ 2 per side: a percentile
-bootstrap CI over captures (paired when ``paired=True``: the lists are pairs in capture order), a t-test
-p-value, and Benjamini-Hochberg q-values over keys; ``flagged`` keys have q ≤ ``fdr``. With k = 1 per side
-there is no CI: "one capture per side: no uncertainty". The engine is Rust (``rust/src/profile``).
+Per key and capture the value is the key's total time in that capture (0 when absent), or its time per step
+when the captures hold different numbers of steps. The effect is the mean over candidate captures minus the
+mean over baseline captures. With k ≥ 2 per side: a t-test p-value (Welch, or paired when ``paired=True``:
+the lists are pairs in capture order), Benjamini-Hochberg q-values over keys (``flagged`` keys have
+q ≤ ``fdr``), and t intervals at the level the flags imply (false-coverage-rate adjusted), so a flagged key's
+interval excludes 0 and an unflagged key's does not. ``result.totals`` compares the whole kernel time (and
+per step). With k = 1 per side there is no CI: "one capture per side: no uncertainty". The engine is Rust
+(``rust/src/profile``); references/profile-diff.md has the method and its measured coverage.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from gpuopt import _native
 from gpuopt._profile_sources import Capture, detect_kind, load
@@ -33,10 +36,13 @@ from gpuopt.models.profile import (
     ComparabilityFact,
     DiffCounts,
     DiffMethod,
+    DiffTotal,
     DiffWarning,
     Dimension,
     ProfileKind,
+    Work,
 )
+from gpuopt.names import matches, resolve
 
 if TYPE_CHECKING:
     import polars as pl
@@ -55,6 +61,7 @@ class DiffResult:
     comparability: Comparability
     method: DiffMethod
     counts: DiffCounts
+    totals: list[DiffTotal]
     warnings: list[DiffWarning]
     table: pl.DataFrame
 
@@ -106,30 +113,35 @@ def _matrix(long: pl.DataFrame, keys: pl.DataFrame, side: str, k: int, value: st
     return keys.join(wide, on="key", how="left").select(pl.col(names).cast(pl.Float64).fill_null(0.0))
 
 
-def _work(
-    baseline: Sequence[Capture], candidate: Sequence[Capture], long: pl.DataFrame, marker: str | None
-) -> tuple[str | None, list[int], list[int]]:
-    """The work key and its instances per capture: the --marker range, else the baseline's most
-    frequent key."""
+def _work(baseline: Sequence[Capture], candidate: Sequence[Capture], marker: str | None) -> Work:
+    """Steps per capture: instances of the --marker range (matched by :mod:`gpuopt.names`; a name that
+    matches no range is an error), else of ProfilerStep#N, else unknown."""
     import polars as pl
 
+    captures = [*baseline, *candidate]
+    names = {str(n) for c in captures for n in c.ranges["name"].to_list()}
     if marker is not None:
+        wanted = resolve(marker, names, option="--marker", what="NVTX range")
+        source: Literal["marker", "profiler_step", "unknown"] = "marker"
+    else:
+        wanted = [n for n in names if matches("ProfilerStep", n)]
+        source = "profiler_step" if wanted else "unknown"
 
-        def count(c: Capture) -> int:
-            hits = c.ranges.filter(pl.col("name") == marker)["count"]
-            return int(hits.sum()) if hits.len() else 0
+    def steps(c: Capture) -> int | None:
+        if not wanted:
+            return None
+        return int(c.ranges.filter(pl.col("name").is_in(wanted))["count"].sum())
 
-        return marker, [count(c) for c in baseline], [count(c) for c in candidate]
-    totals = long.filter(pl.col("side") == "baseline").group_by("key").agg(pl.col("count").sum())
-    if totals.is_empty():
-        return None, [], []
-    key = str(totals.sort(["count", "key"], descending=[True, False])["key"][0])
-
-    def instances(c: Capture) -> int:
-        hits = c.table.filter(pl.col("key") == key)["count"]
-        return int(hits.sum()) if hits.len() else 0
-
-    return key, [instances(c) for c in baseline], [instances(c) for c in candidate]
+    counts = [steps(c) for c in captures]
+    known = [n for n in counts if n is not None]
+    per_step = bool(known) and len(known) == len(counts) and min(known) > 0 and len(set(known)) > 1
+    return Work(
+        source=source,
+        step_range=", ".join(sorted(wanted)) or None,
+        steps_baseline=counts[: len(baseline)],
+        steps_candidate=counts[len(baseline) :],
+        per_step=per_step,
+    )
 
 
 #: Capture options that identify one run rather than how it was captured (never compared): the session's
@@ -161,8 +173,17 @@ def _fact(name: str, b: list[str | None], c: list[str | None]) -> ComparabilityF
     return ComparabilityFact(name=name, baseline=b, candidate=c, same=len(set(b) | set(c)) <= 1)
 
 
+#: What a difference in how CUDA graphs were traced does to the numbers (measured on the fixtures'
+#: graph_graph/graph_node exports and on the GPU host; references/profile-diff.md).
+_GRAPH_TRACE_NOTE = (
+    "node-level tracing lists each graph's kernels but inflates the host time of cudaGraphLaunch (about 4x "
+    "on an H100/H200 decode step); graph-level tracing shows one row per graph execution and hides its "
+    "kernels, so kernel keys differ between the sides for that reason alone"
+)
+
+
 def _comparability(
-    baseline: Sequence[Capture], candidate: Sequence[Capture], work: tuple[str | None, list[int], list[int]]
+    baseline: Sequence[Capture], candidate: Sequence[Capture], work: Work
 ) -> tuple[Comparability, list[DiffWarning]]:
     def values(side: Sequence[Capture], get: str) -> list[str | None]:
         out: list[str | None] = []
@@ -179,31 +200,121 @@ def _comparability(
         _fact("driver", values(baseline, "driver"), values(candidate, "driver")),
         _fact("tool", values(baseline, "tool"), values(candidate, "tool")),
         _fact("capture_options", options(baseline), options(candidate)),
+        _fact(
+            "cuda_graph_trace", values(baseline, "cuda_graph_trace"), values(candidate, "cuda_graph_trace")
+        ),
     ]
-    warnings = [
-        DiffWarning(
-            code=f"{f.name}_differs",
-            message=f"{f.name} differs between captures (baseline, then candidate captures): "
-            + (
-                _option_differences([*baseline, *candidate])
-                if f.name == "capture_options"
-                else f"baseline {f.baseline}, candidate {f.candidate}"
-            ),
-        )
-        for f in facts
-        if not f.same
-    ]
-    key, wb, wc = work
-    if key is not None and sorted(set(wb)) != sorted(set(wc)):
-        warnings.append(
+
+    def message(f: ComparabilityFact) -> str:
+        text = f"{f.name} differs between captures (baseline, then candidate captures): "
+        if f.name == "capture_options":
+            return text + _option_differences([*baseline, *candidate])
+        text += f"baseline {f.baseline}, candidate {f.candidate}"
+        return f"{text}; {_GRAPH_TRACE_NOTE}" if f.name == "cuda_graph_trace" else text
+
+    warnings = [DiffWarning(code=f"{f.name}_differs", message=message(f)) for f in facts if not f.same]
+    warnings.extend(_work_warnings(work, baseline, candidate))
+    return Comparability(facts=facts, work=work), warnings
+
+
+def _work_warnings(
+    work: Work, baseline: Sequence[Capture], candidate: Sequence[Capture]
+) -> list[DiffWarning]:
+    steps = [*work.steps_baseline, *work.steps_candidate]
+    if work.source == "unknown":
+        kb = [c.facts.kernels for c in baseline]
+        kc = [c.facts.kernels for c in candidate]
+        return [
+            DiffWarning(
+                code="work_unknown",
+                message="no --marker and no ProfilerStep ranges: each capture is assumed to hold the same "
+                f"work (give --marker RANGE to count steps); kernels per capture: baseline {kb}, "
+                f"candidate {kc} (fewer kernels can be the optimisation itself, e.g. a fusion)",
+            )
+        ]
+    if any(n == 0 for n in steps):
+        return [
             DiffWarning(
                 code="work_differs",
-                message=f"the amount of work differs: {key!r} has {wb} instances per baseline capture and "
-                f"{wc} per candidate capture; per-key totals compare different amounts of work",
+                message=f"{work.step_range!r} has no instance in some captures (baseline "
+                f"{work.steps_baseline}, candidate {work.steps_candidate} steps): values cannot be "
+                "normalised per step, and per-key totals compare different amounts of work",
+            )
+        ]
+    if work.per_step:
+        return [
+            DiffWarning(
+                code="steps_differ",
+                message=f"captures hold different numbers of {work.step_range!r} steps (baseline "
+                f"{work.steps_baseline}, candidate {work.steps_candidate}): per-key values are per step",
+            )
+        ]
+    return []
+
+
+@dataclass(frozen=True)
+class _Opts:
+    paired: bool
+    fdr: float
+    min_effect: float
+
+
+def _native_rows(
+    keys: list[str], b: pl.DataFrame, c: pl.DataFrame, opts: _Opts, family: Literal["keys", "each"]
+) -> pl.DataFrame:
+    """The engine's per-row statistics (rust/src/profile/diff.rs) of keys x captures matrices."""
+    from gpuopt._tables import to_polars
+
+    options = {"paired": opts.paired, "fdr": opts.fdr, "min_effect_pct": opts.min_effect, "family": family}
+    return to_polars(
+        _native.profile_diff_keys(
+            keys,
+            b.to_numpy().astype("<f8", order="C").tobytes(),
+            b.width,
+            c.to_numpy().astype("<f8", order="C").tobytes(),
+            c.width,
+            json.dumps(options).encode(),
+        )
+    )
+
+
+def _totals(
+    baseline: Sequence[Capture], candidate: Sequence[Capture], by: Dimension, work: Work, opts: _Opts
+) -> list[DiffTotal]:
+    """Whole kernel time per capture (copy time for memcpy keys, which are disjoint and sum), and per step
+    when every capture's steps are known, each compared as one quantity at level 1 - fdr."""
+    import polars as pl
+
+    def whole(c: Capture) -> float:
+        return float(c.table["total_ns"].sum()) if by == "memcpy" else float(c.facts.kernel_time_ns)
+
+    name = "copy time" if by == "memcpy" else "kernel time"
+    b = [whole(c) for c in baseline]
+    c = [whole(x) for x in candidate]
+    rows = [(name, b, c)]
+    steps_b, steps_c = work.steps_baseline, work.steps_candidate
+    if work.source != "unknown" and all(n for n in [*steps_b, *steps_c]):
+        per = [v / float(n or 1) for v, n in zip(b, steps_b, strict=True)]
+        per_c = [v / float(n or 1) for v, n in zip(c, steps_c, strict=True)]
+        rows.append((f"{name} per step", per, per_c))
+    stats = _native_rows(
+        [r[0] for r in rows],
+        pl.DataFrame([r[1] for r in rows], orient="row"),
+        pl.DataFrame([r[2] for r in rows], orient="row"),
+        opts,
+        "each",
+    )
+    out = []
+    for (label, vb, vc), row in zip(rows, stats.iter_rows(named=True), strict=True):
+        out.append(
+            DiffTotal(
+                name=label,
+                baseline=vb,
+                candidate=vc,
+                **{k: row[k] for k in DiffTotal.model_fields if k in row},
             )
         )
-    comparability = Comparability(facts=facts, work_key=key, work_baseline=wb, work_candidate=wc)
-    return comparability, warnings
+    return out
 
 
 def diff(
@@ -212,9 +323,6 @@ def diff(
     *,
     by: Dimension = "kernel",
     paired: bool = False,
-    confidence: float = 0.95,
-    resamples: int = 10_000,
-    seed: int = 0,
     fdr: float = 0.05,
     min_effect: float = 0.0,
     marker: str | None = None,
@@ -227,6 +335,7 @@ def diff(
     kind = _check_kinds([*baseline, *candidate])
     _check_gpus(baseline, candidate)
     kb, kc = len(baseline), len(candidate)
+    work = _work(baseline, candidate, marker)
     long = pl.concat([_long("baseline", baseline), _long("candidate", candidate)])
     keys = long.select("key").unique().sort("key")
     if keys.is_empty():
@@ -235,23 +344,20 @@ def diff(
         )
     matrices = {s: _matrix(long, keys, s, k, "total_ns") for s, k in (("baseline", kb), ("candidate", kc))}
     counts = {s: _matrix(long, keys, s, k, "count") for s, k in (("baseline", kb), ("candidate", kc))}
-    options = {"paired": paired, "confidence": confidence, "resamples": resamples, "seed": seed}
-    options |= {"fdr": fdr, "min_effect_pct": min_effect}
-    native = _native.profile_diff_keys(
-        keys["key"].to_list(),
-        matrices["baseline"].to_numpy().astype("<f8", order="C").tobytes(),
-        kb,
-        matrices["candidate"].to_numpy().astype("<f8", order="C").tobytes(),
-        kc,
-        json.dumps(options).encode(),
-    )
-    from gpuopt._tables import to_polars
-
-    stats = to_polars(native)
+    if work.per_step:
+        for side, steps in (("baseline", work.steps_baseline), ("candidate", work.steps_candidate)):
+            m = matrices[side]
+            matrices[side] = m.with_columns(
+                [pl.col(name) / float(n or 1) for name, n in zip(m.columns, steps, strict=True)]
+            )
+    opts = _Opts(paired=paired, fdr=fdr, min_effect=min_effect)
+    stats = _native_rows(keys["key"].to_list(), matrices["baseline"], matrices["candidate"], opts, "keys")
     b_count = counts["baseline"].mean_horizontal()
     c_count = counts["candidate"].mean_horizontal()
     b_present = counts["baseline"].sum_horizontal() > 0
     c_present = counts["candidate"].sum_horizontal() > 0
+    b_total = _matrix(long, keys, "baseline", kb, "total_ns").sum_horizontal()
+    c_total = _matrix(long, keys, "candidate", kc, "total_ns").sum_horizontal()
     table = (
         pl.DataFrame({"key": keys["key"], "baseline_count": b_count, "candidate_count": c_count})
         .with_columns(
@@ -263,8 +369,8 @@ def diff(
         )
         .hstack(stats)
         .with_columns(
-            baseline_per_instance_ns=pl.col("baseline_mean_ns") / pl.col("baseline_count"),
-            candidate_per_instance_ns=pl.col("candidate_mean_ns") / pl.col("candidate_count"),
+            baseline_per_instance_ns=b_total / counts["baseline"].sum_horizontal(),
+            candidate_per_instance_ns=c_total / counts["candidate"].sum_horizontal(),
         )
         .with_columns(pl.col(["baseline_per_instance_ns", "candidate_per_instance_ns"]).fill_nan(None))
         .sort(pl.col("change_ns").abs(), "key", descending=[True, False])
@@ -280,10 +386,9 @@ def diff(
         "candidate_per_instance_ns",
         *stats.columns[2:],
     )
-    work = _work(baseline, candidate, long, marker)
     comparability, warnings = _comparability(baseline, candidate, work)
-    facts_b = [_with_work(c.facts, i, work[1], marker) for i, c in enumerate(baseline)]
-    facts_c = [_with_work(c.facts, i, work[2], marker) for i, c in enumerate(candidate)]
+    facts_b = [_with_steps(c.facts, n) for c, n in zip(baseline, work.steps_baseline, strict=True)]
+    facts_c = [_with_steps(c.facts, n) for c, n in zip(candidate, work.steps_candidate, strict=True)]
     status = table["status"].value_counts()
     by_status = dict(zip(status["status"].to_list(), status["count"].to_list(), strict=True))
     if by_status.get("new", 0) or by_status.get("vanished", 0):
@@ -296,24 +401,28 @@ def diff(
                 message=f"{NO_UNCERTAINTY} ({kb} baseline, {kc} candidate captures; a CI needs ≥ 2 a side)",
             )
         )
+    tested = int(table["p_value"].is_not_null().sum())
+    flagged = int(table["flagged"].sum())
+    levels = table["ci_level"].drop_nulls()
     method = DiffMethod(
         pairing=("paired" if paired else "unpaired") if uncertain else "none",
         uncertainty=(
-            f"percentile bootstrap over captures ({'pairs resampled' if paired else 'each side resampled'}), "
-            f"{'paired' if paired else 'Welch'} t-test p-values"
+            f"{'paired' if paired else 'Welch'} t test of per-capture values; t intervals at the level "
+            "the flags imply, percent intervals by Fieller's method"
             if uncertain
             else NO_UNCERTAINTY
         ),
-        confidence=confidence,
-        resamples=resamples,
-        seed=seed,
+        values="time per step (step counts differ)" if work.per_step else "total time per capture",
         fdr=fdr,
+        key_ci_level=float(levels[0]) if levels.len() else None,
         min_effect_pct=min_effect,
         multiple_comparisons=(
-            f"Benjamini-Hochberg over {int(table['p_value'].is_not_null().sum())} tested keys: flagged keys "
-            f"have q ≤ {fdr:g}, so about {100 * fdr:g} % of flagged keys may be false discoveries; "
-            "per-key CIs are not adjusted"
-            if uncertain
+            f"Benjamini-Hochberg over {tested} tested keys: flagged keys have q ≤ {fdr:g}, so about "
+            f"{100 * fdr:g} % of flagged keys may be false discoveries; every key's interval is at level "
+            f"1 - max(R, 1)·{fdr:g}/m = {100 * float(levels[0]):.4g} % (R = {flagged} flagged, m = {tested} "
+            "tested: false-coverage-rate adjusted), so flagged keys' intervals exclude 0 and the others' "
+            "do not"
+            if uncertain and levels.len()
             else "none (no p-values without uncertainty)"
         ),
     )
@@ -322,27 +431,68 @@ def diff(
         both=by_status.get("both", 0),
         new=by_status.get("new", 0),
         vanished=by_status.get("vanished", 0),
-        tested=int(table["p_value"].is_not_null().sum()),
-        flagged=int(table["flagged"].sum()),
+        tested=tested,
+        flagged=flagged,
     )
-    return DiffResult(kind, by, facts_b, facts_c, comparability, method, diff_counts, warnings, table)
+    totals = _totals(baseline, candidate, by, work, opts)
+    return DiffResult(kind, by, facts_b, facts_c, comparability, method, diff_counts, totals, warnings, table)
 
 
-def _with_work(facts: CaptureFacts, i: int, work: list[int], marker: str | None) -> CaptureFacts:
-    count = work[i] if i < len(work) else 0
-    return facts.model_copy(update={"work_key_count": count, "marker_count": count if marker else None})
+def _with_steps(facts: CaptureFacts, steps: int | None) -> CaptureFacts:
+    per_step = facts.kernels / steps if steps else None
+    return facts.model_copy(update={"steps": steps, "kernels_per_step": per_step})
 
 
 def _one_side_warning(table: pl.DataFrame) -> DiffWarning:
     import polars as pl
 
-    new = table.filter(pl.col("status") == "new")["key"].to_list()
-    gone = table.filter(pl.col("status") == "vanished")["key"].to_list()
+    def short(name: str) -> str:
+        return name if len(name) <= 72 else f"{name[:40]}…{name[-31:]}"
+
+    new = [short(k) for k in table.filter(pl.col("status") == "new")["key"].to_list()]
+    gone = [short(k) for k in table.filter(pl.col("status") == "vanished")["key"].to_list()]
     return DiffWarning(
         code="keys_one_side",
         message=f"{len(new)} keys only in the candidate (e.g. {new[:3]}), {len(gone)} only in the baseline "
         f"(e.g. {gone[:3]}); their change is their whole time",
     )
+
+
+def _content(paths: Sequence[Path]) -> list[str]:
+    """A digest of each capture's bytes: the file's sha256 (gpuopt's identity, cached), or for a folder of
+    rank traces the sorted (name, sha256) of its files."""
+    from gpuopt.provenance import file_identity
+
+    out = []
+    for p in paths:
+        if p.is_dir():
+            files = sorted(f for f in p.rglob("*") if f.is_file())
+            out.append(json.dumps([(f.relative_to(p).as_posix(), file_identity(f).sha256) for f in files]))
+        else:
+            out.append(file_identity(p).sha256)
+    return out
+
+
+def _refuse_same_content(baseline: Sequence[Path], candidate: Sequence[Path]) -> None:
+    """The same file twice, or byte-identical copies, within or across the sides: a typed error naming
+    them."""
+    labelled = [("baseline", p) for p in baseline] + [("candidate", p) for p in candidate]
+    seen: dict[str, tuple[str, Path]] = {}
+    for (side, path), digest in zip(labelled, _content([p for _, p in labelled]), strict=True):
+        if digest in seen:
+            first_side, first = seen[digest]
+            same = first.resolve() == path.resolve()
+            raise InputError(
+                "profile_captures_duplicate",
+                f"{first} ({first_side}) and {path} ({side}) are "
+                + ("the same file" if same else "byte-identical copies")
+                + ": a capture compared with itself has no spread, and its p-values and intervals would "
+                "claim a certainty the data do not have",
+                path=str(path),
+                expected="distinct captures (each capture of its own run)",
+                observed=f"{first} = {path}",
+            )
+        seen[digest] = (side, path)
 
 
 def diff_files(
@@ -351,9 +501,6 @@ def diff_files(
     *,
     by: Dimension = "kernel",
     paired: bool = False,
-    confidence: float = 0.95,
-    resamples: int = 10_000,
-    seed: int = 0,
     fdr: float = 0.05,
     min_effect: float = 0.0,
     marker: str | None = None,
@@ -371,6 +518,7 @@ def diff_files(
             expected="every capture of one kind (nsys, torch or ncu)",
             observed=", ".join(sorted(set(kinds.values()))),
         )
+    _refuse_same_content([Path(p) for p in baseline], [Path(p) for p in candidate])
     # Each file is read by a native engine that releases the GIL: read them side by side.
     with ThreadPoolExecutor(max_workers=max(1, min(len(paths), len(os.sched_getaffinity(0))))) as pool:
         captures = list(pool.map(lambda p: load(p, by, nvtx=nvtx), paths))
@@ -379,9 +527,6 @@ def diff_files(
         captures[len(baseline) :],
         by=by,
         paired=paired,
-        confidence=confidence,
-        resamples=resamples,
-        seed=seed,
         fdr=fdr,
         min_effect=min_effect,
         marker=marker,

@@ -89,7 +89,7 @@ _DATA_MODEL_PATHS: dict[str, str | None] = {
     "gpuopt.map.account/v1": "gpuopt.models.map:MapAccountData",
     "gpuopt.nsys.graphs/v1": "gpuopt.models.nsys:NsysGraphsData",
     "gpuopt.html-report/v1": "gpuopt.models.html:HtmlReportData",
-    "gpuopt.profile.diff/v1": "gpuopt.models.profile:ProfileDiffData",
+    "gpuopt.profile.diff/v2": "gpuopt.models.profile:ProfileDiffData",
     "gpuopt.capture/v1": "gpuopt.models.evaluation.capture:CaptureData",
     "gpuopt.skill.show/v1": "gpuopt.models.agent:SkillShown",
     "gpuopt.skill.install/v1": "gpuopt.models.agent:SkillInstalled",

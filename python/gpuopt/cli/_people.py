@@ -154,7 +154,11 @@ def _fit(
     natural = {c: max([len(label(c)), *(len(v) for v in cells[c])]) for c in columns}
     want = {c: min(natural[c], _MIN_TEXT) if c in text else natural[c] for c in columns}
     # The first text column (the name) is a key column: it is placed first, shown last.
-    keys = [c for c in columns if c in text and ("name" in c or "function" in c or c in ("op", "kernel"))]
+    keys = [
+        c
+        for c in columns
+        if c in text and ("name" in c or "function" in c or c in ("op", "kernel", "key", "range"))
+    ]
     first_text = (keys or [c for c in columns if c in text])[:1]
     picked: set[str] = set()
     used = 0

@@ -23,19 +23,21 @@ def profile() -> None:
     """Profiles: compare captures of a baseline and a candidate key by key."""
 
 
+def _pct(low: float | None, high: float | None) -> str:
+    return "—" if low is None or high is None else f"[{low:+.2f} %, {high:+.2f} %]"
+
+
 def _render(d: ProfileDiffData) -> str:
     b, c = d.baseline, d.candidate
+    m = d.method
     head = section(
         f"Profile diff ({d.kind}, by {d.by})",
         [
             ("baseline", f"{d.k_baseline} captures: {', '.join(x.path for x in b)}"),
             ("candidate", f"{d.k_candidate} captures: {', '.join(x.path for x in c)}"),
-            ("uncertainty", d.method.uncertainty),
-            (
-                "confidence",
-                f"{100 * d.method.confidence:g} %, {d.method.resamples} resamples, seed {d.method.seed}",
-            ),
-            ("multiple comparisons", d.method.multiple_comparisons),
+            ("uncertainty", m.uncertainty),
+            ("values", m.values),
+            ("multiple comparisons", m.multiple_comparisons),
             (
                 "keys",
                 f"{d.counts.keys} ({d.counts.both} both sides, {d.counts.new} new, {d.counts.vanished} "
@@ -48,13 +50,37 @@ def _render(d: ProfileDiffData) -> str:
         (f.name, "same" if f.same else f"DIFFERS: baseline {f.baseline}, candidate {f.candidate}")
         for f in comp.facts
     ]
-    rows.append(
-        ("work", f"{comp.work_key!r}: baseline {comp.work_baseline}, candidate {comp.work_candidate}")
-    )
+    w = comp.work
+    if w.source == "unknown":
+        rows.append(("steps", "unknown (no --marker, no ProfilerStep ranges)"))
+    else:
+        rows.append(("steps", f"{w.step_range}: baseline {w.steps_baseline}, candidate {w.steps_candidate}"))
+    if all(f.kernels_per_step is not None for f in (*b, *c)):
+        per_b = [round(f.kernels_per_step or 0.0, 1) for f in b]
+        per_c = [round(f.kernels_per_step or 0.0, 1) for f in c]
+        rows.append(("kernels per step", f"baseline {per_b}, candidate {per_c}"))
     parts = [head, section("Comparability", rows)]
     if d.warnings:
         parts.append(section("Warnings", [(w.code, w.message) for w in d.warnings]))
     return "\n\n".join(parts)
+
+
+def _render_totals(d: ProfileDiffData) -> str:
+    from gpuopt.cli._render import table
+
+    rows = [
+        [
+            t.name,
+            f"{t.baseline_mean_ns / 1e6:.4f} ms",
+            f"{t.candidate_mean_ns / 1e6:.4f} ms",
+            "—" if t.change_pct is None else f"{t.change_pct:+.2f} %",
+            _pct(t.ci_low_pct, t.ci_high_pct),
+            "—" if t.ci_level is None else f"{100 * t.ci_level:g} %",
+        ]
+        for t in d.totals
+    ]
+    head = ["total", "baseline mean", "candidate mean", "change", "interval", "level"]
+    return "Totals (each its own test, not part of the key family)\n" + table(head, rows)
 
 
 @profile.command("diff")
@@ -96,7 +122,11 @@ def _render(d: ProfileDiffData) -> str:
 @click.option(
     "--paired", is_flag=True, help="Captures were interleaved in pairs: baseline i with candidate i."
 )
-@click.option("--marker", help="NVTX range whose instance count measures the work on each side.")
+@click.option(
+    "--marker",
+    help="The range that marks one step (NVTX or record_function; its text is enough: decode_step finds "
+    ":decode_step): its instances count the steps of each capture. Default: ProfilerStep#N when present.",
+)
 @click.option(
     "--cite",
     "cite",
@@ -110,15 +140,11 @@ def _render(d: ProfileDiffData) -> str:
     type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
     default=0.05,
     show_default=True,
-    help="Declared false-discovery rate of the flags (Benjamini-Hochberg over keys).",
+    help="Declared false-discovery rate of the flags (Benjamini-Hochberg over keys) and false-coverage "
+    "rate of the key intervals; the totals' intervals are at 1 - FDR.",
 )
-@click.option(
-    "--confidence", type=FiniteFloatRange(0, 1, min_open=True, max_open=True), default=0.95, show_default=True
-)
-@click.option("--resamples", type=click.IntRange(100, 1_000_000), default=10_000, show_default=True)
-@click.option("--seed", type=click.IntRange(0, 2**53 - 1), default=0, show_default=True)
 @table_options
-@command("gpuopt.profile.diff/v1")
+@command("gpuopt.profile.diff/v2")
 def diff(
     baseline: tuple[str, ...],
     candidate: tuple[str, ...],
@@ -130,24 +156,25 @@ def diff(
     cite: str | None,
     nvtx: str | None,
     fdr: float,
-    confidence: float,
-    resamples: int,
-    seed: int,
     limit: int,
     out: Path | None,
 ) -> Outcome:
     """Compare baseline and candidate captures key by key (nsys exports, Kineto traces or ncu reports).
 
-    Each --baseline/--candidate is one capture; all must be of one kind and one GPU model. Per key: mean
-    count and total time per capture on each side, per-instance time, the change (candidate - baseline,
-    ns and %), and with at least 2 captures a side a percentile bootstrap CI over captures (--paired:
-    the i-th baseline and candidate captures form a pair; automatic when both sides are cap: references
-    to one capture invocation, which interleaved them in pairs), a t-test p-value, and a Benjamini-Hochberg
-    q-value over keys; flagged = q <= --fdr and |change| >= --min-effect. One capture per side gives no
-    CI ("one capture per side: no uncertainty"). The comparability block lists GPU, driver, tool and
-    capture options of every capture and the amount of work (--marker range count, else the most
-    frequent key's count); any difference is a warning. Keys: kernel names with whitespace collapsed;
-    NVTX ranges without PyTorch's ", seq = N" / ", op_id = N" and with ProfilerStep#N as ProfilerStep#*.
+    Each --baseline/--candidate is one capture of its own run (the same file twice, or byte-identical
+    copies, are refused); all must be of one kind and one GPU model. Per key: mean count and time per
+    capture on each side, per-instance time, the change (candidate - baseline, ns and %), and with at
+    least 2 captures a side a t-test p-value (Welch; --paired: the i-th baseline and candidate captures
+    form a pair, automatic when both sides are cap: references to one capture invocation), a
+    Benjamini-Hochberg q-value over keys, and intervals at the level the flags imply (flagged = q <= --fdr
+    and |change| >= --min-effect; a flagged key's interval excludes 0, an unflagged key's does not). A
+    totals row compares the whole kernel time, and the time per step when steps are known (--marker, or
+    ProfilerStep#N). When captures hold different numbers of steps, per-key values are per step. One
+    capture per side gives no CI ("one capture per side: no uncertainty"). The comparability block lists
+    GPU, driver, tool, capture options and CUDA-graph trace mode of every capture; any difference is a
+    warning. Keys: kernel names with whitespace collapsed ([CUDA graph G exec E] for graph executions of a
+    graph-level nsys trace); NVTX ranges without PyTorch's ", seq = N" / ", op_id = N" and with
+    ProfilerStep#N as ProfilerStep#*.
 
     \b
     Examples:
@@ -168,9 +195,6 @@ def diff(
         cand.paths,
         by=by,  # type: ignore[arg-type]
         paired=paired or base.paired_with(cand),
-        confidence=confidence,
-        resamples=resamples,
-        seed=seed,
         fdr=fdr,
         min_effect=min_effect,
         marker=marker,
@@ -190,6 +214,7 @@ def diff(
         comparability=result.comparability,
         method=result.method,
         counts=result.counts,
+        totals=result.totals,
         warnings=result.warnings,
         table=table_data("keys", result.table, limit),
     )
@@ -200,24 +225,27 @@ def diff(
             root, cite, data, result.table.to_dicts(), list(baseline), list(candidate)
         )
         data = data.model_copy(update={"citation": recorded.id})
+    import polars as pl
+
+    interval = pl.format(
+        "[{}, {}] %",
+        pl.col("ci_low_pct").round(1).cast(pl.String),
+        pl.col("ci_high_pct").round(1).cast(pl.String),
+    ).alias("interval")
     shown = [
-        "key",
-        "status",
-        "baseline_count",
-        "candidate_count",
+        "change_pct",
+        interval,
+        "flagged",
         "baseline_mean_ns",
         "candidate_mean_ns",
-        "change_pct",
-        "ci_low_pct",
-        "ci_high_pct",
         "q_value",
-        "flagged",
+        "key",
     ]
 
     def render() -> str:
         cited = f"\n\nrecorded as {data.citation} (cited by {cite})" if data.citation else ""
         table = for_people(result.table, result.table.select(shown))
-        return f"{_render(data)}{cited}\n\n{render_frame(table, limit)}"
+        return f"{_render(data)}{cited}\n\n{render_frame(table, limit)}\n\n{_render_totals(data)}"
 
     inputs = [file_identity(p) for p in (*base.paths, *cand.paths) if p.is_file()]
     return Outcome(data=data, render=render, inputs=inputs)

@@ -33,21 +33,27 @@ _VALUES = {
 
 
 _KEYS = {
-    "key": "The normalised key: kernel name, NVTX range or op (see references/profile-diff.md)",
+    "key": "The normalised key: kernel name (or [CUDA graph G exec E] in a graph-level nsys trace), NVTX "
+    "range or op (see references/profile-diff.md)",
     "status": "both, new (candidate only) or vanished (baseline only)",
     "baseline_count": "Mean instances of the key per baseline capture",
     "candidate_count": "Mean instances of the key per candidate capture",
-    "baseline_mean_ns": "Mean over baseline captures of the key's total time (ns; 0 where absent)",
-    "candidate_mean_ns": "Mean over candidate captures of the key's total time (ns)",
-    "baseline_per_instance_ns": "baseline_mean_ns / baseline_count (ns)",
-    "candidate_per_instance_ns": "candidate_mean_ns / candidate_count (ns)",
+    "baseline_mean_ns": "Mean over baseline captures of the key's time per capture, or per step when "
+    "method.values says so (ns; 0 where absent)",
+    "candidate_mean_ns": "Mean over candidate captures of the key's time (ns; as baseline_mean_ns)",
+    "baseline_per_instance_ns": "Baseline total time / instances (ns)",
+    "candidate_per_instance_ns": "Candidate total time / instances (ns)",
     "change_ns": "candidate_mean_ns - baseline_mean_ns (ns)",
     "change_pct": "100 x (candidate_mean_ns / baseline_mean_ns - 1); null when the baseline mean is 0",
-    "ci_low_ns": "Lower end of the percentile-bootstrap CI of change_ns over captures (ns; k >= 2 per side)",
-    "ci_high_ns": "Upper end of that CI (ns)",
-    "ci_low_pct": "Lower end of the CI of change_pct (only when every baseline capture holds the key)",
-    "ci_high_pct": "Upper end of the CI of change_pct",
-    "p_value": "Welch's t test on per-capture totals (paired t test with --paired)",
+    "ci_low_ns": "Lower end of the t interval of change_ns (Welch, or paired) at ci_level (ns; k >= 2 "
+    "per side)",
+    "ci_high_ns": "Upper end of that interval (ns)",
+    "ci_low_pct": "Lower end of the interval of change_pct (Fieller's, same t and level; null when the "
+    "baseline mean is not distinguishable from 0)",
+    "ci_high_pct": "Upper end of the interval of change_pct",
+    "ci_level": "Two-sided level of the row's intervals: 1 - max(R, 1) x fdr / m (false-coverage-rate "
+    "adjusted; R flagged of m tested keys), so flagged rows exclude 0 and others do not",
+    "p_value": "Welch's t test on per-capture values (paired t test with --paired)",
     "q_value": "Benjamini-Hochberg adjusted p-value over every tested key",
     "flagged": "q_value <= --fdr and |change_pct| >= --min-effect",
 }

@@ -26,11 +26,26 @@ class CaptureFacts(Model):
     driver: str | None = Field(description="CUDA driver version the capture records")
     tool: str | None = Field(description="Profiler and version, e.g. 'nsys 2025.3.2.0'")
     options: dict[str, str] = Field(description="Capture options the capture records")
+    cuda_graph_trace: str | None = Field(
+        description="nsys: how CUDA graphs were traced: graph (one row per graph execution, its kernels "
+        "hidden), node (every kernel, graph launch calls' host time inflated), graph+node; null: no graph "
+        "trace rows or not nsys"
+    )
     keys: int = Field(description="Distinct keys of the chosen dimension")
     events: int = Field(description="Instances over every key of the chosen dimension")
-    total_ns: int = Field(description="Time over every key of the chosen dimension")
-    marker_count: int | None = Field(description="Instances of the --marker NVTX range (null: not asked)")
-    work_key_count: int = Field(description="Instances of the work key (see Comparability.work_key)")
+    total_ns: int = Field(
+        description="Time over every key of the chosen dimension (ns; nested keys such as ops and NVTX "
+        "ranges count their nested time again)"
+    )
+    kernels: int = Field(
+        description="Kernels in the capture (graph executions of a graph-level trace count one each)"
+    )
+    kernel_time_ns: int = Field(description="Summed duration of those kernels and graph executions (ns)")
+    steps: int | None = Field(
+        description="Steps in the capture: instances of the --marker range, else of ProfilerStep#N "
+        "(null: unknown)"
+    )
+    kernels_per_step: float | None = Field(description="kernels / steps (null when steps are unknown)")
 
 
 class ComparabilityFact(Model):
@@ -42,16 +57,28 @@ class ComparabilityFact(Model):
     same: bool = Field(description="True when every capture agrees")
 
 
+class Work(Model):
+    """The amount of work in each capture, as steps; per-key values are compared per step when the step
+    counts differ."""
+
+    source: Literal["marker", "profiler_step", "unknown"] = Field(
+        description="What counts steps: the --marker range, PyTorch's ProfilerStep#N ranges, or nothing "
+        "(then each capture is assumed to hold the same work)"
+    )
+    step_range: str | None = Field(description="The range name that was counted (as the captures name it)")
+    steps_baseline: list[int | None] = Field(description="Steps in each baseline capture")
+    steps_candidate: list[int | None] = Field(description="Steps in each candidate capture")
+    per_step: bool = Field(
+        description="True when per-key values were divided by each capture's step count (step counts "
+        "differ between captures); else they are totals per capture"
+    )
+
+
 class Comparability(Model):
     facts: list[ComparabilityFact] = Field(
         description="Facts that must agree for the captures to be comparable"
     )
-    work_key: str | None = Field(
-        description="The key whose instance count measures the amount of work: the --marker range, "
-        "else the most frequent key of the baseline"
-    )
-    work_baseline: list[int] = Field(description="Its instances per baseline capture")
-    work_candidate: list[int] = Field(description="Its instances per candidate capture")
+    work: Work = Field(description="Steps per capture, and whether values were normalised per step")
 
 
 class DiffWarning(Model):
@@ -62,12 +89,37 @@ class DiffWarning(Model):
 class DiffMethod(Model):
     pairing: Pairing = Field(description="paired (--paired), unpaired, or none (one capture on a side)")
     uncertainty: str = Field(description="How the CIs were made, or 'one capture per side: no uncertainty'")
-    confidence: float = Field(description="Confidence level of the CIs")
-    resamples: int = Field(description="Bootstrap resamples")
-    seed: int = Field(description="Seed of the bootstrap streams")
-    fdr: float = Field(description="The declared false-discovery rate of the flags (Benjamini-Hochberg)")
+    values: str = Field(
+        description="What one per-capture value of a key is: its total, or its total per step"
+    )
+    fdr: float = Field(
+        description="The declared false-discovery rate of the flags (Benjamini-Hochberg) and the "
+        "false-coverage rate of the per-key intervals"
+    )
+    key_ci_level: float | None = Field(
+        description="Two-sided level of every per-key interval: 1 - max(R, 1) * fdr / m for R flagged "
+        "among m tested keys (null without uncertainty)"
+    )
     min_effect_pct: float = Field(description="|change_pct| a key needs to be flagged (%)")
     multiple_comparisons: str = Field(description="The correction over keys, in words")
+
+
+class DiffTotal(Model):
+    """The whole GPU time of each capture (or per step) compared as one quantity, at level 1 - fdr."""
+
+    name: str = Field(description="What is totalled, e.g. 'kernel time' or 'kernel time per step'")
+    baseline: list[float] = Field(description="Its value in each baseline capture (ns)")
+    candidate: list[float] = Field(description="Its value in each candidate capture (ns)")
+    baseline_mean_ns: float = Field(description="Mean over baseline captures (ns)")
+    candidate_mean_ns: float = Field(description="Mean over candidate captures (ns)")
+    change_ns: float = Field(description="candidate_mean_ns - baseline_mean_ns (ns)")
+    change_pct: float | None = Field(description="100 * (candidate mean / baseline mean - 1) (%)")
+    ci_low_ns: float | None = Field(description="Lower end of the change's interval (ns)")
+    ci_high_ns: float | None = Field(description="Upper end of the change's interval (ns)")
+    ci_low_pct: float | None = Field(description="Lower end of the change's interval (%, Fieller)")
+    ci_high_pct: float | None = Field(description="Upper end of the change's interval (%, Fieller)")
+    ci_level: float | None = Field(description="Two-sided level of the intervals (1 - fdr)")
+    p_value: float | None = Field(description="t-test p-value of the change (Welch, or paired)")
 
 
 class DiffCounts(Model):
@@ -91,6 +143,10 @@ class ProfileDiffData(Model):
     comparability: Comparability = Field(description="Whether the captures are comparable")
     method: DiffMethod = Field(description="How changes were judged")
     counts: DiffCounts = Field(description="Keys compared, flagged, ...")
+    totals: list[DiffTotal] = Field(
+        description="The capture's whole kernel time (copy time with --by memcpy) compared as one "
+        "quantity, and per step when steps are known"
+    )
     warnings: list[DiffWarning] = Field(description="Warnings about the captures or the result")
     table: TableData = Field(description="Per key (gpuopt schema profile.keys)")
     citation: str | None = Field(

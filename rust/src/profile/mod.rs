@@ -1,11 +1,11 @@
 //! Profile comparison: per-key facts of k captures per side (kernel, op, NVTX range or memcpy totals)
-//! compared with a bootstrap CI over captures, a t-test p-value per key and Benjamini–Hochberg control
-//! over keys. The per-capture aggregation happens upstream (the nsys, torch_trace and ncu engines, then
+//! compared with a t test per key, Benjamini–Hochberg control over keys and intervals at the level the
+//! flags imply (false-coverage-rate adjusted). The per-capture aggregation happens upstream (the nsys, torch_trace and ncu engines, then
 //! a polars group-by); this module sees one number per (key, capture).
 
 pub mod diff;
 
-pub use diff::{diff, DiffOptions, KeyDiff, KeyMatrix};
+pub use diff::{diff, DiffOptions, Family, KeyDiff, KeyMatrix};
 
 /// Error codes of the profile area.
 pub mod codes {

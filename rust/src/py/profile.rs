@@ -37,6 +37,7 @@ fn table(out: &[KeyDiff]) -> Result<Table> {
         ("ci_high_ns", column(out, |d| d.ci_high)),
         ("ci_low_pct", column(out, |d| d.ci_low_pct)),
         ("ci_high_pct", column(out, |d| d.ci_high_pct)),
+        ("ci_level", column(out, |d| d.ci_level)),
         ("p_value", column(out, |d| d.p_value)),
         ("q_value", column(out, |d| d.q_value)),
         (

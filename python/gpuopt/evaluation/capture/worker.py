@@ -22,6 +22,7 @@ from gpuopt.evaluation.records import read_request
 from gpuopt.evaluation.store import Store
 from gpuopt.models.evaluation.capture import (
     CaptureArtifact,
+    CapturedFacts,
     CaptureFrozen,
     CaptureRecord,
     CaptureResult,
@@ -148,7 +149,8 @@ class CaptureWorker(Worker):
             if tool == "nsys" and self.settings.profiler is not None:
                 files.append(profilers.export_sqlite(self.settings.profiler.path, report))
             artifacts = [self._freeze(p, tool) for p in files]
-            facts = _profile_sources.load(self.store.path(_blob_rel(artifacts[-1].sha256)), "kernel").facts
+            read = _profile_sources.load(self.store.path(_blob_rel(artifacts[-1].sha256)), "kernel").facts
+            facts = CapturedFacts.of(read)
         except AbsentError as exc:  # the report is kept; only its reader is missing here (e.g. ncu-report)
             note = f"facts not read: {exc.code}: {exc.message}"[:4000]
             return done("captured", None, note, artifacts=artifacts, facts=None)

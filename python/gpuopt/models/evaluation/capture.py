@@ -15,7 +15,7 @@ from pydantic import Field, StringConstraints
 from gpuopt.models.evaluation.common import Count, Name, Record, RecordRef, ResultRef, Role, Sha256, Text
 from gpuopt.models.evaluation.invocation import FrozenRequest, InvocationResult, RequestCore, SubmitOutcome
 from gpuopt.models.evaluation.operations import DryRun, Estimate, EvaluationRequestBase, Seed
-from gpuopt.models.profile import CaptureFacts
+from gpuopt.models.profile import CaptureFacts, ProfileKind
 
 CaptureTool = Literal["nsys", "ncu", "torch"]
 CaptureVariant = Literal["original", "champion", "candidate"]
@@ -130,6 +130,39 @@ class CaptureArtifact(Record):
     size_bytes: Count
 
 
+class CapturedFacts(Record):
+    """The engine's facts on a frozen capture (its kernel dimension), as the capture record keeps them.
+
+    Records are read for as long as a store lives: the fields that later profile-diff versions added are
+    optional here, and the two that profile diff v1 wrote (``marker_count``, ``work_key_count``, always
+    null and 0 in a capture record) still read."""
+
+    path: str = Field(description="The capture file read (its blob in the store)")
+    kind: ProfileKind = Field(description="nsys, torch or ncu")
+    gpus: list[str] = Field(description="GPU model names the capture records (empty: not recorded)")
+    driver: str | None = Field(description="CUDA driver version the capture records")
+    tool: str | None = Field(description="Profiler and version")
+    options: dict[str, str] = Field(description="Capture options the capture records")
+    keys: int = Field(description="Distinct kernel names")
+    events: int = Field(description="Kernel instances")
+    total_ns: int = Field(description="Kernel time (ns)")
+    kernels: int | None = Field(
+        default=None, description="Kernels, graph executions of a graph-level trace one each"
+    )
+    kernel_time_ns: int | None = Field(default=None, description="Their summed duration (ns)")
+    cuda_graph_trace: str | None = Field(default=None, description="nsys: graph, node, graph+node, or null")
+    marker_count: int | None = Field(
+        default=None, description="Written by capture records before 2026-12 (always null)"
+    )
+    work_key_count: int | None = Field(
+        default=None, description="Written by capture records before 2026-12 (not a fact of the capture)"
+    )
+
+    @classmethod
+    def of(cls, facts: CaptureFacts) -> CapturedFacts:
+        return cls.model_validate(facts.model_dump(include=set(cls.model_fields)))
+
+
 CaptureStatus = Literal["captured", "voided", "failed"]
 
 
@@ -147,7 +180,7 @@ class CaptureRecord(Record):
     reason: str | None = Field(description="Why a capture was voided or failed (e.g. correctness_failed)")
     message: Text | None
     artifacts: list[CaptureArtifact]
-    facts: CaptureFacts | None = Field(description="The engine's facts on the capture (kernel dimension)")
+    facts: CapturedFacts | None = Field(description="The engine's facts on the capture (kernel dimension)")
 
 
 class CaptureResult(InvocationResult):
