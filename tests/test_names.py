@@ -53,3 +53,14 @@ def test_no_match_is_an_error_with_the_closest_names_first() -> None:
     with pytest.raises(InputError) as none:
         resolve("x", [], option="--marker", what="NVTX range")
     assert "there are no NVTX ranges" in str(none.value)
+
+
+def test_a_kernel_filter_that_matches_nothing_is_exit_2_with_the_closest_names() -> None:
+    from conftest import gpuopt
+    from fixture_data import unpacked
+
+    report = unpacked() / "h200" / "ncu" / "kernels_full.ncu-rep"
+    run = gpuopt("ncu", "launches", str(report), "--kernel", "vecadd", "--json")
+    assert run.code == 2
+    error = run.json()["errors"][0]
+    assert error["code"] == "name_unknown" and error["observed"].startswith("vec_add, ")

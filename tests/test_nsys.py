@@ -262,6 +262,9 @@ def test_cli_unknown_nvtx_range_is_exit_2(eager: Path) -> None:
     err = run.json()["errors"][0]
     assert err["code"] == "nsys_nvtx_range_unknown"
     assert ":step_3" in err["observed"]
+    # A near miss lists the nearest names first.
+    near = gpuopt("nsys", "kernels", str(eager), "--nvtx", "stepp_3", "--json").json()["errors"][0]
+    assert near["observed"].startswith(":step_3, ")
 
 
 def test_cli_unknown_report_is_exit_2(eager: Path) -> None:

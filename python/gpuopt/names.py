@@ -76,12 +76,19 @@ def resolve(given: str, names: Iterable[str], *, option: str, what: str) -> list
             expected="one of them in full (DOMAIN:TEXT)",
             observed=", ".join(found[:8]),
         )
-    near = closest(given, known)
-    raise InputError(
+    raise unknown(given, known, option=option, what=what)
+
+
+def unknown(
+    given: str, names: Iterable[str], *, option: str, what: str, expected: str | None = None
+) -> InputError:
+    """The error of a filter that matched nothing: exit 2, the closest known names first."""
+    near = closest(given, names)
+    return InputError(
         "name_unknown",
         f"{option} {given!r} matches no {what}"
         + (f"; closest: {', '.join(near)}" if near else f"; there are no {what}s"),
         path=option,
-        expected=f"a {what} name as gpuopt prints it, or an NVTX range's text without its domain",
+        expected=expected or f"a {what} name as gpuopt prints it, or an NVTX range's text without its domain",
         observed=", ".join(near) if near else f"no {what}s",
     )

@@ -9,6 +9,7 @@ pub mod fxhash;
 pub mod identity;
 pub mod intervals;
 pub mod map;
+pub mod names;
 pub mod ncu;
 pub mod nsys;
 pub mod profile;

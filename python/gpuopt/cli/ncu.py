@@ -157,6 +157,17 @@ def launches(
     frame = report.launches
     if kernel_regex is not None:
         frame = frame.filter(pl.col("kernel_name").str.contains(kernel_regex))
+        if frame.is_empty():
+            from gpuopt.names import unknown
+
+            names = report.launches["kernel_name"].drop_nulls().unique().to_list()
+            raise unknown(
+                kernel_regex,
+                names,
+                option="--kernel",
+                what="kernel",
+                expected="a regex matching a kernel name",
+            )
     outcome = table_outcome(
         "ncu_launches", frame, limit=limit, out=out, inputs=report.inputs(), unmodeled=report.unmodeled
     )

@@ -231,11 +231,9 @@ impl NvtxFilter {
 }
 
 fn unknown_range(name: &str, data: &NvtxData) -> Error {
-    let mut names: Vec<&str> = data.tags.iter().map(String::as_str).collect();
-    names.sort_unstable();
-    names.dedup();
-    let shown: Vec<&str> = names.iter().take(20).copied().collect();
-    let more = names.len().saturating_sub(shown.len());
+    let all: std::collections::BTreeSet<&str> = data.tags.iter().map(String::as_str).collect();
+    let shown = crate::names::closest(name, all.iter().copied(), 8);
+    let more = all.len().saturating_sub(shown.len());
     let mut observed = shown.join(", ");
     if more > 0 {
         observed.push_str(&format!(" … and {more} more"));
@@ -245,7 +243,7 @@ fn unknown_range(name: &str, data: &NvtxData) -> Error {
     }
     Error::input(
         codes::NVTX_RANGE_UNKNOWN,
-        format!("no NVTX range named {name:?} in this export"),
+        format!("no NVTX range named {name:?} in this export (closest first: {observed})"),
     )
     .with_expected("a range text (e.g. step_3) or DOMAIN:TEXT as nvtx_sum prints it")
     .with_observed(observed)
