@@ -75,7 +75,9 @@ def pools(data: Path) -> list[Pool]:
         folder = h200 / "softmax" / kind
         same = [folder / f"sm_original_{s}_{i}.{suffix}" for i in range(1, 6) for s in "ab"]
         out.append(_pool(f"softmax {kind} (A/A, {len(same)})", same))
-        eager = sorted((h200 / "decode_k").glob(f"e{kind[0]}_*.{suffix.replace('.gz', '')}*"))
+        # tests/data/recipes/capA.sh: en_i.sqlite / et_i.json.gz, i in the order they were made.
+        found = (h200 / "decode_k").glob(f"e{kind[0]}_*.{suffix}")
+        eager = sorted(found, key=lambda p: int(p.name.split("_")[1].split(".")[0]))
         out.append(_pool(f"decode eager {kind} (A/A, {len(eager)})", eager))
     return [p for p in out if p is not None]
 

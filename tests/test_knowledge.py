@@ -145,7 +145,7 @@ def test_match_cli_json_envelope(shared: Path) -> None:
     assert envelope["schema"] == "gpuopt.knowledge.match/v1" and envelope["ok"]
     spill = next(s for s in envelope["data"]["subjects"] if s["name"] == "local_spill")
     assert {c["card"] for c in spill["cards"]} >= {SPILL}
-    assert envelope["provenance"]["inputs"][0]["sha256"]
+    assert envelope["provenance"]["inputs"][0]["blake3"]
 
 
 def test_unknown_evidence_is_exit_2(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from gpuopt.schemas import ENVELOPES
 from test_nsys_oracle_public import FIXTURES, nvidia, report_lines
 
 SCHEMA = "gpuopt.nsys.table/v1"
-EAGER_SHA256 = "c656bc010ebc856da3f96fa5a240531ab8f4c6350272523ddd10a9b66a177fea"
+EAGER_BLAKE3 = "d33fbe41bbeb46fa8b11a236154a73a2e10065dafd0da18ea7ea2f56df02b09e"  # b3sum
 
 
 def _public(shared: Path, fixture: str) -> Path:
@@ -59,7 +59,7 @@ def _native_envelope(path: Path, name: str, identity: FileIdentity, *, limit: in
     native = _native.nsys_open(str(path))
     missing = nsys.open(path).not_captured(name)
     doc = native.stats_doc(name)
-    fields = (identity.path, identity.size_bytes, identity.sha256, identity.from_cache)
+    fields = (identity.path, identity.size_bytes, identity.blake3, identity.from_cache)
     return doc.envelope(limit, SCHEMA, __version__, missing, fields)
 
 
@@ -79,7 +79,7 @@ def test_native_csv_equals_nvidia_and_the_python_renderer(shared: Path, fixture:
 @pytest.mark.parametrize("name", nsys.STATS_REPORTS)
 def test_native_envelope_is_byte_identical_to_pydantic(shared: Path, fixture: str, name: str) -> None:
     path = _public(shared, fixture)
-    identity = FileIdentity(path=str(path), size_bytes=path.stat().st_size, sha256="0" * 64, from_cache=True)
+    identity = FileIdentity(path=str(path), size_bytes=path.stat().st_size, blake3="0" * 64, from_cache=True)
     for limit in (0, 2):
         assert _native_envelope(path, name, identity, limit=limit) == _pydantic_envelope(
             path, name, identity, limit=limit
@@ -101,7 +101,7 @@ def test_cli_json_equals_the_general_path_with_window_and_nvtx(shared: Path) -> 
     assert run.code == 0, run.stderr
     doc = json.loads(run.stdout)
     (identity,) = doc["provenance"]["inputs"]
-    assert (identity["size_bytes"], identity["sha256"]) == (442368, EAGER_SHA256)
+    assert (identity["size_bytes"], identity["blake3"]) == (442368, EAGER_BLAKE3)
     expected = _pydantic_envelope(
         eager, "cuda_gpu_kern_sum", FileIdentity(**identity), limit=3, window=(0, None), nvtx="step_3"
     )
@@ -111,7 +111,7 @@ def test_cli_json_equals_the_general_path_with_window_and_nvtx(shared: Path) -> 
     assert doc["data"]["selection"] == {"window_start_ns": 0, "window_end_ns": None, "nvtx": "step_3"}
 
 
-def test_cli_json_of_a_second_read_takes_the_sha256_from_the_cache(
+def test_cli_json_of_a_second_read_takes_the_digest_from_the_cache(
     shared: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     eager = shared / "h200" / "nsys" / "eager.sqlite"
@@ -122,7 +122,7 @@ def test_cli_json_of_a_second_read_takes_the_sha256_from_the_cache(
         assert run.code == 0, run.stderr
         inputs.append(json.loads(run.stdout)["provenance"]["inputs"][0])
     assert [i["from_cache"] for i in inputs] == [False, True]
-    assert {i["sha256"] for i in inputs} == {EAGER_SHA256}
+    assert {i["blake3"] for i in inputs} == {EAGER_BLAKE3}
 
 
 def test_sort_and_out_still_take_the_general_path(shared: Path, tmp_path: Path) -> None:

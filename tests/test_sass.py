@@ -306,6 +306,8 @@ def test_absent_disassembler_exits_3(
 def test_cli_scan_of_a_binary_records_the_tool(shared: Path) -> None:
     import hashlib
 
+    import blake3
+
     run = gpuopt("sass", "scan", str(shared / SASS_DIR / "kernels_sm90.cubin"), "--json")
     assert run.code == 0, run.stderr
     data = run.json()["data"]
@@ -318,8 +320,8 @@ def test_cli_scan_of_a_binary_records_the_tool(shared: Path) -> None:
     totals = {t["signature"]: (t["found"], t["missing"], t["not_applicable"]) for t in data["signatures"]}
     assert totals["local_memory_traffic"] == (1, 3, 0)
     assert (
-        run.json()["provenance"]["inputs"][0]["sha256"]
-        == hashlib.sha256((shared / SASS_DIR / "kernels_sm90.cubin").read_bytes()).hexdigest()
+        run.json()["provenance"]["inputs"][0]["blake3"]
+        == blake3.blake3((shared / SASS_DIR / "kernels_sm90.cubin").read_bytes()).hexdigest()
     )
 
 

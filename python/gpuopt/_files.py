@@ -1,8 +1,12 @@
-"""Reading an input file the CLI contract's way: regular files only, never more than a cap.
+"""Opening files the CLI contract's way: one rule for every input and output of the Python layer.
 
-A FIFO, a character device (``/dev/zero``) or a directory given as an input answers ``not_a_file``
-at once instead of blocking or growing memory without bound; a regular file past the cap answers
-``input_too_large`` before it is read. Every whole-input read in the Python layer goes through here.
+Inputs: regular files only (symlinks followed), opened non-blocking and checked on the open descriptor,
+so a FIFO, a character device (``/dev/zero``) or a directory answers ``not_a_file`` at once instead of
+blocking or growing memory without bound, even when swapped in after a check; a whole-input read past
+its cap answers ``input_too_large`` before memory grows. The Rust engines apply the same rule
+(``rust/src/identity``: ``open_regular``, ``read_regular``). Outputs (``--out``, ``--html``): an
+existing path must be a regular file (a FIFO would block the writer), the file is written next to its
+target and renamed into place, so a reader never sees half of it.
 """
 
 from __future__ import annotations
@@ -61,22 +65,89 @@ def _too_large(path: str | None, what: str, limit: int, observed: str) -> InputE
     )
 
 
+def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
+    """``path`` opened for reading when it is a regular file (the type checked on the open descriptor)."""
+    p = Path(path)
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(p, flags)
+    except FileNotFoundError:
+        raise InputError("file_not_found", f"{p}: no such file", path=str(p)) from None
+    except OSError as exc:
+        raise InputError("file_unreadable", f"{p}: {exc.strerror or exc}", path=str(p)) from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
+        raise InputError(
+            "not_a_file", f"{p} is {kind}", path=str(p), expected="a regular file", observed=_kind(mode)
+        )
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
+
+
+def read_head(path: str | os.PathLike[str], n: int) -> bytes:
+    """The first ``n`` bytes of a regular file (to tell its format)."""
+    with open_regular(path) as fh:
+        return fh.read(n)
+
+
 def read_bounded(path: str | os.PathLike[str], what: str, limit: int = DEFAULT_MAX_BYTES) -> bytes:
     """The bytes of a regular file of at most ``limit`` bytes (checked before and while reading)."""
     p = Path(path)
-    size = regular_size(p)
-    if size > limit:
-        raise _too_large(str(p), what, limit, f"{size} bytes")
-    try:
-        with p.open("rb") as fh:
+    with open_regular(p) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size > limit:
+            raise _too_large(str(p), what, limit, f"{size} bytes")
+        try:
             data = fh.read(limit + 1)
-    except IsADirectoryError:
-        raise InputError("not_a_file", f"{p} is a directory", path=str(p)) from None
-    except OSError as exc:
-        raise InputError("file_unreadable", f"{p}: {exc.strerror or exc}", path=str(p)) from None
+        except OSError as exc:
+            raise InputError("file_unreadable", f"{p}: {exc.strerror or exc}", path=str(p)) from None
     if len(data) > limit:  # it grew while read
         raise _too_large(str(p), what, limit, f"more than {limit} bytes")
     return data
+
+
+def check_output(path: str | os.PathLike[str]) -> Path:
+    """An output path gpuopt may write: its folder exists and, if it exists, it is a regular file."""
+    p = Path(path)
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise InputError("output_unwritable", f"{p}: {exc.strerror or exc}", path=str(p)) from None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise InputError(
+            "output_not_a_file",
+            f"{p} exists and is not a regular file: gpuopt writes outputs as regular files only",
+            path=str(p),
+            expected="a new path or a regular file",
+            observed=_kind(st.st_mode),
+        )
+    if not p.parent.is_dir():
+        raise InputError(
+            "output_folder_missing",
+            f"{p.parent} does not exist",
+            path=str(p),
+            expected="an existing folder",
+            observed=str(p.parent),
+        )
+    return p
+
+
+def write_output(path: str | os.PathLike[str], data: bytes) -> None:
+    """Writes ``data`` to ``path`` (see :func:`check_output`) through a temporary file and a rename."""
+    p = check_output(path)
+    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, p)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise InputError("output_unwritable", f"{p}: {exc.strerror or exc}", path=str(p)) from None
 
 
 def read_stream_bounded(stream: BinaryIO, what: str, limit: int = DEFAULT_MAX_BYTES) -> bytes:

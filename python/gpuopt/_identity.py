@@ -1,6 +1,12 @@
-"""File identity without a model: size and SHA-256 as the native ``identity`` module computes them, cached
+"""File identity without a model: size and BLAKE3 as the native ``identity`` module computes them, cached
 per (device, inode, size, mtime_ns, ctime_ns) in the user's cache folder (``GPUOPT_CACHE_DIR`` overrides
 it; set it empty for no cache), started in the background so that hashing overlaps a command's reading.
+
+The digest must be of the bytes the command parsed. A command notes each input's version (the five
+numbers) when it starts (:func:`touch`, called for every file argument by ``cli._output.command``); the
+identity is accepted only when the version hashed, the version noted and the version on disk when the
+identity is taken are one and the same, else ``file_changed_during_read`` (exit 2): a file appended to
+while it was read is never reported with the appended file's digest.
 
 :mod:`gpuopt.provenance` wraps these plain dicts in ``FileIdentity``; a command that prints its
 envelope natively (``gpuopt nsys stats --json``) uses them as they are, without importing pydantic.
@@ -13,6 +19,9 @@ import os
 import sys
 import threading
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -37,10 +46,62 @@ def cache_dir() -> Path | None:
     return (Path(xdg) if xdg else Path.home() / ".cache") / "gpuopt"
 
 
-def _identify(path: str) -> tuple[dict[str, Any], list[str]]:
+def _identify(path: str) -> tuple[dict[str, Any], list[str], str]:
     folder = cache_dir()
     raw = json.loads(_native.file_identity_json(path, None if folder is None else str(folder)))
-    return raw["identity"], list(raw["warnings"])
+    return raw["identity"], list(raw["warnings"]), str(raw["version"])
+
+
+#: Within a command (:func:`scope`): the version of each input noted when it started (path as given ->
+#: dev-ino-size-mtime-ctime). Outside one (a library call) nothing is noted.
+_SCOPE: ContextVar[dict[str, str] | None] = ContextVar("gpuopt_identity_scope", default=None)
+
+
+@contextmanager
+def scope() -> Iterator[None]:
+    """One command's inputs: versions noted by :func:`touch` hold until the command ends."""
+    token = _SCOPE.set({})
+    try:
+        yield
+    finally:
+        _SCOPE.reset(token)
+
+
+def version_of(path: str) -> str:
+    """``dev-ino-size-mtime_ns-ctime_ns``: what changes when a file is rewritten or appended to."""
+    st = os.stat(path)
+    return f"{st.st_dev}-{st.st_ino}-{st.st_size}-{st.st_mtime_ns}-{st.st_ctime_ns}"
+
+
+def touch(path: str | os.PathLike[str]) -> None:
+    """Notes the version of a regular file the command is about to read (the first note stands)."""
+    noted, key = _SCOPE.get(), str(path)
+    if noted is None or key in noted:
+        return
+    try:
+        if os.path.isfile(key):
+            noted[key] = version_of(key)
+    except (OSError, ValueError):
+        return
+
+
+def _checked(path: str, hashed: str, before: str | None = None) -> None:
+    """The version hashed is the version noted first (at the command's start, or ``before``) and the
+    version on disk now."""
+    try:
+        now: str | None = version_of(path)
+    except OSError:
+        now = None
+    noted = _SCOPE.get() or {}
+    first = noted.get(path) or before or hashed
+    if not (hashed == first == now):
+        raise InputError(
+            "file_changed_during_read",
+            f"{path} changed while it was being read",
+            path=path,
+            expected=f"one version of the file (dev-ino-size-mtime_ns-ctime_ns {first})",
+            observed="gone" if now is None else f"now {now}, hashed {hashed}",
+        )
 
 
 def _finish(identity: dict[str, Any], notes: list[str]) -> dict[str, Any]:
@@ -50,12 +111,14 @@ def _finish(identity: dict[str, Any], notes: list[str]) -> dict[str, Any]:
 
 
 def identity(path: str | Path) -> dict[str, Any]:
-    """``{path, size_bytes, sha256, from_cache}`` of a regular file: the background result started by
+    """``{path, size_bytes, blake3, from_cache}`` of a regular file: the background result started by
     :func:`identify_in_background` for this path, else computed now (cached, or hashed natively)."""
     pending = _PENDING.pop(str(path), None)
     if pending is not None:
         return pending.result()
-    return _finish(*_identify(str(path)))
+    found, notes, version = _identify(str(path))
+    _checked(str(path), version)
+    return _finish(found, notes)
 
 
 def stat_key(path: str) -> tuple[int, int, int, int, int]:
@@ -85,8 +148,9 @@ class _Pending:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self.before = stat_key(path)
-        self.outcome: tuple[dict[str, Any], list[str]] | BaseException | None = None
+        touch(path)
+        self.before = version_of(path)
+        self.outcome: tuple[dict[str, Any], list[str], str] | BaseException | None = None
         self.thread = threading.Thread(target=self._run, name=f"identity {path}", daemon=True)
         self.thread.start()
 
@@ -102,8 +166,9 @@ class _Pending:
             raise self.outcome
         if self.outcome is None:
             raise RuntimeError(f"the identity thread for {self.path} ended without a result")
-        check_unchanged(self.path, self.before)
-        return _finish(*self.outcome)
+        found, notes, version = self.outcome
+        _checked(self.path, version, self.before)
+        return _finish(found, notes)
 
 
 _PENDING: dict[str, _Pending] = {}

@@ -43,12 +43,9 @@ def detect_kind(path: Path) -> ProfileKind:
     """nsys (SQLite export or .nsys-rep), ncu (.ncu-rep) or torch (Kineto JSON, .json.gz, a folder)."""
     if path.is_dir():
         return "torch"
-    try:
-        with path.open("rb") as f:
-            head = f.read(16)
-    except OSError as exc:
-        code = "file_not_found" if isinstance(exc, FileNotFoundError) else "file_unreadable"
-        raise InputError(code, f"{path}: {exc.strerror}", path=str(path)) from None
+    from gpuopt._files import read_head
+
+    head = read_head(path, 16)
     if head.startswith(_SQLITE_MAGIC) or path.suffix.lower() in (".nsys-rep", ".qdrep"):
         return "nsys"
     if head[:4] in _NCU_MAGIC or path.suffix.lower() in (".ncu-rep", ".ncu-repz"):

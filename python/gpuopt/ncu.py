@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from gpuopt import _native
-from gpuopt._files import regular_size
 from gpuopt.errors import InputError
 from gpuopt.models.envelope import FileIdentity, UnmodeledItem
 from gpuopt.models.ncu import NcuCollection, NcuReportInfo
@@ -116,13 +115,9 @@ def _frame(table: _native.ArrowTable) -> pl.DataFrame:
 
 
 def _is_rep(path: Path) -> bool:
-    regular_size(path)  # a FIFO or device answers not_a_file instead of blocking the magic read
-    try:
-        with path.open("rb") as f:
-            head = f.read(4)
-    except OSError as exc:
-        code = "file_not_found" if isinstance(exc, FileNotFoundError) else "file_unreadable"
-        raise InputError(code, f"{path}: {exc.strerror}", path=str(path)) from None
+    from gpuopt._files import read_head
+
+    head = read_head(path, 4)  # a FIFO or device answers not_a_file instead of blocking the magic read
     return head in (b"NVR\0", b"\x28\xb5\x2f\xfd") or path.suffix in (".ncu-rep", ".ncu-repz")
 
 

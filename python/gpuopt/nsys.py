@@ -324,7 +324,7 @@ def export_report(report: Path) -> tuple[Path, NsysExportTool]:
     identity = file_identity(report)
     version = re.sub(r"[^0-9A-Za-z.]", "_", tool.version or "unknown")
     cache = _cache_dir()
-    target = cache / f"{identity.sha256[:32]}-nsys{version}.sqlite"
+    target = cache / f"{identity.blake3[:32]}-nsys{version}.sqlite"
     facts = dict(report_path=str(report), sqlite_path=str(target), nsys_path=tool.path)
     if target.is_file():
         return target, NsysExportTool(**facts, nsys_version=tool.version, cached=True)

@@ -459,17 +459,17 @@ def _one_side_warning(table: pl.DataFrame) -> DiffWarning:
 
 
 def _content(paths: Sequence[Path]) -> list[str]:
-    """A digest of each capture's bytes: the file's sha256 (gpuopt's identity, cached), or for a folder of
-    rank traces the sorted (name, sha256) of its files."""
+    """A digest of each capture's bytes: the file's BLAKE3 (gpuopt's identity, cached), or for a folder of
+    rank traces the sorted (name, digest) of its files."""
     from gpuopt.provenance import file_identity
 
     out = []
     for p in paths:
         if p.is_dir():
             files = sorted(f for f in p.rglob("*") if f.is_file())
-            out.append(json.dumps([(f.relative_to(p).as_posix(), file_identity(f).sha256) for f in files]))
+            out.append(json.dumps([(f.relative_to(p).as_posix(), file_identity(f).blake3) for f in files]))
         else:
-            out.append(file_identity(p).sha256)
+            out.append(file_identity(p).blake3)
     return out
 
 

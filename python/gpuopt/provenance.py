@@ -41,8 +41,22 @@ def file_identity(path: str | Path) -> FileIdentity:
     return FileIdentity.model_validate(_identity.identity(path))
 
 
+def file_sha256(path: str | Path) -> str:
+    """SHA-256 of a regular file's bytes, read now (no cache): where a record names a file by SHA-256
+    (store objects, a Target's driver files and tools). Inputs' provenance uses :func:`file_identity`."""
+    import hashlib
+
+    from gpuopt._files import open_regular
+
+    h = hashlib.sha256()
+    with open_regular(path) as fh:
+        while block := fh.read(1 << 20):
+            h.update(block)
+    return h.hexdigest()
+
+
 def file_identities(paths: Iterable[str | Path]) -> pl.DataFrame:
-    """``path``, ``size_bytes``, ``sha256`` of many files, hashed in parallel natively."""
+    """``path``, ``size_bytes``, ``blake3`` of many files, hashed in parallel natively."""
     from gpuopt._tables import to_polars
 
     return to_polars(_native.file_identities_table([str(p) for p in paths]))

@@ -70,11 +70,9 @@ class SassScan:
 
 def binary_kind(path: Path) -> Literal["elf", "fatbin", "archive"] | None:
     """The binary container of ``path`` by its magic bytes, or None for text."""
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(20)
-    except OSError:
-        return None
+    from gpuopt._files import read_head
+
+    head = read_head(path, 20)
     for magic, kind in _MAGIC:
         if head.startswith(magic):
             return kind
@@ -82,8 +80,9 @@ def binary_kind(path: Path) -> Literal["elf", "fatbin", "archive"] | None:
 
 
 def _is_cubin(path: Path) -> bool:
-    with path.open("rb") as fh:
-        head = fh.read(20)
+    from gpuopt._files import read_head
+
+    head = read_head(path, 20)
     return len(head) >= 20 and int.from_bytes(head[18:20], "little") == _EM_CUDA
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from gpuopt.errors import ToolAbsentError
 from gpuopt.models.doctor import ToolIdentity
-from gpuopt.provenance import file_identity
+from gpuopt.provenance import file_sha256
 
 TOOL_NAMES = ("nvcc", "ptxas", "cuobjdump", "nvdisasm", "ncu", "nsys", "compute-sanitizer")
 
@@ -116,7 +116,7 @@ def identify(name: str, path: Path, via: str) -> ToolIdentity:
         found_via=via,
         version=version,
         version_text=line,
-        sha256=file_identity(resolved).sha256,
+        sha256=file_sha256(resolved),
     )
 
 

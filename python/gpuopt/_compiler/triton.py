@@ -103,7 +103,7 @@ def kernel(
             continue
         ident = file_identity(path)
         stages.append(
-            StageFile(stage=stage, path=str(path), size_bytes=ident.size_bytes, sha256=ident.sha256)
+            StageFile(stage=stage, path=str(path), size_bytes=ident.size_bytes, blake3=ident.blake3)
         )
         if stage != "cubin":
             texts[stage] = read_bounded(path, f"Triton {stage} file").decode("utf-8", errors="replace")

@@ -17,8 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpuopt.errors import AbsentError, InputError
-from gpuopt.models.envelope import FileIdentity
-from gpuopt.models.ncu import NcuCollection
+from gpuopt.models.ncu import NcuCollection, WrittenFile
 
 REPORT_STEM = "report"
 RECORD_NAME = "gpuopt-collect.json"
@@ -115,10 +114,14 @@ def _prepare_out_dir(out_dir: Path) -> None:
             )
 
 
-def _identities(paths: Sequence[Path]) -> list[FileIdentity]:
-    from gpuopt.provenance import file_identity
+def _identities(paths: Sequence[Path]) -> list[WrittenFile]:
+    from gpuopt.provenance import file_sha256
 
-    return [file_identity(p) for p in paths if p.is_file()]
+    return [
+        WrittenFile(path=str(p), size_bytes=p.stat().st_size, sha256=file_sha256(p))
+        for p in paths
+        if p.is_file()
+    ]
 
 
 def collect(

@@ -37,10 +37,11 @@ def is_compressed(path: Path) -> bool:
     """A compressed report: named ``.ncu-repz``, or starting with the zstd frame magic."""
     if path.suffix == COMPRESSED_SUFFIX:
         return True
+    from gpuopt._files import read_head
+
     try:
-        with path.open("rb") as f:
-            return f.read(4) == b"\x28\xb5\x2f\xfd"
-    except OSError:
+        return read_head(path, 4) == b"\x28\xb5\x2f\xfd"
+    except InputError:
         return False
 
 

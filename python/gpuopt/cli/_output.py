@@ -118,6 +118,20 @@ def _fail(schema: str, as_json: bool, error: GpuoptError) -> None:
     sys.exit(error.exit_code)
 
 
+def _touch_inputs(values: Any) -> None:
+    """Notes the version of every file argument before the command reads it (see ``gpuopt._identity``):
+    the identity it reports must be of the bytes it parsed."""
+    from pathlib import PurePath
+
+    from gpuopt import _identity
+
+    for value in values:
+        items = value if isinstance(value, tuple | list) else (value,)
+        for item in items:
+            if isinstance(item, str | PurePath) and str(item) not in ("", "-"):
+                _identity.touch(item)
+
+
 def command(schema: str) -> Callable[[F], F]:
     """Adds ``--json`` to a click callback returning an :class:`Outcome` and applies the contract."""
 
@@ -127,8 +141,12 @@ def command(schema: str) -> Callable[[F], F]:
         def wrapper(*args: Any, as_json: bool, **kwargs: Any) -> None:
             token = _AS_JSON.set(as_json)
             try:
-                with working(as_json):
-                    outcome: Outcome = fn(*args, **kwargs)
+                from gpuopt import _identity
+
+                with _identity.scope():
+                    _touch_inputs([*args, *kwargs.values()])
+                    with working(as_json):
+                        outcome: Outcome = fn(*args, **kwargs)
             except GpuoptError as exc:
                 _fail(schema, as_json, exc)
             except (click.exceptions.Exit, click.Abort, click.UsageError):

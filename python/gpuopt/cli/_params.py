@@ -3,14 +3,49 @@
 ``click.FloatRange`` lets ``nan`` through (every comparison with NaN is false) and ``inf`` through an
 open-ended range; both then failed deep inside a model as an internal error. :class:`FiniteFloatRange`
 answers them as a usage error (exit 2) like any other out-of-range value.
+
+``click.File("rb")`` opens its file while the command line is parsed: a FIFO blocked there for ever and
+``/dev/zero`` was read without end. :class:`RequestFile` reads nothing until the command asks, then
+through ``gpuopt._files`` (regular files only, at most the request cap), so a bad path is the command's
+typed error in its envelope.
 """
 
 from __future__ import annotations
 
 import math
+import sys
+from pathlib import Path
 from typing import Any
 
 import click
+
+#: Requests are small JSON documents; the evaluation layer caps them at the same size.
+REQUEST_MAX_BYTES = 4 << 20
+
+
+class RequestSource:
+    """A request to read later: a path, or standard input for ``-``; ``read()`` is bounded."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def read(self) -> bytes:
+        from gpuopt import _files
+
+        if self.name == "-":
+            return _files.read_stream_bounded(sys.stdin.buffer, "request", REQUEST_MAX_BYTES)
+        return _files.read_bounded(Path(self.name), "request", REQUEST_MAX_BYTES)
+
+
+class RequestFile(click.ParamType):  # type: ignore[type-arg]
+    """A request JSON file or ``-`` for standard input, read when the command runs."""
+
+    name = "file"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, RequestSource):
+            return value
+        return RequestSource(str(value))
 
 
 class FiniteFloatRange(click.FloatRange):

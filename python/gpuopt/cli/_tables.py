@@ -133,22 +133,21 @@ def write_table(frame: pl.DataFrame, out: Path) -> None:
             expected=", ".join(_WRITERS),
             observed=suffix or "(no suffix)",
         )
-    if not out.parent.is_dir():
-        raise InputError(
-            "output_folder_missing",
-            f"cannot write {out}: its folder does not exist",
-            path=str(out),
-            expected="an existing folder",
-            observed=str(out.parent),
-        )
+    import io
+
+    from gpuopt._files import check_output, write_output
+
+    check_output(out)  # before the work of encoding: a FIFO, a device or a missing folder
+    buffer = io.BytesIO()
     if suffix == ".parquet":
-        frame.write_parquet(out)
+        frame.write_parquet(buffer)
     elif suffix == ".csv":
-        frame.write_csv(out)
+        frame.write_csv(buffer)
     elif suffix == ".json":
-        frame.write_json(out)
+        frame.write_json(buffer)
     else:
-        frame.write_ndjson(out)
+        frame.write_ndjson(buffer)
+    write_output(out, buffer.getvalue())
 
 
 def render_frame(frame: pl.DataFrame, limit: int, *, totals: bool = True) -> str:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING
 
 import click
 
 from gpuopt.cli._output import Outcome, command
+from gpuopt.cli._params import RequestFile, RequestSource
 from gpuopt.cli.evaluate import lost
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ def _render(data: CaptureData) -> str:
     "--request",
     "request_file",
     required=True,
-    type=click.File("rb"),
+    type=RequestFile(),
     help="The capture request JSON ('-' = stdin); relative paths are relative to the current folder.",
 )
 @click.option("--wait", is_flag=True, help="Wait for the result (else return the invocation status at once).")
@@ -35,7 +36,7 @@ def _render(data: CaptureData) -> str:
 )
 @click.option("--dry-run", is_flag=True, help="Print the plan, profiler argv and estimate; write nothing.")
 @command("gpuopt.capture/v1")
-def capture(request_file: BinaryIO, wait: bool, timeout_s: float | None, dry_run: bool) -> Outcome:
+def capture(request_file: RequestSource, wait: bool, timeout_s: float | None, dry_run: bool) -> Outcome:
     """Capture profiles (nsys, ncu or torch) of Target variants through the frozen driver.
 
     The request names the variants (original, champion, candidate with its experiment), repeats per

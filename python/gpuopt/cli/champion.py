@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING
 
 import click
 
 from gpuopt.cli._output import Outcome, command
+from gpuopt.cli._params import RequestFile, RequestSource
 from gpuopt.cli._render import section, table
 
 if TYPE_CHECKING:
@@ -69,10 +70,10 @@ def _render_select(o: SelectOutcome) -> str:
 
 @champion.command("select")
 @click.option(
-    "--request", "request_file", required=True, type=click.File("rb"), help="The request JSON ('-' = stdin)."
+    "--request", "request_file", required=True, type=RequestFile(), help="The request JSON ('-' = stdin)."
 )
 @command("gpuopt.champion-select/v1")
-def select(request_file: BinaryIO) -> Outcome:
+def select(request_file: RequestSource) -> Outcome:
     """Select the candidate of a target result that passed against the current Champion.
 
     The request names the result ({invocation_id, sha256}) and the expected current Champion (a selection
@@ -92,10 +93,10 @@ def select(request_file: BinaryIO) -> Outcome:
 
 @champion.command("restore-original")
 @click.option(
-    "--request", "request_file", required=True, type=click.File("rb"), help="The request JSON ('-' = stdin)."
+    "--request", "request_file", required=True, type=RequestFile(), help="The request JSON ('-' = stdin)."
 )
 @command("gpuopt.champion-restore/v1")
-def restore_original(request_file: BinaryIO) -> Outcome:
+def restore_original(request_file: RequestSource) -> Outcome:
     """Restore the original, justified by a final audit of the current Champion that was rejected with
     restore_supported: true.
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from gpuopt.cli._output import Outcome, command
-from gpuopt.cli._params import FiniteFloatRange
+from gpuopt.cli._params import FiniteFloatRange, RequestFile, RequestSource
 from gpuopt.cli._render import section, table
 from gpuopt.errors import InputError
 
@@ -34,7 +34,7 @@ def _evaluation(operation: str, schema: str, doc: str) -> Callable[..., Any]:
         "--request",
         "request_file",
         required=True,
-        type=click.File("rb"),
+        type=RequestFile(),
         help="The request JSON ('-' = stdin); relative paths are relative to the current folder.",
     )
     @click.option(
@@ -52,7 +52,7 @@ def _evaluation(operation: str, schema: str, doc: str) -> Callable[..., Any]:
         "--dry-run", is_flag=True, help="Print the plan, dedupe decision and estimate; write nothing."
     )
     @command(schema)
-    def verb(request_file: BinaryIO, wait: bool, timeout_s: float | None, dry_run: bool) -> Outcome:
+    def verb(request_file: RequestSource, wait: bool, timeout_s: float | None, dry_run: bool) -> Outcome:
         from gpuopt.evaluation import operations
 
         data = operations.run(
@@ -194,7 +194,7 @@ def _render_skeleton(s: RequestSkeleton) -> str:
 @click.option(
     "--request",
     "request_file",
-    type=click.File("rb"),
+    type=RequestFile(),
     help="The request JSON ('-' = stdin); required unless `init`.",
 )
 @click.option(
@@ -210,7 +210,7 @@ def _render_skeleton(s: RequestSkeleton) -> str:
 )
 @command("gpuopt.experiment-create/v1")
 def experiment(
-    action: str | None, root: str | None, request_file: BinaryIO | None, dry_run: bool, out: Path | None
+    action: str | None, root: str | None, request_file: RequestSource | None, dry_run: bool, out: Path | None
 ) -> Outcome:
     """Freeze a candidate against the current Champion (or the original) with its comparison contract,
     screen design, opportunity claim and premises.

@@ -418,4 +418,6 @@ def collect(
             ],
         )
 
-    return Outcome(data=record, render=render, inputs=record.files)
+    from gpuopt.provenance import file_identity
+
+    return Outcome(data=record, render=render, inputs=[file_identity(f.path) for f in record.files])

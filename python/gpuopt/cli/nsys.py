@@ -512,7 +512,7 @@ def _stats_printed_natively(
         TABLE_SCHEMA,
         __version__,
         missing,
-        (identity["path"], identity["size_bytes"], identity["sha256"], identity["from_cache"]),
+        (identity["path"], identity["size_bytes"], identity["blake3"], identity["from_cache"]),
     )
     return Outcome(data=None, render=lambda: envelope, json_text=envelope)
 

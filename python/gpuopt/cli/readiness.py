@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING
 
 import click
 
 from gpuopt.cli._output import Outcome, command
-from gpuopt.cli._params import FiniteFloatRange
+from gpuopt.cli._params import FiniteFloatRange, RequestFile, RequestSource
 from gpuopt.cli._render import section, table
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ def _render_plan(p: ReadinessPlan) -> str:
 
 @readiness.command("check")
 @click.option(
-    "--request", "request_file", required=True, type=click.File("rb"), help="The request JSON ('-' = stdin)."
+    "--request", "request_file", required=True, type=RequestFile(), help="The request JSON ('-' = stdin)."
 )
 @click.option(
     "--dry-run",
@@ -65,7 +65,7 @@ def _render_plan(p: ReadinessPlan) -> str:
     "(envelope gpuopt.readiness-plan/v1).",
 )
 @command("gpuopt.target-result/v1")
-def check(request_file: BinaryIO, dry_run: bool) -> Outcome:
+def check(request_file: RequestSource, dry_run: bool) -> Outcome:
     """Freeze a Target into a new artifact root after a 2-sample smoke call through its driver.
 
     The request names `root` (which must not exist), the original, test set, accuracy rules, metrics,

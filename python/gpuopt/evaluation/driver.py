@@ -33,7 +33,7 @@ from gpuopt.models.evaluation.driver import (
     NormalizedDriver,
 )
 from gpuopt.models.evaluation.store import ScanLimits
-from gpuopt.provenance import file_identity
+from gpuopt.provenance import file_sha256
 
 SECRET_MARKERS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "KEY", "CREDENTIAL")
 SECRET_WORDS = ("PAT", "COOKIE", "SESSION", "AUTH", "PRIVATE", "PASSPHRASE", "DSN")
@@ -148,9 +148,7 @@ def _executable(argv0: str, cwd: Path, environ: Mapping[str, str]) -> Executable
             path="driver.argv[0]",
             observed=launch,
         )
-    return Executable(
-        launch_path=launch, links=links, resolved=resolved, sha256=file_identity(resolved).sha256
-    )
+    return Executable(launch_path=launch, links=links, resolved=resolved, sha256=file_sha256(resolved))
 
 
 def normalize(
@@ -166,7 +164,7 @@ def normalize(
         candidate = os.path.join(cwd, arg)
         if not arg.startswith("-") and os.path.isfile(candidate):
             path = os.path.abspath(candidate)
-            files.append(ArgFile(index=index, path=path, sha256=file_identity(path).sha256))
+            files.append(ArgFile(index=index, path=path, sha256=file_sha256(path)))
             argv.append(path)
         else:
             argv.append(arg)
@@ -211,10 +209,9 @@ def identity_core(driver: NormalizedDriver) -> dict[str, Any]:
 
 
 def _file_sha(path: str) -> str:
-    """A file's sha256 through the identity cache (re-hashed whenever its stat identity changed), or
-    ``absent``."""
+    """A file's sha256, or ``absent``."""
     try:
-        return file_identity(path).sha256
+        return file_sha256(path)
     except InputError:
         return "absent"
 

@@ -67,14 +67,9 @@ def prepare(out: Path) -> None:
         raise InputError(
             "output_is_folder", f"--html {out} is a folder", path=str(out), expected="a file path"
         )
-    if not out.parent.is_dir():
-        raise InputError(
-            "output_folder_missing",
-            f"cannot write {out}: its folder does not exist",
-            path=str(out),
-            expected="an existing folder",
-            observed=str(out.parent),
-        )
+    from gpuopt._files import check_output
+
+    check_output(out)
 
 
 @dataclass
@@ -131,14 +126,10 @@ class Page:
         )
 
     def write(self, out: Path) -> HtmlReportData:
+        from gpuopt._files import write_output
+
         prepare(out)
-        text = self.render()
-        try:
-            out.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise InputError(
-                "output_unwritable", f"cannot write {out}: {exc.strerror}", path=str(out)
-            ) from exc
+        write_output(out, self.render().encode("utf-8"))
         return HtmlReportData(
             path=str(out), size_bytes=out.stat().st_size, title=self.title, plots=self.plots
         )

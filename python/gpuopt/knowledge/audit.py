@@ -129,13 +129,9 @@ def read_record(path: Path) -> tuple[Kind, dict[str, str | None], dict[str, str 
 
         loaded, _ = tgt.load(Store.open(path))
         return ("target", *_target(loaded))
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        code = "file_not_found" if isinstance(exc, FileNotFoundError) else "file_unreadable"
-        raise InputError(code, f"{path}: {exc.strerror}", path=str(path)) from None
-    if len(data) > MAX_BYTES:
-        raise _not_identity(path, f"{len(data)} bytes")
+    from gpuopt._files import read_bounded
+
+    data = read_bounded(path, "doctor record or target.json", MAX_BYTES)
     try:
         doc = json.loads(data)
     except (ValueError, UnicodeDecodeError):

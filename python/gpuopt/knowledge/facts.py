@@ -88,8 +88,9 @@ def detect(path: Path) -> EvidenceKind:
         if any(path.glob("*.json")) or any(path.glob("*.json.gz")):
             return "torch"
         raise _unknown(path, "a folder without Kineto traces")
-    if not path.is_file():
-        raise InputError("file_not_found", f"{path}: no such file", path=str(path))
+    from gpuopt._files import regular_size
+
+    regular_size(path)  # missing, a FIFO, a device: their own typed errors
     name = path.name.lower()
     if name.endswith(_NCU_SUFFIXES):
         return "ncu"
@@ -101,8 +102,9 @@ def detect(path: Path) -> EvidenceKind:
 
     if sass.binary_kind(path) is not None:
         return "sass"
-    with path.open("rb") as fh:
-        head = fh.read(_SNIFF_BYTES).decode("utf-8", "replace")
+    from gpuopt._files import read_head
+
+    head = read_head(path, _SNIFF_BYTES).decode("utf-8", "replace")
     if "ptxas info" in head:
         return "ptxas"
     if "Resource usage:" in head:

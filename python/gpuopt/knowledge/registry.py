@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from gpuopt._files import read_bounded
 from gpuopt.errors import InputError
 from gpuopt.knowledge.arch import parse_arch
 from gpuopt.knowledge.facts import ROW_SCOPES, SCOPE_SUBJECT
@@ -76,10 +77,7 @@ def _read(directory: Path | None) -> dict[str, bytes]:
     out = {}
     for name in FILES:
         path = directory / name
-        try:
-            out[name] = path.read_bytes()
-        except OSError as exc:
-            raise InputError("file_not_found", f"{path}: {exc.strerror}", path=str(path)) from None
+        out[name] = read_bounded(path, f"knowledge registry {name}", 64 << 20)
     return out
 
 

@@ -85,7 +85,7 @@ class StageFile(Model):
     stage: Stage = Field(description=STAGE_TEXT)
     path: str = Field(description="The stage's file")
     size_bytes: int = Field(description="Its size (bytes)")
-    sha256: str = Field(description="SHA-256 of its content")
+    blake3: str = Field(description="BLAKE3 of its content (gpuopt's file identity)")
 
 
 class OpCount(Model):

@@ -34,11 +34,14 @@ class FileIdentity(Model):
 
     path: str = Field(description="The file's path as given")
     size_bytes: int = Field(description="Its size (bytes)")
-    sha256: str = Field(description="SHA-256 of its content")
+    blake3: str = Field(
+        description="BLAKE3 (256-bit, hex) of its content: gpuopt's file identity (b3sum prints the same)"
+    )
     from_cache: bool = Field(
         default=False,
-        description="True when the sha256 came from gpuopt's identity cache (same device, inode, size, "
-        "mtime and ctime as when it was hashed), false when the file was read and hashed now.",
+        description="True when the digest came from gpuopt's identity cache (same device, inode, size, "
+        "mtime and ctime as when it was hashed, entry tagged with the cache's key), false when the file "
+        "was read and hashed now.",
     )
 
 

@@ -6,7 +6,6 @@ from pydantic import Field
 
 from gpuopt.models._base import Model
 from gpuopt.models.doctor import NvidiaIdentity, ToolIdentity
-from gpuopt.models.envelope import FileIdentity
 from gpuopt.models.table import TableData
 
 
@@ -80,6 +79,16 @@ class NcuSummary(Model):
     kernels: TableData = Field(description="Per (kernel, grid, block) aggregates (gpuopt schema ncu.kernels)")
 
 
+class WrittenFile(Model):
+    """A file ``gpuopt ncu collect`` wrote, named by SHA-256 in its record (the record is kept beside the
+    report and read again later, so its form stays the one it was first written in)."""
+
+    path: str = Field(description="The file's path")
+    size_bytes: int = Field(description="Its size (bytes)")
+    sha256: str = Field(description="SHA-256 of its content")
+    from_cache: bool = Field(default=False, description="Always false: hashed when it was written")
+
+
 class NcuCollection(Model):
     """``gpuopt ncu collect``: what was run, with what, on what, and what it produced."""
 
@@ -94,4 +103,4 @@ class NcuCollection(Model):
     gpu_note: str | None = Field(default=None, description="Why gpus is null, when it is")
     stdout_path: str = Field(description="ncu's stdout, saved")
     stderr_path: str = Field(description="ncu's stderr, saved")
-    files: list[FileIdentity] = Field(default_factory=list, description="Identities of the files written")
+    files: list[WrittenFile] = Field(default_factory=list, description="Identities of the files written")

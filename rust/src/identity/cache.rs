@@ -1,8 +1,16 @@
-//! The identity cache: a file's SHA-256 remembered per (device, inode, size, mtime_ns, ctime_ns).
+//! The identity cache: a file's BLAKE3 digest remembered per (device, inode, size, mtime_ns, ctime_ns).
 //!
-//! One entry file per inode version: `<dir>/identity-v1/<dev>-<ino>/<size>-<mtime_ns>-<ctime_ns>`
-//! holding the hex digest and a newline; writing an entry removes the inode's older versions, so
-//! the cache holds at most one entry per inode. Writes are atomic (temporary file, then rename).
+//! One entry file per inode version: `<dir>/identity-v2/<dev>-<ino>/<size>-<mtime_ns>-<ctime_ns>`
+//! holding the hex digest and its tag, each on a line; writing an entry removes the inode's older
+//! versions, so the cache holds at most one entry per inode. Writes are atomic (temporary file, then
+//! rename); folders are 0700 and files 0600.
+//!
+//! An entry stands only when its tag is BLAKE3's keyed hash, under the cache's own 32-byte key
+//! (`identity-v2/.key`, made once from the OS's random source), of the five numbers and the digest: an
+//! entry written by anything but gpuopt, copied from another inode or another machine, or edited, is
+//! not believed (a warning, and the file is hashed). A cache folder that another user owns or that
+//! others may write is not used at all. Someone who can read your files can still forge an entry: the
+//! cache saves time, it is not a proof; `GPUOPT_CACHE_DIR=` (empty) turns it off.
 //!
 //! Git's racy-timestamp rule: a file whose mtime or ctime lies within [`RACY_NS`] of the moment its
 //! digest would be stored is not stored, since a rewrite within the timestamp's granularity could
@@ -12,6 +20,7 @@
 //! The cache only ever saves time: an unreadable, unwritable or corrupt cache is reported as a
 //! warning and the file is hashed as if there were no cache.
 
+use std::io::Read;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -48,6 +57,11 @@ impl StatKey {
         format!("{}-{}-{}", self.size, self.mtime_ns, self.ctime_ns)
     }
 
+    /// All five numbers, `dev-ino-size-mtime_ns-ctime_ns`.
+    pub fn version(&self) -> String {
+        format!("{}-{}", self.folder(), self.entry())
+    }
+
     /// True when the file changed within [`RACY_NS`] of `now_ns` (or claims to have changed later).
     pub fn racy_at(&self, now_ns: i128) -> bool {
         now_ns - self.mtime_ns.max(self.ctime_ns) < RACY_NS
@@ -60,6 +74,8 @@ pub struct IdentityCache {
     root: Option<PathBuf>,
 }
 
+const KEY_FILE: &str = ".key";
+
 /// What a look-up found.
 pub enum Lookup {
     Hit(String),
@@ -71,7 +87,41 @@ pub enum Lookup {
 impl IdentityCache {
     pub fn new(dir: Option<PathBuf>) -> Self {
         IdentityCache {
-            root: dir.map(|d| d.join("identity-v1")),
+            root: dir.map(|d| d.join("identity-v2")),
+        }
+    }
+
+    /// The cache's key, when its folder is this user's own and closed to others; the reason otherwise
+    /// (`create`: make the folder and the key when they do not exist yet).
+    fn key(&self, create: bool) -> std::result::Result<[u8; 32], String> {
+        let root = self.root.as_ref().ok_or_else(String::new)?;
+        if create {
+            make_private_dir(root)
+                .map_err(|e| format!("identity cache {} is not writable ({e})", root.display()))?;
+        }
+        let meta = std::fs::symlink_metadata(root).map_err(|_| String::new())?;
+        let mode = meta.mode();
+        if !meta.is_dir() || meta.uid() != rustix::process::geteuid().as_raw() || mode & 0o022 != 0
+        {
+            return Err(format!(
+                "identity cache {} is not a folder of this user's closed to others (mode {:o}); \
+                 it is not used",
+                root.display(),
+                mode & 0o7777
+            ));
+        }
+        let path = root.join(KEY_FILE);
+        match std::fs::read(&path) {
+            Ok(bytes) => <[u8; 32]>::try_from(bytes.as_slice()).map_err(|_| {
+                format!(
+                    "identity cache key {} is damaged; it is not used",
+                    path.display()
+                )
+            }),
+            Err(_) if create => {
+                new_key(root, &path).map_err(|e| format!("identity cache key ({e})"))
+            }
+            Err(_) => Err(String::new()),
         }
     }
 
@@ -84,26 +134,37 @@ impl IdentityCache {
             return Lookup::Miss;
         };
         let path = root.join(key.folder()).join(key.entry());
-        match std::fs::read(&path) {
-            Ok(bytes) => match parse_entry(&bytes) {
-                Some(sha) => Lookup::Hit(sha),
-                None => Lookup::Corrupt(format!(
-                    "identity cache entry {} is corrupt; hashing the file instead",
-                    path.display()
-                )),
-            },
-            Err(_) => Lookup::Miss,
+        let Ok(bytes) = std::fs::read(&path) else {
+            return Lookup::Miss;
+        };
+        let secret = match self.key(false) {
+            Ok(secret) => secret,
+            Err(why) if why.is_empty() => return Lookup::Miss,
+            Err(why) => return Lookup::Corrupt(why),
+        };
+        match parse_entry(&bytes) {
+            Some((digest, tag)) if tag == entry_tag(&secret, key, &digest) => Lookup::Hit(digest),
+            _ => Lookup::Corrupt(format!(
+                "identity cache entry {} was not written by gpuopt for this file version (forged, copied \
+                 or damaged); hashing the file instead",
+                path.display()
+            )),
         }
     }
 
-    /// Stores `sha256` for `key` unless the file is racy at `now_ns`; a warning when it could not.
-    pub fn store(&self, key: &StatKey, sha256: &str, now_ns: i128) -> Option<String> {
+    /// Stores `digest` for `key` unless the file is racy at `now_ns`; a warning when it could not.
+    pub fn store(&self, key: &StatKey, digest: &str, now_ns: i128) -> Option<String> {
         let root = self.root.as_ref()?;
         if key.racy_at(now_ns) {
             return None;
         }
+        let secret = match self.key(true) {
+            Ok(secret) => secret,
+            Err(why) => return Some(format!("{why}; the file was hashed and nothing was cached")),
+        };
         let folder = root.join(key.folder());
-        write_entry(&folder, &key.entry(), sha256).err().map(|e| {
+        let body = format!("{digest}\n{}\n", entry_tag(&secret, key, digest));
+        write_entry(&folder, &key.entry(), &body).err().map(|e| {
             format!(
                 "identity cache {} is not writable ({e}); the file was hashed and nothing was cached",
                 root.display()
@@ -112,20 +173,81 @@ impl IdentityCache {
     }
 }
 
-fn parse_entry(bytes: &[u8]) -> Option<String> {
-    let digest = bytes.strip_suffix(b"\n")?;
-    let hex_ok = digest.len() == 64
-        && digest
-            .iter()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(b));
-    hex_ok.then(|| String::from_utf8_lossy(digest).into_owned())
+/// BLAKE3 keyed hash of the file version and its digest, hex.
+fn entry_tag(secret: &[u8; 32], key: &StatKey, digest: &str) -> String {
+    let message = format!("gpuopt identity-v2\n{}\n{digest}\n", key.version());
+    blake3::keyed_hash(secret, message.as_bytes())
+        .to_hex()
+        .to_string()
 }
 
-fn write_entry(folder: &Path, name: &str, sha256: &str) -> std::io::Result<()> {
-    std::fs::create_dir_all(folder)?;
+fn is_hex64(text: &str) -> bool {
+    text.len() == 64
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// `(digest, tag)` of an entry: two lines of 64 lowercase hex digits.
+fn parse_entry(bytes: &[u8]) -> Option<(String, String)> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let mut lines = text.strip_suffix('\n')?.split('\n');
+    let (digest, tag) = (lines.next()?, lines.next()?);
+    (lines.next().is_none() && is_hex64(digest) && is_hex64(tag))
+        .then(|| (digest.to_string(), tag.to_string()))
+}
+
+fn make_private_dir(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(path)
+}
+
+/// Writes `bytes` to a new 0600 file `tmp` (never through a link).
+fn write_new(tmp: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .open(tmp)?;
+    file.write_all(bytes)
+}
+
+/// Writes `bytes` to a new 0600 file, then renames it to `target`.
+fn write_private(tmp: &Path, target: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_new(tmp, bytes)?;
+    std::fs::rename(tmp, target)
+}
+
+/// 32 bytes from the OS's random source, kept 0600 as the cache's key. Published by a hard link,
+/// which fails when a key exists: the first writer wins and everyone reads the same key.
+fn new_key(root: &Path, path: &Path) -> std::io::Result<[u8; 32]> {
+    let mut secret = [0u8; 32];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut secret)?;
+    let tmp = root.join(format!(".key.{}.tmp", std::process::id()));
+    let _ = std::fs::remove_file(&tmp);
+    write_new(&tmp, &secret)?;
+    let linked = std::fs::hard_link(&tmp, path);
+    let _ = std::fs::remove_file(&tmp);
+    if let Err(e) = linked {
+        if e.kind() != std::io::ErrorKind::AlreadyExists {
+            return Err(e);
+        }
+    }
+    let stored = std::fs::read(path)?;
+    <[u8; 32]>::try_from(stored.as_slice()).map_err(|_| std::io::Error::other("damaged key"))
+}
+
+fn write_entry(folder: &Path, name: &str, body: &str) -> std::io::Result<()> {
+    make_private_dir(folder)?;
     let tmp = folder.join(format!(".{name}.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, format!("{sha256}\n"))?;
-    std::fs::rename(&tmp, folder.join(name))?;
+    let _ = std::fs::remove_file(&tmp);
+    write_private(&tmp, &folder.join(name), body.as_bytes())?;
     // Older versions of this inode can never match again: drop them.
     for entry in std::fs::read_dir(folder)?.flatten() {
         let other = entry.file_name();

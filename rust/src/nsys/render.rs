@@ -457,7 +457,7 @@ pub struct SelectionDoc {
 pub struct FileIdentityDoc {
     pub path: String,
     pub size_bytes: u64,
-    pub sha256: String,
+    pub blake3: String,
     pub from_cache: bool,
 }
 

@@ -274,7 +274,7 @@ impl NsysStatsDoc {
     }
 
     /// `envelope(limit, schema, gpuopt_version, not_captured, identity) -> str`: the command's whole
-    /// `--json` envelope as pydantic prints it; `identity` = (path, size_bytes, sha256, from_cache).
+    /// `--json` envelope as pydantic prints it; `identity` = (path, size_bytes, blake3, from_cache).
     fn envelope(
         &self,
         limit: usize,
@@ -297,11 +297,11 @@ impl NsysStatsDoc {
             coverage: self.coverage.clone(),
             table: render::TableData::new(&self.report, &self.table, limit).map_err(to_pyerr)?,
         };
-        let (path, size_bytes, sha256, from_cache) = identity;
+        let (path, size_bytes, blake3, from_cache) = identity;
         let input = render::FileIdentityDoc {
             path,
             size_bytes,
-            sha256,
+            blake3,
             from_cache,
         };
         render::envelope(schema, data, gpuopt_version, vec![input]).map_err(to_pyerr)

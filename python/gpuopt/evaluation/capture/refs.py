@@ -13,7 +13,7 @@ from gpuopt.errors import InputError
 from gpuopt.evaluation.records import read_result
 from gpuopt.evaluation.store import Store
 from gpuopt.models.evaluation.capture import CaptureRecord, CaptureResult
-from gpuopt.provenance import file_identity
+from gpuopt.provenance import file_sha256
 
 PREFIX = "cap:"
 DIFF_KIND = {"nsys-sqlite": 0, "ncu-rep": 1, "kineto-trace": 2}
@@ -52,7 +52,7 @@ def _file(store: Store, record: CaptureRecord, text: str) -> Path:
     if art is None:
         raise InputError("capture_artifact_missing", f"{text}: capture {record.index} has no artifact")
     path = store.path(f"objects/blobs/{art.sha256[:2]}/{art.sha256}")
-    if not path.is_file() or file_identity(path).sha256 != art.sha256:
+    if not path.is_file() or file_sha256(path) != art.sha256:
         raise InputError(
             "object_corrupt",
             f"{text}: the frozen artifact of capture {record.index} is missing or changed",

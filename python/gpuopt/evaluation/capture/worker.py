@@ -32,7 +32,7 @@ from gpuopt.models.evaluation.capture import (
 from gpuopt.models.evaluation.common import Role
 from gpuopt.models.evaluation.invocation import EvidenceStep, Warning
 from gpuopt.models.evaluation.store import FileEntry
-from gpuopt.provenance import file_identity
+from gpuopt.provenance import file_sha256
 
 CAPTURES = "captures"
 """Key of the capture records in :attr:`Execution.analysis`."""
@@ -72,7 +72,7 @@ class CaptureWorker(Worker):
         if profiler is None:
             return True
         try:
-            now = file_identity(profiler.path).sha256
+            now = file_sha256(profiler.path)
         except GpuoptError as exc:
             now = f"unreadable ({exc.code})"
         if now == profiler.sha256:
