@@ -145,11 +145,7 @@ def _render_match(data: KnowledgeMatchData) -> str:
         for signal in subject.cards:
             facts = "; ".join(v.text for v in signal.signals)
             rows.append((Path(subject.evidence).name, subject.name, signal.card, facts))
-    body = (
-        table(["evidence", "subject", "card", "facts"], rows)
-        if rows
-        else "no card's signals hold"
-    )
+    body = table(["evidence", "subject", "card", "facts"], rows) if rows else "no card's signals hold"
     return f"{files}\n\n{body}"
 
 
