@@ -163,7 +163,7 @@ def test_an_unpaired_aa_across_two_processes_warns_that_blocks_are_too_few(
     [warning] = comparison["warnings"]
     assert warning["code"] == "blocks_too_few"
     assert warning["message"].startswith(
-        'each side\'s calls come from one block (baseline 1, candidate 1) of column "process"'
+        'each side\'s calls come from fewer than 2 blocks (baseline 1, candidate 1) of column "process"'
     )
     # Resampling blocks gives no CI at all: one block per side measures nothing between processes.
     blocked = stats.compare_files(b, c, column="duration_ns", unpaired=True, block_column="process").result

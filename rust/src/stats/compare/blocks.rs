@@ -141,11 +141,12 @@ pub fn disagreement_warning(column: &str, per_block: &[BlockEffect]) -> Warning 
 /// check nor the block bootstrap can see it.
 pub fn too_few_blocks_warning(column: &str, sides: &[(&str, usize)]) -> Warning {
     let which = match sides {
-        [(side, k)] => format!("the {side}'s calls come from {k} block"),
+        [(side, 1)] => format!("the {side}'s calls come from 1 block"),
+        [(side, k)] => format!("the {side}'s calls come from {k} blocks"),
         _ => {
             let counts: Vec<String> = sides.iter().map(|(s, k)| format!("{s} {k}")).collect();
             format!(
-                "each side's calls come from one block ({})",
+                "each side's calls come from fewer than 2 blocks ({})",
                 counts.join(", ")
             )
         }
