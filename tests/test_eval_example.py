@@ -6,6 +6,7 @@ Experiment, the views (ls, show, report, champion history, handoff) and their en
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 import re
 from pathlib import Path
@@ -17,9 +18,13 @@ import pytest
 import browser
 from conftest import gpuopt
 from eval_engine import engine_comparison
+from gpuopt.cli.example import _render as render_example
 from gpuopt.evaluation import invocation
 from gpuopt.evaluation.store import Store
+from gpuopt.evaluation.views import prediction
+from gpuopt.evaluation.views.records import Root
 from gpuopt.models.evaluation.operations import FinalAuditResult, ScreenResult, TargetResult
+from gpuopt.models.example import ExampleRun
 from gpuopt.schemas import json_schema
 
 
@@ -259,6 +264,52 @@ def test_views_read_the_ledger_and_verify_records(example: dict[str, Any]) -> No
     )
     assert [e["decision"] for e in history["entries"]] == ["select_candidate"]
     assert history["entries"][0]["verdict"] == "passed" and history["entries"][0]["orphan"] is False
+
+
+def test_the_prediction_check_shows_in_the_summary_table_and_the_reports(example: dict[str, Any]) -> None:
+    """The faster candidate's claim expects +100 % to +4,900 % (its Amdahl ceiling): whatever this run
+    measured, the check is in the summary table, the progress lines and both reports, said the same way."""
+    steps, root = example["steps"], example["root"]
+    faster = steps[("target", "faster")]
+    target = _result(root, faster["record"], TargetResult)
+    checked = prediction.of_result(Root.open(root), faster["record"])
+    assert checked is not None and checked.status == target.prediction_check.status
+    assert (checked.expected_low_pct, checked.expected_high_pct) == (100.0, 4900.0)
+    assert checked.ceiling_pct == pytest.approx(4900.0, rel=1e-12)
+    assert (faster["prediction_status"], faster["prediction"]) == (checked.short(), checked.text())
+    no_effect = steps[("target", "no_effect")]
+    assert (no_effect["prediction_status"], no_effect["prediction"]) == (
+        "not_declared",
+        "the claim declares no expected effect",
+    )
+    assert steps[("screen", "faster")]["prediction"] is None
+    summary = render_example(ExampleRun.model_validate(example["data"]))
+    assert f"Prediction check, target faster: {checked.short()}: {checked.text()}." in summary
+    assert f"prediction check {checked.short()}: {checked.text()}" in example["stderr"]
+    md = gpuopt("report", str(root))
+    assert md.code == 0, md.stderr
+    assert f"- target {faster['record']} (vectorize-rows): {checked.text()}" in md.stdout
+    [row] = [line for line in md.stdout.splitlines() if line.startswith(f"| {faster['record']} ")]
+    assert f" | {checked.short()} | " in row
+    data = _valid("gpuopt.report/v1", gpuopt("report", str(root), "--format", "json", "--json").json())
+    by_id = {p["invocation_id"]: p for p in data["report"]["predictions"]}
+    assert set(by_id) == {faster["record"], no_effect["record"]}
+    assert (by_id[faster["record"]]["status"], by_id[faster["record"]]["text"]) == (
+        checked.status,
+        checked.text(),
+    )
+    one = gpuopt("report", str(root), faster["record"])
+    assert f"- prediction check: **{checked.short()}** — {checked.text()}" in one.stdout
+
+
+def test_the_html_reports_carry_the_prediction_check(example: dict[str, Any], tmp_path: Path) -> None:
+    pytest.importorskip("plotly")
+    root, inv = example["root"], example["steps"][("target", "faster")]["record"]
+    checked = prediction.of_result(Root.open(root), inv)
+    assert checked is not None
+    for args, name in (([str(root)], "root.html"), ([str(root), inv], "target.html")):
+        assert gpuopt("report", *args, "--html", str(tmp_path / name)).code == 0
+        assert html.escape(checked.text()) in (tmp_path / name).read_text(encoding="utf-8"), name
 
 
 def test_an_identical_repeated_select_answers_created_false(example: dict[str, Any]) -> None:

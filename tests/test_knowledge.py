@@ -9,13 +9,16 @@ from typing import Any
 import pytest
 
 from conftest import gpuopt
-from gpuopt import knowledge
+from gpuopt import knowledge, sass
 from gpuopt.errors import InputError
 from gpuopt.models.knowledge import KnowledgeMatchData, Subject
 
 SPILL = "mechanism.register_spill_local_memory"
 TENSOR = "mechanism.tensor_core_mma"
 GRAPHS = "mechanism.cuda_graphs"
+FAST_MATH = "mechanism.fast_math_sfu"
+#: A float kernel built with -use_fast_math (tests/data/recipes/fast_math.cu, tests/data/README.md).
+FAST_MATH_SASS = Path(__file__).parent / "data/sass/fast_math_sm90.cuobjdump.sass"
 LAUNCH = "diagnostic.host_launch_overhead"
 #: The eager decode capture made with ../shared/recipes/decode.py (nsys export; tests/data/README.md).
 DECODE_EAGER = "gpuopt/h200/decode/decode_eager.sqlite"
@@ -73,6 +76,39 @@ def test_vec_add_matches_neither(kernels: KnowledgeMatchData) -> None:
         cards = _cards(kernels, name)
         assert SPILL not in cards and TENSOR not in cards, name
     assert _cards(kernels, "_Z7vec_addPK6float4S1_PS_i") == {}
+
+
+def test_the_fast_math_card_ignores_the_reciprocal_of_integer_division(
+    kernels: KnowledgeMatchData, shared: Path
+) -> None:
+    # kernels.cu has no float math: its only MUFUs are the MUFU.RCP of nvcc's integer division
+    # (local_spill's `%`, strided_copy's 32- and 64-bit `/` and `%`).
+    for name in ("_Z11local_spillPKfPfi", "_Z12strided_copyPKfPfii"):
+        subject = next(s for s in kernels.subjects if s.name == name and s.kind == "function")
+        assert FAST_MATH not in {c.card for c in subject.cards}, name
+    listing = sass.scan(str(shared / "h200/sass/kernels_sm90.cuobjdump.sass")).functions
+    functions = {
+        f["function"]: (f["special_function_count"], f["integer_division_rcp_count"])
+        for f in listing.iter_rows(named=True)
+    }
+    assert functions["_Z11local_spillPKfPfi"] == (1, 1)
+    assert functions["_Z12strided_copyPKfPfii"] == (2, 2)
+
+
+def test_the_fast_math_card_holds_on_a_fast_math_kernel() -> None:
+    # expf, logf, sinf, cosf, rsqrtf and a float division under -use_fast_math: six MUFUs, none of them
+    # an integer division's.
+    data = knowledge.match([FAST_MATH_SASS])
+    [subject] = data.subjects
+    [signal] = [c.signals for c in subject.cards if c.card == FAST_MATH]
+    [fact] = signal
+    assert (fact.fact, fact.value, fact.op, fact.other, fact.threshold) == (
+        "sass.function:special_function_count",
+        6.0,
+        ">",
+        "sass.function:integer_division_rcp_count",
+        0.0,
+    )
 
 
 def test_thresholds_carry_their_value_and_source(kernels: KnowledgeMatchData) -> None:

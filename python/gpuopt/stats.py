@@ -463,10 +463,11 @@ def compare_files(
 
     Pairs match by ``key_column`` when given (rows sharing a key are one call's samples), else row i
     with row i. ``unpaired=True`` treats the files as independent samples. ``block_column`` names the
-    block (process, run) of each row: the CI then resamples whole blocks and ``per_block`` gives each
-    block's effect. Without it, a paired comparison whose files hold a block-like column
-    (:data:`BLOCK_LIKE_COLUMNS`) reports that column's per-block effects and warns
-    ``dependent_samples_suspected`` when they disagree.
+    block (process, run) of each row: the CI then resamples whole blocks (unpaired: each side's blocks on
+    their own) and ``per_block`` gives each block's effect. Without it, a comparison whose files both
+    hold a block-like column (:data:`BLOCK_LIKE_COLUMNS`) reports that column's per-block effects and
+    warns ``dependent_samples_suspected`` when they disagree (unpaired: blocks of one side), and
+    ``blocks_too_few`` when an unpaired side comes from one block.
     """
     from gpuopt._tables import to_polars
 
@@ -486,9 +487,15 @@ def compare_files(
     if block_column is not None:
         return run(block_column, True)
     result = run(None, False)
-    if unpaired or case_column is not None:
+    if case_column is not None and not unpaired:
         return result
-    unread = [c for c in result.files[0].unmodeled_columns if c.lower() in BLOCK_LIKE_COLUMNS]
+    # The block column must be in both files: each side's rows are read with it.
+    candidate_columns = set(result.files[1].unmodeled_columns)
+    unread = [
+        c
+        for c in result.files[0].unmodeled_columns
+        if c.lower() in BLOCK_LIKE_COLUMNS and c in candidate_columns
+    ]
     if not unread:
         return result
     diagnosed = run(unread[0], False)

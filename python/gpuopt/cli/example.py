@@ -26,12 +26,20 @@ def _render(run: ExampleRun) -> str:
         ci = ""
         if s.estimate_pct is not None:
             ci = f"{s.estimate_pct:+.1f} % [{s.ci_low_pct or 0:+.1f}, {s.ci_high_pct or 0:+.1f}]"
-        rows.append([s.step, s.subject, s.verdict, s.primary_verdict, ci, s.detail])
+        rows.append([s.step, s.subject, s.verdict, s.primary_verdict, ci, s.prediction_status, s.detail])
+    headers = ["step", "subject", "verdict", "primary", "effect [95 % CI]", "prediction", "facts"]
+    predictions = [
+        f"Prediction check, {s.step} {s.subject}: {s.prediction_status}: {s.prediction}."
+        for s in run.steps
+        if s.prediction is not None
+    ]
     lines = [
         f"gpuopt example ({run.workload}) in {run.directory} — {run.elapsed_s:.0f} s",
         "",
-        table(["step", "subject", "verdict", "primary", "effect [95 % CI]", "facts"], rows),
+        table(headers, rows),
         "",
+        *predictions,
+        *([""] if predictions else []),
         f"Note: {run.acting_as_user}.",
         f"Artifact root: {run.root}   (try: gpuopt ls {run.root}; gpuopt report {run.root})",
         f"Handoff draft: {run.handoff}",

@@ -12,7 +12,7 @@ from gpuopt.cli._render import section, table
 from gpuopt.errors import InputError
 
 if TYPE_CHECKING:
-    from gpuopt.models.knowledge import FactValue, KnowledgeMatchData, KnowledgeQueryData
+    from gpuopt.models.knowledge import KnowledgeMatchData, KnowledgeQueryData
 
 _REGISTRY = click.option(
     "--registry",
@@ -132,16 +132,6 @@ def query(
     return Outcome(data=data, render=lambda: _render_query(data))
 
 
-def _fact_text(v: FactValue) -> str:
-    name = v.fact.split(":", 1)[1]
-    if v.rows:
-        name += f"[{v.rows}]"
-    if v.per:
-        name += "/" + v.per.split(":", 1)[1]
-    other = f" x {v.other.split(':', 1)[1]}" if v.other else ""
-    return f"{name}={v.value:g} {v.op} {v.threshold:g}{other}"
-
-
 def _render_match(data: KnowledgeMatchData) -> str:
     files = table(
         ["evidence", "kind", "subjects", "trace shape"],
@@ -153,13 +143,9 @@ def _render_match(data: KnowledgeMatchData) -> str:
     rows = []
     for subject in data.subjects:
         for signal in subject.cards:
-            facts = "; ".join(_fact_text(v) for v in signal.signals)
+            facts = "; ".join(v.text for v in signal.signals)
             rows.append((Path(subject.evidence).name, subject.name, signal.card, facts))
-    body = (
-        table(["evidence", "subject", "card", "facts (value op threshold)"], rows)
-        if rows
-        else "no card's signals hold"
-    )
+    body = table(["evidence", "subject", "card", "facts"], rows) if rows else "no card's signals hold"
     return f"{files}\n\n{body}"
 
 

@@ -158,14 +158,16 @@ def _render_comparison(c: Comparison) -> str:
     if c.per_block:
         resampled = c.blocks is not None and c.blocks.resampled
         column = c.blocks.column if c.blocks is not None else "?"
+        unit = "pairs" if c.pairing == "paired" else "calls"
+        against = "" if c.pairing == "paired" else "; each block against the other side's pooled calls"
         parts.append(
             section(
                 f"Per block of {column!r} "
-                f"({'blocks resampled for the CI' if resampled else 'diagnosed only'})",
+                f"({'blocks resampled for the CI' if resampled else 'diagnosed only'}{against})",
                 [
                     (
-                        p.case_id,
-                        f"{_pct(p.estimate_pct)} {_interval(p.ci_low_pct, p.ci_high_pct)} ({p.n} pairs)",
+                        p.case_id if p.side is None else f"{p.side} {p.case_id}",
+                        f"{_pct(p.estimate_pct)} {_interval(p.ci_low_pct, p.ci_high_pct)} ({p.n} {unit})",
                     )
                     for p in c.per_block
                 ],
@@ -255,11 +257,14 @@ def compare(
       gpuopt stats compare base.csv cand.csv --column ms --key-column run --json
       gpuopt stats compare a.jsonl b.jsonl --unpaired --direction higher --out pairs.parquet
       gpuopt stats compare base.csv cand.csv --column ms --block-column run
+      gpuopt stats compare a.csv b.csv --unpaired --column ns --block-column process
 
-    Rows that come in blocks (the same process or run) are not independent pairs: --block-column NAME
-    resamples whole blocks and reports each block's effect. Without it, a file column named block, run,
-    run_id, process, pid, worker, session or rank is read as blocks for a check: blocks whose CIs do not
-    overlap warn dependent_samples_suspected, with the per-block effects.
+    Rows that come in blocks (the same process or run) are not independent: --block-column NAME
+    resamples whole blocks (with --unpaired, each side's blocks on their own) and reports each block's
+    effect. Without it, a column named block, run, run_id, process, pid, worker, session or rank in both
+    files is read as blocks for a check: blocks whose CIs do not overlap (unpaired: blocks of one side)
+    warn dependent_samples_suspected, with the per-block effects; an unpaired side whose rows come from
+    one block warns blocks_too_few.
     """
     from gpuopt import stats as lib
     from gpuopt.models.stats import CompareData, CompareOptions

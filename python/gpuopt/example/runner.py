@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuopt.errors import AbsentError, InputError
+from gpuopt.evaluation.views.prediction import Prediction
 from gpuopt.models.example import ExampleRun, ExampleStep
 
 HERE = Path(__file__).resolve().parent
@@ -142,6 +143,8 @@ class Runner:
             ci = f" {step.estimate_pct:+.1f} % [{step.ci_low_pct or 0:+.1f}, {step.ci_high_pct or 0:+.1f}]"
         verdict = f" {step.verdict}" if step.verdict else ""
         self.progress(f"{step.step:<12} {step.subject or '':<10}{verdict}{ci}  {step.detail}")
+        if step.prediction is not None:
+            self.progress(f"{'':<12} {'':<10} prediction check {step.prediction_status}: {step.prediction}")
 
     def _evaluation(self, operation: str, name: str, subject: str | None, request: dict[str, Any]) -> Any:
         from gpuopt.evaluation import operations
@@ -159,6 +162,7 @@ class Runner:
         stats = getattr(result, "statistics", None)
         primary = None if stats is None else stats.primary
         detail = self._detail(result)
+        checked = self._prediction(result, subject)
         self._step(
             ExampleStep(
                 step=operation,
@@ -173,9 +177,31 @@ class Runner:
                 ci_high_pct=None if primary is None else primary.ci_high_pct,
                 elapsed_s=time.monotonic() - started,
                 detail=detail,
+                prediction_status=None if checked is None else checked.short(),
+                prediction=None if checked is None else checked.text(),
             )
         )
         return out
+
+    def _prediction(self, result: Any, subject: str | None) -> Prediction | None:
+        """A target's prediction check, with its Experiment's Amdahl ceiling (computed at creation)."""
+        check = getattr(result, "prediction_check", None)
+        if check is None:
+            return None
+        stats = result.statistics
+        primary = None if stats is None else stats.primary
+        return Prediction(
+            invocation_id=result.invocation_id,
+            experiment_id=result.experiment.id,
+            mechanism=result.mechanism,
+            status=check.status,
+            expected_low_pct=check.expected_low_pct,
+            expected_high_pct=check.expected_high_pct,
+            ceiling_pct=self.refs.get(f"ceiling:{subject}"),
+            estimate_pct=None if primary is None else primary.estimate_pct,
+            ci_low_pct=None if primary is None else primary.ci_low_pct,
+            ci_high_pct=None if primary is None else primary.ci_high_pct,
+        )
 
     @staticmethod
     def _detail(result: Any) -> str:
@@ -309,6 +335,7 @@ class Runner:
             out = experiment.create(json.dumps(request).encode(), cwd=self.dir)
             self.refs[f"experiment:{name}"] = out.experiment.model_dump()
             ceiling = out.opportunity.ceiling_pct
+            self.refs[f"ceiling:{name}"] = ceiling
             self._step(
                 ExampleStep(
                     step="experiment",

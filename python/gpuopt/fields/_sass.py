@@ -52,6 +52,8 @@ _FUNCTIONS = {
     "line_info_count": "nvdisasm -g/-gi //## source-line annotations in the function",
     "distinct_opcode_count": "Distinct full mnemonics (with modifiers) in the function",
     **{f"{c}_count": f"Instructions of class {c}: {text}" for c, text in _CLASSES.items()},
+    "integer_division_rcp_count": "MUFU.RCP instructions of nvcc's integer division or modulo (I2F.RP -> "
+    "MUFU.RCP -> unsigned F2I.TRUNC): special-function instructions with no float math of the source",
 }
 
 _OPCODES = {

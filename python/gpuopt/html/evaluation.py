@@ -115,6 +115,11 @@ def _aa_rows(details: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
+def _hover(inv: dict[str, Any]) -> str:
+    text = f"verdict {inv['verdict']} ({inv['primary_verdict']}), {inv['pairs_valid']} valid pairs"
+    return text if inv.get("prediction") is None else f"{text}, prediction {inv['prediction']}"
+
+
 def _effects_section(
     page: Page, invocations: list[dict[str, Any]], details: dict[str, dict[str, Any]], minimum: float | None
 ) -> None:
@@ -125,7 +130,7 @@ def _effects_section(
             "low": inv["ci_low_pct"],
             "high": inv["ci_high_pct"],
             "group": inv["operation"],
-            "hover": f"verdict {inv['verdict']} ({inv['primary_verdict']}), {inv['pairs_valid']} valid pairs",
+            "hover": _hover(inv),
         }
         for inv in invocations
     ]
@@ -235,6 +240,11 @@ def root_page(root: Path, out: Path) -> None:
         f"{t['invocations']} invocations, {t['experiments']} Experiments, {t['gpu_seconds']:.3f} GPU-seconds",
         "A view of the records, never evidence.",
     ]
+    page.facts += [
+        f"prediction check of target {p['invocation_id'][:12]} ({p['mechanism']}): {p['text']}"
+        for p in rep["predictions"]
+        if p["status"] in ("observed_above", "observed_below")
+    ]
     completed = [r for r in rep["invocations"] if r["state"] == "completed"]
     details = {r["id"]: views.build(root, r["id"]) for r in completed}
     minimum = _minimum(details)
@@ -259,6 +269,8 @@ def invocation_page(root: Path, inv_id: str, out: Path) -> None:
         page.facts.append(
             f"outcome: {rep['execution_status']} / {rep['measurement_validity']} / {rep['verdict']}"
         )
+    if rep.get("prediction"):
+        page.facts.append(f"prediction check: {rep['prediction']['text']}")
     details = {inv_id: rep}
     minimum = _minimum(details)
     if rep["operation"] == "noise":

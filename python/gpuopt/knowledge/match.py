@@ -11,6 +11,7 @@ import operator
 import re
 from collections.abc import Callable
 
+from gpuopt.knowledge import wording
 from gpuopt.knowledge.facts import Evidence, SubjectFacts
 from gpuopt.knowledge.registry import Registry
 from gpuopt.models.knowledge import (
@@ -74,11 +75,14 @@ def evaluate(registry: Registry, subject: SubjectFacts, c: Condition) -> FactVal
             return None
         value = value / per
     threshold = c.value
+    other = None
     if c.other is not None:
         other = _value(subject, c.other, None)
         if other is None:
             return None
         threshold = c.value * other
+    holds = _OPS[c.op](value, threshold)
+    source = None if c.threshold is None else cite(registry, c.threshold)
     return FactValue(
         fact=c.fact,
         rows=c.rows,
@@ -87,8 +91,9 @@ def evaluate(registry: Registry, subject: SubjectFacts, c: Condition) -> FactVal
         value=value,
         op=c.op,
         threshold=threshold,
-        holds=_OPS[c.op](value, threshold),
-        threshold_source=None if c.threshold is None else cite(registry, c.threshold),
+        holds=holds,
+        threshold_source=source,
+        text=wording.sentence(c, value, threshold, holds, other, source),
     )
 
 

@@ -24,6 +24,17 @@ class ExampleStep(Record):
     ci_high_pct: float | None
     elapsed_s: NonNegative
     detail: Text
+    prediction_status: str | None = Field(
+        default=None,
+        description="Targets: the prediction check, consistent, observed_below, observed_above, "
+        "observed_above_ceiling (the whole CI above the claim's Amdahl ceiling), not_declared or "
+        "not_evaluated",
+    )
+    prediction: Text | None = Field(
+        default=None,
+        description="Targets: the prediction check as a sentence (observed effect and CI against the claim's "
+        "expected effect and Amdahl ceiling)",
+    )
 
 
 class ExampleRun(Record):

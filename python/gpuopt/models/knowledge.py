@@ -224,6 +224,10 @@ class FactValue(Model):
     threshold: float
     holds: bool
     threshold_source: SourceCitation | None
+    text: str = Field(
+        description="The comparison as a sentence for people: the fact in words, its value and unit, the "
+        "comparison, the threshold and where it came from (a source, another fact, the presence test)"
+    )
 
 
 class CardSignal(Model):

@@ -119,7 +119,18 @@ class Resolution(Model):
 class CaseEffect(EffectEstimate):
     """The effect within one case: reported, never used for the verdict."""
 
-    case_id: str = Field(description="The case (or block label for per_block)")
+    case_id: str = Field(description="The case")
+
+
+class BlockEffect(EffectEstimate):
+    """The effect within one block (process, run) of the rows: reported, never used for the verdict."""
+
+    case_id: str = Field(description="The block's label")
+    side: Literal["baseline", "candidate"] | None = Field(
+        default=None,
+        description="Unpaired only: the side whose calls form the block; its effect is the block's calls "
+        "against the other side's pooled estimate. Null for paired blocks (the block's pairs' effects)",
+    )
 
 
 class TailEffect(EffectEstimate):
@@ -146,12 +157,17 @@ class OrderFacts(Model):
 
 
 class BlockFacts(Model):
-    """Pairs grouped in blocks (process, run, worker): what the comparison did with them."""
+    """Pairs (or an unpaired side's calls) grouped in blocks (process, run, worker): what the comparison
+    did with them."""
 
     column: str = Field(description="The block column of the input")
-    blocks: int = Field(description="Blocks holding at least one valid pair")
-    resampled: bool = Field(description="True: the CI resampled whole blocks (--block-column)")
-    disagree: bool = Field(description="True when the per-block CIs do not all overlap")
+    blocks: int = Field(description="Blocks holding at least one valid pair (unpaired: of both sides)")
+    resampled: bool = Field(
+        description="True: the CI resampled whole blocks (--block-column; unpaired: each side's own)"
+    )
+    disagree: bool = Field(
+        description="True when the per-block CIs do not all overlap (unpaired: within one side)"
+    )
 
 
 class Comparison(EffectEstimate):
@@ -191,11 +207,11 @@ class Comparison(EffectEstimate):
     per_case: list[CaseEffect] = Field(
         description="The effect within each case (reported, never used for the verdict)"
     )
-    per_block: list[CaseEffect] = Field(
+    per_block: list[BlockEffect] = Field(
         default_factory=list, description="The effect within each block (case_id = the block's label)"
     )
     blocks: BlockFacts | None = Field(
-        default=None, description="Pairs grouped in blocks; null without --block-column"
+        default=None, description="Rows grouped in blocks; null without a block column"
     )
     orders: OrderFacts | None = Field(
         description="AB/BA balance and order effect; null when orders are not recorded"

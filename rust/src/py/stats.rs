@@ -5,7 +5,7 @@
 use super::arrow::ArrowTable;
 use super::{json, run};
 use crate::error::{Error, Result};
-use crate::stats::compare::{self, Cases, PairedInput, UnpairedInput};
+use crate::stats::compare::{self, Cases, PairedInput, UnpairedBlocks, UnpairedInput};
 use crate::stats::constraint::{self, GuardrailMode, Limit};
 use crate::stats::effect::{Direction, EffectScale};
 use crate::stats::estimators::Estimator;
@@ -172,6 +172,7 @@ pub fn stats_compare_unpaired(
         let input = UnpairedInput {
             baseline: calls("baseline", baseline, baseline_offsets)?,
             candidate: calls("candidate", candidate, candidate_offsets)?,
+            blocks: None,
         };
         let outcome = compare::compare_unpaired(&input, &opts)?;
         let table = tables::unpaired_table(&input, &outcome)?;
@@ -236,16 +237,21 @@ pub fn stats_compare_files(
         let base = sample_file::read(&baseline, &read)?;
         let cand = sample_file::read(&candidate, &read)?;
         let files = vec![FileFacts::from(&base), FileFacts::from(&cand)];
-        if unpaired && read.block_column.is_some() {
-            return Err(invalid(
-                "block_column",
-                "blocks apply to paired comparisons (resample blocks of pairs), not to --unpaired",
-            ));
-        }
         if unpaired {
+            let blocks = match (
+                sample_file::blocks(base.blocks.as_deref(), &read),
+                sample_file::blocks(cand.blocks.as_deref(), &read),
+            ) {
+                (Some(baseline), Some(candidate)) => Some(UnpairedBlocks {
+                    baseline,
+                    candidate,
+                }),
+                _ => None,
+            };
             let input = UnpairedInput {
                 baseline: base.calls,
                 candidate: cand.calls,
+                blocks,
             };
             let outcome = compare::compare_unpaired(&input, &opts)?;
             let table = tables::unpaired_table(&input, &outcome)?;

@@ -2,6 +2,7 @@
 //! scanner's shared scratch arrays, and bounded evidence for signature patterns.
 
 use super::arch::Arch;
+use super::division::Division;
 use super::instruction::{
     branch_target, BranchTarget, Class, Instruction, OpcodeInfo, CLASS_COUNT,
 };
@@ -42,6 +43,9 @@ pub struct FunctionFacts {
     /// (the trap loop after the final `EXIT`) is not counted.
     pub backward_branch_count: u64,
     pub class_counts: [u64; CLASS_COUNT],
+    /// `MUFU.RCP` instructions of nvcc's integer-division sequence (`I2F.RP` → `MUFU.RCP` →
+    /// unsigned `F2I.TRUNC`): special-function instructions that compute no float math of the source.
+    pub integer_division_rcp_count: u64,
     /// (opcode id, count), padding excluded.
     pub opcode_counts: Vec<(u32, u64)>,
     pub first_address: Option<u64>,
@@ -70,6 +74,7 @@ pub struct FunctionBuilder {
     pending_nops: u64,
     labels: FxHashMap<Vec<u8>, u64>,
     pending_labels: Vec<Vec<u8>>,
+    division: Division,
 }
 
 impl FunctionBuilder {
@@ -85,6 +90,7 @@ impl FunctionBuilder {
                 predicated_count: 0,
                 backward_branch_count: 0,
                 class_counts: [0; CLASS_COUNT],
+                integer_division_rcp_count: 0,
                 opcode_counts: Vec::new(),
                 first_address: None,
                 last_address: None,
@@ -97,6 +103,7 @@ impl FunctionBuilder {
             pending_nops: 0,
             labels: FxHashMap::default(),
             pending_labels: Vec::new(),
+            division: Division::default(),
         }
     }
 
@@ -158,6 +165,7 @@ impl FunctionBuilder {
                 }
             }
         }
+        f.integer_division_rcp_count += self.division.step(info.division, ins.operands);
         for &pattern in &info.patterns {
             record_hit(&mut f.hits, pattern, ins, evidence_limit);
         }

@@ -1,6 +1,7 @@
 //! One instruction line: `/*0150*/  @!P0 BRA 0xd50 ;  /* 0x... */` split into address, guard, opcode and
 //! operands, and what an opcode is (base mnemonic, modifiers, classes, memory access width).
 
+use super::division::DivisionStep;
 use super::lexer::trim;
 
 /// Instruction classes, one bit each. A class is a fact about the mnemonic, looked up in a table below;
@@ -195,6 +196,8 @@ pub struct OpcodeInfo {
     pub width_bits: Option<u16>,
     /// Indices of catalog patterns this opcode satisfies.
     pub patterns: Vec<u16>,
+    /// Its part in nvcc's integer-division sequence, if any.
+    pub division: DivisionStep,
 }
 
 impl OpcodeInfo {
@@ -212,12 +215,19 @@ impl OpcodeInfo {
         } else {
             None
         };
+        let modifiers: Vec<&str> = text
+            .get(base_len..)
+            .unwrap_or_default()
+            .split('.')
+            .filter(|m| !m.is_empty())
+            .collect();
         Self {
             text: text.to_string(),
             base_len,
             classes,
             width_bits,
             patterns: Vec::new(),
+            division: DivisionStep::of(base, &modifiers),
         }
     }
 

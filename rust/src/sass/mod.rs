@@ -11,6 +11,7 @@
 
 mod arch;
 mod cuobjdump;
+mod division;
 mod file;
 mod function;
 

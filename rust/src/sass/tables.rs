@@ -93,6 +93,10 @@ pub fn functions_table(listing: &Listing) -> Result<Table> {
             ),
         ));
     }
+    columns.push((
+        "integer_division_rcp_count".into(),
+        i64s(fs.iter().map(|f| f.integer_division_rcp_count)),
+    ));
     Table::from_columns(
         columns
             .iter()

@@ -62,6 +62,40 @@ fn cuobjdump_and_nvdisasm_listings_of_one_cubin_agree() {
 }
 
 #[test]
+fn every_mufu_of_the_fixture_kernels_is_an_integer_division_reciprocal() {
+    // kernels.cu has no float transcendental: local_spill's `%` and strided_copy's 32- and 64-bit
+    // division are nvcc's I2F.RP -> MUFU.RCP -> F2I.TRUNC sequences, the only MUFUs there are.
+    let slot = CLASSES
+        .iter()
+        .position(|(c, _)| *c == Class::SpecialFunction)
+        .unwrap();
+    for rel in [
+        "h200/sass/kernels_sm90.cuobjdump.sass",
+        "h200/sass/kernels_sm90.nvdisasm.sass",
+    ] {
+        let listing = scan(rel);
+        let facts: Vec<(&str, u64, u64)> = listing
+            .functions
+            .iter()
+            .map(|f| {
+                let mufu = f.class_counts[slot];
+                (f.name.as_str(), mufu, f.integer_division_rcp_count)
+            })
+            .collect();
+        assert_eq!(
+            facts,
+            [
+                ("_Z9wmma_gemmPK6__halfS1_Pfiii", 0, 0),
+                ("_Z11local_spillPKfPfi", 1, 1),
+                ("_Z12strided_copyPKfPfii", 2, 2),
+                ("_Z7vec_addPK6float4S1_PS_i", 0, 0),
+            ],
+            "{rel}"
+        );
+    }
+}
+
+#[test]
 fn probe_axpy_matches_the_reference_study() {
     // The study counted 32 instructions in this fatbin, 12 of them NOP padding.
     let l = scan("h200/probe/sass_fatbin.txt");

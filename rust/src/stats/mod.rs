@@ -68,8 +68,12 @@ pub mod codes {
     pub const BCA_DEGENERATE: &str = "bca_degenerate";
     /// Warning: an A/A comparison's CI excludes 0.
     pub const AA_EFFECT_DETECTED: &str = "aa_effect_detected";
-    /// Warning: pairs come in blocks (process, run) whose effects disagree; pairs are not independent.
+    /// Warning: pairs (or an unpaired side's calls) come in blocks (process, run) whose effects disagree;
+    /// they are not independent.
     pub const DEPENDENT_SAMPLES_SUSPECTED: &str = "dependent_samples_suspected";
+    /// Warning: an unpaired side's calls come from fewer than 2 blocks; variation between blocks is
+    /// unmeasured.
+    pub const BLOCKS_TOO_FEW: &str = "blocks_too_few";
     /// Warning: the minimum effect is below the MDE the noise resolves.
     pub const MINIMUM_EFFECT_BELOW_MDE: &str = "minimum_effect_below_mde";
 }

@@ -13,6 +13,7 @@ from typing import Any
 from gpuopt._effects import effect
 from gpuopt.evaluation import invocation, records
 from gpuopt.evaluation.capture import citations
+from gpuopt.evaluation.views import prediction
 from gpuopt.evaluation.views.records import Root, ci, pct, ref_text
 from gpuopt.models.evaluation.views import HandoffData
 
@@ -149,9 +150,9 @@ def _experiments_section(doc: _Doc, root: Root) -> None:
                     continue
                 result, rsha = found
                 extra = ""
-                check = getattr(result, "prediction_check", None)
-                if check is not None:
-                    extra = f", prediction check {check.status}"
+                checked = prediction.of_result(root, inv_id)
+                if checked is not None:
+                    extra = f"; prediction check {checked.short()}: {checked.text()}"
                 doc.fact(
                     f"{result.operation} {result.verdict} ({result.stop_reason}): {_stat(result)}{extra}",
                     inv_id,

@@ -16,6 +16,7 @@ from gpuopt._effects import effect
 from gpuopt.errors import InputError
 from gpuopt.evaluation import champion, invocation
 from gpuopt.evaluation.capture import citations
+from gpuopt.evaluation.views import prediction
 from gpuopt.evaluation.views.listing import ls
 from gpuopt.evaluation.views.records import Root, ci, pct
 from gpuopt.models.evaluation.capture import CaptureDiffCitation
@@ -35,16 +36,31 @@ def _table(headers: list[str], rows: list[list[Any]]) -> list[str]:
     return out
 
 
+def _predictions(root: Root, invocations: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The prediction check of every completed target, as facts and a sentence."""
+    found = [
+        prediction.of_result(root, r["id"])
+        for r in invocations
+        if r["operation"] == "target" and r["state"] == "completed"
+    ]
+    return [p.as_dict() | {"short": p.short()} for p in found if p is not None]
+
+
 def _root_report(root: Root) -> dict[str, Any]:
     invocations = ls(root.store.root, "invocations").to_dicts() if root.ids("invocation") else []
     experiments = ls(root.store.root, "experiments").to_dicts() if root.ids("experiment") else []
     history = champion.history(root.store.root, include_orphans=True)
     gpu_seconds = sum(r.get("gpu_seconds") or 0.0 for r in invocations)
+    predictions = _predictions(root, invocations)
+    short = {p["invocation_id"]: p["short"] for p in predictions}
+    for r in invocations:
+        r["prediction"] = short.get(r["id"])
     return {
         "scope": "root",
         "root": str(root.store.root),
         "target": root.target_ref.model_dump(),
         "invocations": invocations,
+        "predictions": predictions,
         "experiments": experiments,
         "champion_history": history.model_dump(mode="json")["entries"],
         "totals": {
@@ -98,6 +114,9 @@ def _invocation_report(root: Root, inv_id: str) -> dict[str, Any]:
     ):
         if key in data:
             out[key] = data[key]
+    checked = prediction.of_result(root, inv_id)
+    if checked is not None:
+        out["prediction"] = checked.as_dict() | {"short": checked.short()}
     cited = citations.for_result(root.store, inv_id)
     if cited:
         out["capture_diffs"] = [{**c.model_dump(mode="json"), "sha256": sha} for c, sha in cited]
@@ -265,8 +284,8 @@ def _invocation_md(rep: dict[str, Any]) -> list[str]:
             f"- resolution: {res['status']} — MDE {mde} at {res['planned_pairs']} planned pairs vs minimum "
             f"effect {res['minimum_effect_pct']:g} %"
         )
-    if rep.get("prediction_check"):
-        lines.append(f"- prediction check: {rep['prediction_check']['status']}")
+    if rep.get("prediction"):
+        lines.append(f"- prediction check: **{rep['prediction']['short']}** — {rep['prediction']['text']}")
     if rep.get("statistics"):
         lines += ["", *_stat_rows(rep["statistics"])]
     elif "statistics" in rep:
@@ -320,16 +339,20 @@ def _root_md(rep: dict[str, Any]) -> list[str]:
         "",
     ]
     lines += _table(
-        ["invocation", "operation", "state", "verdict", "stop", "primary", "estimate", "CI", "pairs",
-         "GPU-s"],
+        ["invocation", "operation", "state", "verdict", "stop", "primary", "estimate", "CI", "prediction",
+         "pairs", "GPU-s"],
         [
             [r["id"], r["operation"], r["state"], r["verdict"], r["stop_reason"], r["primary_verdict"],
-             pct(r["estimate_pct"]), ci(r["ci_low_pct"], r["ci_high_pct"]),
+             pct(r["estimate_pct"]), ci(r["ci_low_pct"], r["ci_high_pct"]), r["prediction"],
              _pairs(r),
              r["gpu_seconds"]]
             for r in rep["invocations"]
         ],
     )  # fmt: skip
+    lines += ["", "## Prediction checks (observed effect against each Experiment's claim)", ""]
+    if not rep["predictions"]:
+        lines.append("No target result yet.")
+    lines += [f"- target {p['invocation_id']} ({p['mechanism']}): {p['text']}" for p in rep["predictions"]]
     lines += ["", "## Experiments by mechanism", ""]
     lines += _table(
         ["mechanism", "experiment", "rejection scope", "screen", "target"],

@@ -17,7 +17,7 @@ pub use estimate::{bootstrap_prefix, estimate_interval};
 pub use input::{Blocks, Cases, PairedInput};
 pub use model::*;
 pub use paired::{compare, compare_with};
-pub use unpaired::{compare_unpaired, UnpairedInput, UnpairedOutcome};
+pub use unpaired::{compare_unpaired, UnpairedBlocks, UnpairedInput, UnpairedOutcome};
 
 #[cfg(test)]
 mod tests;

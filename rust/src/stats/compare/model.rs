@@ -12,7 +12,7 @@ use serde::Serialize;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BlockFacts {
     pub column: String,
-    /// Blocks holding at least one valid pair.
+    /// Blocks holding at least one valid pair (unpaired: the blocks of both sides).
     pub blocks: usize,
     /// True when the CI resampled blocks (`--block-column`), false when blocks were only diagnosed.
     pub resampled: bool,
@@ -93,6 +93,18 @@ pub struct CaseEffect {
     pub effect: EffectEstimate,
 }
 
+/// The effect within one block (process, run) of the rows (reported, never used for the verdict).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BlockEffect {
+    pub case_id: String,
+    /// Unpaired only: the side whose calls form the block (`baseline` or `candidate`); its effect is
+    /// that of the block against the other side's pooled calls.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub side: Option<&'static str>,
+    #[serde(flatten)]
+    pub effect: EffectEstimate,
+}
+
 /// The effect on a within-call quantile (latency tails).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TailEffect {
@@ -157,7 +169,7 @@ pub struct Comparison {
     pub resolution: Option<Resolution>,
     pub per_case: Vec<CaseEffect>,
     /// The effect within each block (`--block-column`, or a block-like column found).
-    pub per_block: Vec<CaseEffect>,
+    pub per_block: Vec<BlockEffect>,
     pub blocks: Option<BlockFacts>,
     pub orders: Option<OrderFacts>,
     pub tails: Vec<TailEffect>,

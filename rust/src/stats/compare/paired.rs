@@ -90,7 +90,7 @@ pub fn compare_with(
     let resolution = resolution(n, options, &mut warnings);
     let per_case = per_case(input, &valid_positions, &rows, options, parallelism);
     let per_block = by_block.as_deref().map_or_else(Vec::new, |b| {
-        blocks::per_block(b, options, parallelism, |n, e, i| {
+        blocks::per_block(b, None, options, parallelism, |n, e, i| {
             effect_estimate(n, e, i, options)
         })
     });

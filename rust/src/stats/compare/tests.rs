@@ -1,4 +1,5 @@
 use super::*;
+use crate::stats::bootstrap::CiMethod;
 use crate::stats::codes;
 use crate::stats::options::CompareOptions;
 use crate::stats::quantile::Calls;
@@ -96,6 +97,7 @@ fn bad_values_name_the_pair() {
     let wide = UnpairedInput {
         baseline: Calls::from_values(vec![1e-300, 1.0]),
         candidate: Calls::from_values(vec![1.0, 2.0]),
+        blocks: None,
     };
     assert_eq!(
         compare_unpaired(&wide, &options()).unwrap_err().code,
@@ -166,6 +168,7 @@ fn unpaired_comparison_uses_the_same_ci_machinery() {
     let input = UnpairedInput {
         baseline: Calls::from_values(base),
         candidate: Calls::from_values(cand),
+        blocks: None,
     };
     let out = compare_unpaired(&input, &options()).unwrap();
     let c = &out.comparison;
@@ -176,4 +179,115 @@ fn unpaired_comparison_uses_the_same_ci_machinery() {
     );
     assert_eq!(c.verdict, Verdict::Improved);
     assert!(c.effect.bca.unwrap().acceleration.is_some());
+}
+
+/// An A/A whose calls come from three processes per side, each process at its own level (1 % spread
+/// inside a process, a few % between processes): rows are not independent.
+fn processes_aa(resample: bool) -> UnpairedInput {
+    let levels_b = [1.00, 1.06, 0.97];
+    let levels_c = [1.04, 0.99, 1.08];
+    let side = |levels: &[f64], first: usize| {
+        let mut values = Vec::new();
+        let mut block_of = Vec::new();
+        for (b, level) in levels.iter().enumerate() {
+            for i in 0..40 {
+                values.push(1440.0 * level * (1.0 + 0.002 * (((i * 7) % 11) as f64 - 5.0)));
+                block_of.push(b);
+            }
+        }
+        let names = (first..first + levels.len())
+            .map(|p| format!("p{p}"))
+            .collect();
+        let blocks = Blocks {
+            block_of,
+            names,
+            column: "process".into(),
+            resample,
+        };
+        (Calls::from_values(values), blocks)
+    };
+    let (baseline, b) = side(&levels_b, 0);
+    let (candidate, c) = side(&levels_c, 3);
+    UnpairedInput {
+        baseline,
+        candidate,
+        blocks: Some(UnpairedBlocks {
+            baseline: b,
+            candidate: c,
+        }),
+    }
+}
+
+#[test]
+fn unpaired_blocks_that_disagree_warn_and_their_bootstrap_widens_the_ci() {
+    let rows = compare_unpaired(&processes_aa(false), &options())
+        .unwrap()
+        .comparison;
+    assert_eq!(rows.verdict, Verdict::Regressed, "rows as if independent");
+    assert!(rows
+        .warnings
+        .iter()
+        .any(|w| w.code == codes::DEPENDENT_SAMPLES_SUSPECTED));
+    let facts = rows.blocks.as_ref().unwrap();
+    assert_eq!(
+        (facts.blocks, facts.resampled, facts.disagree),
+        (6, false, true)
+    );
+    let sides: Vec<_> = rows
+        .per_block
+        .iter()
+        .map(|b| (b.side, b.effect.n))
+        .collect();
+    assert_eq!(sides.len(), 6);
+    assert_eq!(sides[0], (Some("baseline"), 40));
+    assert_eq!(sides[5], (Some("candidate"), 40));
+    let blocked = compare_unpaired(&processes_aa(true), &options())
+        .unwrap()
+        .comparison;
+    assert_eq!(blocked.effect.estimate_pct, rows.effect.estimate_pct);
+    assert_eq!(blocked.effect.ci_method_run, Some(CiMethod::Percentile));
+    let (low, high) = (
+        blocked.effect.ci_low_pct.unwrap(),
+        blocked.effect.ci_high_pct.unwrap(),
+    );
+    assert!(low < 0.0 && high > 0.0, "[{low}, {high}]");
+    assert_eq!(blocked.verdict, Verdict::Inconclusive);
+    assert!(!blocked
+        .warnings
+        .iter()
+        .any(|w| w.code == codes::DEPENDENT_SAMPLES_SUSPECTED));
+    // Seeded: the same input gives the same interval.
+    let again = compare_unpaired(&processes_aa(true), &options()).unwrap();
+    assert_eq!(again.comparison.effect, blocked.effect);
+}
+
+#[test]
+fn an_unpaired_side_of_one_block_warns_and_its_block_bootstrap_gives_no_ci() {
+    let mut input = processes_aa(true);
+    if let Some(b) = input.blocks.as_mut() {
+        b.baseline.block_of = vec![0; 120];
+        b.baseline.names = vec!["p0".into()];
+    }
+    let c = compare_unpaired(&input, &options()).unwrap().comparison;
+    assert_eq!(c.effect.ci_low_pct, None);
+    assert_eq!(
+        (c.verdict, c.verdict_reason),
+        (Verdict::Inconclusive, VerdictReason::TooFewPairs)
+    );
+    let few: Vec<_> = c
+        .warnings
+        .iter()
+        .filter(|w| w.code == codes::BLOCKS_TOO_FEW)
+        .collect();
+    assert_eq!(few.len(), 1);
+    assert!(few[0]
+        .message
+        .starts_with("the baseline's calls come from 1 block"));
+    // A block list that does not match the side's calls is refused.
+    if let Some(b) = input.blocks.as_mut() {
+        b.candidate.block_of.pop();
+    }
+    let err = compare_unpaired(&input, &options()).unwrap_err();
+    assert_eq!(err.code, codes::PAIR_COUNT_MISMATCH);
+    assert_eq!(err.path.as_deref(), Some("blocks.candidate"));
 }
