@@ -265,3 +265,65 @@ def test_summary_reads_timeline_and_graph_facts_once_with_the_same_answers(share
     doc = gpuopt("nsys", "summary", str(_path(shared, mode)), "--json").json()["data"]
     assert doc["graphs"]["executions"] == 12
     assert doc["timeline"] == timeline.model_dump(mode="json")
+
+
+# The graph executions launched inside a decode_step range, by hand: GRAPH_TRACE joined to the
+# cudaGraphLaunch call (correlationId), the call inside a decode_step range on its own thread.
+DECODE_GRAPHS = (
+    "SELECT count(*), sum(g.end - g.start) FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE g "
+    "JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.correlationId = g.correlationId "
+    "JOIN NVTX_EVENTS n ON n.globalTid = r.globalTid AND n.start <= r.start AND r.end <= n.end "
+    "WHERE n.text = 'decode_step'"
+)
+
+
+def test_graph_executions_count_in_the_nvtx_range_that_launched_them(shared: Path) -> None:
+    """decode_step launched no kernel one by one and 12 graph executions, 2,429,967 ns: gpuopt's NVTX
+    table carries them in graph_* columns (kernel_* stays kernels), by range and by instance."""
+    path = _path(shared, "graph_graph")
+    assert _rows(path, DECODE_GRAPHS) == [(12, 2_429_967)]
+    report = nsys.open(path)
+    ranges = {r["range"]: r for r in report.nvtx().iter_rows(named=True)}
+    decode = ranges[":decode_step"]
+    assert (decode["kernels"], decode["kernel_inclusive_ns"], decode["kernel_exclusive_ns"]) == (0, 0, 0)
+    assert (decode["graph_executions"], decode["graph_inclusive_ns"], decode["graph_exclusive_ns"]) == (
+        12,
+        2_429_967,
+        2_429_967,
+    )
+    # gpu_ops and the projection already counted the executions: 12 graphs + 48 memcpys.
+    assert decode["gpu_ops"] == 60
+    assert ranges[":prefill"]["graph_executions"] == 0
+    assert report.nvtx().row(0, named=True)["range"] == ":decode_step"  # ordered by kernel + graph time
+    per = report.nvtx(per_instance=True).filter(range=":decode_step")
+    assert per["graph_executions"].to_list() == [1] * 12
+    assert per["graph_inclusive_ns"].sum() == 2_429_967
+    # nsys' own report is unchanged: it lists kernels only (oracle test above), none for decode_step.
+    kern = report.stats("nvtx_kern_sum")
+    assert ":decode_step" not in kern["range"].to_list()
+
+
+def test_nvtx_selection_keeps_the_graph_executions_launched_inside(shared: Path) -> None:
+    """--nvtx decode_step keeps the 12 executions (timeline, nvtx table, graphs, CLI)."""
+    path = _path(shared, "graph_graph")
+    report = nsys.open(path)
+    [dev] = report.timeline(nvtx="decode_step").devices
+    assert (dev.graph_executions, dev.graph_busy_ns) == (12, 2_429_967)
+    assert report.graphs(nvtx="decode_step").executions == 12
+    only = report.nvtx(nvtx="decode_step")
+    assert only.filter(range=":decode_step")["graph_inclusive_ns"].to_list() == [2_429_967]
+    assert report.graphs(nvtx="prefill").executions == 0
+    doc = gpuopt("nsys", "timeline", str(path), "--nvtx", "decode_step", "--json").json()
+    assert doc["data"]["timeline"]["devices"][0]["graph_executions"] == 12
+
+
+def test_profile_diff_by_nvtx_counts_graph_executions(shared: Path) -> None:
+    """profile diff --by nvtx reads kernel + graph-execution time per range: decode_step is 2,429,967 ns
+    on the graph-level export (it was 0), prefill its kernels' time."""
+    from gpuopt._profile_sources import load
+
+    path = _path(shared, "graph_graph")
+    table = {r["key"]: r for r in load(path, "nvtx").table.iter_rows(named=True)}
+    assert (table[":decode_step"]["count"], table[":decode_step"]["total_ns"]) == (12, 2_429_967)
+    prefill = nsys.open(path).nvtx().filter(range=":prefill")["kernel_inclusive_ns"].item()
+    assert table[":prefill"]["total_ns"] == prefill > 0

@@ -157,7 +157,11 @@ def _nsys(path: Path, by: Dimension, nvtx: str | None) -> Capture:
     if by == "kernel":
         raw = report.kernels(nvtx=nvtx).select(key="name", count="instances", total_ns="total_time_ns")
     elif by == "nvtx":
-        raw = report.nvtx(nvtx=nvtx).select(key="range", count="instances", total_ns="kernel_inclusive_ns")
+        raw = report.nvtx(nvtx=nvtx).select(
+            key="range",
+            count="instances",
+            total_ns=pl.col("kernel_inclusive_ns") + pl.col("graph_inclusive_ns"),
+        )
     elif by == "memcpy":
         raw = report.memory(nvtx=nvtx).select(key="operation", count="count", total_ns="total_time_ns")
     else:

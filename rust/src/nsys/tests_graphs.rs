@@ -2,6 +2,7 @@
 //! H200 decode captures (`--cuda-graph-trace=graph` and `node`) and the public 2-GPU H100 export.
 
 use super::select::Request;
+use super::tests::{ints, texts};
 use super::Report;
 use std::path::PathBuf;
 
@@ -165,4 +166,54 @@ fn one_read_gives_the_timeline_and_the_graph_facts() {
     let (t, g) = report.timeline_and_graphs(&Request::default()).unwrap();
     assert_eq!((g.trace_mode.as_str(), g.executions), ("node", 12));
     assert_eq!(t.graph_launch[0].node_kernels, 624);
+}
+
+/// Graph-level trace: each `decode_step` range launches one graph execution (its `cudaGraphLaunch`
+/// lies inside the range on the same thread). The 12 executions, 2,429,967 ns (GRAPH_TRACE joined to
+/// RUNTIME on correlationId, the call inside a `decode_step` range of its thread), are the range's GPU
+/// time; it launched no kernel one by one.
+#[test]
+fn graph_executions_count_in_the_nvtx_range_that_launched_them() {
+    let report = Report::open(&fixture("h200/graphs/graph_graph.sqlite")).unwrap();
+    let t = report.nvtx(&Request::default(), false).unwrap();
+    let at = texts(&t, "range")
+        .iter()
+        .position(|r| r == ":decode_step")
+        .unwrap();
+    let col = |c: &str| ints(&t, c)[at];
+    assert_eq!(col("instances"), 12);
+    assert_eq!(
+        (
+            col("kernels"),
+            col("kernel_inclusive_ns"),
+            col("kernel_exclusive_ns")
+        ),
+        (0, 0, 0)
+    );
+    assert_eq!(col("graph_executions"), 12);
+    assert_eq!(col("graph_inclusive_ns"), 2_429_967);
+    assert_eq!(col("graph_exclusive_ns"), 2_429_967);
+    // The ranges table is ordered by kernel + graph time: decode_step (2.43 ms) before prefill.
+    assert_eq!(at, 0);
+    let per = report.nvtx(&Request::default(), true).unwrap();
+    let decode: Vec<usize> = texts(&per, "range")
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| *r == ":decode_step")
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(decode.len(), 12);
+    let graphs = ints(&per, "graph_executions");
+    let inclusive = ints(&per, "graph_inclusive_ns");
+    assert!(decode.iter().all(|&i| graphs[i] == 1));
+    assert_eq!(decode.iter().map(|&i| inclusive[i]).sum::<i64>(), 2_429_967);
+    // Node-level trace: the graphs' kernels are kernels (624 = 12 x 52), no execution row exists.
+    let node = Report::open(&fixture("h200/graphs/graph_node.sqlite")).unwrap();
+    let t = node.nvtx(&Request::default(), false).unwrap();
+    let at = texts(&t, "range")
+        .iter()
+        .position(|r| r == ":decode_step")
+        .unwrap();
+    assert_eq!(ints(&t, "kernels")[at], 624);
+    assert_eq!(ints(&t, "graph_executions")[at], 0);
 }
