@@ -14,6 +14,8 @@ import pytest
 
 from conftest import gpuopt
 from gpuopt import nsys
+from gpuopt._profile_sources import load
+from gpuopt.models.nsys import Distribution
 
 MODES = ("graph_graph", "graph_node")
 REPORTS = (
@@ -110,9 +112,9 @@ def test_graph_executions_equal_the_graph_trace_rows(shared: Path) -> None:
     [f] = g.graphs
     assert {(f.graph_id, f.graph_exec_id)} == {(r[1], r[2]) for r in rows}
     durations = sorted(r[0] for r in rows)
-    assert f.gpu_ns.count == f.executions == f.launches == len(rows)
-    assert f.gpu_ns.total_ns == sum(durations)
-    assert (f.gpu_ns.median_ns, f.gpu_ns.p90_ns, f.gpu_ns.max_ns) == (
+    assert f.gpu_time.count == f.executions == f.launches == len(rows)
+    assert f.gpu_time.total_ns == sum(durations)
+    assert (f.gpu_time.median_ns, f.gpu_time.p90_ns, f.gpu_time.max_ns) == (
         durations[5],
         durations[10],
         durations[11],
@@ -125,7 +127,7 @@ def test_graph_executions_equal_the_graph_trace_rows(shared: Path) -> None:
             "JOIN CUPTI_ACTIVITY_KIND_GRAPH_TRACE g ON g.correlationId = r.correlationId",
         )
     )
-    assert f.host_ns.total_ns == sum(host) and f.host_ns.max_ns == host[-1]
+    assert f.host_time.total_ns == sum(host) and f.host_time.max_ns == host[-1]
 
 
 def test_node_level_executions_group_kernels_by_their_graph_launch(shared: Path) -> None:
@@ -138,9 +140,9 @@ def test_node_level_executions_group_kernels_by_their_graph_launch(shared: Path)
     g = nsys.open(path).graphs()
     assert (g.trace_mode, g.executions) == ("node", 12)
     [f] = g.graphs
-    assert f.gpu_ns.total_ns == sum(r[0] for r in rows) == 2_500_400
+    assert f.gpu_time.total_ns == sum(r[0] for r in rows) == 2_500_400
     assert f.kernels_per_execution is not None
-    assert f.kernels_per_execution.total_ns == sum(r[1] for r in rows) == 624
+    assert f.kernels_per_execution.total == sum(r[1] for r in rows) == 624
 
 
 def test_cli_graphs_command_and_summary_block(shared: Path) -> None:
@@ -184,7 +186,7 @@ def test_command_buffer_full_is_reported_not_subtracted(shared: Path) -> None:
         ("Command buffer full (CUDA)", 198, 911_969_806)
     ]
     for launch in t.launch:
-        assert launch.api_excl_overhead_ns.total_ns == launch.api_ns.total_ns
+        assert launch.api_time_excl_overhead.total_ns == launch.api_time.total_ns
 
 
 def _copy(src: Path, tmp_path: Path) -> Path:
@@ -207,7 +209,7 @@ def test_execution_without_launch_call_is_counted_unlinked(shared: Path, tmp_pat
     g = nsys.open(path).graphs()
     assert (g.executions, g.unlinked_executions) == (12, 1)
     [f] = g.graphs
-    assert (f.launches, f.executions, f.unlinked_executions, f.gpu_ns.count) == (11, 12, 1, 12)
+    assert (f.launches, f.executions, f.unlinked_executions, f.gpu_time.count) == (11, 12, 1, 12)
 
 
 def test_graph_level_trace_with_no_kernels(shared: Path, tmp_path: Path) -> None:
@@ -224,7 +226,7 @@ def test_zero_and_negative_graph_durations(shared: Path, tmp_path: Path) -> None
     zero = _copy(_path(shared, "graph_graph"), tmp_path)
     _execute(zero, "UPDATE CUPTI_ACTIVITY_KIND_GRAPH_TRACE SET end = start WHERE correlationId = 9014")
     [f] = nsys.open(zero).graphs().graphs
-    assert (f.executions, f.gpu_ns.min_ns) == (12, 0)
+    assert (f.executions, f.gpu_time.min_ns) == (12, 0)
     neg = tmp_path / "neg" / "graph_graph.sqlite"
     neg.parent.mkdir()
     shutil.copyfile(zero, neg)
@@ -320,10 +322,66 @@ def test_nvtx_selection_keeps_the_graph_executions_launched_inside(shared: Path)
 def test_profile_diff_by_nvtx_counts_graph_executions(shared: Path) -> None:
     """profile diff --by nvtx reads kernel + graph-execution time per range: decode_step is 2,429,967 ns
     on the graph-level export (it was 0), prefill its kernels' time."""
-    from gpuopt._profile_sources import load
-
     path = _path(shared, "graph_graph")
     table = {r["key"]: r for r in load(path, "nvtx").table.iter_rows(named=True)}
     assert (table[":decode_step"]["count"], table[":decode_step"]["total_ns"]) == (12, 2_429_967)
     prefill = nsys.open(path).nvtx().filter(range=":prefill")["kernel_inclusive_ns"].item()
     assert table[":prefill"]["total_ns"] == prefill > 0
+
+
+def test_median_of_an_even_count_is_the_lower_middle_value(shared: Path) -> None:
+    """gpuopt's distributions take the nearest rank: of the 12 cudaGraphLaunch host times the 6th
+    (24,469 ns), not the mean of the 6th and 7th (25,558.5 ns, which no call took); the schema says so
+    where the field is described."""
+    path = _path(shared, "graph_graph")
+    host = sorted(
+        r[0]
+        for r in _rows(
+            path,
+            "SELECT r.end - r.start FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
+            "JOIN CUPTI_ACTIVITY_KIND_GRAPH_TRACE g ON g.correlationId = r.correlationId",
+        )
+    )
+    assert len(host) == 12 and (host[5], host[6]) == (24_469, 26_648)
+    [f] = nsys.open(path).graphs().graphs
+    assert f.host_time.median_ns == 24_469
+    assert "lower of the two middle values" in str(Distribution.model_fields["median_ns"].description)
+
+
+def _objects_named_ns(doc: object, at: str = "") -> list[str]:
+    """Every object-valued (or list-of-objects) field whose name ends in _ns (a list of ns is fine)."""
+    found: list[str] = []
+    if isinstance(doc, dict):
+        for key, value in doc.items():
+            objects = value if isinstance(value, list) else [value]
+            if key.endswith("_ns") and any(isinstance(v, dict) for v in objects):
+                found.append(f"{at}.{key}")
+            found += _objects_named_ns(value, f"{at}.{key}")
+    elif isinstance(doc, list):
+        for item in doc:
+            found += _objects_named_ns(item, f"{at}[]")
+    return found
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_distribution_objects_are_named_without_a_unit(shared: Path, mode: str) -> None:
+    """A distribution holds a count and ns fields: its name carries no unit (gpu_time, host_time,
+    launch_latency, queue_delay, node_gap, kernel_time, api_time); kernels_per_execution holds counts."""
+    path = str(_path(shared, mode))
+    for command in ("graphs", "summary", "timeline"):
+        doc = gpuopt("nsys", command, path, "--json").json()["data"]
+        assert _objects_named_ns(doc) == [], command
+    graph = gpuopt("nsys", "graphs", path, "--json").json()["data"]["graphs"]["graphs"][0]
+    assert {"gpu_time", "host_time", "launch_latency"} <= set(graph)
+    if mode == "graph_node":
+        assert graph["kernels_per_execution"] == {
+            "count": 12,
+            "total": 624,
+            "min": 52,
+            "median": 52,
+            "p90": 52,
+            "max": 52,
+            "mean": 52.0,
+        }
+    torch = gpuopt("torch", "summary", str(shared / "h200/graphs/graph_trace.json"), "--json").json()
+    assert _objects_named_ns(torch["data"]) == []

@@ -83,12 +83,12 @@ def render_timeline(t: Timeline, sel: NsysSelection, path: str | None = None) ->
                         x.kernels,
                         x.graph_kernels,
                         x.matched,
-                        _ms(x.kernel_ns.median_ns),
-                        _ms(x.api_ns.median_ns),
-                        _ms(x.queue_delay_ns.median_ns),
+                        _ms(x.kernel_time.median_ns),
+                        _ms(x.api_time.median_ns),
+                        _ms(x.queue_delay.median_ns),
                         x.negative_queue_delays,
-                        _ms(x.launch_latency_ns.median_ns),
-                        _ms(x.launch_latency_ns.p90_ns),
+                        _ms(x.launch_latency.median_ns),
+                        _ms(x.launch_latency.p90_ns),
                     ]
                     for x in t.launch
                 ],
@@ -112,10 +112,10 @@ def render_timeline(t: Timeline, sel: NsysSelection, path: str | None = None) ->
                         x.device_id,
                         x.executions,
                         x.matched,
-                        _ms(x.launch_latency_ns.median_ns),
-                        _ms(x.launch_latency_ns.p90_ns),
+                        _ms(x.launch_latency.median_ns),
+                        _ms(x.launch_latency.p90_ns),
                         x.node_kernels,
-                        _ms(x.node_gap_ns.median_ns),
+                        _ms(x.node_gap.median_ns),
                     ]
                     for x in t.graph_launch
                 ],
@@ -202,13 +202,13 @@ def render_graphs(g: Graphs) -> str:
             f.first_node_id,
             f.launches,
             f.executions,
-            _ms(f.gpu_ns.total_ns),
-            _dist(f.gpu_ns, "median_ns"),
-            _dist(f.gpu_ns, "p90_ns"),
-            _dist(f.gpu_ns, "max_ns"),
-            f.kernels_per_execution.median_ns if f.kernels_per_execution else None,
-            _dist(f.host_ns, "median_ns"),
-            _dist(f.launch_latency_ns, "median_ns"),
+            _ms(f.gpu_time.total_ns),
+            _dist(f.gpu_time, "median_ns"),
+            _dist(f.gpu_time, "p90_ns"),
+            _dist(f.gpu_time, "max_ns"),
+            f.kernels_per_execution.median if f.kernels_per_execution else None,
+            _dist(f.host_time, "median_ns"),
+            _dist(f.launch_latency, "median_ns"),
         ]
         for f in g.graphs
     ]

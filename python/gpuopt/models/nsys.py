@@ -97,13 +97,37 @@ class NsysSelection(Model):
 
 
 class Distribution(Model):
+    """Count, total, extremes, nearest-rank median and p90, and mean of integer nanoseconds. Nearest
+    rank: the p percentile is the value at 1-based position ceil(p/100 * n) of the sorted values, so
+    the median of an even count is the lower of the two middle values (never their mean)."""
+
     count: int = Field(description="Values described")
     total_ns: int = Field(description="Sum of the values (ns)")
     min_ns: int | None = Field(description="Smallest value (ns); null when count is 0")
-    median_ns: int | None = Field(description="Nearest-rank median")
-    p90_ns: int | None = Field(description="Nearest-rank 90th percentile")
+    median_ns: int | None = Field(
+        description="Nearest-rank median (ns): the value at sorted position ceil(n/2); for an even count "
+        "the lower of the two middle values; null when count is 0"
+    )
+    p90_ns: int | None = Field(
+        description="Nearest-rank 90th percentile (ns): the value at sorted position ceil(0.9 n); null "
+        "when count is 0"
+    )
     max_ns: int | None = Field(description="Largest value (ns); null when count is 0")
     mean_ns: float | None = Field(description="Mean value (ns); null when count is 0")
+
+
+class CountDistribution(Model):
+    """The statistics of Distribution over counts (not ns): same nearest-rank median and p90."""
+
+    count: int = Field(description="Values described")
+    total: int = Field(description="Sum of the values")
+    min: int | None = Field(description="Smallest value; null when count is 0")
+    median: int | None = Field(
+        description="Nearest-rank median: for an even count the lower of the two middle values"
+    )
+    p90: int | None = Field(description="Nearest-rank 90th percentile")
+    max: int | None = Field(description="Largest value; null when count is 0")
+    mean: float | None = Field(description="Mean value; null when count is 0")
 
 
 class GapBucket(Model):
@@ -202,16 +226,16 @@ class Launch(Model):
         description="Kernels of graph executions (node-level trace), left out here: see graph_launch"
     )
     matched: int = Field(description="Kernels whose launch call is in the export")
-    kernel_ns: Distribution = Field(
+    kernel_time: Distribution = Field(
         description="Duration of the matched kernels (ns): the GPU work each launch call bought"
     )
-    api_ns: Distribution = Field(description="Duration of the launch calls (ns)")
-    api_excl_overhead_ns: Distribution = Field(
+    api_time: Distribution = Field(description="Duration of the launch calls (ns)")
+    api_time_excl_overhead: Distribution = Field(
         description="Duration of the launch calls minus profiler overhead inside them (ns)"
     )
-    queue_delay_ns: Distribution = Field(description="Kernel start - launch call end (may be negative)")
+    queue_delay: Distribution = Field(description="Kernel start - launch call end (may be negative)")
     negative_queue_delays: int = Field(description="Kernels that started before their launch call returned")
-    launch_latency_ns: Distribution = Field(description="Kernel start - launch call start")
+    launch_latency: Distribution = Field(description="Kernel start - launch call start")
 
 
 class GraphLaunch(Model):
@@ -220,10 +244,10 @@ class GraphLaunch(Model):
     device_id: int = Field(description="Device the graphs ran on")
     executions: int = Field(description="Graph executions on the device")
     matched: int = Field(description="Executions whose launch call is in the export")
-    launch_latency_ns: Distribution = Field(description="Execution start - launch call start")
-    queue_delay_ns: Distribution = Field(description="Execution start - launch call end")
+    launch_latency: Distribution = Field(description="Execution start - launch call start")
+    queue_delay: Distribution = Field(description="Execution start - launch call end")
     node_kernels: int = Field(description="Kernels of graph executions (node-level trace)")
-    node_gap_ns: Distribution = Field(
+    node_gap: Distribution = Field(
         description="Each graph kernel's start - the end of the kernels before it in its execution"
     )
 
@@ -277,10 +301,12 @@ class GraphFacts(Model):
     launches: int = Field(description="Distinct launch calls of its executions")
     executions: int = Field(description="Executions of the graph")
     unlinked_executions: int = Field(description="Executions whose launch call is not in the export")
-    gpu_ns: Distribution = Field(description="GPU time per execution (first start to last end)")
-    kernels_per_execution: Distribution | None = Field(description="Node-level trace only")
-    host_ns: Distribution = Field(description="Launch call duration")
-    launch_latency_ns: Distribution = Field(description="Execution start - launch call start")
+    gpu_time: Distribution = Field(description="GPU time per execution (first start to last end)")
+    kernels_per_execution: CountDistribution | None = Field(
+        description="Kernels per execution; node-level trace only (null otherwise)"
+    )
+    host_time: Distribution = Field(description="Launch call duration")
+    launch_latency: Distribution = Field(description="Execution start - launch call start")
 
 
 class Graphs(Model):

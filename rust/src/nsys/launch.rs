@@ -27,14 +27,14 @@ pub struct Launch {
     /// Kernels whose launch call is in the export (joined on correlationId and process).
     pub matched: u64,
     /// Duration of the matched kernels (end − start): what each launch call bought on the GPU.
-    pub kernel_ns: Distribution,
-    pub api_ns: Distribution,
-    pub api_excl_overhead_ns: Distribution,
+    pub kernel_time: Distribution,
+    pub api_time: Distribution,
+    pub api_time_excl_overhead: Distribution,
     /// Kernel start − launch call end; negative when the kernel started before the call returned.
-    pub queue_delay_ns: Distribution,
+    pub queue_delay: Distribution,
     pub negative_queue_delays: u64,
     /// Kernel start − launch call start.
-    pub launch_latency_ns: Distribution,
+    pub launch_latency: Distribution,
 }
 
 /// Per device: kernels whose call launched a whole graph, and the four measures of the others.
@@ -86,7 +86,7 @@ pub struct Joined {
 }
 
 /// Joins `slims` and the synchronizations (`syncs`: (globalPid, correlationId)) to their calls.
-/// `within(thread, span)`: profiler overhead inside a call, left out of `api_excl_overhead_ns`.
+/// `within(thread, span)`: profiler overhead inside a call, left out of `api_time_excl_overhead`.
 pub fn join<W>(
     schema: &Schema,
     strings: &Strings,
@@ -192,11 +192,11 @@ fn launch_facts(slims: &Slims, mut joined: BTreeMap<i64, DeviceAcc>) -> Result<V
                 graph_kernels: nodes + a.graph_called,
                 matched: u64::try_from(a.api.len()).unwrap_or(u64::MAX),
                 negative_queue_delays: a.negative_queue,
-                kernel_ns: Distribution::of_durations(a.kernel)?,
-                api_ns: Distribution::of_durations(a.api)?,
-                api_excl_overhead_ns: Distribution::of_durations(a.api_excl)?,
-                queue_delay_ns: Distribution::of_durations(a.queue)?,
-                launch_latency_ns: Distribution::of_durations(a.latency)?,
+                kernel_time: Distribution::of_durations(a.kernel)?,
+                api_time: Distribution::of_durations(a.api)?,
+                api_time_excl_overhead: Distribution::of_durations(a.api_excl)?,
+                queue_delay: Distribution::of_durations(a.queue)?,
+                launch_latency: Distribution::of_durations(a.latency)?,
             })
         })
         .collect()

@@ -18,10 +18,10 @@ fn cuda_stalls_are_not_subtracted_as_profiler_overhead() {
     let t = report.timeline(&Request::default()).unwrap();
     let d0 = t.launch.iter().find(|l| l.device_id == 0).unwrap();
     assert_eq!(d0.matched, 816);
-    assert_eq!(d0.api_ns.total_ns, 254_358_752);
-    assert_eq!(d0.api_excl_overhead_ns.total_ns, 254_358_752);
+    assert_eq!(d0.api_time.total_ns, 254_358_752);
+    assert_eq!(d0.api_time_excl_overhead.total_ns, 254_358_752);
     let d1 = t.launch.iter().find(|l| l.device_id == 1).unwrap();
-    assert_eq!(d1.api_excl_overhead_ns.total_ns, 254_073_631);
+    assert_eq!(d1.api_time_excl_overhead.total_ns, 254_073_631);
     assert_eq!(t.profiler_overhead.intervals, 0);
     assert_eq!(t.profiler_overhead.total_ns, 0);
     assert!(t
@@ -83,16 +83,16 @@ fn graph_facts_in_graph_level_trace() {
     assert_eq!((f.graph_id, f.graph_exec_id), (Some(4), Some(5)));
     assert_eq!(f.exec_created_in_capture, Some(true));
     assert_eq!((f.launches, f.executions), (12, 12));
-    assert_eq!(f.gpu_ns.count, 12);
-    assert_eq!(f.gpu_ns.total_ns, 2_429_967);
+    assert_eq!(f.gpu_time.count, 12);
+    assert_eq!(f.gpu_time.total_ns, 2_429_967);
     // Nearest-rank median and p90 of the 12 sorted execution times.
-    assert_eq!(f.gpu_ns.median_ns, Some(202_271));
-    assert_eq!(f.gpu_ns.p90_ns, Some(203_551));
-    assert_eq!(f.gpu_ns.max_ns, Some(203_966));
+    assert_eq!(f.gpu_time.median_ns, Some(202_271));
+    assert_eq!(f.gpu_time.p90_ns, Some(203_551));
+    assert_eq!(f.gpu_time.max_ns, Some(203_966));
     assert!(f.kernels_per_execution.is_none());
-    assert_eq!(f.host_ns.median_ns, Some(24_469));
-    assert_eq!(f.host_ns.max_ns, Some(57_768));
-    assert_eq!(f.launch_latency_ns.median_ns, Some(26_118));
+    assert_eq!(f.host_time.median_ns, Some(24_469));
+    assert_eq!(f.host_time.max_ns, Some(57_768));
+    assert_eq!(f.launch_latency.median_ns, Some(26_118));
     let cov = report.coverage("kernels").unwrap();
     assert_eq!(cov.len(), 1);
     assert_eq!(cov[0].table, "CUPTI_ACTIVITY_KIND_GRAPH_TRACE");
@@ -111,12 +111,12 @@ fn graph_facts_in_node_level_trace() {
     assert_eq!((f.graph_id, f.graph_exec_id), (None, None));
     assert_eq!(f.first_node_id, Some(21_474_836_480));
     assert_eq!((f.launches, f.executions), (12, 12));
-    assert_eq!(f.gpu_ns.total_ns, 2_500_400);
-    assert_eq!(f.gpu_ns.median_ns, Some(208_062));
-    assert_eq!(f.gpu_ns.max_ns, Some(210_207));
+    assert_eq!(f.gpu_time.total_ns, 2_500_400);
+    assert_eq!(f.gpu_time.median_ns, Some(208_062));
+    assert_eq!(f.gpu_time.max_ns, Some(210_207));
     let k = f.kernels_per_execution.as_ref().unwrap();
-    assert_eq!((k.min_ns, k.max_ns, k.total_ns), (Some(52), Some(52), 624));
-    assert_eq!(f.launch_latency_ns.median_ns, Some(98_848));
+    assert_eq!((k.min, k.max, k.total), (Some(52), Some(52), 624));
+    assert_eq!(f.launch_latency.median_ns, Some(98_848));
     assert!(report.coverage("kernels").unwrap().is_empty());
 }
 
@@ -129,13 +129,13 @@ fn graph_kernels_have_their_own_launch_facts() {
     let t = report.timeline(&Request::default()).unwrap();
     let l = &t.launch[0];
     assert_eq!((l.kernels, l.graph_kernels), (148, 624));
-    assert_eq!(l.launch_latency_ns.count, 148);
+    assert_eq!(l.launch_latency.count, 148);
     let g = &t.graph_launch[0];
     assert_eq!((g.executions, g.matched, g.node_kernels), (12, 12, 624));
-    assert_eq!(g.launch_latency_ns.median_ns, Some(98_848));
+    assert_eq!(g.launch_latency.median_ns, Some(98_848));
     // 51 gaps per execution of 52 kernels.
-    assert_eq!(g.node_gap_ns.count, 12 * 51);
-    assert!(g.node_gap_ns.median_ns.unwrap() < 10_000);
+    assert_eq!(g.node_gap.count, 12 * 51);
+    assert!(g.node_gap.median_ns.unwrap() < 10_000);
 }
 
 /// `timeline_and_graphs` (the summary's single read) gives exactly what `timeline` and `graphs` give
