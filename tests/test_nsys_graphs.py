@@ -385,3 +385,49 @@ def test_distribution_objects_are_named_without_a_unit(shared: Path, mode: str) 
         }
     torch = gpuopt("torch", "summary", str(shared / "h200/graphs/graph_trace.json"), "--json").json()
     assert _objects_named_ns(torch["data"]) == []
+
+
+SYNC_CALLS = (
+    "SELECT s.value, count(*), sum(r.end - r.start) FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
+    "JOIN StringIds s ON s.id = r.nameId WHERE s.value LIKE '%Synchronize%' GROUP BY s.value ORDER BY s.value"
+)
+
+
+@pytest.mark.parametrize("command", ["summary", "timeline"])
+def test_host_blocked_includes_device_synchronize(shared: Path, command: str) -> None:
+    """nsys 2025.3.2 records no synchronization row for the 13 cudaDeviceSynchronize calls (its one
+    "Context sync" row names correlationId 9825, a call the capture stopped before recording): host
+    blocked time takes them by name, 1,546,206 ns, beside the 12 cudaStreamSynchronize (73,118 ns)."""
+    path = _path(shared, "graph_graph")
+    assert _rows(path, SYNC_CALLS) == [
+        ("cudaDeviceSynchronize_v3020", 13, 1_546_206),
+        ("cudaStreamSynchronize_v3020", 12, 73_118),
+    ]
+    assert _rows(path, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE correlationId = 9825") == [
+        (0,)
+    ]
+    doc = gpuopt("nsys", command, str(path), "--json").json()["data"]["timeline"]
+    host = {h["api_name"]: h for h in doc["host_sync"]}
+    device = host["cudaDeviceSynchronize"]
+    assert (device["device_id"], device["calls"], device["recorded_calls"], device["blocked_ns"]) == (
+        0,
+        13,
+        0,
+        1_546_206,
+    )
+    stream = host["cudaStreamSynchronize"]
+    assert (stream["calls"], stream["recorded_calls"], stream["blocked_ns"]) == (12, 12, 73_118)
+    [context] = [s for s in doc["synchronization"] if s["sync_type"] == "Context sync"]
+    assert (context["api_name"], context["count"]) == (None, 1)
+    human = gpuopt("nsys", command, str(path)).stdout
+    assert "cudaDeviceSynchronize" in human and "(no call in export)" in human
+    # A window keeps the calls that overlap it: device syncs at 20,190,309-20,244,748 and
+    # 21,096,761-21,174,799, the stream sync at 20,326,630-20,333,507. No sync call lies inside a
+    # decode_step range.
+    report = nsys.open(path)
+    within = report.timeline(window=(20_000_000, 21_200_000)).host_sync
+    assert {h.api_name: (h.calls, h.blocked_ns) for h in within} == {
+        "cudaDeviceSynchronize": (2, 54_439 + 78_038),
+        "cudaStreamSynchronize": (1, 6_877),
+    }
+    assert report.timeline(nvtx="decode_step").host_sync == []

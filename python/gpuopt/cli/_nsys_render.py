@@ -132,7 +132,7 @@ def render_timeline(t: Timeline, sel: NsysSelection, path: str | None = None) ->
                         s.context_id,
                         s.stream_id,
                         s.sync_type,
-                        s.api_name,
+                        s.api_name or "(no call in export)",
                         s.count,
                         _ms(s.total_ns),
                         _ms(s.max_ns),
@@ -143,14 +143,24 @@ def render_timeline(t: Timeline, sel: NsysSelection, path: str | None = None) ->
         )
     if t.host_sync:
         parts.append(
-            "Host blocked in synchronizing calls\n"
+            "Host blocked in synchronizing calls (synchronizing APIs, and calls CUPTI recorded a "
+            "synchronization for)\n"
             + table(
-                ["device", "api", "calls", "blocked", "profiler overhead", "blocked excl. overhead"],
+                [
+                    "device",
+                    "api",
+                    "calls",
+                    "sync recorded",
+                    "blocked",
+                    "profiler overhead",
+                    "blocked excl. overhead",
+                ],
                 [
                     [
                         h.device_id,
                         h.api_name,
                         h.calls,
+                        h.recorded_calls,
                         _ms(h.blocked_ns),
                         _ms(h.profiler_overhead_ns),
                         _ms(h.blocked_excl_overhead_ns),

@@ -198,18 +198,31 @@ class SyncByType(Model):
     context_id: int | None = Field(description="CUDA context waited on")
     stream_id: int | None = Field(description="Stream waited on; null for a context- or event-wide sync")
     sync_type: str = Field(description="ENUM_CUPTI_SYNC_TYPE label")
-    api_name: str | None = Field(description="The CUDA API call that synchronized (correlationId join)")
+    api_name: str | None = Field(
+        description="The CUDA API call that synchronized (correlationId join); null when the export holds "
+        "no call with that correlationId (e.g. the capture stopped before the call was recorded)"
+    )
     count: int = Field(description="Synchronization events of this type")
     total_ns: int = Field(description="Their summed duration (ns)")
     max_ns: int = Field(description="The longest (ns)")
 
 
 class HostSync(Model):
-    """Host time blocked in API calls that CUPTI recorded a synchronization for, per device waited on."""
+    """Host time blocked in synchronizing calls, per API name and device waited on: every call of a
+    synchronizing API (cudaDeviceSynchronize, cudaStreamSynchronize, cudaEventSynchronize,
+    cudaThreadSynchronize, cuCtxSynchronize, cuStreamSynchronize, cuEventSynchronize) and every other
+    call CUPTI recorded a synchronization for (cudaStreamWaitEvent in some exports), each call once."""
 
-    device_id: int | None = Field(description="Device of the context the call waited on")
+    device_id: int | None = Field(
+        description="Device of the context the call waited on (its synchronization row), else the one "
+        "device its process ran work on; null when neither says"
+    )
     api_name: str = Field(description="The synchronizing CUDA API call (cudaStreamSynchronize, ...)")
-    calls: int = Field(description="Calls of it that CUPTI recorded a synchronization for")
+    calls: int = Field(description="Distinct calls of it in the selection")
+    recorded_calls: int = Field(
+        description="Those CUPTI recorded a synchronization row for (CUPTI_ACTIVITY_KIND_SYNCHRONIZATION); "
+        "nsys 2025.3.2 records none for cudaDeviceSynchronize"
+    )
     blocked_ns: int = Field(description="Host time inside those calls (ns)")
     profiler_overhead_ns: int = Field(
         description="Profiler overhead inside those calls on the same thread (ns)"
@@ -280,7 +293,9 @@ class Coverage(Model):
 class Timeline(Model):
     devices: list[DeviceTimeline] = Field(description="Busy/idle facts per device, each with its streams")
     synchronization: list[SyncByType] = Field(description="CUPTI synchronization events by type and API call")
-    host_sync: list[HostSync] = Field(description="Host time blocked in synchronizing calls, per API name")
+    host_sync: list[HostSync] = Field(
+        description="Host time blocked in synchronizing calls, per device and API name"
+    )
     launch: list[Launch] = Field(
         description="Launch latency and queue delay of kernels launched one by one, per device"
     )

@@ -33,6 +33,7 @@ pub mod slim;
 pub mod strings;
 pub mod summary;
 pub mod sweep;
+pub mod sync;
 pub mod timeline;
 pub mod trace;
 

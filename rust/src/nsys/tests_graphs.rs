@@ -217,3 +217,38 @@ fn graph_executions_count_in_the_nvtx_range_that_launched_them() {
     assert_eq!(ints(&t, "kernels")[at], 624);
     assert_eq!(ints(&t, "graph_executions")[at], 0);
 }
+
+/// Host blocked time takes every synchronizing call, recorded by CUPTI or not: the 13
+/// `cudaDeviceSynchronize` calls of the graph-level capture (1,546,206 ns) have no synchronization
+/// row; the 12 `cudaStreamSynchronize` calls (73,118 ns) each have one.
+#[test]
+fn host_sync_takes_synchronizing_calls_without_a_sync_row() {
+    let report = Report::open(&fixture("h200/graphs/graph_graph.sqlite")).unwrap();
+    let t = report.timeline(&Request::default()).unwrap();
+    let got: Vec<(&str, Option<i64>, u64, u64, i64)> = t
+        .host_sync
+        .iter()
+        .map(|h| {
+            (
+                h.api_name.as_str(),
+                h.device_id,
+                h.calls,
+                h.recorded_calls,
+                h.blocked_ns,
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("cudaDeviceSynchronize", Some(0), 13, 0, 1_546_206),
+            ("cudaStreamSynchronize", Some(0), 12, 12, 73_118),
+        ]
+    );
+    let context = t
+        .synchronization
+        .iter()
+        .find(|s| s.sync_type == "Context sync")
+        .unwrap();
+    assert_eq!((context.api_name.as_deref(), context.count), (None, 1));
+}
