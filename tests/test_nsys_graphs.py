@@ -431,3 +431,65 @@ def test_host_blocked_includes_device_synchronize(shared: Path, command: str) ->
         "cudaStreamSynchronize": (1, 6_877),
     }
     assert report.timeline(nvtx="decode_step").host_sync == []
+
+
+def test_no_graph_executions_are_said_in_words(shared: Path) -> None:
+    """No graph trace printed "CUDA graphs (none-level trace)"."""
+    eager = gpuopt("nsys", "graphs", str(shared / "h200/nsys/eager.sqlite")).stdout
+    prefill = gpuopt("nsys", "graphs", str(_path(shared, "graph_graph")), "--nvtx", "prefill").stdout
+    for text in (eager, prefill):
+        assert "none-level" not in text
+        assert "CUDA graphs: no CUDA graph executions in the selection" in text
+    assert nsys.open(shared / "h200/nsys/eager.sqlite").graphs().trace_mode == "none"
+
+
+def test_graph_trace_mode_from_the_capture_option_else_the_rows(shared: Path, tmp_path: Path) -> None:
+    """Report.graph_trace_mode(): the capture option (eager.sqlite records Graph though no graph ran),
+    else the rows; None when neither says."""
+    modes = {m: nsys.open(_path(shared, m)) for m in MODES}
+    assert {m: r.graph_trace_mode() for m, r in modes.items()} == {
+        "graph_graph": "graph",
+        "graph_node": "node",
+    }
+    assert {m: r.info().graph_trace_mode for m, r in modes.items()} == {
+        "graph_graph": "graph",
+        "graph_node": "node",
+    }
+    eager = shared / "h200/nsys/eager.sqlite"
+    assert nsys.open(eager).graph_trace_mode() == "graph"
+    drop = "DELETE FROM META_DATA_CAPTURE WHERE name LIKE '%CUDA_GRAPH_TRACE_OPTIONS:MODE'"
+    for src, want in (
+        (_path(shared, "graph_graph"), "graph"),
+        (_path(shared, "graph_node"), "node"),
+        (eager, None),
+    ):
+        folder = tmp_path / src.stem
+        folder.mkdir()
+        copy = _copy(src, folder)
+        _execute(copy, drop)
+        report = nsys.open(copy)
+        assert (report.graph_trace_mode(), report.info().graph_trace_mode) == (want, want), src.name
+    assert "cuda graph trace  node" in gpuopt("nsys", "summary", str(_path(shared, "graph_node"))).stdout
+
+
+HOST_MEDIAN = (
+    "SELECT r.end - r.start FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId "
+    "WHERE s.value LIKE 'cudaGraphLaunch%' ORDER BY 1"
+)
+
+
+def test_node_level_trace_carries_the_launch_host_time_note(shared: Path) -> None:
+    """The note's numbers are the two captures' cudaGraphLaunch host-time medians (lower middle of 12):
+    24,469 ns graph-level, 94,874 ns node-level."""
+    graph_host = [r[0] for r in _rows(_path(shared, "graph_graph"), HOST_MEDIAN)]
+    node_host = [r[0] for r in _rows(_path(shared, "graph_node"), HOST_MEDIAN)]
+    assert (len(graph_host), graph_host[5], len(node_host), node_host[5]) == (12, 24_469, 12, 94_874)
+    node = nsys.open(_path(shared, "graph_node")).graphs()
+    [f] = node.graphs
+    assert f.host_time.median_ns == 94_874
+    [note] = node.notes
+    assert "94,874 ns node-level vs 24,469 ns graph-level, 3.9x" in note
+    assert nsys.open(_path(shared, "graph_graph")).graphs().notes == []
+    for command in ("graphs", "summary"):
+        assert "note: node-level trace" in gpuopt("nsys", command, str(_path(shared, "graph_node"))).stdout
+        assert "note: node-level" not in gpuopt("nsys", command, str(_path(shared, "graph_graph"))).stdout

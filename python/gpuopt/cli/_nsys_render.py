@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import TYPE_CHECKING
 
 from gpuopt.cli._render import table
@@ -198,10 +199,23 @@ def _dist(d: Distribution | None, field: str) -> str:
     return "—" if d is None else _ms(getattr(d, field))
 
 
+# What recorded the graph executions, in words (Graphs.trace_mode).
+_TRACE_MODES = {
+    "graph": "graph-level trace",
+    "node": "node-level trace",
+    "graph+node": "graph-level and node-level rows",
+}
+
+
 def render_graphs(g: Graphs) -> str:
-    """One row per graph."""
+    """One row per graph, and the notes on how the trace mode measured them."""
+    if g.trace_mode not in _TRACE_MODES:
+        return (
+            "CUDA graphs: no CUDA graph executions in the selection (no CUPTI_ACTIVITY_KIND_GRAPH_TRACE "
+            "rows, no kernels with a graphNodeId)"
+        )
     head = (
-        f"CUDA graphs ({g.trace_mode}-level trace): {len(g.graphs)} graphs, {g.executions} executions"
+        f"CUDA graphs ({_TRACE_MODES[g.trace_mode]}): {len(g.graphs)} graphs, {g.executions} executions"
         f", {g.unlinked_executions} without a launch call"
     )
     rows = [
@@ -224,4 +238,5 @@ def render_graphs(g: Graphs) -> str:
     ]
     headers = ["device", "graph", "exec", "first node", "launches", "executions", "gpu total"]
     headers += ["gpu med", "gpu p90", "gpu max", "kernels/exec", "host med", "latency med"]
-    return head + ("\n" + table(headers, rows) if rows else "")
+    notes = "".join("\n" + textwrap.fill(f"note: {n}", 120, subsequent_indent="  ") for n in g.notes)
+    return head + ("\n" + table(headers, rows) if rows else "") + notes

@@ -72,6 +72,12 @@ class NsysInfo(Model):
     nvtx_open_ranges: int = Field(description="NVTX ranges with no end (closed at the last timestamp)")
     string_ids: int = Field(description="Rows of StringIds (the export's string table)")
     unread_tables: list[str] = Field(description="Tables of the export gpuopt does not read")
+    graph_trace_mode: str | None = Field(
+        description="How CUDA graphs were traced (nsys profile --cuda-graph-trace): graph or node as the "
+        "capture option CUDA_GRAPH_TRACE_OPTIONS:MODE records it (graph+node when processes differ), else "
+        "as the rows show it (CUPTI_ACTIVITY_KIND_GRAPH_TRACE rows: graph; kernels with a graphNodeId: "
+        "node); null when neither says"
+    )
 
 
 class NsysExportTool(Model):
@@ -325,10 +331,17 @@ class GraphFacts(Model):
 
 
 class Graphs(Model):
-    trace_mode: str = Field(description="graph (GRAPH_TRACE rows), node (graphNodeId), graph+node, none")
+    trace_mode: str = Field(
+        description="What recorded the executions of the selection: graph (GRAPH_TRACE rows), node "
+        "(kernels with a graphNodeId), graph+node, none (no execution)"
+    )
     executions: int = Field(description="Graph executions in the selection")
     unlinked_executions: int = Field(description="Executions whose launch call is not in the export")
     graphs: list[GraphFacts] = Field(description="One entry per executable graph")
+    notes: list[str] = Field(
+        description="How the trace mode shaped these numbers: a node-level trace inflates the graph launch "
+        "call's host time (empty when nothing is to be said)"
+    )
 
 
 class NsysSummaryData(Model):

@@ -167,7 +167,20 @@ pub struct Graphs {
     pub executions: u64,
     pub unlinked_executions: u64,
     pub graphs: Vec<GraphFacts>,
+    /// How the trace mode shaped these numbers (a node-level trace inflates the launch call's host
+    /// time); empty when nothing is to be said.
+    pub notes: Vec<String>,
 }
+
+/// Node-level tracing makes the graph launch call itself slower: on the H200 decode captures of
+/// the same workload (`h200/graphs/graph_graph.sqlite` vs `graph_node.sqlite`, 12 launches each) the
+/// `cudaGraphLaunch` host time median was 24,469 ns graph-level and 94,874 ns node-level (3.9x;
+/// means 28,320 and 105,803 ns), launch latency 26,118 vs 98,848 ns.
+pub const NODE_LEVEL_NOTE: &str = "node-level trace (--cuda-graph-trace=node): tracing every node \
+inflates the graph launch call's host time and launch latency (cudaGraphLaunch median 94,874 ns \
+node-level vs 24,469 ns graph-level, 3.9x, on the H200 decode captures in \
+references/formats/nsys-sqlite.md); host_time and launch_latency of node-level and graph-level \
+captures are not comparable";
 
 type Key = (i64, Option<i64>, Option<i64>, Option<i64>);
 
@@ -247,6 +260,11 @@ pub fn of_executions(schema: &Schema, ex: &Executions) -> Result<Graphs> {
         unlinked_executions: u64::try_from(ex.list.iter().filter(|e| e.call.is_none()).count())
             .unwrap_or(u64::MAX),
         graphs,
+        notes: if ex.mode.contains("node") {
+            vec![NODE_LEVEL_NOTE.to_string()]
+        } else {
+            Vec::new()
+        },
     })
 }
 

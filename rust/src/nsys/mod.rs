@@ -211,6 +211,11 @@ impl Report {
     pub fn info(&self) -> Result<info::Info> {
         info::info(&self.schema, &self.strings)
     }
+
+    /// How CUDA graphs were traced (`graph`, `node`), without the rest of [`Self::info`].
+    pub fn graph_trace_mode(&self) -> Result<Option<String>> {
+        info::graph_trace_mode(&self.schema)
+    }
 }
 
 #[cfg(test)]

@@ -252,3 +252,23 @@ fn host_sync_takes_synchronizing_calls_without_a_sync_row() {
         .unwrap();
     assert_eq!((context.api_name.as_deref(), context.count), (None, 1));
 }
+
+/// The trace mode comes from the capture option (cheap), and a node-level trace carries the note
+/// on the launch call's inflated host time.
+#[test]
+fn trace_mode_and_the_node_level_note() {
+    let graph = Report::open(&fixture("h200/graphs/graph_graph.sqlite")).unwrap();
+    let node = Report::open(&fixture("h200/graphs/graph_node.sqlite")).unwrap();
+    let eager = Report::open(&fixture("h200/nsys/eager.sqlite")).unwrap();
+    assert_eq!(graph.graph_trace_mode().unwrap().as_deref(), Some("graph"));
+    assert_eq!(node.graph_trace_mode().unwrap().as_deref(), Some("node"));
+    assert_eq!(eager.graph_trace_mode().unwrap().as_deref(), Some("graph"));
+    assert_eq!(
+        node.info().unwrap().graph_trace_mode.as_deref(),
+        Some("node")
+    );
+    let g = node.graphs(&Request::default()).unwrap();
+    assert_eq!(g.notes, vec![super::graphs::NODE_LEVEL_NOTE.to_string()]);
+    assert_eq!(g.graphs[0].host_time.median_ns, Some(94_874));
+    assert!(graph.graphs(&Request::default()).unwrap().notes.is_empty());
+}
