@@ -18,7 +18,7 @@ import pytest
 import browser
 from conftest import gpuopt
 from gpuopt import nsys
-from gpuopt.html import timeline
+from gpuopt.html import profiles, timeline
 from nsys_db import GLOBAL_PID, Export
 
 pytest.importorskip("plotly")
@@ -56,6 +56,29 @@ def test_graph_executions_are_their_own_bars(shared: Path) -> None:
     traces = _traces(fig)
     assert len(traces["graph"].x) == 12  # 12 decode steps, one graph replay each
     assert traces["graph"].hovertext[0].startswith("[CUDA graph ")
+
+
+def test_graph_level_top_kernels_include_the_graph_executions(shared: Path, tmp_path: Path) -> None:
+    """graph_graph.sqlite records 12 executions of graph 4 (exec 5), 2,429,967 ns, and none of their
+    kernels: the top-kernels plot has one green bar for them, named, and says what it is; a node-level
+    trace lists the graphs' kernels as kernels and gets no such bar."""
+    path = shared / "h200/graphs/graph_graph.sqlite"
+    report = nsys.open(path)
+    frame, note = profiles._kernels_and_graphs(report, None, None)
+    assert frame.filter(kind="graph").rows() == [("CUDA graph 4 (exec 5), 12 executions", 2_429_967, "graph")]
+    assert frame.filter(kind="kernel")["total"].sum() == report.kernels()["total_time_ns"].sum()
+    assert "12 CUDA-graph executions (2.430 ms)" in note
+    data = _report("nsys", "report", str(path), "--html", str(tmp_path / "g.html"))
+    [plot] = [p for p in data["plots"] if p["name"] == "kernels"]
+    assert plot["title"] == "Top kernels and CUDA-graph executions by total GPU time"
+    assert "12 CUDA-graph executions (2.430 ms)" in plot["note"]
+    assert "CUDA graph 4 (exec 5), 12 executions" in (tmp_path / "g.html").read_text()
+    node, node_note = profiles._kernels_and_graphs(
+        nsys.open(shared / "h200/graphs/graph_node.sqlite"), None, None
+    )
+    assert (node.filter(kind="graph").height, node_note) == (0, "")
+    # Inside --nvtx prefill no graph was launched: kernels only.
+    assert profiles._kernels_and_graphs(report, None, "prefill")[1] == ""
 
 
 def test_binning_rule_by_hand() -> None:

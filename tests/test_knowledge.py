@@ -145,8 +145,8 @@ def test_cuda_graph_capture_never_reads_as_not_using_graphs(shared: Path) -> Non
     launch = {v.fact: (v.value, v.threshold) for v in cards[LAUNCH].signals}
     assert launch == {
         "nsys.device:busy_pct": (pytest.approx(22.8354, abs=1e-4), 50.0),
-        "nsys.device:launch.queue_delay_ns.median_ns": (1850.0, 8440.0),
-        "nsys.device:launch.kernel_ns.median_ns": (3072.0, 8440.0),
+        "nsys.device:launch.queue_delay.median_ns": (1850.0, 8440.0),
+        "nsys.device:launch.kernel_time.median_ns": (3072.0, 8440.0),
     }
 
 

@@ -109,3 +109,35 @@ def test_unreachable_dask_scheduler_is_a_typed_error(runs: Path) -> None:
     run = gpuopt("nsys", "kernels", str(runs / "*.sqlite"), "--dask-scheduler", "tcp://127.0.0.1:1", "--json")
     assert run.code == 2
     assert json.loads(run.stdout)["errors"][0]["code"] == "dask_scheduler_unreachable"
+
+
+def _footer(stdout: str) -> str:
+    """The totals row: the line after the blank line that ends the table's rows."""
+    lines = stdout.splitlines()
+    rule = next(i for i, line in enumerate(lines) if line.startswith("─"))
+    blank = lines.index("", rule)
+    return lines[blank + 1]
+
+
+def test_totals_row_never_sums_shares_of_several_files_or_devices(shared: Path) -> None:
+    """time_pct is a share within one file (or one device with --per-device): 5 files printed "500.0 %".
+    The totals row keeps the summed time and counts and leaves the share blank; one file keeps 100 %."""
+    folder = shared / "gpuopt/h200/softmax/nsys"
+    files = sorted(folder.glob("sm_faster_*.sqlite"))
+    assert len(files) == 5
+    total_ns = sum(_kernel_total(p) for p in files)
+    assert total_ns == 44_544
+    for table in ("kernels", "api"):
+        run = gpuopt("nsys", table, str(folder / "sm_faster_*.sqlite"))
+        assert run.code == 0, run.stderr
+        assert "%" not in _footer(run.stdout), table
+    assert "44.54 µs" in _footer(gpuopt("nsys", "kernels", str(folder / "sm_faster_*.sqlite")).stdout)
+    frame = pl.DataFrame(
+        gpuopt("nsys", "kernels", str(folder / "sm_faster_*.sqlite"), "--json").json()["data"]["table"][
+            "rows"
+        ]
+    )
+    assert frame.group_by("file").agg(pl.col("time_pct").sum())["time_pct"].round(6).to_list() == [100.0] * 5
+    two_gpus = str(shared / "public/nsys/h100_2gpu_1s.sqlite")
+    assert "%" not in _footer(gpuopt("nsys", "kernels", two_gpus, "--per-device").stdout)
+    assert "100.0 %" in _footer(gpuopt("nsys", "kernels", two_gpus).stdout)

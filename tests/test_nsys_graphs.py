@@ -14,6 +14,8 @@ import pytest
 
 from conftest import gpuopt
 from gpuopt import nsys
+from gpuopt._profile_sources import load
+from gpuopt.models.nsys import Distribution
 
 MODES = ("graph_graph", "graph_node")
 REPORTS = (
@@ -110,9 +112,9 @@ def test_graph_executions_equal_the_graph_trace_rows(shared: Path) -> None:
     [f] = g.graphs
     assert {(f.graph_id, f.graph_exec_id)} == {(r[1], r[2]) for r in rows}
     durations = sorted(r[0] for r in rows)
-    assert f.gpu_ns.count == f.executions == f.launches == len(rows)
-    assert f.gpu_ns.total_ns == sum(durations)
-    assert (f.gpu_ns.median_ns, f.gpu_ns.p90_ns, f.gpu_ns.max_ns) == (
+    assert f.gpu_time.count == f.executions == f.launches == len(rows)
+    assert f.gpu_time.total_ns == sum(durations)
+    assert (f.gpu_time.median_ns, f.gpu_time.p90_ns, f.gpu_time.max_ns) == (
         durations[5],
         durations[10],
         durations[11],
@@ -125,7 +127,7 @@ def test_graph_executions_equal_the_graph_trace_rows(shared: Path) -> None:
             "JOIN CUPTI_ACTIVITY_KIND_GRAPH_TRACE g ON g.correlationId = r.correlationId",
         )
     )
-    assert f.host_ns.total_ns == sum(host) and f.host_ns.max_ns == host[-1]
+    assert f.host_time.total_ns == sum(host) and f.host_time.max_ns == host[-1]
 
 
 def test_node_level_executions_group_kernels_by_their_graph_launch(shared: Path) -> None:
@@ -138,9 +140,9 @@ def test_node_level_executions_group_kernels_by_their_graph_launch(shared: Path)
     g = nsys.open(path).graphs()
     assert (g.trace_mode, g.executions) == ("node", 12)
     [f] = g.graphs
-    assert f.gpu_ns.total_ns == sum(r[0] for r in rows) == 2_500_400
+    assert f.gpu_time.total_ns == sum(r[0] for r in rows) == 2_500_400
     assert f.kernels_per_execution is not None
-    assert f.kernels_per_execution.total_ns == sum(r[1] for r in rows) == 624
+    assert f.kernels_per_execution.total == sum(r[1] for r in rows) == 624
 
 
 def test_cli_graphs_command_and_summary_block(shared: Path) -> None:
@@ -184,7 +186,7 @@ def test_command_buffer_full_is_reported_not_subtracted(shared: Path) -> None:
         ("Command buffer full (CUDA)", 198, 911_969_806)
     ]
     for launch in t.launch:
-        assert launch.api_excl_overhead_ns.total_ns == launch.api_ns.total_ns
+        assert launch.api_time_excl_overhead.total_ns == launch.api_time.total_ns
 
 
 def _copy(src: Path, tmp_path: Path) -> Path:
@@ -207,7 +209,7 @@ def test_execution_without_launch_call_is_counted_unlinked(shared: Path, tmp_pat
     g = nsys.open(path).graphs()
     assert (g.executions, g.unlinked_executions) == (12, 1)
     [f] = g.graphs
-    assert (f.launches, f.executions, f.unlinked_executions, f.gpu_ns.count) == (11, 12, 1, 12)
+    assert (f.launches, f.executions, f.unlinked_executions, f.gpu_time.count) == (11, 12, 1, 12)
 
 
 def test_graph_level_trace_with_no_kernels(shared: Path, tmp_path: Path) -> None:
@@ -224,7 +226,7 @@ def test_zero_and_negative_graph_durations(shared: Path, tmp_path: Path) -> None
     zero = _copy(_path(shared, "graph_graph"), tmp_path)
     _execute(zero, "UPDATE CUPTI_ACTIVITY_KIND_GRAPH_TRACE SET end = start WHERE correlationId = 9014")
     [f] = nsys.open(zero).graphs().graphs
-    assert (f.executions, f.gpu_ns.min_ns) == (12, 0)
+    assert (f.executions, f.gpu_time.min_ns) == (12, 0)
     neg = tmp_path / "neg" / "graph_graph.sqlite"
     neg.parent.mkdir()
     shutil.copyfile(zero, neg)
@@ -265,3 +267,229 @@ def test_summary_reads_timeline_and_graph_facts_once_with_the_same_answers(share
     doc = gpuopt("nsys", "summary", str(_path(shared, mode)), "--json").json()["data"]
     assert doc["graphs"]["executions"] == 12
     assert doc["timeline"] == timeline.model_dump(mode="json")
+
+
+# The graph executions launched inside a decode_step range, by hand: GRAPH_TRACE joined to the
+# cudaGraphLaunch call (correlationId), the call inside a decode_step range on its own thread.
+DECODE_GRAPHS = (
+    "SELECT count(*), sum(g.end - g.start) FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE g "
+    "JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.correlationId = g.correlationId "
+    "JOIN NVTX_EVENTS n ON n.globalTid = r.globalTid AND n.start <= r.start AND r.end <= n.end "
+    "WHERE n.text = 'decode_step'"
+)
+
+
+def test_graph_executions_count_in_the_nvtx_range_that_launched_them(shared: Path) -> None:
+    """decode_step launched no kernel one by one and 12 graph executions, 2,429,967 ns: gpuopt's NVTX
+    table carries them in graph_* columns (kernel_* stays kernels), by range and by instance."""
+    path = _path(shared, "graph_graph")
+    assert _rows(path, DECODE_GRAPHS) == [(12, 2_429_967)]
+    report = nsys.open(path)
+    ranges = {r["range"]: r for r in report.nvtx().iter_rows(named=True)}
+    decode = ranges[":decode_step"]
+    assert (decode["kernels"], decode["kernel_inclusive_ns"], decode["kernel_exclusive_ns"]) == (0, 0, 0)
+    assert (decode["graph_executions"], decode["graph_inclusive_ns"], decode["graph_exclusive_ns"]) == (
+        12,
+        2_429_967,
+        2_429_967,
+    )
+    # gpu_ops and the projection already counted the executions: 12 graphs + 48 memcpys.
+    assert decode["gpu_ops"] == 60
+    assert ranges[":prefill"]["graph_executions"] == 0
+    assert report.nvtx().row(0, named=True)["range"] == ":decode_step"  # ordered by kernel + graph time
+    per = report.nvtx(per_instance=True).filter(range=":decode_step")
+    assert per["graph_executions"].to_list() == [1] * 12
+    assert per["graph_inclusive_ns"].sum() == 2_429_967
+    # nsys' own report is unchanged: it lists kernels only (oracle test above), none for decode_step.
+    kern = report.stats("nvtx_kern_sum")
+    assert ":decode_step" not in kern["range"].to_list()
+
+
+def test_nvtx_selection_keeps_the_graph_executions_launched_inside(shared: Path) -> None:
+    """--nvtx decode_step keeps the 12 executions (timeline, nvtx table, graphs, CLI)."""
+    path = _path(shared, "graph_graph")
+    report = nsys.open(path)
+    [dev] = report.timeline(nvtx="decode_step").devices
+    assert (dev.graph_executions, dev.graph_busy_ns) == (12, 2_429_967)
+    assert report.graphs(nvtx="decode_step").executions == 12
+    only = report.nvtx(nvtx="decode_step")
+    assert only.filter(range=":decode_step")["graph_inclusive_ns"].to_list() == [2_429_967]
+    assert report.graphs(nvtx="prefill").executions == 0
+    doc = gpuopt("nsys", "timeline", str(path), "--nvtx", "decode_step", "--json").json()
+    assert doc["data"]["timeline"]["devices"][0]["graph_executions"] == 12
+
+
+def test_profile_diff_by_nvtx_counts_graph_executions(shared: Path) -> None:
+    """profile diff --by nvtx reads kernel + graph-execution time per range: decode_step is 2,429,967 ns
+    on the graph-level export (it was 0), prefill its kernels' time."""
+    path = _path(shared, "graph_graph")
+    table = {r["key"]: r for r in load(path, "nvtx").table.iter_rows(named=True)}
+    assert (table[":decode_step"]["count"], table[":decode_step"]["total_ns"]) == (12, 2_429_967)
+    prefill = nsys.open(path).nvtx().filter(range=":prefill")["kernel_inclusive_ns"].item()
+    assert table[":prefill"]["total_ns"] == prefill > 0
+
+
+def test_median_of_an_even_count_is_the_lower_middle_value(shared: Path) -> None:
+    """gpuopt's distributions take the nearest rank: of the 12 cudaGraphLaunch host times the 6th
+    (24,469 ns), not the mean of the 6th and 7th (25,558.5 ns, which no call took); the schema says so
+    where the field is described."""
+    path = _path(shared, "graph_graph")
+    host = sorted(
+        r[0]
+        for r in _rows(
+            path,
+            "SELECT r.end - r.start FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
+            "JOIN CUPTI_ACTIVITY_KIND_GRAPH_TRACE g ON g.correlationId = r.correlationId",
+        )
+    )
+    assert len(host) == 12 and (host[5], host[6]) == (24_469, 26_648)
+    [f] = nsys.open(path).graphs().graphs
+    assert f.host_time.median_ns == 24_469
+    assert "lower of the two middle values" in str(Distribution.model_fields["median_ns"].description)
+
+
+def _objects_named_ns(doc: object, at: str = "") -> list[str]:
+    """Every object-valued (or list-of-objects) field whose name ends in _ns (a list of ns is fine)."""
+    found: list[str] = []
+    if isinstance(doc, dict):
+        for key, value in doc.items():
+            objects = value if isinstance(value, list) else [value]
+            if key.endswith("_ns") and any(isinstance(v, dict) for v in objects):
+                found.append(f"{at}.{key}")
+            found += _objects_named_ns(value, f"{at}.{key}")
+    elif isinstance(doc, list):
+        for item in doc:
+            found += _objects_named_ns(item, f"{at}[]")
+    return found
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_distribution_objects_are_named_without_a_unit(shared: Path, mode: str) -> None:
+    """A distribution holds a count and ns fields: its name carries no unit (gpu_time, host_time,
+    launch_latency, queue_delay, node_gap, kernel_time, api_time); kernels_per_execution holds counts."""
+    path = str(_path(shared, mode))
+    for command in ("graphs", "summary", "timeline"):
+        doc = gpuopt("nsys", command, path, "--json").json()["data"]
+        assert _objects_named_ns(doc) == [], command
+    graph = gpuopt("nsys", "graphs", path, "--json").json()["data"]["graphs"]["graphs"][0]
+    assert {"gpu_time", "host_time", "launch_latency"} <= set(graph)
+    if mode == "graph_node":
+        assert graph["kernels_per_execution"] == {
+            "count": 12,
+            "total": 624,
+            "min": 52,
+            "median": 52,
+            "p90": 52,
+            "max": 52,
+            "mean": 52.0,
+        }
+    torch = gpuopt("torch", "summary", str(shared / "h200/graphs/graph_trace.json"), "--json").json()
+    assert _objects_named_ns(torch["data"]) == []
+
+
+SYNC_CALLS = (
+    "SELECT s.value, count(*), sum(r.end - r.start) FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
+    "JOIN StringIds s ON s.id = r.nameId WHERE s.value LIKE '%Synchronize%' GROUP BY s.value ORDER BY s.value"
+)
+
+
+@pytest.mark.parametrize("command", ["summary", "timeline"])
+def test_host_blocked_includes_device_synchronize(shared: Path, command: str) -> None:
+    """nsys 2025.3.2 records no synchronization row for the 13 cudaDeviceSynchronize calls (its one
+    "Context sync" row names correlationId 9825, a call the capture stopped before recording): host
+    blocked time takes them by name, 1,546,206 ns, beside the 12 cudaStreamSynchronize (73,118 ns)."""
+    path = _path(shared, "graph_graph")
+    assert _rows(path, SYNC_CALLS) == [
+        ("cudaDeviceSynchronize_v3020", 13, 1_546_206),
+        ("cudaStreamSynchronize_v3020", 12, 73_118),
+    ]
+    assert _rows(path, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE correlationId = 9825") == [
+        (0,)
+    ]
+    doc = gpuopt("nsys", command, str(path), "--json").json()["data"]["timeline"]
+    host = {h["api_name"]: h for h in doc["host_sync"]}
+    device = host["cudaDeviceSynchronize"]
+    assert (device["device_id"], device["calls"], device["recorded_calls"], device["blocked_ns"]) == (
+        0,
+        13,
+        0,
+        1_546_206,
+    )
+    stream = host["cudaStreamSynchronize"]
+    assert (stream["calls"], stream["recorded_calls"], stream["blocked_ns"]) == (12, 12, 73_118)
+    [context] = [s for s in doc["synchronization"] if s["sync_type"] == "Context sync"]
+    assert (context["api_name"], context["count"]) == (None, 1)
+    human = gpuopt("nsys", command, str(path)).stdout
+    assert "cudaDeviceSynchronize" in human and "(no call in export)" in human
+    # A window keeps the calls that overlap it: device syncs at 20,190,309-20,244,748 and
+    # 21,096,761-21,174,799, the stream sync at 20,326,630-20,333,507. No sync call lies inside a
+    # decode_step range.
+    report = nsys.open(path)
+    within = report.timeline(window=(20_000_000, 21_200_000)).host_sync
+    assert {h.api_name: (h.calls, h.blocked_ns) for h in within} == {
+        "cudaDeviceSynchronize": (2, 54_439 + 78_038),
+        "cudaStreamSynchronize": (1, 6_877),
+    }
+    assert report.timeline(nvtx="decode_step").host_sync == []
+
+
+def test_no_graph_executions_are_said_in_words(shared: Path) -> None:
+    """No graph trace printed "CUDA graphs (none-level trace)"."""
+    eager = gpuopt("nsys", "graphs", str(shared / "h200/nsys/eager.sqlite")).stdout
+    prefill = gpuopt("nsys", "graphs", str(_path(shared, "graph_graph")), "--nvtx", "prefill").stdout
+    for text in (eager, prefill):
+        assert "none-level" not in text
+        assert "CUDA graphs: no CUDA graph executions in the selection" in text
+    assert nsys.open(shared / "h200/nsys/eager.sqlite").graphs().trace_mode == "none"
+
+
+def test_graph_trace_mode_from_the_capture_option_else_the_rows(shared: Path, tmp_path: Path) -> None:
+    """Report.graph_trace_mode(): the capture option (eager.sqlite records Graph though no graph ran),
+    else the rows; None when neither says."""
+    modes = {m: nsys.open(_path(shared, m)) for m in MODES}
+    assert {m: r.graph_trace_mode() for m, r in modes.items()} == {
+        "graph_graph": "graph",
+        "graph_node": "node",
+    }
+    assert {m: r.info().graph_trace_mode for m, r in modes.items()} == {
+        "graph_graph": "graph",
+        "graph_node": "node",
+    }
+    eager = shared / "h200/nsys/eager.sqlite"
+    assert nsys.open(eager).graph_trace_mode() == "graph"
+    drop = "DELETE FROM META_DATA_CAPTURE WHERE name LIKE '%CUDA_GRAPH_TRACE_OPTIONS:MODE'"
+    for src, want in (
+        (_path(shared, "graph_graph"), "graph"),
+        (_path(shared, "graph_node"), "node"),
+        (eager, None),
+    ):
+        folder = tmp_path / src.stem
+        folder.mkdir()
+        copy = _copy(src, folder)
+        _execute(copy, drop)
+        report = nsys.open(copy)
+        assert (report.graph_trace_mode(), report.info().graph_trace_mode) == (want, want), src.name
+    assert "cuda graph trace  node" in gpuopt("nsys", "summary", str(_path(shared, "graph_node"))).stdout
+
+
+HOST_MEDIAN = (
+    "SELECT r.end - r.start FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId "
+    "WHERE s.value LIKE 'cudaGraphLaunch%' ORDER BY 1"
+)
+
+
+def test_node_level_trace_carries_the_launch_host_time_note(shared: Path) -> None:
+    """The note's numbers are the two captures' cudaGraphLaunch host-time medians (lower middle of 12):
+    24,469 ns graph-level, 94,874 ns node-level."""
+    graph_host = [r[0] for r in _rows(_path(shared, "graph_graph"), HOST_MEDIAN)]
+    node_host = [r[0] for r in _rows(_path(shared, "graph_node"), HOST_MEDIAN)]
+    assert (len(graph_host), graph_host[5], len(node_host), node_host[5]) == (12, 24_469, 12, 94_874)
+    node = nsys.open(_path(shared, "graph_node")).graphs()
+    [f] = node.graphs
+    assert f.host_time.median_ns == 94_874
+    [note] = node.notes
+    assert "94,874 ns node-level vs 24,469 ns graph-level, 3.9x" in note
+    assert nsys.open(_path(shared, "graph_graph")).graphs().notes == []
+    for command in ("graphs", "summary"):
+        assert "note: node-level trace" in gpuopt("nsys", command, str(_path(shared, "graph_node"))).stdout
+        assert "note: node-level" not in gpuopt("nsys", command, str(_path(shared, "graph_graph"))).stdout

@@ -88,12 +88,12 @@ def test_launch_latency_and_queue_delay(launch_export: Path) -> None:
     [launch] = nsys.open(launch_export).timeline().launch
     assert (launch.kernels, launch.matched, launch.negative_queue_delays) == (2, 2, 1)
     # Queue delay = kernel start - call end: 150 - 110 = 40 and 220 - 230 = -10.
-    assert (launch.queue_delay_ns.min_ns, launch.queue_delay_ns.max_ns) == (-10, 40)
+    assert (launch.queue_delay.min_ns, launch.queue_delay.max_ns) == (-10, 40)
     # Launch latency = kernel start - call start: 50 and 20; API time 10 and 30.
-    assert (launch.launch_latency_ns.min_ns, launch.launch_latency_ns.max_ns) == (20, 50)
-    assert launch.api_ns.total_ns == 40
+    assert (launch.launch_latency.min_ns, launch.launch_latency.max_ns) == (20, 50)
+    assert launch.api_time.total_ns == 40
     # Kernel durations of the matched kernels: 160 - 150 = 10 and 240 - 220 = 20.
-    assert (launch.kernel_ns.count, launch.kernel_ns.min_ns, launch.kernel_ns.max_ns) == (2, 10, 20)
+    assert (launch.kernel_time.count, launch.kernel_time.min_ns, launch.kernel_time.max_ns) == (2, 10, 20)
 
 
 def test_launch_kernel_durations_leave_graph_work_out(shared: Path) -> None:
@@ -102,8 +102,8 @@ def test_launch_kernel_durations_leave_graph_work_out(shared: Path) -> None:
     t = nsys.open(shared / "h200/graphs/graph_graph.sqlite").timeline()
     [dev], [launch] = t.devices, t.launch
     assert (dev.kernel_busy_ns, dev.graph_busy_ns) == (3_026_218, 2_429_967)
-    assert (launch.kernels, launch.matched, launch.kernel_ns.total_ns) == (148, 148, 596_251)
-    assert launch.kernel_ns.total_ns == dev.kernel_busy_ns - dev.graph_busy_ns  # no overlap with graphs
+    assert (launch.kernels, launch.matched, launch.kernel_time.total_ns) == (148, 148, 596_251)
+    assert launch.kernel_time.total_ns == dev.kernel_busy_ns - dev.graph_busy_ns  # no overlap with graphs
 
 
 def test_kern_exec_sum_joins_on_process_and_correlation(launch_export: Path) -> None:

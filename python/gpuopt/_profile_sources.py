@@ -163,7 +163,7 @@ def _nsys(path: Path, by: Dimension, nvtx: str | None) -> Capture:
     # their own (named as `gpuopt nsys` operations name them), so no GPU time is left out.
     executions = pl.DataFrame(
         [
-            (f"[CUDA graph {g.graph_id} exec {g.graph_exec_id}]", g.gpu_ns.count, g.gpu_ns.total_ns)
+            (f"[CUDA graph {g.graph_id} exec {g.graph_exec_id}]", g.gpu_time.count, g.gpu_time.total_ns)
             for g in graphs.graphs
             if graphs.trace_mode == "graph"
         ],
@@ -177,7 +177,11 @@ def _nsys(path: Path, by: Dimension, nvtx: str | None) -> Capture:
     if by == "kernel":
         raw = kernels
     elif by == "nvtx":
-        raw = report.nvtx(nvtx=nvtx).select(key="range", count="instances", total_ns="kernel_inclusive_ns")
+        raw = report.nvtx(nvtx=nvtx).select(
+            key="range",
+            count="instances",
+            total_ns=pl.col("kernel_inclusive_ns") + pl.col("graph_inclusive_ns"),
+        )
     elif by == "memcpy":
         raw = report.memory(nvtx=nvtx).select(key="operation", count="count", total_ns="total_time_ns")
     else:
@@ -195,7 +199,7 @@ def _nsys(path: Path, by: Dimension, nvtx: str | None) -> Capture:
         driver=_nsys_driver(report.path),
         tool=f"nsys {info.export.product_version or 'unknown'} (export schema {info.export.schema_version})",
         options=options,
-        trace_mode=None if graphs.trace_mode == "none" else graphs.trace_mode,
+        trace_mode=report.graph_trace_mode(),
     )
     return Capture(facts, table, ranges.with_columns(pl.col("count").cast(pl.Int64)))
 

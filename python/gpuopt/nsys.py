@@ -94,6 +94,14 @@ class Report:
 
         return NsysInfo.model_validate_json(self._native.info_json())
 
+    def graph_trace_mode(self) -> str | None:
+        """How the capture traced CUDA graphs (``nsys profile --cuda-graph-trace``): ``"graph"`` or
+        ``"node"`` as the capture option ``CUDA_GRAPH_TRACE_OPTIONS:MODE`` records it (``"graph+node"``
+        when processes differ), else as the rows show it (graph-execution rows: graph; kernels with a
+        ``graphNodeId``: node); None when neither says. Cheap: a few metadata rows, not the events
+        (``info().graph_trace_mode`` is the same value)."""
+        return self._native.graph_trace_mode()
+
     def stats(
         self, report: str, *, window: Window | None = None, nvtx: str | None = None, device: int | None = None
     ) -> pl.DataFrame:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import TYPE_CHECKING
 
 from gpuopt.cli._render import table
@@ -83,12 +84,12 @@ def render_timeline(t: Timeline, sel: NsysSelection, path: str | None = None) ->
                         x.kernels,
                         x.graph_kernels,
                         x.matched,
-                        _ms(x.kernel_ns.median_ns),
-                        _ms(x.api_ns.median_ns),
-                        _ms(x.queue_delay_ns.median_ns),
+                        _ms(x.kernel_time.median_ns),
+                        _ms(x.api_time.median_ns),
+                        _ms(x.queue_delay.median_ns),
                         x.negative_queue_delays,
-                        _ms(x.launch_latency_ns.median_ns),
-                        _ms(x.launch_latency_ns.p90_ns),
+                        _ms(x.launch_latency.median_ns),
+                        _ms(x.launch_latency.p90_ns),
                     ]
                     for x in t.launch
                 ],
@@ -112,10 +113,10 @@ def render_timeline(t: Timeline, sel: NsysSelection, path: str | None = None) ->
                         x.device_id,
                         x.executions,
                         x.matched,
-                        _ms(x.launch_latency_ns.median_ns),
-                        _ms(x.launch_latency_ns.p90_ns),
+                        _ms(x.launch_latency.median_ns),
+                        _ms(x.launch_latency.p90_ns),
                         x.node_kernels,
-                        _ms(x.node_gap_ns.median_ns),
+                        _ms(x.node_gap.median_ns),
                     ]
                     for x in t.graph_launch
                 ],
@@ -132,7 +133,7 @@ def render_timeline(t: Timeline, sel: NsysSelection, path: str | None = None) ->
                         s.context_id,
                         s.stream_id,
                         s.sync_type,
-                        s.api_name,
+                        s.api_name or "(no call in export)",
                         s.count,
                         _ms(s.total_ns),
                         _ms(s.max_ns),
@@ -143,14 +144,24 @@ def render_timeline(t: Timeline, sel: NsysSelection, path: str | None = None) ->
         )
     if t.host_sync:
         parts.append(
-            "Host blocked in synchronizing calls\n"
+            "Host blocked in synchronizing calls (synchronizing APIs, and calls CUPTI recorded a "
+            "synchronization for)\n"
             + table(
-                ["device", "api", "calls", "blocked", "profiler overhead", "blocked excl. overhead"],
+                [
+                    "device",
+                    "api",
+                    "calls",
+                    "sync recorded",
+                    "blocked",
+                    "profiler overhead",
+                    "blocked excl. overhead",
+                ],
                 [
                     [
                         h.device_id,
                         h.api_name,
                         h.calls,
+                        h.recorded_calls,
                         _ms(h.blocked_ns),
                         _ms(h.profiler_overhead_ns),
                         _ms(h.blocked_excl_overhead_ns),
@@ -188,10 +199,23 @@ def _dist(d: Distribution | None, field: str) -> str:
     return "—" if d is None else _ms(getattr(d, field))
 
 
+# What recorded the graph executions, in words (Graphs.trace_mode).
+_TRACE_MODES = {
+    "graph": "graph-level trace",
+    "node": "node-level trace",
+    "graph+node": "graph-level and node-level rows",
+}
+
+
 def render_graphs(g: Graphs) -> str:
-    """One row per graph."""
+    """One row per graph, and the notes on how the trace mode measured them."""
+    if g.trace_mode not in _TRACE_MODES:
+        return (
+            "CUDA graphs: no CUDA graph executions in the selection (no CUPTI_ACTIVITY_KIND_GRAPH_TRACE "
+            "rows, no kernels with a graphNodeId)"
+        )
     head = (
-        f"CUDA graphs ({g.trace_mode}-level trace): {len(g.graphs)} graphs, {g.executions} executions"
+        f"CUDA graphs ({_TRACE_MODES[g.trace_mode]}): {len(g.graphs)} graphs, {g.executions} executions"
         f", {g.unlinked_executions} without a launch call"
     )
     rows = [
@@ -202,16 +226,17 @@ def render_graphs(g: Graphs) -> str:
             f.first_node_id,
             f.launches,
             f.executions,
-            _ms(f.gpu_ns.total_ns),
-            _dist(f.gpu_ns, "median_ns"),
-            _dist(f.gpu_ns, "p90_ns"),
-            _dist(f.gpu_ns, "max_ns"),
-            f.kernels_per_execution.median_ns if f.kernels_per_execution else None,
-            _dist(f.host_ns, "median_ns"),
-            _dist(f.launch_latency_ns, "median_ns"),
+            _ms(f.gpu_time.total_ns),
+            _dist(f.gpu_time, "median_ns"),
+            _dist(f.gpu_time, "p90_ns"),
+            _dist(f.gpu_time, "max_ns"),
+            f.kernels_per_execution.median if f.kernels_per_execution else None,
+            _dist(f.host_time, "median_ns"),
+            _dist(f.launch_latency, "median_ns"),
         ]
         for f in g.graphs
     ]
     headers = ["device", "graph", "exec", "first node", "launches", "executions", "gpu total"]
     headers += ["gpu med", "gpu p90", "gpu max", "kernels/exec", "host med", "latency med"]
-    return head + ("\n" + table(headers, rows) if rows else "")
+    notes = "".join("\n" + textwrap.fill(f"note: {n}", 120, subsequent_indent="  ") for n in g.notes)
+    return head + ("\n" + table(headers, rows) if rows else "") + notes

@@ -222,9 +222,21 @@ def render(
     return body
 
 
+# Columns that split a table into groups with shares of their own: `time_pct` sums to 100 % within each
+# file of a many-file table and within each device of a --per-device one, so its sum over groups is no
+# share of anything (5 files printed "500.0 %").
+_GROUP_KEYS = ("file", "device_id")
+
+
 def _totals(frame: pl.DataFrame, columns: list[str], fmts: dict[str, Callable[[Any], str]]) -> dict[str, str]:
-    """The formatted sum over all rows (not only those shown) of each additive column."""
-    return {c: fmts[c](frame[c].sum()) for c in columns if additive(c) and frame[c].dtype.is_numeric()}
+    """The formatted sum over all rows (not only those shown) of each additive column; a share (``_pct``)
+    is left blank where the rows belong to several files or devices."""
+    groups = any(k in frame.columns and frame[k].n_unique() > 1 for k in _GROUP_KEYS)
+    return {
+        c: fmts[c](frame[c].sum())
+        for c in columns
+        if additive(c) and frame[c].dtype.is_numeric() and not (groups and c.endswith("_pct"))
+    }
 
 
 def _rich_table(

@@ -183,6 +183,7 @@ def summary(file: Path, window: str | None, nvtx_range: str | None) -> Outcome:
                     ("exported by", report.source.nsys_version if report.source else None),
                     ("gpus", ", ".join(f"{g.id}: {g.name or '?'}" for g in info.gpus) or "none recorded"),
                     ("nvtx ranges", f"{info.nvtx_ranges} ({info.nvtx_open_ranges} open)"),
+                    ("cuda graph trace", info.graph_trace_mode or "not recorded (no option, no graph rows)"),
                 ],
             ),
             "Sources\n"

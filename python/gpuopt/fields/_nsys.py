@@ -1,6 +1,6 @@
 """Column definitions of the Nsight Systems tables (``gpuopt nsys kernels|api|mem|nvtx|gaps|comm|stats``).
 
-Sources: ``rust/src/nsys/`` (kernels.rs, api.rs, memory.rs, nvtx.rs, timeline.rs, comm.rs) and nsys'
+Sources: ``rust/src/nsys/`` (kernels.rs, api.rs, memory.rs, nvtx/, timeline.rs, comm.rs) and nsys'
 own report definitions, which the ``stats`` tables reproduce.
 """
 
@@ -51,11 +51,20 @@ _MEMORY = {
 
 _NVTX_COMMON = {
     "range": "The range's tag DOMAIN:TEXT (the default domain prints as :TEXT)",
-    "kernels": "Kernels launched (API call on the range's thread, inside the range) while the range "
-    "was open; counted once per tag even when ranges of that tag nest",
-    "kernel_inclusive_ns": "Summed GPU time of those kernels, including kernels of nested ranges (ns)",
+    "kernels": "Kernels (CUPTI_ACTIVITY_KIND_KERNEL rows) launched (API call on the range's thread, inside "
+    "the range) while the range was open; counted once per tag even when ranges of that tag nest. A "
+    "graph-level trace records no kernel inside a CUDA-graph execution: see graph_executions",
+    "kernel_inclusive_ns": "Summed GPU time of those kernels, including kernels of nested ranges (ns); "
+    "excludes graph executions (graph_inclusive_ns)",
     "kernel_exclusive_ns": "Summed GPU time of the kernels whose innermost enclosing range is this one "
     "(ns); excludes kernels launched inside nested ranges",
+    "graph_executions": "CUDA-graph executions (CUPTI_ACTIVITY_KIND_GRAPH_TRACE rows of a graph-level "
+    "trace) whose cudaGraphLaunch was made inside the range, by the same rule as kernels; 0 in a "
+    "node-level trace, whose graph kernels count in kernels. nsys' nvtx_kern_sum leaves them out",
+    "graph_inclusive_ns": "Summed GPU time of those graph executions (end - start of each execution, ns), "
+    "including executions launched in nested ranges",
+    "graph_exclusive_ns": "Summed GPU time of the graph executions whose innermost enclosing range is this "
+    "one (ns)",
     "gpu_ops": "GPU operations (kernels, memcpys, memsets, graph executions) launched inside the range",
 }
 

@@ -29,9 +29,19 @@ def _ms(ns: float) -> str:
 
 
 def top_bars(
-    page: Page, name: str, title: str, frame: pl.DataFrame, value: str, label: str, empty: str
+    page: Page,
+    name: str,
+    title: str,
+    frame: pl.DataFrame,
+    value: str,
+    label: str,
+    empty: str,
+    note: str = "",
+    colour: str | None = None,
 ) -> None:
-    """A horizontal bar per row (the ``TOP`` largest ``value``), longest on top; full names on hover."""
+    """A horizontal bar per row (the ``TOP`` largest ``value``), longest on top; full names on hover.
+    ``colour`` names a column holding each row's kind (``kernel``, ``graph``: the timeline's colours);
+    without it every bar is a kernel's colour."""
     import polars as pl
 
     frame = frame.filter(pl.col(value).is_not_null() & (pl.col(value) > 0))
@@ -41,6 +51,7 @@ def top_bars(
     go = plotly()
     top = frame.sort(value, descending=True).head(TOP)
     names = top["name"].to_list()
+    kinds = top[colour].to_list() if colour else ["kernel"] * top.height
     shown = [timeline._short(n)[:60] + ("…" if len(timeline._short(n)) > 60 else "") for n in names]
     # Equal short labels would merge into one bar: number them.
     labels = [f"{i + 1}. {s}" for i, s in enumerate(shown)]
@@ -51,7 +62,7 @@ def top_bars(
             x=(top[value] / 1e6).to_list(),
             hovertext=names,
             hovertemplate="%{hovertext}<br>%{x:.4f} ms<extra></extra>",
-            marker={"color": timeline.COLORS["kernel"]},
+            marker={"color": [timeline.COLORS[k] for k in kinds]},
         )
     )
     fig.update_layout(
@@ -61,7 +72,41 @@ def top_bars(
         yaxis={"autorange": "reversed", "automargin": True},
     )
     more = f" (the {TOP} largest of {frame.height})" if frame.height > TOP else ""
-    page.figure(name, title, fig, f"{label}{more}; hover for the full name.")
+    page.figure(name, title, fig, f"{label}{more}; hover for the full name.{note}")
+
+
+def _kernels_and_graphs(
+    report: nsys.Report, window: nsys.Window | None, nvtx_range: str | None
+) -> tuple[pl.DataFrame, str]:
+    """The kernel table (name, total, kind) and, in a graph-level trace, one row per CUDA graph: the
+    summed GPU time of its executions, whose kernels the export does not record one by one (a
+    node-level trace lists them as kernels already). The note says what the graph rows are; empty
+    when there are none."""
+    import polars as pl
+
+    kernels = report.kernels(window=window, nvtx=nvtx_range).select(
+        "name", total="total_time_ns", kind=pl.lit("kernel")
+    )
+    graphs = [g for g in report.graphs(window=window, nvtx=nvtx_range).graphs if g.graph_id is not None]
+    if not graphs:
+        return kernels, ""
+    rows = pl.DataFrame(
+        {
+            "name": [
+                f"CUDA graph {g.graph_id} (exec {g.graph_exec_id}), {g.executions} executions" for g in graphs
+            ],
+            "total": [g.gpu_time.total_ns for g in graphs],
+            "kind": ["graph"] * len(graphs),
+        },
+        schema=kernels.schema,
+    )
+    executions = sum(g.executions for g in graphs)
+    total = sum(g.gpu_time.total_ns for g in graphs)
+    note = (
+        f" Graph-level trace: {executions} CUDA-graph executions ({_ms(total)}) are drawn as one bar per "
+        "graph (green), the summed GPU time of its executions; the kernels inside them are not in the export."
+    )
+    return pl.concat([kernels, rows]), note
 
 
 def nsys_page(
@@ -106,15 +151,21 @@ def nsys_page(
         ranges=ranges,
         empty=f"This export has no GPU operations in the selection (not captured: {missing}).",
     )
-    kernels = report.kernels(window=window, nvtx=nvtx_range).rename({"total_time_ns": "total"})
+    kernels, graph_note = _kernels_and_graphs(report, window, nvtx_range)
     top_bars(
         page,
         "kernels",
-        "Top kernels by total GPU time",
+        "Top kernels and CUDA-graph executions by total GPU time"
+        if graph_note
+        else "Top kernels by total GPU time",
         kernels,
         "total",
         KERNEL_AXIS,
-        "No kernels in the selection.",
+        "No kernels or CUDA-graph executions in the selection."
+        if graph_note
+        else "No kernels in the selection.",
+        graph_note,
+        colour="kind",
     )
     by_range = report.nvtx(window=window, nvtx=nvtx_range).rename({"range": "name"})
     top_bars(

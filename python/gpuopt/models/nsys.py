@@ -72,6 +72,12 @@ class NsysInfo(Model):
     nvtx_open_ranges: int = Field(description="NVTX ranges with no end (closed at the last timestamp)")
     string_ids: int = Field(description="Rows of StringIds (the export's string table)")
     unread_tables: list[str] = Field(description="Tables of the export gpuopt does not read")
+    graph_trace_mode: str | None = Field(
+        description="How CUDA graphs were traced (nsys profile --cuda-graph-trace): graph or node as the "
+        "capture option CUDA_GRAPH_TRACE_OPTIONS:MODE records it (graph+node when processes differ), else "
+        "as the rows show it (CUPTI_ACTIVITY_KIND_GRAPH_TRACE rows: graph; kernels with a graphNodeId: "
+        "node); null when neither says"
+    )
 
 
 class NsysExportTool(Model):
@@ -97,13 +103,37 @@ class NsysSelection(Model):
 
 
 class Distribution(Model):
+    """Count, total, extremes, nearest-rank median and p90, and mean of integer nanoseconds. Nearest
+    rank: the p percentile is the value at 1-based position ceil(p/100 * n) of the sorted values, so
+    the median of an even count is the lower of the two middle values (never their mean)."""
+
     count: int = Field(description="Values described")
     total_ns: int = Field(description="Sum of the values (ns)")
     min_ns: int | None = Field(description="Smallest value (ns); null when count is 0")
-    median_ns: int | None = Field(description="Nearest-rank median")
-    p90_ns: int | None = Field(description="Nearest-rank 90th percentile")
+    median_ns: int | None = Field(
+        description="Nearest-rank median (ns): the value at sorted position ceil(n/2); for an even count "
+        "the lower of the two middle values; null when count is 0"
+    )
+    p90_ns: int | None = Field(
+        description="Nearest-rank 90th percentile (ns): the value at sorted position ceil(0.9 n); null "
+        "when count is 0"
+    )
     max_ns: int | None = Field(description="Largest value (ns); null when count is 0")
     mean_ns: float | None = Field(description="Mean value (ns); null when count is 0")
+
+
+class CountDistribution(Model):
+    """The statistics of Distribution over counts (not ns): same nearest-rank median and p90."""
+
+    count: int = Field(description="Values described")
+    total: int = Field(description="Sum of the values")
+    min: int | None = Field(description="Smallest value; null when count is 0")
+    median: int | None = Field(
+        description="Nearest-rank median: for an even count the lower of the two middle values"
+    )
+    p90: int | None = Field(description="Nearest-rank 90th percentile")
+    max: int | None = Field(description="Largest value; null when count is 0")
+    mean: float | None = Field(description="Mean value; null when count is 0")
 
 
 class GapBucket(Model):
@@ -174,18 +204,31 @@ class SyncByType(Model):
     context_id: int | None = Field(description="CUDA context waited on")
     stream_id: int | None = Field(description="Stream waited on; null for a context- or event-wide sync")
     sync_type: str = Field(description="ENUM_CUPTI_SYNC_TYPE label")
-    api_name: str | None = Field(description="The CUDA API call that synchronized (correlationId join)")
+    api_name: str | None = Field(
+        description="The CUDA API call that synchronized (correlationId join); null when the export holds "
+        "no call with that correlationId (e.g. the capture stopped before the call was recorded)"
+    )
     count: int = Field(description="Synchronization events of this type")
     total_ns: int = Field(description="Their summed duration (ns)")
     max_ns: int = Field(description="The longest (ns)")
 
 
 class HostSync(Model):
-    """Host time blocked in API calls that CUPTI recorded a synchronization for, per device waited on."""
+    """Host time blocked in synchronizing calls, per API name and device waited on: every call of a
+    synchronizing API (cudaDeviceSynchronize, cudaStreamSynchronize, cudaEventSynchronize,
+    cudaThreadSynchronize, cuCtxSynchronize, cuStreamSynchronize, cuEventSynchronize) and every other
+    call CUPTI recorded a synchronization for (cudaStreamWaitEvent in some exports), each call once."""
 
-    device_id: int | None = Field(description="Device of the context the call waited on")
+    device_id: int | None = Field(
+        description="Device of the context the call waited on (its synchronization row), else the one "
+        "device its process ran work on; null when neither says"
+    )
     api_name: str = Field(description="The synchronizing CUDA API call (cudaStreamSynchronize, ...)")
-    calls: int = Field(description="Calls of it that CUPTI recorded a synchronization for")
+    calls: int = Field(description="Distinct calls of it in the selection")
+    recorded_calls: int = Field(
+        description="Those CUPTI recorded a synchronization row for (CUPTI_ACTIVITY_KIND_SYNCHRONIZATION); "
+        "nsys 2025.3.2 records none for cudaDeviceSynchronize"
+    )
     blocked_ns: int = Field(description="Host time inside those calls (ns)")
     profiler_overhead_ns: int = Field(
         description="Profiler overhead inside those calls on the same thread (ns)"
@@ -202,16 +245,16 @@ class Launch(Model):
         description="Kernels of graph executions (node-level trace), left out here: see graph_launch"
     )
     matched: int = Field(description="Kernels whose launch call is in the export")
-    kernel_ns: Distribution = Field(
+    kernel_time: Distribution = Field(
         description="Duration of the matched kernels (ns): the GPU work each launch call bought"
     )
-    api_ns: Distribution = Field(description="Duration of the launch calls (ns)")
-    api_excl_overhead_ns: Distribution = Field(
+    api_time: Distribution = Field(description="Duration of the launch calls (ns)")
+    api_time_excl_overhead: Distribution = Field(
         description="Duration of the launch calls minus profiler overhead inside them (ns)"
     )
-    queue_delay_ns: Distribution = Field(description="Kernel start - launch call end (may be negative)")
+    queue_delay: Distribution = Field(description="Kernel start - launch call end (may be negative)")
     negative_queue_delays: int = Field(description="Kernels that started before their launch call returned")
-    launch_latency_ns: Distribution = Field(description="Kernel start - launch call start")
+    launch_latency: Distribution = Field(description="Kernel start - launch call start")
 
 
 class GraphLaunch(Model):
@@ -220,10 +263,10 @@ class GraphLaunch(Model):
     device_id: int = Field(description="Device the graphs ran on")
     executions: int = Field(description="Graph executions on the device")
     matched: int = Field(description="Executions whose launch call is in the export")
-    launch_latency_ns: Distribution = Field(description="Execution start - launch call start")
-    queue_delay_ns: Distribution = Field(description="Execution start - launch call end")
+    launch_latency: Distribution = Field(description="Execution start - launch call start")
+    queue_delay: Distribution = Field(description="Execution start - launch call end")
     node_kernels: int = Field(description="Kernels of graph executions (node-level trace)")
-    node_gap_ns: Distribution = Field(
+    node_gap: Distribution = Field(
         description="Each graph kernel's start - the end of the kernels before it in its execution"
     )
 
@@ -256,7 +299,9 @@ class Coverage(Model):
 class Timeline(Model):
     devices: list[DeviceTimeline] = Field(description="Busy/idle facts per device, each with its streams")
     synchronization: list[SyncByType] = Field(description="CUPTI synchronization events by type and API call")
-    host_sync: list[HostSync] = Field(description="Host time blocked in synchronizing calls, per API name")
+    host_sync: list[HostSync] = Field(
+        description="Host time blocked in synchronizing calls, per device and API name"
+    )
     launch: list[Launch] = Field(
         description="Launch latency and queue delay of kernels launched one by one, per device"
     )
@@ -277,17 +322,26 @@ class GraphFacts(Model):
     launches: int = Field(description="Distinct launch calls of its executions")
     executions: int = Field(description="Executions of the graph")
     unlinked_executions: int = Field(description="Executions whose launch call is not in the export")
-    gpu_ns: Distribution = Field(description="GPU time per execution (first start to last end)")
-    kernels_per_execution: Distribution | None = Field(description="Node-level trace only")
-    host_ns: Distribution = Field(description="Launch call duration")
-    launch_latency_ns: Distribution = Field(description="Execution start - launch call start")
+    gpu_time: Distribution = Field(description="GPU time per execution (first start to last end)")
+    kernels_per_execution: CountDistribution | None = Field(
+        description="Kernels per execution; node-level trace only (null otherwise)"
+    )
+    host_time: Distribution = Field(description="Launch call duration")
+    launch_latency: Distribution = Field(description="Execution start - launch call start")
 
 
 class Graphs(Model):
-    trace_mode: str = Field(description="graph (GRAPH_TRACE rows), node (graphNodeId), graph+node, none")
+    trace_mode: str = Field(
+        description="What recorded the executions of the selection: graph (GRAPH_TRACE rows), node "
+        "(kernels with a graphNodeId), graph+node, none (no execution)"
+    )
     executions: int = Field(description="Graph executions in the selection")
     unlinked_executions: int = Field(description="Executions whose launch call is not in the export")
     graphs: list[GraphFacts] = Field(description="One entry per executable graph")
+    notes: list[str] = Field(
+        description="How the trace mode shaped these numbers: a node-level trace inflates the graph launch "
+        "call's host time (empty when nothing is to be said)"
+    )
 
 
 class NsysSummaryData(Model):

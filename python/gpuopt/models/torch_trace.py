@@ -168,7 +168,10 @@ class DeviceTimeline(Model):
 class Distribution(Model):
     count: int = Field(description="Values described")
     min_ns: int = Field(description="Smallest value (ns)")
-    p50_ns: int = Field(description="Nearest-rank quantile")
+    p50_ns: int = Field(
+        description="Nearest-rank median (ns): the value at sorted position ceil(n/2); for an even count "
+        "the lower of the two middle values"
+    )
     p90_ns: int = Field(description="Nearest-rank 90th percentile (ns)")
     p99_ns: int = Field(description="Nearest-rank 99th percentile (ns)")
     max_ns: int = Field(description="Largest value (ns)")

@@ -67,6 +67,14 @@ impl DeviceMap {
             .copied()
     }
 
+    /// The one device a process ran GPU work on (None when it used none or several).
+    pub fn only_device_of(&self, global_pid: i64) -> Option<i64> {
+        match self.by_process.get(&(global_pid & PID_MASK)) {
+            Some(devices) if devices.len() == 1 => devices.first().copied(),
+            _ => None,
+        }
+    }
+
     /// The processes (pid bits) that ran GPU work on `device`.
     pub fn processes_of(&self, device: i64) -> IdSet<i64> {
         self.by_process

@@ -6,6 +6,10 @@ use crate::error::Result;
 use serde::Serialize;
 
 /// Count, total, extremes, nearest-rank median and p90, and mean of integer nanoseconds.
+///
+/// Nearest rank: the `p` percentile is the value at 1-based position `ceil(p/100 · n)` of the sorted
+/// values, so the median of an even count is the *lower* of the two middle values (never their mean,
+/// which could be a time no event took); `nsys stats` tables ([`super::describe`]) average them.
 #[derive(Debug, Clone, Serialize, Default)]
 pub struct Distribution {
     pub count: u64,
@@ -61,6 +65,34 @@ impl Distribution {
     }
 }
 
+/// A [`Distribution`] of counts (kernels per graph execution): the same statistics, named without a
+/// unit since the values are not nanoseconds.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct CountDistribution {
+    pub count: u64,
+    pub total: i64,
+    pub min: Option<i64>,
+    pub median: Option<i64>,
+    pub p90: Option<i64>,
+    pub max: Option<i64>,
+    pub mean: Option<f64>,
+}
+
+impl CountDistribution {
+    pub fn of(values: Vec<i64>) -> Result<Self> {
+        let d = Distribution::of(values)?;
+        Ok(Self {
+            count: d.count,
+            total: d.total_ns,
+            min: d.min_ns,
+            median: d.median_ns,
+            p90: d.p90_ns,
+            max: d.max_ns,
+            mean: d.mean_ns,
+        })
+    }
+}
+
 /// The 0-based position of the nearest-rank `p` percentile among `n` sorted values (as
 /// [`super::describe::percentile_sorted`] reads it).
 fn rank(n: usize, p: f64) -> Option<usize> {
@@ -76,6 +108,23 @@ mod tests {
     use super::*;
     use crate::nsys::describe::percentile_sorted;
     use proptest::prelude::*;
+
+    /// The median of an even count is the lower middle value (nearest rank), of an odd count the
+    /// middle one; p90 of 10 values is the 9th.
+    #[test]
+    fn median_of_an_even_count_is_the_lower_middle_value() {
+        let d = Distribution::of(vec![40i64, 10, 30, 20]).unwrap();
+        assert_eq!((d.median_ns, d.p90_ns), (Some(20), Some(40)));
+        let d = Distribution::of(vec![30i64, 10, 20]).unwrap();
+        assert_eq!(d.median_ns, Some(20));
+        let d = Distribution::of((1i64..=10).collect::<Vec<_>>()).unwrap();
+        assert_eq!((d.median_ns, d.p90_ns), (Some(5), Some(9)));
+        let c = CountDistribution::of(vec![52, 52, 51, 53]).unwrap();
+        assert_eq!(
+            (c.count, c.total, c.median, c.max),
+            (4, 208, Some(52), Some(53))
+        );
+    }
 
     proptest! {
         #[test]

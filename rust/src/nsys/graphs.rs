@@ -10,7 +10,7 @@
 
 use super::api::strip_version;
 use super::db;
-use super::distribution::Distribution;
+use super::distribution::{CountDistribution, Distribution};
 use super::hash::{IdMap, IdSet};
 use super::ops::{self, Call, Op, OpKind};
 use super::schema::{Schema, GRAPH_EVENTS};
@@ -150,13 +150,13 @@ pub struct GraphFacts {
     /// Executions whose launch call is not in the export (counted, never dropped).
     pub unlinked_executions: u64,
     /// GPU time per execution: first start to last end of the execution.
-    pub gpu_ns: Distribution,
+    pub gpu_time: Distribution,
     /// Node-level traces: kernels per execution.
-    pub kernels_per_execution: Option<Distribution>,
+    pub kernels_per_execution: Option<CountDistribution>,
     /// Host time of each launch call (call end − call start).
-    pub host_ns: Distribution,
+    pub host_time: Distribution,
     /// Execution start − launch call start.
-    pub launch_latency_ns: Distribution,
+    pub launch_latency: Distribution,
 }
 
 /// Every graph fact of the selection.
@@ -167,7 +167,20 @@ pub struct Graphs {
     pub executions: u64,
     pub unlinked_executions: u64,
     pub graphs: Vec<GraphFacts>,
+    /// How the trace mode shaped these numbers (a node-level trace inflates the launch call's host
+    /// time); empty when nothing is to be said.
+    pub notes: Vec<String>,
 }
+
+/// Node-level tracing makes the graph launch call itself slower: on the H200 decode captures of
+/// the same workload (`h200/graphs/graph_graph.sqlite` vs `graph_node.sqlite`, 12 launches each) the
+/// `cudaGraphLaunch` host time median was 24,469 ns graph-level and 94,874 ns node-level (3.9x;
+/// means 28,320 and 105,803 ns), launch latency 26,118 vs 98,848 ns.
+pub const NODE_LEVEL_NOTE: &str = "node-level trace (--cuda-graph-trace=node): tracing every node \
+inflates the graph launch call's host time and launch latency (cudaGraphLaunch median 94,874 ns \
+node-level vs 24,469 ns graph-level, 3.9x, on the H200 decode captures in \
+references/formats/nsys-sqlite.md); host_time and launch_latency of node-level and graph-level \
+captures are not comparable";
 
 type Key = (i64, Option<i64>, Option<i64>, Option<i64>);
 
@@ -234,10 +247,10 @@ pub fn of_executions(schema: &Schema, ex: &Executions) -> Result<Graphs> {
                     list.iter().filter(|e| e.call.is_none()).count(),
                 )
                 .unwrap_or(u64::MAX),
-                gpu_ns: Distribution::of(list.iter().map(|e| e.end - e.start).collect())?,
-                kernels_per_execution: kernels.map(Distribution::of).transpose()?,
-                host_ns: Distribution::of(host)?,
-                launch_latency_ns: Distribution::of(latency)?,
+                gpu_time: Distribution::of(list.iter().map(|e| e.end - e.start).collect())?,
+                kernels_per_execution: kernels.map(CountDistribution::of).transpose()?,
+                host_time: Distribution::of(host)?,
+                launch_latency: Distribution::of(latency)?,
             })
         })
         .collect::<Result<_>>()?;
@@ -247,6 +260,11 @@ pub fn of_executions(schema: &Schema, ex: &Executions) -> Result<Graphs> {
         unlinked_executions: u64::try_from(ex.list.iter().filter(|e| e.call.is_none()).count())
             .unwrap_or(u64::MAX),
         graphs,
+        notes: if ex.mode.contains("node") {
+            vec![NODE_LEVEL_NOTE.to_string()]
+        } else {
+            Vec::new()
+        },
     })
 }
 
@@ -278,14 +296,14 @@ pub struct GraphLaunch {
     pub executions: u64,
     pub matched: u64,
     /// Execution start − launch call start.
-    pub launch_latency_ns: Distribution,
+    pub launch_latency: Distribution,
     /// Execution start − launch call end.
-    pub queue_delay_ns: Distribution,
+    pub queue_delay: Distribution,
     /// Node-level traces: kernels of graph executions.
     pub node_kernels: u64,
     /// Node-level traces: each kernel's start − the end of the previous kernel of its execution
     /// (the first kernel of an execution has none).
-    pub node_gap_ns: Distribution,
+    pub node_gap: Distribution,
 }
 
 /// Graph launch facts per device from the executions of the selection.
@@ -323,10 +341,10 @@ pub fn launch_facts(ex: &Executions) -> Result<Vec<GraphLaunch>> {
                 device_id: device,
                 executions: a.executions,
                 matched: u64::try_from(a.latency.len()).unwrap_or(u64::MAX),
-                launch_latency_ns: Distribution::of(a.latency)?,
-                queue_delay_ns: Distribution::of(a.queue)?,
+                launch_latency: Distribution::of(a.latency)?,
+                queue_delay: Distribution::of(a.queue)?,
                 node_kernels: a.kernels,
-                node_gap_ns: Distribution::of(a.gaps)?,
+                node_gap: Distribution::of(a.gaps)?,
             })
         })
         .collect()

@@ -3,10 +3,11 @@
 use super::db;
 use super::ranges;
 use super::scan;
-use super::schema::{ExportMeta, Schema, SOURCES};
+use super::schema::{ExportMeta, Schema, GRAPH_TRACE, KERNEL, SOURCES};
 use super::strings::Strings;
 use crate::error::Result;
 use serde::Serialize;
+use std::collections::BTreeSet;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct CaptureOption {
@@ -55,10 +56,60 @@ pub struct Info {
     pub string_ids: u64,
     /// Tables in the file that no gpuopt fact reads.
     pub unread_tables: Vec<String>,
+    /// How CUDA graphs were traced: see [`graph_trace_mode`].
+    pub graph_trace_mode: Option<String>,
 }
 
-pub fn info(schema: &Schema, strings: &Strings) -> Result<Info> {
-    let conn = schema.connect()?;
+/// How the capture traced CUDA graphs (`nsys profile --cuda-graph-trace`): `graph` or `node` as the
+/// capture option `CUDA_GRAPH_TRACE_OPTIONS:MODE` records it (per process: processes that differ give
+/// `graph+node`), else as the rows show it (`CUPTI_ACTIVITY_KIND_GRAPH_TRACE` rows: `graph`; a kernel
+/// with a `graphNodeId`: `node`); None when neither says. Reads the option (a few rows) and, only
+/// without it, the graph table's row count and at most one kernel row.
+pub fn graph_trace_mode(schema: &Schema) -> Result<Option<String>> {
+    let options = capture_options(schema)?.0;
+    if let Some(mode) = mode_of_options(&options) {
+        return Ok(Some(mode));
+    }
+    mode_of_rows(schema)
+}
+
+fn mode_of_options(options: &[CaptureOption]) -> Option<String> {
+    let modes: BTreeSet<String> = options
+        .iter()
+        .filter(|o| o.name.ends_with("CUDA_GRAPH_TRACE_OPTIONS:MODE"))
+        .map(|o| o.value.to_ascii_lowercase())
+        .collect();
+    (!modes.is_empty()).then(|| modes.into_iter().collect::<Vec<_>>().join("+"))
+}
+
+fn mode_of_rows(schema: &Schema) -> Result<Option<String>> {
+    let graph = match schema.table(&GRAPH_TRACE) {
+        Some(t) => scan::count(schema, t)? > 0,
+        None => false,
+    };
+    let node = match schema.table(&KERNEL) {
+        Some(t) if schema.has_column(&KERNEL, "graphNodeId") => !db::query_all(
+            &schema.uri,
+            &schema.path,
+            &format!(
+                "SELECT 1 FROM \"{}\" WHERE graphNodeId IS NOT NULL LIMIT 1",
+                t.actual
+            ),
+            |_| Ok(()),
+        )?
+        .is_empty(),
+        _ => false,
+    };
+    Ok(match (graph, node) {
+        (true, true) => Some("graph+node".to_string()),
+        (true, false) => Some("graph".to_string()),
+        (false, true) => Some("node".to_string()),
+        (false, false) => None,
+    })
+}
+
+/// The capture options of `META_DATA_CAPTURE`, and how many rows were environment variables.
+fn capture_options(schema: &Schema) -> Result<(Vec<CaptureOption>, u64)> {
     let mut capture = Vec::new();
     let mut env = 0u64;
     if schema
@@ -66,11 +117,11 @@ pub fn info(schema: &Schema, strings: &Strings) -> Result<Info> {
         .get("META_DATA_CAPTURE")
         .is_some_and(|c| c.contains("name") && c.contains("value"))
     {
-        let rows = db::query_on(
-            &conn,
+        let rows = db::query_all(
+            &schema.uri,
             &schema.path,
             "SELECT name, value FROM META_DATA_CAPTURE",
-            &mut |row| {
+            |row| {
                 Ok((
                     db::opt_text(row, 0)?.unwrap_or_default(),
                     db::opt_text(row, 1)?.unwrap_or_default(),
@@ -85,6 +136,12 @@ pub fn info(schema: &Schema, strings: &Strings) -> Result<Info> {
             }
         }
     }
+    Ok((capture, env))
+}
+
+pub fn info(schema: &Schema, strings: &Strings) -> Result<Info> {
+    let conn = schema.connect()?;
+    let (capture, env) = capture_options(schema)?;
     let (gpus, gpu_source) = gpus(schema, &conn)?;
     let mut sources = Vec::new();
     for source in SOURCES {
@@ -103,7 +160,6 @@ pub fn info(schema: &Schema, strings: &Strings) -> Result<Info> {
     let nv = ranges::load(schema, strings)?;
     Ok(Info {
         export: schema.meta.clone(),
-        capture,
         capture_environment_variables: env,
         gpus,
         gpu_source,
@@ -112,6 +168,11 @@ pub fn info(schema: &Schema, strings: &Strings) -> Result<Info> {
         nvtx_open_ranges: u64::try_from(nv.open_ranges).unwrap_or(u64::MAX),
         string_ids: u64::try_from(strings.len()).unwrap_or(u64::MAX),
         unread_tables: schema.unread_tables(),
+        graph_trace_mode: match mode_of_options(&capture) {
+            Some(mode) => Some(mode),
+            None => mode_of_rows(schema)?,
+        },
+        capture,
     })
 }
 

@@ -10,8 +10,10 @@ use super::graphs::is_graph_launch;
 use super::hash::IdMap;
 use super::ops::{self, Call, Op, OpKind};
 use super::schema::Schema;
+use super::select::{Selection, PID_MASK};
 use super::slim::{Slim, Slims};
 use super::strings::Strings;
+use super::sync::sync_api_flags;
 use crate::error::Result;
 use crate::intervals::Span;
 use serde::Serialize;
@@ -27,14 +29,14 @@ pub struct Launch {
     /// Kernels whose launch call is in the export (joined on correlationId and process).
     pub matched: u64,
     /// Duration of the matched kernels (end − start): what each launch call bought on the GPU.
-    pub kernel_ns: Distribution,
-    pub api_ns: Distribution,
-    pub api_excl_overhead_ns: Distribution,
+    pub kernel_time: Distribution,
+    pub api_time: Distribution,
+    pub api_time_excl_overhead: Distribution,
     /// Kernel start − launch call end; negative when the kernel started before the call returned.
-    pub queue_delay_ns: Distribution,
+    pub queue_delay: Distribution,
     pub negative_queue_delays: u64,
     /// Kernel start − launch call start.
-    pub launch_latency_ns: Distribution,
+    pub launch_latency: Distribution,
 }
 
 /// Per device: kernels whose call launched a whole graph, and the four measures of the others.
@@ -71,6 +73,8 @@ struct Acc {
     graph_ops: Vec<(usize, Call)>,
     /// Synchronizations' calls (by synchronization index).
     syncs: Vec<(usize, Call)>,
+    /// Selected calls of synchronizing APIs: (process, correlationId, call).
+    sync_apis: Vec<(i64, i64, Call)>,
     /// Whether an API name id launches a whole graph (each name checked once).
     launches: IdMap<u32, bool>,
 }
@@ -83,13 +87,18 @@ pub struct Joined {
     pub graph_calls: Vec<Option<Call>>,
     /// `sync_calls[i]` made synchronization `i`.
     pub sync_calls: Vec<Option<Call>>,
+    /// The selected calls of synchronizing APIs ([`super::sync::SYNC_APIS`]): (process,
+    /// correlationId, call), whether or not a synchronization row names them.
+    pub sync_api_calls: Vec<(i64, i64, Call)>,
 }
 
-/// Joins `slims` and the synchronizations (`syncs`: (globalPid, correlationId)) to their calls.
-/// `within(thread, span)`: profiler overhead inside a call, left out of `api_excl_overhead_ns`.
+/// Joins `slims` and the synchronizations (`syncs`: (globalPid, correlationId)) to their calls, and
+/// collects the calls of synchronizing APIs the selection keeps, in the same pass over the calls.
+/// `within(thread, span)`: profiler overhead inside a call, left out of `api_time_excl_overhead`.
 pub fn join<W>(
     schema: &Schema,
     strings: &Strings,
+    sel: &Selection,
     slims: &Slims,
     syncs: &[(i64, i64)],
     within: W,
@@ -104,7 +113,8 @@ where
             None => syncs.get(i - n).copied().unwrap_or_default(),
         }
     };
-    let parts = ops::join_each(
+    let sync_names = sync_api_flags(strings);
+    let parts = ops::join_each_named(
         schema,
         strings,
         n + syncs.len(),
@@ -146,10 +156,20 @@ where
             dev.latency.push(op.start - call.start);
             Ok(())
         },
+        &sync_names,
+        |acc: &mut Acc, correlation, call| {
+            if sel.keep_cpu(call.start, call.end, call.global_tid) {
+                acc.sync_apis
+                    .push((call.global_tid & PID_MASK, correlation, call));
+            }
+            Ok(())
+        },
     )?;
     let mut devices: BTreeMap<i64, DeviceAcc> = BTreeMap::new();
     let (mut graph_hits, mut sync_calls) = (Vec::new(), vec![None; syncs.len()]);
+    let mut sync_api_calls = Vec::new();
     for part in parts {
+        sync_api_calls.extend(part.sync_apis);
         for (device, acc) in part.devices {
             devices.entry(device).or_default().append(acc);
         }
@@ -167,6 +187,7 @@ where
         graph_ops,
         graph_calls,
         sync_calls,
+        sync_api_calls,
     })
 }
 
@@ -192,11 +213,11 @@ fn launch_facts(slims: &Slims, mut joined: BTreeMap<i64, DeviceAcc>) -> Result<V
                 graph_kernels: nodes + a.graph_called,
                 matched: u64::try_from(a.api.len()).unwrap_or(u64::MAX),
                 negative_queue_delays: a.negative_queue,
-                kernel_ns: Distribution::of_durations(a.kernel)?,
-                api_ns: Distribution::of_durations(a.api)?,
-                api_excl_overhead_ns: Distribution::of_durations(a.api_excl)?,
-                queue_delay_ns: Distribution::of_durations(a.queue)?,
-                launch_latency_ns: Distribution::of_durations(a.latency)?,
+                kernel_time: Distribution::of_durations(a.kernel)?,
+                api_time: Distribution::of_durations(a.api)?,
+                api_time_excl_overhead: Distribution::of_durations(a.api_excl)?,
+                queue_delay: Distribution::of_durations(a.queue)?,
+                launch_latency: Distribution::of_durations(a.latency)?,
             })
         })
         .collect()

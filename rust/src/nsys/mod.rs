@@ -33,6 +33,7 @@ pub mod slim;
 pub mod strings;
 pub mod summary;
 pub mod sweep;
+pub mod sync;
 pub mod timeline;
 pub mod trace;
 
@@ -209,6 +210,11 @@ impl Report {
 
     pub fn info(&self) -> Result<info::Info> {
         info::info(&self.schema, &self.strings)
+    }
+
+    /// How CUDA graphs were traced (`graph`, `node`), without the rest of [`Self::info`].
+    pub fn graph_trace_mode(&self) -> Result<Option<String>> {
+        info::graph_trace_mode(&self.schema)
     }
 }
 

@@ -265,6 +265,32 @@ where
     I: Fn() -> A + Sync,
     H: Fn(&mut A, usize, Call) -> Result<()> + Sync,
 {
+    join_each_named(schema, strings, count, key_of, init, hit, &[], |_, _, _| {
+        Ok(())
+    })
+}
+
+/// [`join_each`], which also hands every call of chosen API names to `named(acc, correlationId,
+/// call)` in the same pass over the runtime table (whether or not a key matches it): `names[i]` says
+/// whether the string at canonical index `i` is one of them (one flag per string, looked up per row).
+#[allow(clippy::too_many_arguments)]
+pub fn join_each_named<A, K, I, H, N>(
+    schema: &Schema,
+    strings: &Strings,
+    count: usize,
+    key_of: K,
+    init: I,
+    hit: H,
+    names: &[bool],
+    named: N,
+) -> Result<Vec<A>>
+where
+    A: Send,
+    K: Fn(usize) -> (i64, i64) + Sync,
+    I: Fn() -> A + Sync,
+    H: Fn(&mut A, usize, Call) -> Result<()> + Sync,
+    N: Fn(&mut A, i64, Call) -> Result<()> + Sync,
+{
     let Some(table) = schema.table(&RUNTIME) else {
         return Ok(vec![init()]);
     };
@@ -306,15 +332,27 @@ where
                 };
                 let tid = row.opt_int(2)?.unwrap_or(0);
                 let key = (tid & PID_MASK, corr);
-                let Some(at) = j.cursor.seek(order.len(), &key_at, key) else {
+                let found = j.cursor.seek(order.len(), &key_at, key);
+                let is_named = !names.is_empty()
+                    && strings
+                        .index(row.int(4)?)
+                        .and_then(|i| names.get(i as usize).copied())
+                        .unwrap_or(false);
+                if found.is_none() && !is_named {
                     return Ok(());
-                };
+                }
                 let (start, end) = row.interval(0, 1)?;
                 let call = Call {
                     start,
                     end,
                     global_tid: tid,
                     name: strings.resolve(row.int(4)?, &name, "nameId")?,
+                };
+                if is_named {
+                    named(&mut j.acc, corr, call)?;
+                }
+                let Some(at) = found else {
+                    return Ok(());
                 };
                 if j.seen.is_empty() {
                     j.seen = vec![0u64; words];

@@ -1,5 +1,5 @@
 //! NVTX ranges as loaded from `NVTX_EVENTS`, with domain and text resolution (the sums and the
-//! attribution over them are in `nvtx.rs`; `select.rs` resolves `--nvtx` from these ranges).
+//! attribution over them are in `nvtx/`; `select.rs` resolves `--nvtx` from these ranges).
 //!
 //! Resolution rules (those of `nsys stats`): a range's text is the `StringIds` value of `textId` when
 //! set, else the inline `text`, else empty. Its domain is the name of the domain-create event (type 75)

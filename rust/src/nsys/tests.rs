@@ -35,21 +35,21 @@ fn all_fixtures() -> Vec<PathBuf> {
     out
 }
 
-fn ints(t: &crate::table::Table, col: &str) -> Vec<i64> {
+pub(super) fn ints(t: &crate::table::Table, col: &str) -> Vec<i64> {
     let b = &t.batches[0];
     let a = b.column_by_name(col).unwrap();
     let a = a.as_any().downcast_ref::<Int64Array>().unwrap();
     (0..a.len()).map(|i| a.value(i)).collect()
 }
 
-fn floats(t: &crate::table::Table, col: &str) -> Vec<f64> {
+pub(super) fn floats(t: &crate::table::Table, col: &str) -> Vec<f64> {
     let b = &t.batches[0];
     let a = b.column_by_name(col).unwrap();
     let a = a.as_any().downcast_ref::<Float64Array>().unwrap();
     (0..a.len()).map(|i| a.value(i)).collect()
 }
 
-fn texts(t: &crate::table::Table, col: &str) -> Vec<String> {
+pub(super) fn texts(t: &crate::table::Table, col: &str) -> Vec<String> {
     let b = &t.batches[0];
     let a = b.column_by_name(col).unwrap();
     let a = a.as_any().downcast_ref::<StringArray>().unwrap();

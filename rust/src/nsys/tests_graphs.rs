@@ -2,6 +2,7 @@
 //! H200 decode captures (`--cuda-graph-trace=graph` and `node`) and the public 2-GPU H100 export.
 
 use super::select::Request;
+use super::tests::{ints, texts};
 use super::Report;
 use std::path::PathBuf;
 
@@ -17,10 +18,10 @@ fn cuda_stalls_are_not_subtracted_as_profiler_overhead() {
     let t = report.timeline(&Request::default()).unwrap();
     let d0 = t.launch.iter().find(|l| l.device_id == 0).unwrap();
     assert_eq!(d0.matched, 816);
-    assert_eq!(d0.api_ns.total_ns, 254_358_752);
-    assert_eq!(d0.api_excl_overhead_ns.total_ns, 254_358_752);
+    assert_eq!(d0.api_time.total_ns, 254_358_752);
+    assert_eq!(d0.api_time_excl_overhead.total_ns, 254_358_752);
     let d1 = t.launch.iter().find(|l| l.device_id == 1).unwrap();
-    assert_eq!(d1.api_excl_overhead_ns.total_ns, 254_073_631);
+    assert_eq!(d1.api_time_excl_overhead.total_ns, 254_073_631);
     assert_eq!(t.profiler_overhead.intervals, 0);
     assert_eq!(t.profiler_overhead.total_ns, 0);
     assert!(t
@@ -82,16 +83,16 @@ fn graph_facts_in_graph_level_trace() {
     assert_eq!((f.graph_id, f.graph_exec_id), (Some(4), Some(5)));
     assert_eq!(f.exec_created_in_capture, Some(true));
     assert_eq!((f.launches, f.executions), (12, 12));
-    assert_eq!(f.gpu_ns.count, 12);
-    assert_eq!(f.gpu_ns.total_ns, 2_429_967);
+    assert_eq!(f.gpu_time.count, 12);
+    assert_eq!(f.gpu_time.total_ns, 2_429_967);
     // Nearest-rank median and p90 of the 12 sorted execution times.
-    assert_eq!(f.gpu_ns.median_ns, Some(202_271));
-    assert_eq!(f.gpu_ns.p90_ns, Some(203_551));
-    assert_eq!(f.gpu_ns.max_ns, Some(203_966));
+    assert_eq!(f.gpu_time.median_ns, Some(202_271));
+    assert_eq!(f.gpu_time.p90_ns, Some(203_551));
+    assert_eq!(f.gpu_time.max_ns, Some(203_966));
     assert!(f.kernels_per_execution.is_none());
-    assert_eq!(f.host_ns.median_ns, Some(24_469));
-    assert_eq!(f.host_ns.max_ns, Some(57_768));
-    assert_eq!(f.launch_latency_ns.median_ns, Some(26_118));
+    assert_eq!(f.host_time.median_ns, Some(24_469));
+    assert_eq!(f.host_time.max_ns, Some(57_768));
+    assert_eq!(f.launch_latency.median_ns, Some(26_118));
     let cov = report.coverage("kernels").unwrap();
     assert_eq!(cov.len(), 1);
     assert_eq!(cov[0].table, "CUPTI_ACTIVITY_KIND_GRAPH_TRACE");
@@ -110,12 +111,12 @@ fn graph_facts_in_node_level_trace() {
     assert_eq!((f.graph_id, f.graph_exec_id), (None, None));
     assert_eq!(f.first_node_id, Some(21_474_836_480));
     assert_eq!((f.launches, f.executions), (12, 12));
-    assert_eq!(f.gpu_ns.total_ns, 2_500_400);
-    assert_eq!(f.gpu_ns.median_ns, Some(208_062));
-    assert_eq!(f.gpu_ns.max_ns, Some(210_207));
+    assert_eq!(f.gpu_time.total_ns, 2_500_400);
+    assert_eq!(f.gpu_time.median_ns, Some(208_062));
+    assert_eq!(f.gpu_time.max_ns, Some(210_207));
     let k = f.kernels_per_execution.as_ref().unwrap();
-    assert_eq!((k.min_ns, k.max_ns, k.total_ns), (Some(52), Some(52), 624));
-    assert_eq!(f.launch_latency_ns.median_ns, Some(98_848));
+    assert_eq!((k.min, k.max, k.total), (Some(52), Some(52), 624));
+    assert_eq!(f.launch_latency.median_ns, Some(98_848));
     assert!(report.coverage("kernels").unwrap().is_empty());
 }
 
@@ -128,13 +129,13 @@ fn graph_kernels_have_their_own_launch_facts() {
     let t = report.timeline(&Request::default()).unwrap();
     let l = &t.launch[0];
     assert_eq!((l.kernels, l.graph_kernels), (148, 624));
-    assert_eq!(l.launch_latency_ns.count, 148);
+    assert_eq!(l.launch_latency.count, 148);
     let g = &t.graph_launch[0];
     assert_eq!((g.executions, g.matched, g.node_kernels), (12, 12, 624));
-    assert_eq!(g.launch_latency_ns.median_ns, Some(98_848));
+    assert_eq!(g.launch_latency.median_ns, Some(98_848));
     // 51 gaps per execution of 52 kernels.
-    assert_eq!(g.node_gap_ns.count, 12 * 51);
-    assert!(g.node_gap_ns.median_ns.unwrap() < 10_000);
+    assert_eq!(g.node_gap.count, 12 * 51);
+    assert!(g.node_gap.median_ns.unwrap() < 10_000);
 }
 
 /// `timeline_and_graphs` (the summary's single read) gives exactly what `timeline` and `graphs` give
@@ -165,4 +166,109 @@ fn one_read_gives_the_timeline_and_the_graph_facts() {
     let (t, g) = report.timeline_and_graphs(&Request::default()).unwrap();
     assert_eq!((g.trace_mode.as_str(), g.executions), ("node", 12));
     assert_eq!(t.graph_launch[0].node_kernels, 624);
+}
+
+/// Graph-level trace: each `decode_step` range launches one graph execution (its `cudaGraphLaunch`
+/// lies inside the range on the same thread). The 12 executions, 2,429,967 ns (GRAPH_TRACE joined to
+/// RUNTIME on correlationId, the call inside a `decode_step` range of its thread), are the range's GPU
+/// time; it launched no kernel one by one.
+#[test]
+fn graph_executions_count_in_the_nvtx_range_that_launched_them() {
+    let report = Report::open(&fixture("h200/graphs/graph_graph.sqlite")).unwrap();
+    let t = report.nvtx(&Request::default(), false).unwrap();
+    let at = texts(&t, "range")
+        .iter()
+        .position(|r| r == ":decode_step")
+        .unwrap();
+    let col = |c: &str| ints(&t, c)[at];
+    assert_eq!(col("instances"), 12);
+    assert_eq!(
+        (
+            col("kernels"),
+            col("kernel_inclusive_ns"),
+            col("kernel_exclusive_ns")
+        ),
+        (0, 0, 0)
+    );
+    assert_eq!(col("graph_executions"), 12);
+    assert_eq!(col("graph_inclusive_ns"), 2_429_967);
+    assert_eq!(col("graph_exclusive_ns"), 2_429_967);
+    // The ranges table is ordered by kernel + graph time: decode_step (2.43 ms) before prefill.
+    assert_eq!(at, 0);
+    let per = report.nvtx(&Request::default(), true).unwrap();
+    let decode: Vec<usize> = texts(&per, "range")
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| *r == ":decode_step")
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(decode.len(), 12);
+    let graphs = ints(&per, "graph_executions");
+    let inclusive = ints(&per, "graph_inclusive_ns");
+    assert!(decode.iter().all(|&i| graphs[i] == 1));
+    assert_eq!(decode.iter().map(|&i| inclusive[i]).sum::<i64>(), 2_429_967);
+    // Node-level trace: the graphs' kernels are kernels (624 = 12 x 52), no execution row exists.
+    let node = Report::open(&fixture("h200/graphs/graph_node.sqlite")).unwrap();
+    let t = node.nvtx(&Request::default(), false).unwrap();
+    let at = texts(&t, "range")
+        .iter()
+        .position(|r| r == ":decode_step")
+        .unwrap();
+    assert_eq!(ints(&t, "kernels")[at], 624);
+    assert_eq!(ints(&t, "graph_executions")[at], 0);
+}
+
+/// Host blocked time takes every synchronizing call, recorded by CUPTI or not: the 13
+/// `cudaDeviceSynchronize` calls of the graph-level capture (1,546,206 ns) have no synchronization
+/// row; the 12 `cudaStreamSynchronize` calls (73,118 ns) each have one.
+#[test]
+fn host_sync_takes_synchronizing_calls_without_a_sync_row() {
+    let report = Report::open(&fixture("h200/graphs/graph_graph.sqlite")).unwrap();
+    let t = report.timeline(&Request::default()).unwrap();
+    let got: Vec<(&str, Option<i64>, u64, u64, i64)> = t
+        .host_sync
+        .iter()
+        .map(|h| {
+            (
+                h.api_name.as_str(),
+                h.device_id,
+                h.calls,
+                h.recorded_calls,
+                h.blocked_ns,
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("cudaDeviceSynchronize", Some(0), 13, 0, 1_546_206),
+            ("cudaStreamSynchronize", Some(0), 12, 12, 73_118),
+        ]
+    );
+    let context = t
+        .synchronization
+        .iter()
+        .find(|s| s.sync_type == "Context sync")
+        .unwrap();
+    assert_eq!((context.api_name.as_deref(), context.count), (None, 1));
+}
+
+/// The trace mode comes from the capture option (cheap), and a node-level trace carries the note
+/// on the launch call's inflated host time.
+#[test]
+fn trace_mode_and_the_node_level_note() {
+    let graph = Report::open(&fixture("h200/graphs/graph_graph.sqlite")).unwrap();
+    let node = Report::open(&fixture("h200/graphs/graph_node.sqlite")).unwrap();
+    let eager = Report::open(&fixture("h200/nsys/eager.sqlite")).unwrap();
+    assert_eq!(graph.graph_trace_mode().unwrap().as_deref(), Some("graph"));
+    assert_eq!(node.graph_trace_mode().unwrap().as_deref(), Some("node"));
+    assert_eq!(eager.graph_trace_mode().unwrap().as_deref(), Some("graph"));
+    assert_eq!(
+        node.info().unwrap().graph_trace_mode.as_deref(),
+        Some("node")
+    );
+    let g = node.graphs(&Request::default()).unwrap();
+    assert_eq!(g.notes, vec![super::graphs::NODE_LEVEL_NOTE.to_string()]);
+    assert_eq!(g.graphs[0].host_time.median_ns, Some(94_874));
+    assert!(graph.graphs(&Request::default()).unwrap().notes.is_empty());
 }

@@ -1,6 +1,6 @@
 //! Timeline facts per device and per stream: busy time (interval union of kernels, memcpys, memsets
 //! and CUDA-graph executions of a graph-level trace), idle time and gaps, kernel concurrency, compute/copy overlap, synchronization, host time
-//! blocked in synchronizing calls, and launch latency / queue delay.
+//! blocked in synchronizing calls (`sync.rs`), and launch latency / queue delay.
 //!
 //! Definitions: the *span* runs from the first operation's start to the last operation's end (after
 //! clipping to the window, when one is given); `busy` is the union of operation intervals inside it
@@ -11,7 +11,6 @@
 //! overhead the export attributes to the profiler (`PROFILER_OVERHEAD`, and `CUPTI_ACTIVITY_KIND_OVERHEAD`
 //! rows typed "(Profiler)") on the same thread; CUDA's own stalls are reported, never subtracted.
 
-use super::api::strip_version;
 use super::busy::{clip, DeviceTimeline};
 use super::coverage::{self, Coverage};
 use super::db;
@@ -20,14 +19,14 @@ use super::graphs::{self, GraphLaunch};
 use super::hash::IdMap;
 use super::launch::{self, Launch};
 use super::memory::enum_labels;
-use super::ops::{self, Call, Op, OpKind};
-use super::out::{add_i64, sum_i64, Columns};
+use super::ops::{self, Op, OpKind};
+use super::out::{sum_i64, Columns};
 use super::schema::{
-    Schema, CUPTI_OVERHEAD, ENUM_MEMCPY_OPER, ENUM_OVERHEAD_TYPE, ENUM_SYNC_TYPE,
-    PROFILER_OVERHEAD, SYNC,
+    Schema, CUPTI_OVERHEAD, ENUM_MEMCPY_OPER, ENUM_OVERHEAD_TYPE, PROFILER_OVERHEAD,
 };
 use super::select::Selection;
 use super::strings::Strings;
+use super::sync::{sync_facts, sync_rows, HostSync, SyncByType, SyncInput};
 use super::{slim, sweep};
 use crate::error::Result;
 use crate::intervals::{self, Span};
@@ -42,32 +41,6 @@ pub(super) const GPU_WORK: &[OpKind] = &[
     OpKind::Memset,
     OpKind::Graph,
 ];
-
-#[derive(Debug, Clone, Serialize)]
-pub struct SyncByType {
-    /// The device of the context waited on (from the GPU rows of that context; never the export's
-    /// `deviceId`, which nsys writes as 0 for every process).
-    pub device_id: Option<i64>,
-    pub context_id: Option<i64>,
-    /// The stream waited on; None for a context- or event-wide synchronization.
-    pub stream_id: Option<i64>,
-    pub sync_type: String,
-    pub api_name: Option<String>,
-    pub count: u64,
-    pub total_ns: i64,
-    pub max_ns: i64,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct HostSync {
-    /// The device of the context the call waited on.
-    pub device_id: Option<i64>,
-    pub api_name: String,
-    pub calls: u64,
-    pub blocked_ns: i64,
-    pub profiler_overhead_ns: i64,
-    pub blocked_excl_overhead_ns: i64,
-}
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Overhead {
@@ -259,9 +232,10 @@ pub fn timeline_and_graphs<'d>(
     let overhead = OverheadIndex::load(schema)?;
     let sync = sync_rows(schema, sel)?;
     // One join (one pass over the runtime calls) of every operation and every synchronization to
-    // its call serves ordinary launches, graph launches and host synchronization.
+    // its call serves ordinary launches, graph launches and host synchronization; the same pass
+    // collects the calls of synchronizing APIs.
     let sync_keys: Vec<(i64, i64)> = sync.iter().map(|r| (r.1, r.2)).collect();
-    let joined = launch::join(schema, strings, &slims, &sync_keys, |tid, span| {
+    let joined = launch::join(schema, strings, sel, &slims, &sync_keys, |tid, span| {
         overhead.within(tid, span)
     })?;
     drop(slims);
@@ -275,8 +249,18 @@ pub fn timeline_and_graphs<'d>(
         None
     };
     drop(executions);
-    let (synchronization, host_sync) =
-        sync_facts(schema, strings, &sync, &sync_calls, &overhead, device_map)?;
+    let input = SyncInput {
+        rows: &sync,
+        calls: &sync_calls,
+        api_calls: &joined.sync_api_calls,
+    };
+    let (synchronization, host_sync) = sync_facts(
+        schema,
+        strings,
+        &input,
+        |tid, span| overhead.within(tid, span),
+        device_map,
+    )?;
     let timeline = Timeline {
         devices,
         synchronization,
@@ -288,126 +272,6 @@ pub fn timeline_and_graphs<'d>(
         coverage: coverage::timeline(schema)?,
     };
     Ok((timeline, graph_facts))
-}
-
-type SyncFacts = (Vec<SyncByType>, Vec<HostSync>);
-
-/// One synchronization row: extent, process, correlation id, type, context, stream.
-type SyncRow = (Span, i64, i64, i64, Option<i64>, Option<i64>);
-
-/// The selected synchronization rows (none without the table).
-fn sync_rows(schema: &Schema, sel: &Selection) -> Result<Vec<SyncRow>> {
-    let Some(table) = schema.table(&SYNC) else {
-        return Ok(Vec::new());
-    };
-    let name = table.actual.clone();
-    let context = if schema.has_column(&SYNC, "contextId") {
-        "contextId"
-    } else {
-        "NULL"
-    };
-    let rows = db::query_all(
-        &schema.uri,
-        &schema.path,
-        &format!(
-            "SELECT start, end, globalPid, correlationId, syncType, {context}, streamId FROM \"{name}\""
-        ),
-        |row| {
-            let (s, e) = db::interval(row, 0, 1, &name)?;
-            Ok((
-                Span::new(s, e),
-                db::opt_int(row, 2, &name, "globalPid")?.unwrap_or(0),
-                db::opt_int(row, 3, &name, "correlationId")?.unwrap_or(0),
-                db::opt_int(row, 4, &name, "syncType")?.unwrap_or(0),
-                db::opt_int(row, 5, &name, "contextId")?,
-                // CUPTI's "no stream" (u32::MAX): a context- or event-wide synchronization.
-                db::opt_int(row, 6, &name, "streamId")?.filter(|&s| s != i64::from(u32::MAX)),
-            ))
-        },
-    )?;
-    Ok(rows
-        .into_iter()
-        .filter(|(s, pid, corr, ..)| sel.keep_gpu(s.start, s.end, *pid, *corr))
-        .collect())
-}
-
-/// Synchronization by type and host time blocked, from the rows and their calls (`calls[i]` made
-/// `rows[i]`).
-fn sync_facts<'d>(
-    schema: &Schema,
-    strings: &Strings,
-    rows: &[SyncRow],
-    calls: &[Option<Call>],
-    overhead: &OverheadIndex,
-    device_map: impl FnOnce() -> Result<&'d DeviceMap>,
-) -> Result<SyncFacts> {
-    if schema.table(&SYNC).is_none() {
-        return Ok((Vec::new(), Vec::new()));
-    }
-    let labels = enum_labels(schema, &ENUM_SYNC_TYPE)?;
-    let devices = device_map()?;
-    type TypeKey = (
-        Option<i64>,
-        Option<i64>,
-        Option<i64>,
-        String,
-        Option<String>,
-    );
-    let mut by_type: BTreeMap<TypeKey, (u64, i64, i64)> = BTreeMap::new();
-    let mut host: BTreeMap<(Option<i64>, String), (u64, i64, i64)> = BTreeMap::new();
-    for (row, call) in rows.iter().zip(calls) {
-        let device = row.4.and_then(|ctx| devices.of_context(row.1, ctx));
-        let sync_type = labels
-            .get(&row.3)
-            .cloned()
-            .unwrap_or_else(|| format!("unknown ({})", row.3));
-        let api = call.map(|c| strip_version(strings.value(c.name)).to_string());
-        let key = (device, row.4, row.5, sync_type, api.clone());
-        let e = by_type.entry(key).or_default();
-        e.0 += 1;
-        e.1 = add_i64(e.1, row.0.len(), "synchronization.total_ns")?;
-        e.2 = e.2.max(row.0.len());
-        if let (Some(c), Some(api)) = (call, api) {
-            let span = Span::new(c.start, c.end);
-            let h = host.entry((device, api)).or_default();
-            h.0 += 1;
-            h.1 = add_i64(h.1, span.len(), "host_sync.blocked_ns")?;
-            h.2 = add_i64(
-                h.2,
-                overhead.within(c.global_tid, span),
-                "host_sync.profiler_overhead_ns",
-            )?;
-        }
-    }
-    let synchronization = by_type
-        .into_iter()
-        .map(
-            |((device_id, context_id, stream_id, sync_type, api_name), (count, total, max))| {
-                SyncByType {
-                    device_id,
-                    context_id,
-                    stream_id,
-                    sync_type,
-                    api_name,
-                    count,
-                    total_ns: total,
-                    max_ns: max,
-                }
-            },
-        )
-        .collect();
-    let host_sync = host
-        .into_iter()
-        .map(|((device_id, api_name), (calls, blocked, over))| HostSync {
-            device_id,
-            api_name,
-            calls,
-            blocked_ns: blocked,
-            profiler_overhead_ns: over,
-            blocked_excl_overhead_ns: blocked - over,
-        })
-        .collect();
-    Ok((synchronization, host_sync))
 }
 
 /// One gap: its lane (device, stream or `None` for the device), extent, and the indices (in the loaded

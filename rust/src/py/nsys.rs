@@ -76,6 +76,12 @@ impl NsysReport {
         json(&doc)
     }
 
+    /// How CUDA graphs were traced: "graph", "node", "graph+node", or None.
+    fn graph_trace_mode(&self, py: Python<'_>) -> PyResult<Option<String>> {
+        let r = self.inner.clone();
+        run(py, move || r.graph_trace_mode())
+    }
+
     #[pyo3(signature = (report, window_start_ns = None, window_end_ns = None, nvtx = None, device = None))]
     fn stats(
         &self,
