@@ -5,6 +5,7 @@ repetitions of ``h200/nsys/eager.sqlite``: 5.77 M kernels, 84 M runtime calls), 
 
 * ``gpuopt nsys timeline FILE --json``
 * ``gpuopt nsys gaps FILE --sort duration_ns --limit 5 --json`` (top 5 gaps by length)
+* ``gpuopt nsys gaps FILE --limit 5 --json`` (the first 5 gaps, no sort: issue 28 found 5.1 GB here)
 * ``gpuopt nsys summary FILE --json``
 * ``gpuopt nsys nvtx FILE --json``
 
@@ -44,6 +45,7 @@ NSYS_AI_PUBLISHED_S = 61.0  # nsys-ai PR #303: NVTX attribution, 3.5 GB capture,
 COMMANDS: dict[str, list[str]] = {
     "timeline": ["timeline", "{file}", "--json"],
     "gaps": ["gaps", "{file}", "--sort", "duration_ns", "--limit", "5", "--json"],
+    "gaps-first": ["gaps", "{file}", "--limit", "5", "--json"],
     "summary": ["summary", "{file}", "--json"],
     "nvtx": ["nvtx", "{file}", "--json"],
 }
@@ -68,6 +70,10 @@ PEER_SQL = {
     + """
         SELECT d, s, prev, start, start - prev AS gap FROM lanes WHERE start > prev
         ORDER BY gap DESC, d, s, prev LIMIT 5""",
+    "gaps-first": LANES
+    + """
+        SELECT d, s, prev, start, start - prev AS gap FROM lanes WHERE start > prev
+        ORDER BY d, s IS NOT NULL, s, prev LIMIT 5""",
     "nvtx": """
         SELECT n.text, count(DISTINCT k.rowid), total(k.end - k.start)
         FROM NVTX_EVENTS n
@@ -129,6 +135,8 @@ def gpuopt_facts(command: str, out: str) -> str:
     rows = table["rows"]
     if command == "gaps":
         return f"longest gap {rows[0]['duration_ns']} ns" if rows else "no gaps"
+    if command == "gaps-first":
+        return f"first gap {rows[0]['duration_ns']} ns" if rows else "no gaps"
     with_kernels = [r["kernels"] for r in rows if r["kernels"]]
     return f"{len(with_kernels)} ranges with kernels, {sum(with_kernels)} kernels in them"
 
@@ -140,6 +148,8 @@ def peer_worker(file: str, command: str) -> None:
     rows = con.execute(PEER_SQL[command]).fetchall()
     if command == "gaps":
         print(f"longest gap {rows[0][4]} ns" if rows else "no gaps")
+    elif command == "gaps-first":
+        print(f"first gap {rows[0][4]} ns" if rows else "no gaps")
     elif command == "nvtx":
         print(f"{len(rows)} ranges with kernels, {sum(r[1] for r in rows)} kernels in them")
     else:
@@ -175,7 +185,7 @@ def main() -> None:
     parser.add_argument("--nvtx-file", type=Path, help="the export with 15.9 M NVTX ranges (default: grow)")
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/gpuopt-nsys-bench"))
     parser.add_argument("--reps", type=int, default=32768)
-    parser.add_argument("--commands", default="timeline,gaps,summary,nvtx,nvtx-at-scale")
+    parser.add_argument("--commands", default="timeline,gaps,gaps-first,summary,nvtx,nvtx-at-scale")
     parser.add_argument("--peers", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per gpuopt run")
     parser.add_argument("--peer-timeout", type=float, default=300.0, help="seconds per peer run")

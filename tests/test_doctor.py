@@ -49,7 +49,7 @@ def test_doctor_json_validates_against_its_schema(h200_xml: Path) -> None:
     assert envelope["ok"] is True and envelope["schema"] == "gpuopt.doctor/v1"
     assert envelope["data"]["nvidia"]["gpus"][0]["uuid"] == "GPU-317e9c49-8e0b-74cb-dec2-b011495278ae"
     [source] = envelope["provenance"]["inputs"]
-    assert source["size_bytes"] == h200_xml.stat().st_size and len(source["sha256"]) == 64
+    assert source["size_bytes"] == h200_xml.stat().st_size and len(source["blake3"]) == 64
 
 
 def test_doctor_on_this_machine_exits_zero_and_explains_absence() -> None:

@@ -38,7 +38,9 @@ def test_file_identity_hashes_bytes(tmp_path: Path) -> None:
     path.write_bytes(b"abc")
     identity = file_identity(path)
     assert identity.size_bytes == 3
-    assert identity.sha256 == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    assert (
+        identity.blake3 == "6437b3ac38465133ffb63b75273a8db548c558465d79db03fd359c6cd5bd9d85"
+    )  # BLAKE3("abc"), the published test value
 
 
 def test_rust_panic_becomes_internal_error_not_abort() -> None:
@@ -79,9 +81,9 @@ def test_many_identities_arrive_as_a_polars_table(tmp_path: Path) -> None:
         path.write_bytes(b"abc" * i)
         paths.append(path)
     frame = file_identities(paths)
-    assert frame.columns == ["path", "size_bytes", "sha256"]
+    assert frame.columns == ["path", "size_bytes", "blake3"]
     assert frame["path"].to_list() == [str(p) for p in paths]  # input order kept
     assert frame["size_bytes"].to_list() == [3 * i for i in range(20)]
-    assert frame["sha256"][1] == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    assert frame["blake3"][1] == "6437b3ac38465133ffb63b75273a8db548c558465d79db03fd359c6cd5bd9d85"
     with pytest.raises(InputError):
         file_identities([*paths, tmp_path / "missing"])

@@ -55,7 +55,6 @@ def test_inproc_matches_the_real_cli(tmp_path: Path) -> None:
         ["stats", "noise", "{aa}", "--min-effect", "nan"],
         ["stats", "noise", "{aa}", "--power", "nan"],
         ["profile", "diff", "--baseline", "{a}", "--candidate", "{a}", "--min-effect", "nan"],
-        ["profile", "diff", "--baseline", "{a}", "--candidate", "{a}", "--confidence", "nan"],
         ["profile", "diff", "--baseline", "{a}", "--candidate", "{a}", "--fdr", "nan"],
     ],
 )

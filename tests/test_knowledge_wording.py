@@ -44,7 +44,7 @@ def test_a_fact_against_another_fact_names_both_with_their_units(shared: Path) -
         2208.0,
         "<",
         5880.0,
-        "nsys.device:launch.api_ns.median_ns",
+        "nsys.device:launch.api_time.median_ns",
     )
     # A counter-signal that was evaluated and did not hold reads as what it is.
     graphs = _card(data, "device 0", "mechanism.cuda_graphs")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from conftest import gpuopt
@@ -234,4 +235,19 @@ def test_cli_sort_duration_limit_pushes_the_limit_down(shared: Path) -> None:
     want = nsys.open(path).gaps(top=3)
     assert [r["duration_ns"] for r in table["rows"]] == want["duration_ns"].to_list()
     assert [r["start_ns"] for r in table["rows"]] == want["start_ns"].to_list()
+    assert table["total_rows"] == 3
+
+
+def test_the_first_gaps_are_the_head_of_the_full_list_and_the_cli_keeps_only_them(shared: Path) -> None:
+    # `gaps --limit K` without --sort: the first K rows of the table's own order, kept while reading.
+    path = shared / "h200/nsys/eager.sqlite"
+    report = nsys.open(path)
+    whole = report.gaps()
+    assert report.gaps(first=40).equals(whole.head(40))
+    assert report.gaps(first=0).height == 0
+    assert report.gaps(level="device", first=3).equals(whole.filter(pl.col("stream_id").is_null()).head(3))
+    run = gpuopt("nsys", "gaps", str(path), "--limit", "3", "--json")
+    assert run.code == 0, run.stderr
+    table = run.json()["data"]["table"]
+    assert [r["start_ns"] for r in table["rows"]] == whole["start_ns"].head(3).to_list()
     assert table["total_rows"] == 3

@@ -363,11 +363,17 @@ def test_eager_against_cuda_graph_replays_keeps_the_graph_time_and_names_the_tra
     assert (cand.kernels, cand.kernel_time_ns) == (160, 596251 + 2429967)
     assert result.totals[0].candidate == [596251 + 2429967]
     assert result.totals[1].candidate == [pytest.approx((596251 + 2429967) / 12)]
-    assert not [w for w in result.warnings if w.code in ("work_differs", "work_unknown", "cuda_graph_trace_differs")]
+    assert not [
+        w for w in result.warnings if w.code in ("work_differs", "work_unknown", "cuda_graph_trace_differs")
+    ]
     # The same decode steps traced node by node: the modes differ, and the warning says what that does.
     node = profile.diff_files([graph], [shared / "h200/graphs/graph_node.sqlite"], marker="decode_step")
     warning = next(w for w in node.warnings if w.code == "cuda_graph_trace_differs")
-    assert "['graph']" in warning.message and "['node']" in warning.message and "cudaGraphLaunch" in warning.message
+    assert (
+        "['graph']" in warning.message
+        and "['node']" in warning.message
+        and "cudaGraphLaunch" in warning.message
+    )
 
 
 def test_flags_and_intervals_agree_on_real_captures_and_totals_have_their_own_level(shared: Path) -> None:

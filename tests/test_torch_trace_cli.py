@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
+import blake3
 import polars as pl
 
 from conftest import gpuopt
@@ -22,7 +22,7 @@ def test_summary_envelope_with_provenance_and_unmodeled(shared: Path) -> None:
     (trace,) = env["data"]["traces"]
     assert trace["gpu"]["devices"][0]["temporal"]["idle_ns"] == 856630
     (source,) = env["provenance"]["inputs"]
-    assert source["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert source["blake3"] == blake3.blake3(path.read_bytes()).hexdigest()
     assert {"kind": "event_category", "name": "overhead", "count": 1} in env["unmodeled"]
 
 

@@ -468,6 +468,7 @@ class NsysReport:
         window_end_ns: int | None = None,
         nvtx: str | None = None,
         top: int | None = None,
+        first: int | None = None,
     ) -> ArrowTable: ...
     def operations(
         self, window_start_ns: int | None = None, window_end_ns: int | None = None, nvtx: str | None = None

@@ -194,12 +194,14 @@ class Report:
         nvtx: str | None = None,
         top: int | None = None,
         level: str | None = None,
+        first: int | None = None,
     ) -> pl.DataFrame:
         """Every idle interval between GPU operations, per device and per stream (by lane, then time);
-        with ``top``, only the ``top`` longest, longest first (ties: device, stream, start), kept in a
-        heap of ``top`` so memory does not grow with the number of gaps. ``level``: only the gaps of the
-        whole device (``device``: no operation on any stream; ``stream_id`` null) or of single streams
-        (``stream``); with ``top`` as well, every gap is read and the ``top`` longest of that level kept."""
+        with ``top``, only the ``top`` longest, longest first (ties: device, stream, start); with
+        ``first``, only the first ``first`` rows in that order; either kept in a heap of that many so
+        memory does not grow with the number of gaps. ``level``: only the gaps of the whole device
+        (``device``: no operation on any stream; ``stream_id`` null) or of single streams (``stream``);
+        with ``top`` or ``first`` as well, every gap is read and the rows of that level kept."""
         import polars as pl
 
         from gpuopt._tables import to_polars
@@ -208,11 +210,11 @@ class Report:
             raise InputError("gaps_level_invalid", f"level {level!r}: device or stream", observed=str(level))
         start, end = window or (None, None)
         if level is None:
-            return to_polars(self._native.gaps(start, end, nvtx, top))
+            return to_polars(self._native.gaps(start, end, nvtx, top, first))
         frame = to_polars(self._native.gaps(start, end, nvtx, None))
         frame = frame.filter(pl.col("stream_id").is_null() == (level == "device"))
         if top is None:
-            return frame
+            return frame if first is None else frame.head(first)
         keys = ["duration_ns", "device_id", "stream_id", "start_ns"]
         return frame.sort(keys, descending=[True, False, False, False], nulls_last=False).head(top)
 
@@ -260,10 +262,11 @@ class Report:
         per_instance: bool = False,
         top: int | None = None,
         level: str | None = None,
+        first: int | None = None,
     ) -> pl.DataFrame:
         """One table by name: ``kernels``, ``api``, ``memory``, ``nvtx``, ``gaps``, ``comm`` or an nsys
         stats report name; ``per_device`` (kernels, api, nvtx, stats) stacks it per device; ``top``
-        (gaps) keeps only the ``top`` longest gaps."""
+        (gaps) keeps only the ``top`` longest gaps, ``first`` (gaps) the first rows."""
 
         def build(device: int | None) -> pl.DataFrame:
             if fact == "kernels":
@@ -275,7 +278,7 @@ class Report:
             if fact == "memory":
                 return self.memory(window=window, nvtx=nvtx)
             if fact == "gaps":
-                return self.gaps(window=window, nvtx=nvtx, top=top, level=level)
+                return self.gaps(window=window, nvtx=nvtx, top=top, level=level, first=first)
             if fact == "comm":
                 return self.comm(window=window, nvtx=nvtx)
             return self.stats(fact, window=window, nvtx=nvtx, device=device)

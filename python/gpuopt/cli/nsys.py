@@ -402,16 +402,18 @@ def gaps(
 ) -> Outcome:
     """Every idle interval between GPU operations, per device and per stream, with its neighbours.
 
-    `--sort duration_ns --limit K` (without --out) keeps only the K longest gaps while reading (a heap of
-    K, so memory does not grow with the number of gaps); `total_rows` is then K. Rows with stream_id empty
-    are gaps of the whole device; `--level device` keeps only those.
+    `--limit K` (without --out; 0 = all) keeps only K gaps while reading, in a heap of K so memory does not
+    grow with the number of gaps: the first K in the table's order, or with `--sort duration_ns` the K
+    longest; `total_rows` is then K. Rows with stream_id empty are gaps of the whole device; `--level
+    device` keeps only those.
 
     \b
     Examples:
       gpuopt nsys gaps report.sqlite --level device --sort duration_ns --limit 5
     """
-    longest = current_sort() in ("duration_ns", "duration_ns:desc", "duration", "duration:desc")
-    longest = longest and limit > 0 and out is None
+    sort = current_sort()
+    bounded = limit > 0 and out is None
+    longest = bounded and sort in ("duration_ns", "duration_ns:desc", "duration", "duration:desc")
     return _table_command(
         files,
         "gaps",
@@ -423,6 +425,7 @@ def gaps(
         limit=limit,
         out=out,
         top=limit if longest else None,
+        first=limit if bounded and sort is None else None,
         level=level,
     )
 

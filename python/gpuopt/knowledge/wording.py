@@ -44,9 +44,9 @@ FACTS: dict[str, tuple[str, str]] = {
     "nsys.device:copy_busy_ns": ("time copies (memcpy, memset) ran", "ns"),
     "nsys.device:gaps.max_ns": ("longest idle gap", "ns"),
     "nsys.device:kernels": ("number of kernels on the device", ""),
-    "nsys.device:launch.api_ns.median_ns": ("median launch call time", "ns"),
-    "nsys.device:launch.kernel_ns.median_ns": ("median kernel time", "ns"),
-    "nsys.device:launch.queue_delay_ns.median_ns": (
+    "nsys.device:launch.api_time.median_ns": ("median launch call time", "ns"),
+    "nsys.device:launch.kernel_time.median_ns": ("median kernel time", "ns"),
+    "nsys.device:launch.queue_delay.median_ns": (
         "median queue delay from launch call end to kernel start",
         "ns",
     ),

@@ -194,8 +194,8 @@ impl Report {
     }
 
     /// Every gap, or (`top = Some(k)`) the `k` longest, longest first.
-    pub fn gaps(&self, req: &Request, top: Option<usize>) -> Result<Table> {
-        timeline::gaps(&self.schema, &self.strings, &self.selection(req)?, top)
+    pub fn gaps(&self, req: &Request, keep: timeline::GapKeep) -> Result<Table> {
+        timeline::gaps(&self.schema, &self.strings, &self.selection(req)?, keep)
     }
 
     /// One row per GPU operation (what plots draw).

@@ -4,6 +4,7 @@
 use super::scan::{self, Reader};
 use super::schema::SOURCES;
 use super::select::Request;
+use super::timeline::GapKeep;
 use super::Report;
 use arrow_array::{Array, Float64Array, Int64Array, StringArray};
 use std::path::PathBuf;
@@ -129,8 +130,15 @@ fn every_fixture_opens_and_reports_its_schema() {
         report.timeline(&Request::default()).unwrap();
         report.nvtx(&Request::default(), true).unwrap();
         report.memory(&Request::default()).unwrap();
-        report.gaps(&Request::default(), None).unwrap();
-        report.gaps(&Request::default(), Some(3)).unwrap();
+        let all = report.gaps(&Request::default(), GapKeep::All).unwrap();
+        report
+            .gaps(&Request::default(), GapKeep::Longest(3))
+            .unwrap();
+        // The first 3 in table order are the table's first 3 rows.
+        let first = report.gaps(&Request::default(), GapKeep::First(3)).unwrap();
+        let head: Vec<i64> = ints(&all, "start_ns").into_iter().take(3).collect();
+        assert_eq!(ints(&first, "start_ns"), head, "{file}");
+        assert_eq!(ints(&first, "device_id").len(), head.len());
         report.info().unwrap();
     }
 }

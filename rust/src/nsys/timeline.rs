@@ -286,21 +286,43 @@ struct Gap {
     after: usize,
 }
 
-/// Keeps every gap, or (`top = Some(k)`) only the `k` longest (ties: device, stream, start first) in
-/// a heap of at most `k`, so `--sort duration --limit K` holds K gaps, not all of them.
+/// Which gaps a gap list keeps: every gap, or only `k` of them in a heap of at most `k`, so that
+/// `--limit K` holds K gaps whatever the order asked for, never all of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GapKeep {
+    All,
+    /// The `k` longest, longest first (ties: device, stream, start first).
+    Longest(usize),
+    /// The first `k` in the table's own order (device, stream with the device's own gaps first, start).
+    First(usize),
+}
+
 enum GapSink {
     All(Vec<Gap>),
-    Top(
+    Longest(
         usize,
         std::collections::BinaryHeap<std::cmp::Reverse<(i64, std::cmp::Reverse<Gap>)>>,
     ),
+    First(usize, std::collections::BinaryHeap<Gap>),
 }
 
 impl GapSink {
+    fn new(keep: GapKeep) -> Self {
+        match keep {
+            GapKeep::All => GapSink::All(Vec::new()),
+            GapKeep::Longest(k) => {
+                GapSink::Longest(k, std::collections::BinaryHeap::with_capacity(k + 1))
+            }
+            GapKeep::First(k) => {
+                GapSink::First(k, std::collections::BinaryHeap::with_capacity(k + 1))
+            }
+        }
+    }
+
     fn push(&mut self, gap: Gap) {
         match self {
             GapSink::All(rows) => rows.push(gap),
-            GapSink::Top(k, heap) => {
+            GapSink::Longest(k, heap) => {
                 heap.push(std::cmp::Reverse((
                     gap.end - gap.start,
                     std::cmp::Reverse(gap),
@@ -309,22 +331,30 @@ impl GapSink {
                     heap.pop();
                 }
             }
+            GapSink::First(k, heap) => {
+                heap.push(gap);
+                if heap.len() > *k {
+                    heap.pop(); // the last in table order
+                }
+            }
         }
     }
 
-    /// All gaps by (device, stream, start), the lanes' order; the top K by duration, longest first.
+    /// All gaps (or the first K) by (device, stream, start), the lanes' order; the longest K longest
+    /// first.
     fn finish(self) -> Vec<Gap> {
         match self {
             GapSink::All(mut rows) => {
                 rows.sort_unstable();
                 rows
             }
-            GapSink::Top(_, heap) => {
+            GapSink::Longest(_, heap) => {
                 let mut top: Vec<(i64, std::cmp::Reverse<Gap>)> =
                     heap.into_iter().map(|r| r.0).collect();
                 top.sort_unstable_by(|a, b| b.cmp(a));
                 top.into_iter().map(|(_, g)| g.0).collect()
             }
+            GapSink::First(_, heap) => heap.into_sorted_vec(),
         }
     }
 }
@@ -364,12 +394,7 @@ impl GapOp {
 /// One pass over the operations (sorted by start) keeps, per lane, the end of the work so far and the
 /// operation that reached it; gaps hold operation indices, and names are looked up only for the rows
 /// written, so memory is the operations plus the gaps kept.
-pub fn gaps(
-    schema: &Schema,
-    strings: &Strings,
-    sel: &Selection,
-    top: Option<usize>,
-) -> Result<Table> {
+pub fn gaps(schema: &Schema, strings: &Strings, sel: &Selection, keep: GapKeep) -> Result<Table> {
     let all = ops::load_as(schema, strings, sel, GPU_WORK, GapOp::of, |o| {
         (o.start, o.end, o.kind, o.rowid)
     })?;
@@ -387,10 +412,7 @@ pub fn gaps(
             OpKind::Graph => format!("[CUDA graph {} exec {}]", op.name, op.graph),
         }
     };
-    let mut sink = match top {
-        Some(k) => GapSink::Top(k, std::collections::BinaryHeap::with_capacity(k + 1)),
-        None => GapSink::All(Vec::new()),
-    };
+    let mut sink = GapSink::new(keep);
     // Per lane: (end of the work so far, index of the operation that reached it).
     let mut lanes: std::collections::HashMap<(i64, Option<i64>), (i64, usize)> =
         std::collections::HashMap::new();

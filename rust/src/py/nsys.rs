@@ -178,8 +178,9 @@ impl NsysReport {
         Ok(run(py, move || r.comm(&req))?.into())
     }
 
-    /// Every gap, or (`top`) only the `top` longest, longest first (a heap of `top`, not a sort of all).
-    #[pyo3(signature = (window_start_ns = None, window_end_ns = None, nvtx = None, top = None))]
+    /// Every gap; or (`top`) only the `top` longest, longest first; or (`first`) only the first `first`
+    /// in the table's order (a heap of that many, not a sort of all).
+    #[pyo3(signature = (window_start_ns = None, window_end_ns = None, nvtx = None, top = None, first = None))]
     fn gaps(
         &self,
         py: Python<'_>,
@@ -187,10 +188,17 @@ impl NsysReport {
         window_end_ns: Option<i64>,
         nvtx: Option<String>,
         top: Option<usize>,
+        first: Option<usize>,
     ) -> PyResult<ArrowTable> {
+        use crate::nsys::timeline::GapKeep;
         let r = self.inner.clone();
         let req = request(window_start_ns, window_end_ns, nvtx);
-        Ok(run(py, move || r.gaps(&req, top))?.into())
+        let keep = match (top, first) {
+            (Some(k), _) => GapKeep::Longest(k),
+            (None, Some(k)) => GapKeep::First(k),
+            (None, None) => GapKeep::All,
+        };
+        Ok(run(py, move || r.gaps(&req, keep))?.into())
     }
 
     /// One row per GPU operation (kernel, memcpy, memset, graph execution), clipped to the window.

@@ -1,0 +1,73 @@
+"""Issue 28's special files: a FIFO or ``/dev/zero`` given as an input, a request or an output ends at
+once with a typed error (exit 2) instead of waiting for a writer or reading without end.
+
+Every command runs in one child process (``cli_inproc``), which the test times out: a hang fails it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+_IN_ONE_PROCESS = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from cli_inproc import run_main
+runs = [run_main(*args) for args in json.loads(sys.argv[2])]
+print(json.dumps([[r.code, r.stdout, r.stderr] for r in runs]))
+"""
+
+VERBS = [
+    ["capture"],
+    ["baseline"],
+    ["noise"],
+    ["screen"],
+    ["target"],
+    ["final-audit"],
+    ["experiment"],
+    ["readiness", "check"],
+    ["champion", "select"],
+    ["champion", "restore-original"],
+]
+
+
+def _run(commands: list[list[str]], cwd: Path) -> list[tuple[int, str, str]]:
+    done = subprocess.run(
+        [sys.executable, "-c", _IN_ONE_PROCESS, str(Path(__file__).parent), json.dumps(commands)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,  # about 40 commands that each answer at once; a hang fails here
+        check=True,
+    )
+    return [tuple(r) for r in json.loads(done.stdout)]  # type: ignore[misc]
+
+
+def test_fifos_and_devices_as_requests_and_inputs_are_refused_at_once(tmp_path: Path, shared: Path) -> None:
+    os.mkfifo(tmp_path / "pipe")
+    os.mkfifo(tmp_path / "out.json")
+    os.mkfifo(tmp_path / "page.html")
+    eager = str(shared / "h200/nsys/eager.sqlite")
+    inputs = []
+    for source in ("pipe", "/dev/zero"):
+        inputs += [[*verb, "--request", source] for verb in VERBS]
+        inputs += [
+            ["profile", "diff", "--baseline", source, "--candidate", eager],
+            ["audit", "versions", source, source],
+            ["knowledge", "match", source],
+        ]
+    outputs = [
+        ["nsys", "kernels", eager, "--out", "out.json"],
+        ["nsys", "report", eager, "--html", "page.html"],
+    ]
+    runs = _run([[*c, "--json"] for c in inputs + outputs], tmp_path)
+    for cmd, (code, out, err) in zip(inputs + outputs, runs, strict=True):
+        assert code == 2, (cmd, code, out, err)
+        assert "Traceback" not in err, (cmd, err)
+        want = "output_not_a_file" if cmd in outputs else "not_a_file"
+        assert json.loads(out)["errors"][0]["code"] == want, (cmd, out)
+    # Nothing was written through the FIFOs' names: they are still FIFOs.
+    assert all((tmp_path / n).is_fifo() for n in ("out.json", "page.html"))
