@@ -49,6 +49,13 @@ def cli(ctx: click.Context, debug: bool) -> None:
     {schema, ok, data, errors, unmodeled, provenance}. Exit codes: 0 ok, 2 bad input,
     3 a needed tool or GPU is absent, 1 internal error.
 
+    Inputs are regular files (a FIFO or device is refused at once). provenance.inputs names each
+    input's size and BLAKE3 digest (b3sum prints the same), of exactly the bytes read: a file that
+    changes while a command reads it is an error. Digests are cached per (device, inode, size, mtime,
+    ctime) in $GPUOPT_CACHE_DIR, else $XDG_CACHE_HOME/gpuopt or ~/.cache/gpuopt; an entry stands only
+    with the cache's own keyed tag in a folder only you can write. GPUOPT_CACHE_DIR= (empty) turns the
+    cache off and hashes every input.
+
     \b
     Examples:
       gpuopt doctor                 # this machine: OS, driver, GPUs, CUDA tools
