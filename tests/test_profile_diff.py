@@ -108,7 +108,7 @@ def test_nvtx_marker_counts_the_steps_and_op_ids_are_stripped(shared: Path, mark
     before, after = nsys / "mfu_2gpu_before.sqlite", nsys / "mfu_2gpu_after.sqlite"
     result = profile.diff_files([before], [after], by="nvtx", marker=marker)
     work = result.comparability.work
-    assert (work.source, work.step_range) == ("marker", ":aten::copy_")
+    assert (work.source, work.step_ranges) == ("marker", [":aten::copy_"])
     assert (work.steps_baseline, work.steps_candidate, work.per_step) == ([2840], [2524], True)
     assert result.baseline[0].steps == 2840
     assert result.baseline[0].kernels_per_step == pytest.approx(4010 / 2840)
@@ -226,7 +226,7 @@ def test_cli_json_envelope_and_human_output(shared: Path) -> None:
     assert data["method"]["uncertainty"] == NO_UNCERTAINTY
     assert data["counts"]["flagged"] == 0 and data["counts"]["keys"] == data["table"]["total_rows"]
     assert [f["same"] for f in data["comparability"]["facts"]] == [True] * 5
-    assert [t["name"] for t in data["totals"]] == ["kernel time", "kernel time per step"]
+    assert [t["name"] for t in data["totals"]] == ["kernel time", "GPU time launched in a step"]
     whole = data["totals"][0]
     assert whole["baseline"] == [sum(r["baseline_mean_ns"] for r in data["table"]["rows"])]
     assert whole["ci_low_ns"] is None and whole["p_value"] is None
@@ -353,7 +353,7 @@ def test_eager_against_cuda_graph_replays_keeps_the_graph_time_and_names_the_tra
     graph = shared / "h200/graphs/graph_graph.sqlite"
     result = profile.diff_files([eager], [graph], marker="decode_step")
     work = result.comparability.work
-    assert (work.step_range, work.steps_baseline, work.steps_candidate) == (":decode_step", [12], [12])
+    assert (work.step_ranges, work.steps_baseline, work.steps_candidate) == ([":decode_step"], [12], [12])
     row = result.table.filter(pl.col("key") == "[CUDA graph 4 exec 5]").row(0, named=True)
     assert (row["status"], row["candidate_count"], row["candidate_mean_ns"]) == ("new", 12, 2429967)
     cand = result.candidate[0]
@@ -362,7 +362,9 @@ def test_eager_against_cuda_graph_replays_keeps_the_graph_time_and_names_the_tra
     # Kernel time: 148 kernels (596,251 ns) and 12 graph executions (2,429,967 ns).
     assert (cand.kernels, cand.kernel_time_ns) == (160, 596251 + 2429967)
     assert result.totals[0].candidate == [596251 + 2429967]
-    assert result.totals[1].candidate == [pytest.approx((596251 + 2429967) / 12)]
+    # Per step: the GPU time launched inside the decode steps (12 graph executions), not the prefill's.
+    assert result.totals[1].name == "GPU time launched in a step"
+    assert result.totals[1].candidate == [pytest.approx(2429967 / 12)]
     assert not [
         w for w in result.warnings if w.code in ("work_differs", "work_unknown", "cuda_graph_trace_differs")
     ]

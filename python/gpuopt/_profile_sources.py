@@ -30,8 +30,9 @@ PROFILER_STEP = (r"^ProfilerStep#\d+$", "ProfilerStep#*")
 @dataclass(frozen=True)
 class Capture:
     """One capture, reduced to what a diff needs: ``table`` has columns key, count, total_ns (one row per
-    normalised key); ``ranges`` has name, count (NVTX / record_function ranges, for ``--marker`` and
-    ProfilerStep; empty when the kind has none). ``facts.kernels`` and ``facts.kernel_time_ns`` cover
+    normalised key); ``ranges`` has name, count, gpu_ns (NVTX / record_function ranges, for ``--marker``
+    and ProfilerStep, with the GPU time launched inside them: nsys kernels and graph executions, torch
+    every GPU event; empty when the kind has none). ``facts.kernels`` and ``facts.kernel_time_ns`` cover
     every kernel of the capture (and the graph executions of a graph-level nsys trace), whatever ``by``."""
 
     facts: CaptureFacts
@@ -94,9 +95,9 @@ def normalise(frame: pl.DataFrame, by: Dimension) -> pl.DataFrame:
 
 
 def _ranges(frame: pl.DataFrame) -> pl.DataFrame:
-    """name, count -> normalised NVTX names, summed."""
-    renamed = frame.rename({"name": "key"}).with_columns(total_ns=0)
-    return normalise(renamed, "nvtx").select(name="key", count="count")
+    """name, count, gpu_ns -> normalised NVTX names, summed (gpu_ns: GPU time launched inside)."""
+    renamed = frame.rename({"name": "key", "gpu_ns": "total_ns"})
+    return normalise(renamed, "nvtx").select(name="key", count="count", gpu_ns="total_ns")
 
 
 def _facts(
@@ -189,7 +190,13 @@ def _nsys(path: Path, by: Dimension, nvtx: str | None) -> Capture:
     table = normalise(raw, by)
     info = report.info()
     options = {o.name: o.value for o in info.capture}
-    ranges = _ranges(report.stats("nvtx_sum", nvtx=nvtx).select(name="range", count="instances"))
+    ranges = _ranges(
+        report.nvtx(nvtx=nvtx).select(
+            name="range",
+            count="instances",
+            gpu_ns=pl.col("kernel_inclusive_ns") + pl.col("graph_inclusive_ns"),
+        )
+    )
     facts = _facts(
         path,
         "nsys",
@@ -220,7 +227,7 @@ def _torch(path: Path, by: Dimension) -> Capture:
         raw = trace.transfers().select(key="name", count=pl.lit(1), total_ns="duration_ns")
     table = normalise(raw, by)
     headers = [t.header for t in trace.summary().traces]
-    ranges = _ranges(trace.steps().select(name="name", count=pl.lit(1)))
+    ranges = _ranges(trace.steps().select(name="name", count=pl.lit(1), gpu_ns="gpu_time_ns"))
     drivers = sorted({str(h.cuda_driver_version) for h in headers if h.cuda_driver_version is not None})
     schemas = sorted({f"{h.schema_version}/cupti {h.cupti_version}" for h in headers})
     options = {"record_shapes": ",".join(sorted({str(h.record_shapes) for h in headers}))}
@@ -266,7 +273,7 @@ def _ncu(path: Path, by: Dimension) -> Capture:
         tool=f"ncu {info.tool.version or 'unknown'}",
         options=options,
     )
-    empty = pl.DataFrame(schema={"name": pl.String, "count": pl.Int64})
+    empty = pl.DataFrame(schema={"name": pl.String, "count": pl.Int64, "gpu_ns": pl.Float64})
     return Capture(facts, table, empty)
 
 

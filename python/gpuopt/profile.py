@@ -137,7 +137,7 @@ def _work(baseline: Sequence[Capture], candidate: Sequence[Capture], marker: str
     per_step = bool(known) and len(known) == len(counts) and min(known) > 0 and len(set(known)) > 1
     return Work(
         source=source,
-        step_range=", ".join(sorted(wanted)) or None,
+        step_ranges=sorted(wanted),
         steps_baseline=counts[: len(baseline)],
         steps_candidate=counts[len(baseline) :],
         per_step=per_step,
@@ -236,7 +236,7 @@ def _work_warnings(
         return [
             DiffWarning(
                 code="work_differs",
-                message=f"{work.step_range!r} has no instance in some captures (baseline "
+                message=f"{', '.join(work.step_ranges)!r} has no instance in some captures (baseline "
                 f"{work.steps_baseline}, candidate {work.steps_candidate} steps): values cannot be "
                 "normalised per step, and per-key totals compare different amounts of work",
             )
@@ -245,7 +245,7 @@ def _work_warnings(
         return [
             DiffWarning(
                 code="steps_differ",
-                message=f"captures hold different numbers of {work.step_range!r} steps (baseline "
+                message=f"captures hold different numbers of {', '.join(work.step_ranges)!r} steps (baseline "
                 f"{work.steps_baseline}, candidate {work.steps_candidate}): per-key values are per step",
             )
         ]
@@ -294,9 +294,17 @@ def _totals(
     rows = [(name, b, c)]
     steps_b, steps_c = work.steps_baseline, work.steps_candidate
     if work.source != "unknown" and all(n for n in [*steps_b, *steps_c]):
-        per = [v / float(n or 1) for v, n in zip(b, steps_b, strict=True)]
-        per_c = [v / float(n or 1) for v, n in zip(c, steps_c, strict=True)]
-        rows.append((f"{name} per step", per, per_c))
+        # Per step: the GPU time launched inside the step ranges (work outside them, a prefill or the
+        # set-up, is not a step's), over the steps.
+        wanted = work.step_ranges
+
+        def inside(x: Capture, n: int | None) -> float:
+            hits = x.ranges.filter(pl.col("name").is_in(wanted))["gpu_ns"].sum()
+            return float(hits) / float(n or 1)
+
+        per = [inside(x, n) for x, n in zip(baseline, steps_b, strict=True)]
+        per_c = [inside(x, n) for x, n in zip(candidate, steps_c, strict=True)]
+        rows.append(("GPU time launched in a step", per, per_c))
     stats = _native_rows(
         [r[0] for r in rows],
         pl.DataFrame([r[1] for r in rows], orient="row"),

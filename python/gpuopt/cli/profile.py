@@ -54,7 +54,12 @@ def _render(d: ProfileDiffData) -> str:
     if w.source == "unknown":
         rows.append(("steps", "unknown (no --marker, no ProfilerStep ranges)"))
     else:
-        rows.append(("steps", f"{w.step_range}: baseline {w.steps_baseline}, candidate {w.steps_candidate}"))
+        rows.append(
+            (
+                "steps",
+                f"{', '.join(w.step_ranges)}: baseline {w.steps_baseline}, candidate {w.steps_candidate}",
+            )
+        )
     if all(f.kernels_per_step is not None for f in (*b, *c)):
         per_b = [round(f.kernels_per_step or 0.0, 1) for f in b]
         per_c = [round(f.kernels_per_step or 0.0, 1) for f in c]

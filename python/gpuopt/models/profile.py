@@ -65,7 +65,9 @@ class Work(Model):
         description="What counts steps: the --marker range, PyTorch's ProfilerStep#N ranges, or nothing "
         "(then each capture is assumed to hold the same work)"
     )
-    step_range: str | None = Field(description="The range name that was counted (as the captures name it)")
+    step_ranges: list[str] = Field(
+        description="The range names counted as steps, as the captures name them (empty: unknown)"
+    )
     steps_baseline: list[int | None] = Field(description="Steps in each baseline capture")
     steps_candidate: list[int | None] = Field(description="Steps in each candidate capture")
     per_step: bool = Field(
