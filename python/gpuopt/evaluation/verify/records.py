@@ -84,6 +84,19 @@ def _line_mismatch(line: LedgerLine, kind: str, rid: str, record: Any) -> str | 
     return f"ledger keys differ from the record: {', '.join(differ)}" if differ else None
 
 
+def _table_problem(
+    store: Store, rel: str, sha256: Any, *, deep: bool
+) -> tuple[DefectCode, str | None] | None:
+    """Whether one table is missing or (``deep``) hashes to something else, and what was found."""
+    try:
+        if not deep:
+            return None if store.exists(rel) else ("table_missing", None)
+        actual = jsonio.sha256_hex(store.read_bytes(rel, max_bytes=MAX_TABLE_BYTES))
+    except InputError as exc:
+        return ("table_missing", None) if exc.code == "file_not_found" else ("table_changed", exc.message)
+    return None if actual == sha256 else ("table_changed", f"sha256 {actual}")
+
+
 def _tables(store: Store, rel: str, record: Any, *, deep: bool) -> list[Defect]:
     """A result's tables (``samples.parquet``, ``resources.jsonl``) exist; with ``deep``, hash as it says."""
     tables = record.get("tables") if isinstance(record, dict) else None
@@ -92,30 +105,12 @@ def _tables(store: Store, rel: str, record: Any, *, deep: bool) -> list[Defect]:
         if not isinstance(ref, dict):
             continue
         table_rel = f"{rel.rsplit('/', 1)[0]}/{ref.get('path')}"
-        expected = f"the table the result holds by hash (sha256 {ref.get('sha256')})"
-        if not deep:
-            if not store.exists(table_rel):
-                defects.append(Defect(code="table_missing", path=table_rel, expected=expected, record=rel))
-            continue
-        try:
-            actual = jsonio.sha256_hex(store.read_bytes(table_rel, max_bytes=MAX_TABLE_BYTES))
-        except InputError as exc:
-            missing = exc.code == "file_not_found"
-            observed = None if missing else exc.message
-            code: DefectCode = "table_missing" if missing else "table_changed"
+        problem = _table_problem(store, table_rel, ref.get("sha256"), deep=deep)
+        if problem is not None:
+            expected = f"the table the result holds by hash (sha256 {ref.get('sha256')})"
+            code, observed = problem
             defects.append(
                 Defect(code=code, path=table_rel, expected=expected, observed=observed, record=rel)
-            )
-            continue
-        if actual != ref.get("sha256"):
-            defects.append(
-                Defect(
-                    code="table_changed",
-                    path=table_rel,
-                    expected=expected,
-                    observed=f"sha256 {actual}",
-                    record=rel,
-                )
             )
     return defects
 
@@ -133,7 +128,8 @@ def check_records(
     latest = {line.path: line for line in lines}
     files = {rel: (kind, rid) for kind, rid, rel in on_disk}
     out.defects += [
-        _invalid(rel, "a record named <kind>-<hex>.json (or an invocation folder)", rel) for rel in misnamed
+        _invalid(rel, "a folder named inv-<32 hex>" if rel.startswith("invocations/") else "<id>.json", rel)
+        for rel in misnamed
     ]
     parsed = {rel: _read(store, out, kind, rel, deep=deep) for rel, (kind, _) in sorted(files.items())}
     for rel, line in sorted(latest.items()):
