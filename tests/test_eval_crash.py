@@ -18,7 +18,8 @@ import pytest
 
 from eval_support.writers import record_for
 from gpuopt.evaluation import jsonio
-from gpuopt.evaluation.store import Store, reindex, verify
+from gpuopt.evaluation.store import Store, reindex
+from gpuopt.evaluation.verify import verify
 
 TESTS = Path(__file__).resolve().parent
 RECORDS = 1000
@@ -77,14 +78,19 @@ def test_kill_9_during_1000_record_writes_leaves_no_partial_record(fast_dir: Pat
         assert data == jsonio.record_bytes(record_for(i)), i
     store = Store(root)
     report = verify(store, deep=True)
-    assert {c.status for c in report.records} <= {"ok", "unlisted"}  # a kill between publish and append
+    # A kill between publish and append leaves a record unlisted; the records are not Experiments.
+    assert {d.code for d in report.defects} <= {"record_unlisted", "record_invalid"}
+    assert all(
+        d.expected == "a valid experiment record" for d in report.defects if d.code == "record_invalid"
+    )
     assert all(line.path.startswith("experiments/") for line in store.ledger())
     assert reindex(store).lines == RECORDS
     assert [line.path for line in store.ledger()] == [
         f"experiments/exp-{i:064x}.json" for i in range(RECORDS)
     ]
     leftovers = sorted(f"experiments/{p.name}" for p in folder.iterdir() if p.name.startswith(".tmp-"))
-    assert verify(store, repair=True).objects.removed == leftovers  # a kill mid-write leaves only temp files
+    repaired = verify(store, repair=True).repair  # a kill mid-write leaves only temp files
+    assert repaired is not None and [a.path for a in repaired.removed] == leftovers
     assert [p.name for p in folder.iterdir() if p.name.startswith(".tmp-")] == []
 
 

@@ -17,6 +17,7 @@ from gpuopt.errors import GpuoptError, InputError
 from gpuopt.evaluation import driver as drv
 from gpuopt.evaluation import jsonio, readiness
 from gpuopt.evaluation import target as targets
+from gpuopt.evaluation.env_key import ENV_KEY
 from gpuopt.evaluation.store import Store
 from gpuopt.models.evaluation.target import DiagnosticTarget, Target
 
@@ -288,7 +289,7 @@ def test_inherited_values_are_never_recorded_only_names_and_keyed_digests(
     assert target.format == "gpuopt.target/v2" and target.driver.env_record == []
     assert set(SECRETS) | {"PATH"} == set(inherited)
     assert all(v.value is None for v in inherited.values()), "no value is recorded unless marked safe"
-    assert (root / drv.ENV_KEY).stat().st_mode & 0o777 == 0o600
+    assert (root / ENV_KEY).stat().st_mode & 0o777 == 0o600
     # Equality is still checked, through the root's key.
     drv.check_environment(target.driver, {**os.environ, **SECRETS}, Store(root))
     with pytest.raises(InputError) as err:

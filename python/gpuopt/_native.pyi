@@ -321,8 +321,10 @@ def store_materialize(store_root: str, digest: str, destination: str) -> bytes:
 def store_manifest(store_root: str, digest: str) -> bytes:
     """The verified manifest of an object, as JSON."""
 
-def store_verify_objects(store_root: str, deep: bool, repair: bool) -> bytes:
-    """Checks blobs and manifests; with ``repair`` removes temp files and unreferenced blobs."""
+def store_verify_objects(store_root: str, referenced: list[str], deep: bool) -> bytes:
+    """Checks manifests, the blobs they list (size; ``deep``: every blob's hash) and that every ``referenced``
+    digest has a manifest; JSON ``{blobs, manifests, defects, manifests_missing, blobs_unreferenced,
+    temp_files}``. Reads only."""
 
 def store_write_once(root: str, rel: str, data: bytes) -> bytes:
     """Publishes ``data`` at ``rel`` once; JSON ``{sha256, created, mtime_ns}``."""

@@ -62,7 +62,7 @@ _DATA_MODEL_PATHS: dict[str, str | None] = {
     "gpuopt.status/v1": "gpuopt.models.evaluation.cli:StatusReport",
     "gpuopt.cancel/v1": "gpuopt.models.evaluation.invocation:InvocationStatus",
     "gpuopt.idle-check/v1": "gpuopt.models.evaluation.resources:IdleReport",
-    "gpuopt.store-verify/v1": "gpuopt.models.evaluation.store:StoreVerification",
+    "gpuopt.store-verify/v2": "gpuopt.models.evaluation.store:StoreVerification",
     "gpuopt.store-reindex/v1": "gpuopt.models.evaluation.store:StoreReindex",
     "gpuopt.baseline/v1": "gpuopt.models.evaluation.operations:BaselineData",
     "gpuopt.noise/v1": "gpuopt.models.evaluation.operations:NoiseEvaluationData",

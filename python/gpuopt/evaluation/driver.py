@@ -8,11 +8,8 @@ back a result it validates strictly. Correctness is computed here from the froze
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import os
 import re
-import secrets
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
@@ -20,6 +17,7 @@ from typing import Any
 
 from gpuopt.errors import InputError
 from gpuopt.evaluation import formats, jsonio
+from gpuopt.evaluation.env_key import env_digest, env_key
 from gpuopt.evaluation.store import Store, hash_tree
 from gpuopt.models.evaluation.driver import (
     DEFAULT_ENV_INHERIT,
@@ -39,8 +37,6 @@ SECRET_MARKERS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "KEY", "CREDENTIAL")
 SECRET_WORDS = ("PAT", "COOKIE", "SESSION", "AUTH", "PRIVATE", "PASSPHRASE", "DSN")
 NEVER_INHERITED = ("CUDA_VISIBLE_DEVICES",)
 INPUT_LIMITS = ScanLimits()
-ENV_KEY = "keys/env.key"
-"""The root's private key for inherited-variable digests (0600, never in a record)."""
 _URL_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*:[^/@\s]+@")
 
 
@@ -54,31 +50,6 @@ def is_secret(name: str) -> bool:
 def looks_secret(name: str, value: str) -> bool:
     """A secret-looking name, or a URL carrying a password (``postgres://user:pw@host/db``)."""
     return is_secret(name) or _URL_PASSWORD.search(value) is not None
-
-
-def create_env_key(store: Store) -> bytes:
-    """Creates a fresh root's private digest key (readiness, before the driver is normalized)."""
-    key = secrets.token_bytes(32)
-    store.ensure_dir("keys")
-    store.replace_bytes(ENV_KEY, key.hex().encode() + b"\n", mode=0o600)
-    return key
-
-
-def env_key(store: Store) -> bytes:
-    """The root's digest key (``environment_key_missing`` when a v2 Target's root lost it)."""
-    try:
-        return bytes.fromhex(store.read_bytes(ENV_KEY, max_bytes=256).decode("ascii").strip())
-    except (InputError, ValueError, UnicodeDecodeError):
-        raise InputError(
-            "environment_key_missing",
-            f"{store.root / ENV_KEY} is missing or unreadable: the inherited environment cannot be checked",
-            path=ENV_KEY,
-        ) from None
-
-
-def env_digest(key: bytes, name: str, value: str) -> str:
-    data = name.encode() + b"\0" + value.encode("utf-8", "surrogateescape")
-    return hmac.new(key, data, hashlib.sha256).hexdigest()
 
 
 def _matches(name: str, patterns: list[str]) -> bool:

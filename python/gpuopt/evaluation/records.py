@@ -46,8 +46,20 @@ def read_request(store: Store, inv_id: str) -> FrozenRequest:
     if not store.exists(rel):
         raise InputError("invocation_not_found", f"no invocation {inv_id} in {store.root}", path=rel)
     raw = jsonio.parse(store.read_bytes(rel), max_bytes=jsonio.MAX_RECORD_BYTES, what="request.json")
-    model = REQUEST_MODELS.get(str(raw.get("operation")), FrozenRequest)
-    return jsonio.validate(model, raw, what=rel)
+    return jsonio.validate(request_model(raw), raw, what=rel)
+
+
+def request_model(raw: Any) -> type[FrozenRequest]:
+    """The frozen-request model of a parsed ``request.json`` (by its ``operation``)."""
+    operation = raw.get("operation") if isinstance(raw, dict) else None
+    return REQUEST_MODELS.get(str(operation), FrozenRequest)
+
+
+def result_model(raw: Any) -> type[InvocationResult]:
+    """The result model of a parsed ``result.json`` (by its ``operation``)."""
+    operation = raw.get("operation") if isinstance(raw, dict) else None
+    models: dict[str, type[InvocationResult]] = {**RESULT_MODELS, "capture": CaptureResult}
+    return models.get(str(operation), InvocationResult)
 
 
 def read_result(store: Store, inv_id: str) -> tuple[InvocationResult, str] | None:
@@ -55,10 +67,7 @@ def read_result(store: Store, inv_id: str) -> tuple[InvocationResult, str] | Non
     if not store.exists(rel):
         return None
     raw = jsonio.parse(store.read_bytes(rel), max_bytes=jsonio.MAX_RECORD_BYTES, what="result.json")
-    operation = raw.get("operation") if isinstance(raw, dict) else None
-    models: dict[str, type[InvocationResult]] = {**RESULT_MODELS, "capture": CaptureResult}
-    model = models.get(str(operation), InvocationResult)
-    result, sha = store.read_record(rel, model, what="invocation result")
+    result, sha = store.read_record(rel, result_model(raw), what="invocation result")
     return result, sha
 
 

@@ -27,11 +27,8 @@ from gpuopt.models.evaluation.store import (
     FrozenObject,
     LedgerKind,
     LedgerLine,
-    ObjectsCheck,
-    RecordCheck,
     ScanLimits,
     StoreReindex,
-    StoreVerification,
     TreeManifest,
 )
 
@@ -197,15 +194,10 @@ class Store:
 
     def ledger(self) -> list[LedgerLine]:
         """Every complete ledger line, in order; a torn last line is ignored."""
-        lines, _ = self._ledger_lines()
-        return lines
-
-    def _ledger_lines(self) -> tuple[list[LedgerLine], bool]:
         if not self.exists(LEDGER):
-            return [], False
+            return []
         data = self.read_bytes(LEDGER, max_bytes=1 << 34)
         parts = data.split(b"\n")
-        torn = parts[-1] != b""
         out = []
         for number, raw in enumerate(parts[:-1], start=1):
             try:
@@ -216,7 +208,24 @@ class Store:
                 raise InputError(
                     "ledger_corrupt", f"ledger line {number} is invalid: {exc.message}", path=LEDGER
                 ) from None
-        return out, torn
+        return out
+
+    def require_store(self) -> None:
+        """Refuses a folder that is not an artifact root (``not_a_store``): one holds ``target.json`` or
+        ``ledger/records.jsonl`` (a root whose Target or ledger was lost keeps the other)."""
+        if self.exists("target.json") or self.exists(LEDGER):
+            return
+        empty = not any(self.root.iterdir())
+        raise InputError(
+            "not_a_store",
+            f"{self.root} is {'an empty folder' if empty else 'not a gpuopt store'}: a store (artifact "
+            "root) is the folder `gpuopt readiness check` creates, holding target.json (the Target), "
+            "ledger/records.jsonl (one line per published record), objects/ (frozen trees and their blobs), "
+            "invocations/ and keys/",
+            path=str(self.root),
+            expected="target.json and ledger/records.jsonl",
+            observed="an empty folder" if empty else "neither",
+        )
 
     # ---- refs ------------------------------------------------------------------------------------------
 
@@ -255,7 +264,7 @@ def hash_tree_manifest(
     return FrozenObject.model_validate(raw), manifest
 
 
-# ---- reindex and verify ------------------------------------------------------------------------------------
+# ---- reindex ------------------------------------------------------------------------------------
 
 _KEY_FIELDS = (
     "mode",
@@ -337,40 +346,72 @@ def ledger_keys(record: dict[str, Any]) -> dict[str, Any]:
     return keys
 
 
-def _scan_records(store: Store) -> list[tuple[LedgerKind, str, str]]:
-    """``(kind, id, rel)`` of every record file below the root."""
+RECORD_FOLDERS: tuple[tuple[str, LedgerKind], ...] = (
+    ("experiments", "experiment"),
+    ("champion/selections", "selection"),
+    ("maps", "map"),
+)
+"""Folders of create-once records named ``<id>.json``, and their kind (the id kind too)."""
+
+
+def scan_records(store: Store) -> tuple[list[tuple[LedgerKind, str, str]], list[str]]:
+    """``(kind, id, rel)`` of every record file below the root, and the paths in record folders whose names
+    are no record's (``experiments/notes.json``)."""
     found: list[tuple[LedgerKind, str, str]] = []
+    misnamed: list[str] = []
     root = store.root
     if (root / "target.json").is_file():
         found.append(("target", "", "target.json"))
-    for folder, kind, kind_id in (
-        ("experiments", "experiment", "experiment"),
-        ("champion/selections", "selection", "selection"),
-        ("maps", "map", "map"),
-    ):
+    for folder, kind in RECORD_FOLDERS:
         base = root / folder
-        if base.is_dir():
-            for entry in sorted(base.iterdir()):
-                if entry.name.endswith(".json") and not entry.name.startswith(TEMP_PREFIX):
-                    rid = entry.name[: -len(".json")]
-                    _native.validate_id(kind_id, rid)
-                    found.append((kind, rid, f"{folder}/{entry.name}"))  # type: ignore[arg-type]
-    inv = root / "invocations"
-    if inv.is_dir():
-        for entry in sorted(inv.iterdir()):
-            _native.validate_id("invocation", entry.name)
-            for name, kind in (("request.json", "invocation"), ("result.json", "result")):
-                if (entry / name).is_file():
-                    found.append((kind, entry.name, f"invocations/{entry.name}/{name}"))  # type: ignore[arg-type]
+        names = sorted(e.name for e in base.iterdir()) if base.is_dir() else []
+        for name in names:
+            if name.endswith(".json") and not name.startswith(TEMP_PREFIX):
+                rid = name[: -len(".json")]
+                if _valid_id(kind, rid):
+                    found.append((kind, rid, f"{folder}/{name}"))
+                else:
+                    misnamed.append(f"{folder}/{name}")
+    found += _scan_invocations(root, misnamed)
     if (root / "champion/current.json").is_file():
         found.append(("pointer", "current", "champion/current.json"))
+    return found, misnamed
+
+
+def _scan_invocations(root: Path, misnamed: list[str]) -> list[tuple[LedgerKind, str, str]]:
+    found: list[tuple[LedgerKind, str, str]] = []
+    inv = root / "invocations"
+    for entry in sorted(inv.iterdir()) if inv.is_dir() else []:
+        if not _valid_id("invocation", entry.name):
+            misnamed.append(f"invocations/{entry.name}")
+            continue
+        for name, kind in (("request.json", "invocation"), ("result.json", "result")):
+            if (entry / name).is_file():
+                found.append((kind, entry.name, f"invocations/{entry.name}/{name}"))  # type: ignore[arg-type]
+    return found
+
+
+def _valid_id(kind: str, rid: str) -> bool:
+    try:
+        _native.validate_id(kind, rid)
+    except InputError:
+        return False
+    return True
+
+
+def _scan_strict(store: Store) -> list[tuple[LedgerKind, str, str]]:
+    found, misnamed = scan_records(store)
+    if misnamed:
+        raise InputError(
+            "path_unsafe", f"{misnamed[0]} is in a record folder but names no record", path=misnamed[0]
+        )
     return found
 
 
 def rebuilt_ledger_entries(store: Store) -> list[dict[str, Any]]:
     """The ledger as the files say it should be: one entry per record, ordered by publication time."""
     entries: list[tuple[tuple[int, str], dict[str, Any]]] = []
-    for kind, rid, rel in _scan_records(store):
+    for kind, rid, rel in _scan_strict(store):
         data = store.read_bytes(rel)
         record = jsonio.parse(data, max_bytes=jsonio.MAX_RECORD_BYTES)
         mtime_ns = os.stat(store.root / rel, follow_symlinks=False).st_mtime_ns
@@ -390,6 +431,7 @@ def rebuilt_ledger_entries(store: Store) -> list[dict[str, Any]]:
 
 def reindex(store: Store) -> StoreReindex:
     """Rebuilds ``ledger/records.jsonl`` from the record files (under the root's exclusive lock)."""
+    store.require_store()
     with store.lock("root", exclusive=True):
         previous = (
             jsonio.sha256_hex(store.read_bytes(LEDGER, max_bytes=1 << 34)) if store.exists(LEDGER) else None
@@ -402,115 +444,6 @@ def reindex(store: Store) -> StoreReindex:
         sha256=sha,
         previous_sha256=previous,
         identical=previous == sha,
-    )
-
-
-def _ledger_line_mismatch(line: LedgerLine, kind: str, rid: str, record: Any) -> str | None:
-    """How a ledger line differs from what its record says it should be (kind, id, keys), if it does."""
-    expected_id = rid or (record.get("id") if isinstance(record, dict) else None)
-    if (line.kind, line.id) != (kind, expected_id):
-        return f"ledger names {line.kind} {line.id}, the file is {kind} {expected_id}"
-    keys = ledger_keys(record) if isinstance(record, dict) else {}
-    differ = sorted(k for k in {*keys, *line.keys} if keys.get(k) != line.keys.get(k))
-    return f"ledger keys differ from the record: {', '.join(differ)}" if differ else None
-
-
-def _check_tables(store: Store, rel: str, rid: str, record: Any) -> list[RecordCheck]:
-    """A result's tables (``samples.parquet``, ``resources.jsonl``) against the hashes the result holds."""
-    tables = record.get("tables") if isinstance(record, dict) else None
-    checks: list[RecordCheck] = []
-    for ref in tables.values() if isinstance(tables, dict) else []:
-        if not isinstance(ref, dict):
-            continue
-        table_rel = f"{rel.rsplit('/', 1)[0]}/{ref.get('path')}"
-        try:
-            actual = jsonio.sha256_hex(store.read_bytes(table_rel, max_bytes=1 << 34))
-        except InputError as exc:
-            status: Any = "missing" if exc.code == "file_not_found" else "invalid"
-            checks.append(
-                RecordCheck(kind="result", id=rid, path=table_rel, status=status, detail=exc.message)
-            )
-            continue
-        if actual != ref.get("sha256"):
-            detail = f"result {ref.get('sha256')}, file {actual}"
-            checks.append(RecordCheck(kind="result", id=rid, path=table_rel, status="changed", detail=detail))
-    return checks
-
-
-def _check_records(store: Store, lines: list[LedgerLine], *, deep: bool) -> list[RecordCheck]:
-    """Every record against its newest ledger line: bytes hash, kind, id and keys; with ``deep``, canonical
-    JSON and each result's tables against their hashes."""
-    latest: dict[str, LedgerLine] = {line.path: line for line in lines}
-    checks: list[RecordCheck] = []
-    on_disk = {rel: (kind, rid) for kind, rid, rel in _scan_records(store)}
-    for rel, line in latest.items():
-        if rel not in on_disk:
-            checks.append(RecordCheck(kind=line.kind, id=line.id, path=rel, status="missing"))
-            continue
-        data = store.read_bytes(rel)
-        actual = jsonio.sha256_hex(data)
-        status: Any = "ok" if actual == line.sha256 else "changed"
-        detail = None if status == "ok" else f"ledger {line.sha256}, file {actual}"
-        record: Any = None
-        if status == "ok":
-            try:
-                record = jsonio.parse(data, max_bytes=jsonio.MAX_RECORD_BYTES)
-                if deep and jsonio.record_bytes(record) != data:
-                    status, detail = "invalid", "not canonical JSON"
-            except InputError as exc:
-                status, detail = "invalid", exc.message
-        if status == "ok":
-            detail = _ledger_line_mismatch(line, *on_disk[rel], record)
-            status = "ok" if detail is None else "ledger_mismatch"
-        checks.append(RecordCheck(kind=line.kind, id=line.id, path=rel, status=status, detail=detail))
-        if status == "ok" and deep and line.kind == "result":
-            checks += _check_tables(store, rel, line.id, record)
-    for rel, (kind, rid) in sorted(on_disk.items()):
-        if rel not in latest:
-            checks.append(RecordCheck(kind=kind, id=rid, path=rel, status="unlisted"))
-    return checks
-
-
-def _record_temp_files(store: Store, *, repair: bool) -> list[str]:
-    found = []
-    for folder in ("experiments", "champion/selections", "maps", "champion"):
-        base = store.root / folder
-        if base.is_dir():
-            found += [f"{folder}/{p.name}" for p in base.iterdir() if p.name.startswith(TEMP_PREFIX)]
-    if repair:
-        for rel in found:
-            store.remove(rel)
-    return sorted(found)
-
-
-def verify(store: Store, *, deep: bool = False, repair: bool = False) -> StoreVerification:
-    """Checks objects and records against the ledger; ``repair`` removes temp files and unreferenced blobs.
-    Repair never waits behind writers (a freeze's blobs are unreferenced until its manifest): while any
-    writer holds the root it is ``store_busy``, and writers wait for a running repair."""
-    with store.lock("root", exclusive=repair, wait=not repair):
-        objects = ObjectsCheck.model_validate_json(
-            _native.store_verify_objects(str(store.root), deep, repair)
-        )
-        lines, torn = store._ledger_lines()
-        checks = _check_records(store, lines, deep=deep)
-        extra = _record_temp_files(store, repair=repair)
-        if extra:
-            update: dict[str, Any] = {"temp_files": sorted([*objects.temp_files, *extra])}
-            if repair:
-                update["removed"] = sorted([*objects.removed, *extra])
-            objects = objects.model_copy(update=update)
-    bad = any(c.status != "ok" for c in checks) or bool(
-        objects.blobs_corrupt or objects.manifests_corrupt or objects.blobs_missing
-    )
-    return StoreVerification(
-        root=str(store.root),
-        deep=deep,
-        repaired=repair,
-        ok=not bad,
-        objects=objects,
-        records=checks,
-        ledger_lines=len(lines),
-        ledger_torn_tail=torn,
     )
 
 

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from gpuopt.models.evaluation.common import Count, Name, Record, RecordRef, Sha256, TargetId
+from gpuopt.models.evaluation.common import Count, Name, ObjectDigest, Record, RecordRef, Sha256, TargetId
 
 MapId = Annotated[str, StringConstraints(pattern=r"^map-[0-9a-f]{64}$")]
 GroupKey = Literal["timeline", "category", "name"]
@@ -21,7 +21,7 @@ class MapSource(Record):
         description="The event file's format: jsonl, parquet or arrow"
     )
     sha256: Sha256 = Field(description="SHA-256 of the event file's bytes as read")
-    digest: Sha256 | None = Field(
+    digest: ObjectDigest | None = Field(
         description="The frozen object (objects/trees/<digest>.json) holding the file; set with --root"
     )
     time_unit: Literal["ns", "us"] = Field(
@@ -35,7 +35,7 @@ class MapBinding(Record):
     """What the map is evidence about: a Target, one of its variants and one of its cases."""
 
     target_id: TargetId = Field(description="The Target the map belongs to")
-    variant_digest: Sha256 = Field(description="The variant's tree digest")
+    variant_digest: ObjectDigest = Field(description="The variant's tree digest")
     case_id: Name = Field(description="The case measured")
 
 

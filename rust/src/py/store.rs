@@ -72,16 +72,16 @@ pub fn store_manifest(py: Python<'_>, store_root: PathBuf, digest: String) -> Py
     json(&manifest)
 }
 
-/// `store_verify_objects(store_root, deep, repair) -> bytes`.
+/// `store_verify_objects(store_root, referenced, deep) -> bytes`: the objects report (read only).
 #[pyfunction]
 pub fn store_verify_objects(
     py: Python<'_>,
     store_root: PathBuf,
+    referenced: Vec<String>,
     deep: bool,
-    repair: bool,
 ) -> PyResult<Vec<u8>> {
     let report = run(py, || {
-        tree::verify_objects(&Dir::open(&store_root)?, deep, repair)
+        tree::verify_objects(&Dir::open(&store_root)?, &referenced, deep)
     })?;
     json(&report)
 }

@@ -1,15 +1,21 @@
 //! The append-only ledger `ledger/records.jsonl`: one canonical line per publication, so listings and gates
 //! read one file instead of scanning folders. Appends hold an exclusive `flock` on the file, write with
 //! `O_APPEND` and fsync; a torn last line (a crash mid-append) is ignored by readers and cut by the next writer.
+//!
+//! Every sequenced file (the ledger, an invocation's `events.jsonl`) is a hash chain: line `n > 1` carries
+//! `prev_sha256`, the SHA-256 of line `n - 1`'s bytes (without its newline), so `store verify` finds an
+//! edited, removed or duplicated line anywhere before the last one.
 
 use super::canonical::{self, Json};
 use super::codes;
-use super::fsx::{errno, Dir};
+use super::fsx::{self, errno, Dir};
 use crate::error::{Error, Result};
 use rustix::fd::OwnedFd;
 use rustix::fs::{self as rfs, FlockOperation, Mode, OFlags};
 
 pub const LEDGER_REL: &str = "ledger/records.jsonl";
+/// The key of a line's link to the line before it.
+pub const PREV_KEY: &str = "prev_sha256";
 
 fn open(root: &Dir, rel: &str) -> Result<OwnedFd> {
     let (parent, name) = root.parent_of(rel, true)?;
@@ -38,14 +44,23 @@ fn pread_exact(fd: &OwnedFd, offset: u64, len: usize, rel: &str) -> Result<Vec<u
     Ok(buf)
 }
 
-/// Cuts a torn tail and returns the last complete line's `seq` (0 for an empty ledger).
-fn repair_and_last_seq(fd: &OwnedFd, rel: &str) -> Result<u64> {
+/// The last complete line: its `seq` and the SHA-256 of its bytes (`None` for an empty file).
+struct Last {
+    seq: u64,
+    sha256: Option<String>,
+}
+
+/// Cuts a torn tail and returns the last complete line's `seq` and hash (0 and none for an empty ledger).
+fn repair_and_last(fd: &OwnedFd, rel: &str) -> Result<Last> {
     let size = rfs::fstat(fd)
         .map_err(|e| errno("stat", rel, e))?
         .st_size
         .max(0) as u64;
     if size == 0 {
-        return Ok(0);
+        return Ok(Last {
+            seq: 0,
+            sha256: None,
+        });
     }
     let mut window: u64 = 1 << 16;
     loop {
@@ -57,7 +72,10 @@ fn repair_and_last_seq(fd: &OwnedFd, rel: &str) -> Result<u64> {
             None if start == 0 => {
                 // No complete line at all: the whole file is one torn line.
                 rfs::ftruncate(fd, 0).map_err(|e| errno("truncate", rel, e))?;
-                return Ok(0);
+                return Ok(Last {
+                    seq: 0,
+                    sha256: None,
+                });
             }
             None => {
                 window *= 2;
@@ -85,7 +103,7 @@ fn repair_and_last_seq(fd: &OwnedFd, rel: &str) -> Result<u64> {
             )
             .with_path(rel)
         })?;
-        return parsed
+        let seq = parsed
             .get("seq")
             .and_then(Json::as_f64)
             .filter(|s| *s >= 1.0 && s.fract() == 0.0)
@@ -96,7 +114,11 @@ fn repair_and_last_seq(fd: &OwnedFd, rel: &str) -> Result<u64> {
                     format!("the last line of {rel} has no seq"),
                 )
                 .with_path(rel)
-            });
+            })?;
+        return Ok(Last {
+            seq,
+            sha256: Some(fsx::sha256_hex(line)),
+        });
     }
 }
 
@@ -121,8 +143,12 @@ pub fn append_with(root: &Dir, rel: &str, mut entry: Json, sync: bool) -> Result
     }
     let fd = open(root, rel)?;
     rfs::flock(&fd, FlockOperation::LockExclusive).map_err(|e| errno("flock", rel, e))?;
-    let seq = repair_and_last_seq(&fd, rel)? + 1;
+    let last = repair_and_last(&fd, rel)?;
+    let seq = last.seq + 1;
     entry.set("seq", Json::Number(seq as f64));
+    if let Some(prev) = last.sha256 {
+        entry.set(PREV_KEY, Json::String(prev));
+    }
     let line = canonical::to_canonical(&entry)? + "\n";
     let mut rest = line.as_bytes();
     while !rest.is_empty() {
@@ -135,11 +161,19 @@ pub fn append_with(root: &Dir, rel: &str, mut entry: Json, sync: bool) -> Result
     Ok((seq, line))
 }
 
-/// Replaces the ledger with `lines` (used by `store reindex`, under the root's exclusive lock).
+/// Replaces the ledger with `lines` (used by `store reindex`, under the root's exclusive lock), chaining
+/// them as appends do.
 pub fn rewrite(root: &Dir, lines: &[Json]) -> Result<String> {
     let mut text = String::new();
+    let mut prev: Option<String> = None;
     for line in lines {
-        text.push_str(&canonical::to_canonical(line)?);
+        let mut line = line.clone();
+        if let Some(sha) = prev {
+            line.set(PREV_KEY, Json::String(sha));
+        }
+        let canonical = canonical::to_canonical(&line)?;
+        prev = Some(fsx::sha256_hex(canonical.as_bytes()));
+        text.push_str(&canonical);
         text.push('\n');
     }
     Ok(root.replace(LEDGER_REL, text.as_bytes(), 0o644)?.sha256)
@@ -164,9 +198,41 @@ mod tests {
         std::fs::write(&path, &bytes).unwrap();
         let (seq, line) = append(&root, entry("c")).unwrap();
         assert_eq!(seq, 3);
-        assert_eq!(line, "{\"id\":\"c\",\"seq\":3}\n");
         let text = std::fs::read_to_string(&path).unwrap();
-        assert_eq!(text.lines().count(), 3);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3);
+        let second = lines.get(1).copied().unwrap();
+        let prev = fsx::sha256_hex(second.as_bytes());
+        assert_eq!(
+            line,
+            format!("{{\"id\":\"c\",\"prev_sha256\":\"{prev}\",\"seq\":3}}\n")
+        );
+        assert!(!lines.first().copied().unwrap().contains("prev_sha256"));
+        let _ = std::fs::remove_dir_all(&base);
+    }
+
+    #[test]
+    fn rewrite_chains_lines_as_appends_do() {
+        let base = std::env::temp_dir().join(format!("gpuopt-ledger-rw-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        std::fs::create_dir_all(base.join("ledger")).unwrap();
+        let root = Dir::open(&base).unwrap();
+        let entry = |id: &str| Json::Object(vec![("id".into(), Json::String(id.into()))]);
+        append(&root, entry("a")).unwrap();
+        append(&root, entry("b")).unwrap();
+        let appended = std::fs::read(base.join(LEDGER_REL)).unwrap();
+        let lines = [
+            Json::Object(vec![
+                ("id".into(), Json::String("a".into())),
+                ("seq".into(), Json::Number(1.0)),
+            ]),
+            Json::Object(vec![
+                ("id".into(), Json::String("b".into())),
+                ("seq".into(), Json::Number(2.0)),
+            ]),
+        ];
+        rewrite(&root, &lines).unwrap();
+        assert_eq!(std::fs::read(base.join(LEDGER_REL)).unwrap(), appended);
         let _ = std::fs::remove_dir_all(&base);
     }
 }

@@ -12,6 +12,7 @@ from gpuopt.errors import GpuoptError, InputError
 from gpuopt.evaluation import driver as drv
 from gpuopt.evaluation import formats, identity, jsonio
 from gpuopt.evaluation import target as targets
+from gpuopt.evaluation.env_key import create_env_key
 from gpuopt.evaluation.execution import ExecutionSpec
 from gpuopt.evaluation.executor import SMOKE_SAMPLES
 from gpuopt.evaluation.readiness.attempt import (
@@ -167,7 +168,7 @@ def _optimization(
         ).digest
     observed = identity.observe(sorted(req.gpus), req.required_tools)
     attempt.write_json("observed.json", observed)
-    key = drv.create_env_key(store)
+    key = create_env_key(store)
     driver: NormalizedDriver = drv.normalize(req.driver, cwd=cwd, environ=os.environ, key=key)
     gpus = sorted(req.gpus)
     idle = idle_check(gpus, contamination)

@@ -12,7 +12,17 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from gpuopt.models.evaluation.common import Count, Name, Record, RecordRef, ResultRef, Role, Sha256, Text
+from gpuopt.models.evaluation.common import (
+    Count,
+    Name,
+    ObjectDigest,
+    Record,
+    RecordRef,
+    ResultRef,
+    Role,
+    Sha256,
+    Text,
+)
 from gpuopt.models.evaluation.invocation import FrozenRequest, InvocationResult, RequestCore, SubmitOutcome
 from gpuopt.models.evaluation.operations import DryRun, Estimate, EvaluationRequestBase, Seed
 from gpuopt.models.profile import CaptureFacts, ProfileKind
@@ -94,7 +104,7 @@ class CaptureVariantRef(Record):
     variant: CaptureVariant
     role: Role
     kind: Literal["source", "artifact"]
-    digest: Sha256
+    digest: ObjectDigest
 
 
 class CaptureSettings(Record):
@@ -125,7 +135,7 @@ class CaptureArtifact(Record):
 
     kind: Literal["nsys-rep", "nsys-sqlite", "ncu-rep", "kineto-trace"]
     name: str
-    object: Sha256 = Field(description="The frozen object's digest (its tree manifest)")
+    object: ObjectDigest = Field(description="The frozen object's digest (its tree manifest)")
     sha256: Sha256 = Field(description="The file's own sha256 (its blob)")
     size_bytes: Count
 
@@ -175,7 +185,7 @@ class CaptureRecord(Record):
     case_id: Name
     variant: CaptureVariant
     role: Role
-    digest: Sha256
+    digest: ObjectDigest
     status: CaptureStatus
     reason: str | None = Field(description="Why a capture was voided or failed (e.g. correctness_failed)")
     message: Text | None

@@ -20,6 +20,19 @@ Name = Annotated[str, StringConstraints(pattern=r"^[A-Za-z][A-Za-z0-9_.:-]{0,127
 Text = Annotated[str, StringConstraints(max_length=4096)]
 Unit = Annotated[str, StringConstraints(min_length=1, max_length=32)]
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+
+
+class ObjectReference:
+    """Marks a digest that names a frozen tree of the root's object store (``objects/trees/<digest>.json``):
+    ``gpuopt store verify`` finds every field so marked in a record and checks the tree is there."""
+
+    def __repr__(self) -> str:
+        return "ObjectReference()"
+
+
+OBJECT_REFERENCE = ObjectReference()
+ObjectDigest = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$"), OBJECT_REFERENCE]
+"""The digest of a tree in this root's object store (a variant, a test set, a call's output bundle...)."""
 Finite = Annotated[float, Field(allow_inf_nan=False)]
 NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]

@@ -11,6 +11,7 @@ from gpuopt.models.evaluation.common import (
     Finite,
     InvocationId,
     Name,
+    ObjectDigest,
     Operation,
     Record,
     Role,
@@ -154,14 +155,14 @@ class CaseRef(Record):
 
 
 class PathedDigest(Record):
-    digest: Sha256
+    digest: ObjectDigest
     path: str
 
 
 class Subject(Record):
     role: Role
     kind: VariantKind
-    digest: Sha256
+    digest: ObjectDigest
     path: str
 
 

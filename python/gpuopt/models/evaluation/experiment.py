@@ -10,6 +10,7 @@ from pydantic import Field, StringConstraints
 from gpuopt.models.evaluation.common import (
     Finite,
     Name,
+    ObjectDigest,
     Record,
     RecordRef,
     ResultRef,
@@ -199,7 +200,7 @@ class ReferenceAtCreation(Record):
 
 class SourceBase(Record):
     of: Literal["original", "champion"]
-    digest: Sha256
+    digest: ObjectDigest
 
 
 class Experiment(Record):

@@ -13,6 +13,7 @@ from gpuopt.models.evaluation.common import (
     InvocationId,
     Name,
     NonNegative,
+    ObjectDigest,
     Operation,
     Record,
     RecordRef,
@@ -72,7 +73,7 @@ class EvidenceStep(Record):
 
 class FrozenVariant(Record):
     kind: Literal["source", "artifact"]
-    digest: Sha256
+    digest: ObjectDigest
 
 
 class RequestCore(Record):
@@ -139,7 +140,7 @@ class CallReceipt(Record):
     window: CallWindow
     stdout: StreamReceipt
     stderr: StreamReceipt
-    bundle: Sha256 | None
+    bundle: ObjectDigest | None
     leftover_processes: Count
     cleanup: CleanupReceipt
     identity_equal: bool | None
@@ -299,6 +300,9 @@ class Event(Record):
     """One line of ``events.jsonl``."""
 
     seq: Annotated[int, Field(ge=1)]
+    prev_sha256: Sha256 | None = Field(
+        default=None, description="SHA-256 of the previous line's bytes (absent on the first line)"
+    )
     at_epoch: Epoch
     at_mono_ns: Count
     event: EventName

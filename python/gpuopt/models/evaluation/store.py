@@ -61,6 +61,9 @@ class LedgerLine(Record):
     """One line of ``ledger/records.jsonl``."""
 
     seq: Annotated[int, Field(ge=1)]
+    prev_sha256: Sha256 | None = Field(
+        default=None, description="SHA-256 of the previous line's bytes (absent on the first line)"
+    )
     at_epoch: float
     kind: LedgerKind
     id: str
@@ -69,36 +72,81 @@ class LedgerLine(Record):
     keys: dict[str, str | int | float | bool | None]
 
 
-class ObjectsCheck(Record):
-    blobs: Count
-    manifests: Count
-    blobs_corrupt: list[str]
-    manifests_corrupt: list[str]
-    blobs_missing: list[str]
-    blobs_unreferenced: list[str]
-    temp_files: list[str]
-    removed: list[str]
+DefectCode = Literal[
+    "ledger_missing",
+    "ledger_line_invalid",
+    "ledger_line_duplicated",
+    "ledger_seq_invalid",
+    "ledger_chain_broken",
+    "ledger_mismatch",
+    "record_missing",
+    "record_changed",
+    "record_invalid",
+    "record_unlisted",
+    "table_missing",
+    "table_changed",
+    "object_missing",
+    "manifest_corrupt",
+    "blob_missing",
+    "blob_size_mismatch",
+    "blob_corrupt",
+    "events_missing",
+    "event_line_invalid",
+    "event_line_duplicated",
+    "event_seq_invalid",
+    "event_chain_broken",
+    "event_result_mismatch",
+    "env_key_missing",
+    "env_key_invalid",
+    "env_key_mismatch",
+]
 
 
-class RecordCheck(Record):
-    kind: LedgerKind
-    id: str
+class Defect(Record):
+    """One thing in the root that does not verify."""
+
+    code: DefectCode = Field(description="What is wrong (stable; see references/evaluation-runtime.md)")
+    path: str = Field(description="The file below the root that is wrong or absent")
+    expected: str = Field(description="What verify expected there")
+    observed: str | None = Field(default=None, description="What it found instead (null: nothing)")
+    record: str | None = Field(
+        default=None, description="The ledgered record that references the path, when it is not the record"
+    )
+
+
+class RepairAction(Record):
     path: str
-    status: Literal["ok", "changed", "missing", "unlisted", "invalid", "ledger_mismatch"]
-    detail: str | None = None
+    reason: Literal["temp_file", "unreferenced_blob"]
+
+
+class StoreRepair(Record):
+    """What ``--repair`` removed, or with ``--dry-run`` would remove (nothing a record references)."""
+
+    dry_run: bool
+    removed: list[RepairAction] = Field(description="Removed; with --dry-run, what a repair would remove")
+    kept_unreferenced_blobs: list[str] = Field(
+        description="Unreferenced blobs left in place because the store has defects: the missing or damaged "
+        "evidence may be what references them"
+    )
 
 
 class StoreVerification(Record):
-    """``gpuopt store verify``: objects, records against the ledger, temp leftovers."""
+    """``gpuopt store verify``: the ledger, every ledgered record and what it references (trees, blobs,
+    events, the environment key), and what a repair removes."""
 
     root: str
     deep: bool
-    repaired: bool
     ok: bool
-    objects: ObjectsCheck
-    records: list[RecordCheck]
+    defects: list[Defect]
     ledger_lines: Count
     ledger_torn_tail: bool
+    records: Count = Field(description="Ledgered records checked")
+    manifests: Count
+    blobs: Count
+    events_files: Count = Field(description="Invocation event logs checked")
+    blobs_unreferenced: list[str]
+    temp_files: list[str]
+    repair: StoreRepair | None = Field(description="null without --repair")
 
 
 class StoreReindex(Record):

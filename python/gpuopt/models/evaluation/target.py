@@ -13,6 +13,7 @@ from gpuopt.models.evaluation.common import (
     Finite,
     Name,
     NonNegative,
+    ObjectDigest,
     Positive,
     Record,
     RecordRef,
@@ -39,7 +40,7 @@ DEFAULT_EXCLUDE = [".git/**", "**/__pycache__/**"]
 class Variant(Record):
     role: Literal["original", "reference", "candidate"]
     kind: VariantKind
-    digest: Sha256
+    digest: ObjectDigest
 
 
 class SourceRules(Record):
@@ -54,7 +55,7 @@ class Lineage(Record):
 
 
 class TestSet(Record):
-    digest: Sha256
+    digest: ObjectDigest
     case_ids: Annotated[list[Name], Field(min_length=1)]
     case_weights: dict[Name, Positive] | None
 
@@ -67,7 +68,7 @@ class AccuracyRule(Record):
 
 
 class Accuracy(Record):
-    reference: Sha256 | None
+    reference: ObjectDigest | None
     rules: Annotated[list[AccuracyRule], Field(min_length=1)]
 
 
@@ -222,7 +223,7 @@ class Readiness(Record):
     idle_check: IdleCheck
     smoke_request: DriverRequest
     smoke_receipt: CallReceipt
-    bundle_digest: Sha256 | None
+    bundle_digest: ObjectDigest | None
     correctness: list[CorrectnessReceipt]
 
 
@@ -253,7 +254,7 @@ class Material(Record):
     tool: Annotated[str, Field(min_length=1, max_length=128)]
     tool_version: Annotated[str, Field(min_length=1, max_length=256)]
     format: Annotated[str, Field(min_length=1, max_length=128)]
-    digest: Sha256
+    digest: ObjectDigest
 
 
 class DiagnosticRuntime(Record):
