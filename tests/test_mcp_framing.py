@@ -4,6 +4,7 @@ withholding input text from errors (no server process here; test_mcp_protocol.py
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,8 @@ from hypothesis import strategies as st
 
 pytest.importorskip("mcp")
 
+from gpuopt.agent_tools import argv, tools
+from gpuopt.cli import cli
 from gpuopt.mcp_server import framing
 from gpuopt.mcp_server.jsonrpc import Refusal, classify, recover_id
 from gpuopt.mcp_server.withhold import PLACEHOLDER, withhold
@@ -104,9 +107,13 @@ def test_withheld_text_is_what_occurs_in_the_file(tmp_path: Path) -> None:
 
 def test_files_are_only_read_when_regular(tmp_path: Path) -> None:
     fifo = tmp_path / "fifo"
-    import os
-
     os.mkfifo(fifo)
     errors = [{"code": "c", "message": 'found "abc"', "path": str(fifo)}]
     assert withhold(errors, [str(tmp_path), "/nonexistent", "a\0b"]) == errors  # no FIFO opened, no hang
     assert json.dumps(errors)
+
+
+def test_an_integral_number_is_an_integer_word() -> None:
+    (kernels,) = [t for t in tools(cli) if t.name == "nsys_kernels"]
+    words = argv(kernels, {"files": ["a.sqlite"], "limit": 3.0, "short_names": True})
+    assert words == ["nsys", "kernels", "--short-names", "--limit", "3", "--json", "--", "a.sqlite"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import threading
 
 from gpuopt.mcp_server.server import build_server
 from gpuopt.mcp_server.stdio import stdio_channel
@@ -26,7 +27,13 @@ class _OneLine(logging.Formatter):
         return super().format(record).replace("\n", " ")
 
 
+def _one_line(what: str, exc: BaseException | None) -> None:
+    print(f"gpuopt mcp: {what}: {type(exc).__name__}: {exc}", file=sys.stderr)
+
+
 def _quiet_logs() -> None:
+    """stderr is the client's log: the SDK's and asyncio's records, an exception in a thread or one
+    ignored at shutdown are each one line there, never a traceback."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_OneLine("gpuopt mcp: %(name)s: %(message)s"))
     for name in ("mcp", "asyncio"):
@@ -34,6 +41,8 @@ def _quiet_logs() -> None:
         log.handlers = [handler]
         log.setLevel(logging.WARNING)
         log.propagate = False
+    sys.unraisablehook = lambda u: _one_line("ignored", u.exc_value)
+    threading.excepthook = lambda t: _one_line(f"thread {t.thread.name if t.thread else '?'}", t.exc_value)
 
 
 async def serve_stdio() -> None:

@@ -21,8 +21,9 @@ import contextlib
 import os
 import queue
 import signal
+import sys
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import anyio
@@ -82,9 +83,10 @@ def _judge(line: bytes | Oversized) -> Any:
 class _Writer:
     """The stdout thread: whole lines written in order; at most ``_PENDING_WRITES`` waiting."""
 
-    def __init__(self, fd: int, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, fd: int, loop: asyncio.AbstractEventLoop, on_broken: Callable[[], None]) -> None:
         self.fd = fd
         self.loop = loop
+        self.on_broken = on_broken
         self.room = asyncio.Semaphore(_PENDING_WRITES)
         self.lines: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
         self.broken = asyncio.Event()
@@ -103,7 +105,11 @@ class _Writer:
             with anyio.move_on_after(FLUSH_S):
                 await self.flushed.wait()
 
-    def _tell(self, callback: Any) -> bool:
+    def _broke(self) -> None:
+        self.broken.set()
+        self.on_broken()
+
+    def _tell(self, callback: Callable[[], None]) -> bool:
         try:
             self.loop.call_soon_threadsafe(callback)
         except RuntimeError:  # the loop is closed
@@ -117,7 +123,7 @@ class _Writer:
                 while view:
                     view = view[os.write(self.fd, view) :]
             except OSError:  # EPIPE and the like: nobody reads any more
-                self._tell(self.broken.set)
+                self._tell(self._broke)
                 return
             if not self._tell(self.room.release):
                 return
@@ -147,9 +153,17 @@ class _Wires:
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
         os.close(null)
-        os.dup2(2, 1)
+        try:
+            os.dup2(2, 1)
+        except OSError:  # no stderr either
+            sink = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(sink, 1)
+            os.close(sink)
 
     def restore(self) -> None:
+        # What a stray print left in sys.stdout's buffer belongs to stderr, not to the channel.
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
         # The private copies stay open: a daemon thread may still be blocked on one of them.
         with contextlib.suppress(OSError):
             os.dup2(self.read_fd, 0)
@@ -163,14 +177,14 @@ async def stdio_channel() -> AsyncIterator[
     """The (read, write) streams that ``Server.run`` takes, served over this process's stdin and stdout."""
     loop = asyncio.get_running_loop()
     wires = _Wires()
-    reader, writer = _Reader(wires.read_fd, loop), _Writer(wires.write_fd, loop)
+    reading = anyio.CancelScope()
+    reader, writer = _Reader(wires.read_fd, loop), _Writer(wires.write_fd, loop, reading.cancel)
     to_sdk, from_client = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     to_client, from_sdk = anyio.create_memory_object_stream[SessionMessage](0)
     refusals = to_client.clone()
-    reading = anyio.CancelScope()
 
     async def read() -> None:
-        with reading:
+        with reading, contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
             async with to_sdk, refusals:
                 while (item := await reader.inbox.get()) is not _END:
                     if isinstance(item, Refusal):
@@ -184,8 +198,6 @@ async def stdio_channel() -> AsyncIterator[
                 line = _encode(message)
                 if line is not None:
                     await writer.write(line)
-                if writer.broken.is_set():
-                    reading.cancel()
 
     signals = _on_signals(loop, reading.cancel)
     try:
@@ -206,7 +218,7 @@ async def stdio_channel() -> AsyncIterator[
         wires.restore()
 
 
-def _on_signals(loop: asyncio.AbstractEventLoop, stop: Any) -> list[signal.Signals]:
+def _on_signals(loop: asyncio.AbstractEventLoop, stop: Callable[[], None]) -> list[signal.Signals]:
     """SIGINT and SIGTERM end the session like end of input (where the loop can watch signals)."""
     handled = []
     for sig in (signal.SIGINT, signal.SIGTERM):
