@@ -1,7 +1,8 @@
 """A raw MCP client for the tests: ``gpuopt mcp`` as a child process, bytes in, JSON lines out.
 
-Every wait has a guard (``STEP_S``), so a server that hangs fails the test instead of stalling it; the
-first reply also waits for the server to start (imports), which a loaded machine makes slower.
+Every wait has a guard (``STEP_S``, 5 s without a message), so a server that hangs fails the test instead
+of stalling it; tool calls ask for progress, whose notifications (one a second) show a long call alive.
+Only the first reply also waits for the server to start (imports), which a loaded machine makes slower.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import IO, Any
 
 STEP_S = 5.0
 START_S = 30.0
+CALL_S = 120.0
 PROTOCOL = "2025-06-18"
 
 
@@ -82,11 +84,14 @@ class Wire:
         return message
 
     def reply(self, request_id: int | str | None, timeout_s: float = STEP_S) -> dict[str, Any]:
-        """The reply to ``request_id``, skipping notifications; any other reply is a failure."""
-        deadline = time.monotonic() + timeout_s
+        """The reply to ``request_id``, skipping notifications; any other reply is a failure. Each message
+        must come within ``timeout_s``: a long call stays alive by its progress notifications (one a
+        second), a silent server fails; ``CALL_S`` bounds the whole wait."""
+        deadline = time.monotonic() + CALL_S
         while True:
-            message = self.next(max(0.01, deadline - time.monotonic()))
+            message = self.next(timeout_s)
             if "method" in message:
+                assert time.monotonic() < deadline, f"no reply to {request_id!r} within {CALL_S} s"
                 continue
             assert message.get("id") == request_id, message
             return message
@@ -111,8 +116,8 @@ class Wire:
         self.request(request_id, "tools/call", params)
 
     def tool_result(self, request_id: int, tool: str, arguments: Any) -> dict[str, Any]:
-        self.call(request_id, tool, arguments)
-        result: dict[str, Any] = self.reply(request_id, 60.0)["result"]
+        self.call(request_id, tool, arguments, progress=True)
+        result: dict[str, Any] = self.reply(request_id)["result"]
         return result
 
     def end(self, timeout_s: float = STEP_S) -> Ended:

@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
@@ -44,12 +45,14 @@ def _call_that_hangs(request: Path) -> dict[str, Any]:
     }
 
 
-def _driver_running(tmp_path: Path) -> None:
+def _driver_running(tmp_path: Path, next_message: Callable[[], object]) -> None:
+    """Waits for the driver, reading the call's progress (one a second) so that a silent server fails
+    within ``STEP_S``."""
     marker = str(tmp_path / "w" / "behavior")
     deadline = time.monotonic() + DRIVER_START_S
-    while not procs.running(marker) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert procs.running(marker), "the driver never started"
+    while not procs.running(marker):
+        assert time.monotonic() < deadline, "the driver never started"
+        next_message()
 
 
 def _nothing_left(tmp_path: Path) -> None:
@@ -61,7 +64,7 @@ def started(tmp_path: Path) -> Any:
     wire = Wire()
     wire.initialize()
     wire.send(json.dumps(_call_that_hangs(_hanging_request(tmp_path))).encode())
-    _driver_running(tmp_path)
+    _driver_running(tmp_path, wire.next)
     yield wire
     wire.close()
 
@@ -113,7 +116,8 @@ def test_a_broken_pipe_mid_call_exits_0_and_stops_the_call(tmp_path: Path) -> No
     assert json.loads(_line(proc.stdout, START_S))["id"] == 0
     proc.stdin.write(json.dumps(_call_that_hangs(_hanging_request(tmp_path))).encode() + b"\n")
     proc.stdin.flush()
-    _driver_running(tmp_path)
+    out = proc.stdout
+    _driver_running(tmp_path, lambda: _line(out, STEP_S))
     proc.stdout.close()  # the client stops reading; the next progress notification hits a broken pipe
     try:
         returncode = proc.wait(timeout=STEP_S)

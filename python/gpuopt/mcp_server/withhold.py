@@ -5,9 +5,9 @@ what they found (a first line, the first bytes, a header's names, a cell). Over 
 agent that may not be allowed to read the file, so an error must not become a way to read it. Before an
 error envelope goes out, every quoted span of its ``message``, ``expected`` and ``observed``, each
 ``": "``-separated part of them and the whole ``observed`` are looked for in the call's input files (its
-file arguments and the error's ``path``), also as escaped text (``\\n``, ``\\xNN``, ``\\u{..}``) and hex bytes
-decode; whatever occurs there is replaced by ``<input text withheld>``. The first ``SEARCH_CAP_BYTES`` of
-each file are searched. ``code``, ``path`` and positions (line, byte, counts) stay.
+file arguments and the error's ``path``), also unescaped (``\\n``, ``\\xNN``, ``\\u{..}``) and, for a list of
+hex bytes, as those bytes; whatever occurs there becomes ``<input text withheld>``. The first
+``SEARCH_CAP_BYTES`` of each file are searched. ``code``, ``path`` and positions (line, byte, counts) stay.
 """
 
 from __future__ import annotations
