@@ -109,6 +109,13 @@ def input_schema(cmd: click.Command) -> dict[str, Any]:
     return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
 
 
+def _word(param: click.Parameter, value: Any) -> str:
+    """One value as a CLI word; JSON Schema counts 3.0 as an integer, click does not."""
+    if isinstance(value, float) and value.is_integer() and _type_schema(param)["type"] == "integer":
+        return str(int(value))
+    return str(value)
+
+
 def argv(tool: Tool, arguments: dict[str, Any]) -> list[str]:
     """The CLI words that run ``tool`` with ``arguments`` (validated against its schema) and ``--json``."""
     options: list[str] = []
@@ -119,7 +126,7 @@ def argv(tool: Tool, arguments: dict[str, Any]) -> list[str]:
         value = arguments[p.name]
         values = value if isinstance(value, list) else [value]
         if isinstance(p, click.Argument):
-            positionals += [str(v) for v in values]
+            positionals += [_word(p, v) for v in values]
         elif _is_bool_flag(p):
             if value:
                 options.append(p.opts[0])
@@ -127,6 +134,6 @@ def argv(tool: Tool, arguments: dict[str, Any]) -> list[str]:
                 options.append(p.secondary_opts[0])
         else:
             for v in values:
-                options += [p.opts[0], str(v)]
+                options += [p.opts[0], _word(p, v)]
     words = [*tool.path, *options, "--json"]
     return [*words, "--", *positionals] if positionals else words

@@ -71,4 +71,8 @@ def mcp() -> None:
         )
         click.echo(f"error[{error.code}]: {error.message}\n  expected: {error.expected}", err=True)
         sys.exit(error.exit_code)
-    asyncio.run(serve_stdio())
+    try:
+        asyncio.run(serve_stdio())
+    except Exception as exc:  # stderr is the client's log: one line, never a traceback
+        click.echo(f"error[internal_error]: gpuopt mcp stopped: {type(exc).__name__}: {exc}", err=True)
+        sys.exit(1)
