@@ -29,7 +29,16 @@ from gpuopt.errors import AbsentError, GpuoptError, InputError, ToolAbsentError
 if TYPE_CHECKING:
     import polars as pl
 
-__all__ = ["DASK_TIMEOUT_S", "FileResult", "combine", "expand", "is_pattern", "map_files", "read_one"]
+__all__ = [
+    "DASK_TIMEOUT_S",
+    "FileResult",
+    "combine",
+    "expand",
+    "is_pattern",
+    "map_files",
+    "read_one",
+    "shown_name",
+]
 
 _GLOB_CHARS = frozenset("*?[")
 
@@ -206,17 +215,24 @@ def _unreachable(scheduler: str, timeout_s: float, why: str) -> AbsentError:
     )
 
 
+def shown_name(text: str) -> str:
+    """A file name (or a message naming one) as a table holds it: text is UTF-8, so each byte of a name
+    that is not UTF-8 (a lone surrogate in Python) is written ``\\xNN``, as the JSON envelope writes it."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def combine(results: Sequence[FileResult]) -> pl.DataFrame:
     """One table: ``file``, ``error_code``, ``error`` (null for files read), then every file's columns
-    (a column some files lack is null in their rows); a failed file is one row of nulls and its error."""
+    (a column some files lack is null in their rows); a failed file is one row of nulls and its error. A
+    file name that is not UTF-8 is keyed by :func:`shown_name`."""
     import polars as pl
 
     frames: list[pl.DataFrame] = []
     for r in results:
         head = {
-            "file": pl.lit(r.file, dtype=pl.String),
+            "file": pl.lit(shown_name(r.file), dtype=pl.String),
             "error_code": pl.lit(r.error["code"] if r.error else None, dtype=pl.String),
-            "error": pl.lit(r.error["message"] if r.error else None, dtype=pl.String),
+            "error": pl.lit(shown_name(r.error["message"]) if r.error else None, dtype=pl.String),
         }
         if r.frame is not None:
             frames.append(r.frame.select(*(v.alias(k) for k, v in head.items()), pl.all()))

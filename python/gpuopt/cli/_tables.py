@@ -141,14 +141,22 @@ def write_table(frame: pl.DataFrame, out: Path) -> None:
             expected="an existing folder",
             observed=str(out.parent),
         )
-    if suffix == ".parquet":
-        frame.write_parquet(out)
-    elif suffix == ".csv":
-        frame.write_csv(out)
-    elif suffix == ".json":
-        frame.write_json(out)
-    else:
-        frame.write_ndjson(out)
+    try:
+        if suffix == ".parquet":
+            frame.write_parquet(out)
+        elif suffix == ".csv":
+            frame.write_csv(out)
+        elif suffix == ".json":
+            frame.write_json(out)
+        else:
+            frame.write_ndjson(out)
+    except OSError as exc:  # a folder the OS refuses (/proc, read-only, full): the user's input, not a defect
+        raise InputError(
+            "output_unwritable",
+            f"cannot write {out}: {exc.strerror or exc}",
+            path=str(out),
+            expected="a writable file path",
+        ) from None
 
 
 def render_frame(frame: pl.DataFrame, limit: int, *, totals: bool = True) -> str:
