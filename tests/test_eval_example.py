@@ -371,3 +371,11 @@ def test_view_outputs_the_os_refuses_are_bad_input(example: dict[str, Any], args
     run = gpuopt(*[a.format(root=example["root"]) for a in args], "--json")
     assert run.code == 2, (run.stdout, run.stderr)
     assert run.json()["errors"][0]["code"] == "output_unwritable"
+
+
+def test_the_drivers_captured_output_is_private(example: dict[str, Any]) -> None:
+    # Issue 28: a driver's stdout/stderr (and what its supervisor printed) may quote its environment.
+    logs = sorted(example["root"].glob("invocations/*/calls/*/std*.log"))
+    logs += sorted(example["root"].glob("invocations/*/supervisor.log"))
+    assert len(logs) > 10
+    assert {p.stat().st_mode & 0o777 for p in logs} == {0o600}
