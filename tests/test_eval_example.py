@@ -407,3 +407,26 @@ def test_html_report_of_the_root_renders_its_effects(example: dict[str, Any], tm
     assert gpuopt("report", str(example["root"]), inv, "--html", str(one)).code == 0
     seen = browser.render(one)
     assert seen.status == "ok" and set(seen.plots) == {"effects", "cases"}, (seen.status, seen.plots)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["report", "{root}", "--out", "/proc/gpuopt-report.md"],
+        ["report", "{root}", "--format", "json", "--out", "/proc/gpuopt-report.json"],
+        ["handoff", "{root}", "--out", "/proc/gpuopt-handoff.md"],
+        ["ls", "{root}", "--out", "/proc/gpuopt-ls.json"],
+    ],
+)
+def test_view_outputs_the_os_refuses_are_bad_input(example: dict[str, Any], args: list[str]) -> None:
+    run = gpuopt(*[a.format(root=example["root"]) for a in args], "--json")
+    assert run.code == 2, (run.stdout, run.stderr)
+    assert run.json()["errors"][0]["code"] == "output_unwritable"
+
+
+def test_the_drivers_captured_output_is_private(example: dict[str, Any]) -> None:
+    # Issue 28: a driver's stdout/stderr (and what its supervisor printed) may quote its environment.
+    logs = sorted(example["root"].glob("invocations/*/calls/*/std*.log"))
+    logs += sorted(example["root"].glob("invocations/*/supervisor.log"))
+    assert len(logs) > 10
+    assert {p.stat().st_mode & 0o777 for p in logs} == {0o600}

@@ -313,9 +313,20 @@ def test_env_record_marks_inherited_values_safe_to_record(layout: dict[str, Path
 
 @pytest.mark.parametrize(
     ("name", "value"),
-    [("GITHUB_PAT", "ghp_x"), ("HF_TOKEN", "hf_x"), ("DATABASE_URL", "postgres://app:pw@db/prod")],
+    [
+        ("GITHUB_PAT", "ghp_x"),
+        ("HF_TOKEN", "hf_x"),
+        ("DATABASE_URL", "postgres://app:pw@db/prod"),
+        ("MYSQL_PWD", "hunter2"),
+        ("DB_PASS", "hunter2"),
+        ("SLACK_WEBHOOK_URL", "https://hooks.slack.com/services/T0/B0/XXXX"),
+        ("STORAGE", "DefaultEndpointsProtocol=https;AccountName=a;AccountKey=abc123=="),
+        ("API_URL", "https://api.example/v1?password=hunter2"),
+        ("NOTIFY", "https://hooks.slack.com/services/T0/B0/XXXX"),
+        ("PLAIN_NAME", "ghp_" + "a1B2" * 9),
+    ],
 )
-def test_a_secret_looking_literal_is_refused(
+def test_a_secret_looking_literal_is_refused_before_anything_is_written(
     layout: dict[str, Path], tmp_path: Path, name: str, value: str
 ) -> None:
     req = workload.request(layout, tmp_path / "root")
@@ -323,8 +334,59 @@ def test_a_secret_looking_literal_is_refused(
     with pytest.raises(InputError) as err:
         _check(req)
     assert (err.value.code, err.value.path) == ("field_invalid", f"driver.env.{name}")
-    assert value not in err.value.message
+    assert value not in json.dumps(err.value.to_dict())
     assert not (tmp_path / "root").exists()
+    # Issue 28: the refused request was kept, world-readable, in the attempt's work area.
+    assert not (tmp_path / ".gpuopt-readiness").exists()
+
+
+VALUE_SECRETS = {
+    # Issue 28: env_record recorded these (a G* pattern, names without a marker, secrets inside values).
+    "GITHUB_PAT": "ghp_" + "q7Zx" * 9,
+    "GPUOPT_TEST_DB": "postgres://app:hunter7@db.internal/prod",
+    "GPUOPT_TEST_API": "https://api.example/v1?sslmode=1&password=hunter8",
+    "GPUOPT_TEST_STORE": "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=hunter9==;",
+    "GPUOPT_TEST_HOOK": "https://hooks.slack.com/services/T00/B00/hunter10",
+    "MYSQL_PWD": "hunter11",
+    "DB_PASS": "hunter12",
+}
+
+
+def test_env_record_never_records_a_secret_by_name_or_by_value(
+    layout: dict[str, Path], tmp_path: Path
+) -> None:
+    root = tmp_path / "root"
+    plain = {"GPUOPT_TEST_PLAIN": "sm_90", "GPUOPT_TEST_PATHLIKE": "/opt/cuda/lib64"}
+    os.environ.update({**VALUE_SECRETS, **plain})
+    try:
+        req = workload.request(layout, root)
+        names = ["GITHUB_PAT", "MYSQL_PWD", "DB_PASS", "GPUOPT_TEST_*"]
+        req["driver"]["env_inherit"] = ["PATH", "G*", *names]
+        req["driver"]["env_record"] = ["G*", *names]
+        _check(req)
+    finally:
+        for name in [*VALUE_SECRETS, *plain]:
+            del os.environ[name]
+    target = Target.model_validate_json((root / "target.json").read_bytes())
+    values = {v.name: v.value for v in target.driver.inherited}
+    assert {n: values[n] for n in VALUE_SECRETS} == dict.fromkeys(VALUE_SECRETS)
+    assert {n: values[n] for n in plain} == plain
+    for path in root.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            for value in VALUE_SECRETS.values():
+                assert value.encode() not in data, path
+
+
+def test_a_kept_attempt_and_the_drivers_output_are_private(layout: dict[str, Path], tmp_path: Path) -> None:
+    workload.set_behavior(layout["behavior"], {"mode": "fail_correctness"})
+    _, attempt, _ = _fails(workload.request(layout, tmp_path / "root"))
+    assert attempt.stat().st_mode & 0o777 == 0o700
+    for name in ("request.json", "observed.json", "error.json", "smoke/spec.json", "smoke/supervisor.log"):
+        assert (attempt / name).stat().st_mode & 0o777 == 0o600, name
+    logs = sorted(attempt.glob("smoke/calls/*/std*.log"))
+    assert [p.name for p in logs] == ["stderr.log", "stdout.log"]
+    assert {p.stat().st_mode & 0o777 for p in logs} == {0o600}
 
 
 def test_a_v1_target_driver_is_still_read_and_checked_with_its_unsalted_digests(

@@ -3,9 +3,15 @@ failed, threads and a Dask LocalCluster giving the same table as a sequential re
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
+import socket
 import sqlite3
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 
@@ -14,7 +20,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from conftest import gpuopt
-from gpuopt import many, nsys
+from gpuopt import errors, many, nsys
 
 
 def _kernel_total(path: Path) -> int:
@@ -104,11 +110,54 @@ def test_dask_local_cluster_gives_the_in_process_table(runs: Path, tmp_path: Pat
     ]
 
 
-def test_unreachable_dask_scheduler_is_a_typed_error(runs: Path) -> None:
+@pytest.fixture
+def silent_peer() -> Iterator[str]:
+    """A TCP port that accepts connections and never says a word (Dask's own handshake waits forever)."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    accepted: list[socket.socket] = []
+
+    def accept() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                accepted.append(server.accept()[0])
+
+    threading.Thread(target=accept, daemon=True).start()
+    yield f"tcp://127.0.0.1:{server.getsockname()[1]}"
+    server.close()
+    for conn in accepted:
+        conn.close()
+
+
+def test_bogus_dask_schedulers_are_typed_errors_within_the_timeout(runs: Path, silent_peer: str) -> None:
+    # Issue 28: a silent peer hung past 150 s, a closed port took 60 s and printed a traceback.
     pytest.importorskip("distributed")
-    run = gpuopt("nsys", "kernels", str(runs / "*.sqlite"), "--dask-scheduler", "tcp://127.0.0.1:1", "--json")
-    assert run.code == 2
-    assert json.loads(run.stdout)["errors"][0]["code"] == "dask_scheduler_unreachable"
+    cases = {
+        silent_peer: (3, "dask_scheduler_unreachable"),
+        "tcp://127.0.0.1:1": (3, "dask_scheduler_unreachable"),
+        "garbage": (2, "dask_scheduler_invalid"),
+        "http://x": (2, "dask_scheduler_invalid"),
+        "tcp://host:99999": (2, "dask_scheduler_invalid"),
+    }
+    pattern = str(runs / "*.sqlite")
+    for address, (status, code) in cases.items():
+        args = ["nsys", "kernels", pattern, "--dask-scheduler", address, "--dask-timeout", "1", "--json"]
+        # A hang guard, not a timing goal: before the fix these ran 60 s to forever.
+        command = [sys.executable, "-m", "gpuopt", *args]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+        assert done.returncode == status, (address, done.stdout, done.stderr)
+        assert json.loads(done.stdout)["errors"][0]["code"] == code
+        assert "Traceback" not in done.stderr, done.stderr
+
+
+def test_a_dask_scheduler_without_workers_is_absent(runs: Path) -> None:
+    distributed = pytest.importorskip("distributed")
+    fn = partial(nsys.table, fact="kernels")
+    cluster = distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=None)
+    with cluster, pytest.raises(errors.AbsentError) as info:
+        many.map_files(fn, [runs / "mfu_2gpu_after.sqlite"], scheduler=cluster.scheduler_address)
+    assert info.value.code == "dask_cluster_no_workers"
 
 
 def _footer(stdout: str) -> str:

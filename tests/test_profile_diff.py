@@ -233,7 +233,8 @@ def test_cli_json_envelope_and_human_output(shared: Path) -> None:
     human = gpuopt(*args)
     assert human.code == 0 and NO_UNCERTAINTY in human.stdout and "Comparability" in human.stdout
     assert (
-        "GPU time launched in a step" in human.stdout and "steps             :measure: baseline [2]" in human.stdout
+        "GPU time launched in a step" in human.stdout
+        and "steps             :measure: baseline [2]" in human.stdout
     )
 
 

@@ -95,3 +95,37 @@ def test_every_command_and_flag_in_the_skill_exists() -> None:
 )
 def test_the_check_catches_a_wrong_name(span: str) -> None:
     assert _check(span, _commands()) != []
+
+
+def test_install_twice_is_a_no_op_and_other_content_needs_force(tmp_path: Path) -> None:
+    target = tmp_path / "gpuopt"
+    assert gpuopt("skill", "install", str(target)).code == 0
+    again = gpuopt("skill", "install", str(target), "--json").json()["data"]
+    assert again["files"] == []
+    assert again["unchanged"] == [str(target / "SKILL.md"), str(target / "references" / "cli.md")]
+    (target / "SKILL.md").write_text("my own notes\n")
+    run = gpuopt("skill", "install", str(target), "--json")
+    assert run.code == 2
+    assert run.json()["errors"][0]["code"] == "skill_file_exists"
+    assert (target / "SKILL.md").read_text() == "my own notes\n"
+    forced = gpuopt("skill", "install", str(target), "--force", "--json")
+    assert forced.code == 0, forced.stderr
+    assert forced.json()["data"]["files"] == [str(target / "SKILL.md")]
+    assert (target / "SKILL.md").read_text(encoding="utf-8") == skill.text()
+
+
+@pytest.mark.parametrize("link", ["SKILL.md", "references"])
+@pytest.mark.parametrize("force", [False, True])
+def test_install_never_writes_through_a_link(tmp_path: Path, link: str, force: bool) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    victim = outside / "cli.md" if link == "references" else outside / "bashrc"
+    victim.write_text("precious\n")
+    target = tmp_path / "gpuopt"
+    target.mkdir()
+    (target / link).symlink_to(outside if link == "references" else victim)
+    run = gpuopt("skill", "install", str(target), "--json", *(["--force"] if force else []))
+    assert run.code == 2
+    assert run.json()["errors"][0]["code"] == "skill_path_is_link"
+    assert victim.read_text() == "precious\n"
+    assert sorted(p.name for p in outside.iterdir()) == [victim.name]

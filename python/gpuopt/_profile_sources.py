@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gpuopt.errors import InputError
+from gpuopt.errors import InputError, shape_of
 from gpuopt.models.profile import CaptureFacts, Dimension, ProfileKind
 
 if TYPE_CHECKING:
@@ -61,10 +61,10 @@ def detect_kind(path: Path) -> ProfileKind:
         return "torch"
     raise InputError(
         "profile_kind_unknown",
-        f"{path} is not a profile gpuopt compares",
+        f"{path} is not a profile gpuopt compares: its first bytes are no profile's header",
         path=str(path),
         expected="an nsys SQLite export or .nsys-rep, a Kineto trace (.json, .json.gz, folder), an .ncu-rep",
-        observed=repr(head[:16]),
+        observed=f"the first {shape_of(head[:16])}",
     )
 
 

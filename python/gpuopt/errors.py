@@ -7,6 +7,7 @@ gpuopt itself. Native errors arrive through :func:`from_native`, which the Rust 
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
 
 
@@ -101,3 +102,34 @@ def from_native(
     """Builds the exception for an error raised by the Rust engine (called from ``rust/src/py``)."""
     cls = _CLASS_BY_CODE.get(code) or _CLASS_BY_KIND.get(kind, InternalError)
     return cls(code, message, path=path, expected=expected, observed=observed)
+
+
+def shape_of(data: bytes | str) -> str:
+    """How an error describes input it does not print: ``"24 bytes of text"`` (the same words as the
+    native ``shape::of``). An error names the file, the position and the expected shape, never the file's
+    own bytes: a mistaken path (a credentials file, a ``.env``) must not be echoed to a terminal, a log or
+    an agent."""
+    raw = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
+    if not raw:
+        return "nothing"
+    unit = "byte" if len(raw) == 1 else "bytes"
+    return f"{len(raw)} {unit} of {_kind_of(raw)}"
+
+
+def _kind_of(head: bytes) -> str:
+    if head.startswith(b"\x1f\x8b"):
+        return "gzip data"
+    if head.startswith(b"PK\x03\x04"):
+        return "a ZIP archive"
+    if head.startswith(b"\x7fELF"):
+        return "an ELF binary"
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.end < len(head) or exc.reason != "unexpected end of data":
+            return "binary data"
+        text = head[: exc.start].decode("utf-8")
+    if any(unicodedata.category(c) == "Cc" and c not in "\t\r\n" for c in text):
+        return "binary data"
+    first = text.lstrip()[:1]
+    return {"{": "JSON-like text", "[": "JSON-like text", "<": "XML-like text"}.get(first, "text")

@@ -24,12 +24,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gpuopt.errors import GpuoptError, InputError, ToolAbsentError
+from gpuopt.errors import AbsentError, GpuoptError, InputError, ToolAbsentError
 
 if TYPE_CHECKING:
     import polars as pl
 
-__all__ = ["FileResult", "combine", "expand", "is_pattern", "map_files", "read_one"]
+__all__ = [
+    "DASK_TIMEOUT_S",
+    "FileResult",
+    "combine",
+    "expand",
+    "is_pattern",
+    "map_files",
+    "read_one",
+    "shown_name",
+]
 
 _GLOB_CHARS = frozenset("*?[")
 
@@ -78,13 +87,23 @@ def read_one(fn: TableFn, path: Path) -> FileResult:
         )
 
 
+DASK_TIMEOUT_S = 5.0
+"""How long a Dask scheduler has to answer (connect, handshake, identity) before it counts as absent."""
+
+
 def map_files(
-    fn: TableFn, paths: Sequence[Path], *, workers: int = 1, scheduler: str | None = None
+    fn: TableFn,
+    paths: Sequence[Path],
+    *,
+    workers: int = 1,
+    scheduler: str | None = None,
+    dask_timeout_s: float = DASK_TIMEOUT_S,
 ) -> list[FileResult]:
     """``fn`` over every path, in the order given: in ``workers`` threads, or on the Dask cluster at
-    ``scheduler`` (needs the ``dask`` extra; exit 3 without it)."""
+    ``scheduler`` (needs the ``dask`` extra; exit 3 without it, or when no scheduler with workers answers
+    there within ``dask_timeout_s``; a malformed address is exit 2)."""
     if scheduler is not None:
-        return _on_dask(fn, paths, scheduler)
+        return _on_dask(fn, paths, scheduler, dask_timeout_s)
     if workers <= 1 or len(paths) <= 1:
         return [read_one(fn, p) for p in paths]
     from concurrent.futures import ThreadPoolExecutor  # only when files are read on threads
@@ -93,7 +112,7 @@ def map_files(
         return list(pool.map(lambda p: read_one(fn, p), paths))
 
 
-def _on_dask(fn: TableFn, paths: Sequence[Path], scheduler: str) -> list[FileResult]:
+def _on_dask(fn: TableFn, paths: Sequence[Path], scheduler: str, timeout_s: float) -> list[FileResult]:
     try:
         import distributed
     except ImportError as exc:
@@ -102,34 +121,118 @@ def _on_dask(fn: TableFn, paths: Sequence[Path], scheduler: str) -> list[FileRes
             "--dask-scheduler needs dask.distributed",
             expected="pip install 'gpuopt[dask]'",
         ) from exc
+    _check_address(scheduler)
+    _probe(scheduler, timeout_s)
     connect: Any = distributed.Client  # untyped library: its calls are kept to these few lines
     try:
-        client: Any = connect(scheduler, set_as_default=False, timeout=30)
-    except (OSError, TimeoutError, ValueError) as exc:
-        raise InputError(
-            "dask_scheduler_unreachable",
-            f"cannot connect to the Dask scheduler at {scheduler}: {exc}",
-            expected="a running dask scheduler address, e.g. tcp://host:8786",
-        ) from exc
+        client: Any = connect(scheduler, set_as_default=False, timeout=timeout_s)
+    except Exception as exc:  # the probe answered, so this is a scheduler that went away meanwhile
+        why = f"the client could not connect ({type(exc).__name__})"
+        raise _unreachable(scheduler, timeout_s, why) from None
     try:
+        if not client.nthreads():
+            raise AbsentError(
+                "dask_cluster_no_workers",
+                f"the Dask scheduler at {scheduler} has no workers: the files would wait forever",
+                path=scheduler,
+                expected="a scheduler with at least one worker",
+                observed="0 workers",
+            )
         futures = client.map(read_one, [fn] * len(paths), list(paths), pure=False)
         results: list[FileResult] = client.gather(futures)
         return results
     finally:
-        client.close()
+        client.close(timeout=timeout_s)
+
+
+def _check_address(scheduler: str) -> None:
+    """``dask_scheduler_invalid`` (exit 2) unless ``scheduler`` is an address Dask can dial."""
+    from distributed.comm.addressing import get_address_host_port, parse_address
+    from distributed.comm.registry import backends
+
+    problem = None
+    try:
+        scheme, _ = parse_address(scheduler, strict=False)
+        if scheme not in backends:
+            problem = f"unknown scheme {scheme}://"
+        elif scheme != "inproc":
+            _, port = get_address_host_port(scheduler)
+            if not 0 < port < 65536:
+                problem = "a port outside 1..65535"
+    except (ValueError, TypeError):
+        problem = "no host:port"
+    if problem is not None:
+        raise InputError(
+            "dask_scheduler_invalid",
+            f"{scheduler!r} is not a Dask scheduler address: {problem}",
+            path="--dask-scheduler",
+            expected=f"SCHEME://HOST:PORT with SCHEME one of {', '.join(sorted(backends))}, e.g. tcp://host:8786",
+        )
+
+
+def _probe(scheduler: str, timeout_s: float) -> None:
+    """One ``identity`` round trip to the scheduler, all of it within ``timeout_s``: a peer that is closed,
+    silent or not a Dask scheduler is ``dask_scheduler_unreachable`` before ``distributed.Client`` sees it
+    (its handshake waits forever on a silent peer, and its finalizer another 2 x timeout)."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    from distributed.comm import core
+
+    connect: Any = core.connect  # untyped library, as above
+
+    async def identity() -> Any:
+        comm = await connect(scheduler, timeout=timeout_s)
+        try:
+            await comm.write({"op": "identity"})
+            return await comm.read()
+        finally:
+            comm.abort()
+
+    async def bounded() -> Any:
+        return await asyncio.wait_for(identity(), timeout_s)
+
+    # A thread of its own: asyncio.run needs a thread without a running loop (a notebook's has one).
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpuopt-dask-probe") as pool:
+        try:
+            reply = pool.submit(asyncio.run, bounded()).result()
+        except (TimeoutError, asyncio.TimeoutError):  # one class from Python 3.11 on
+            raise _unreachable(scheduler, timeout_s, "nothing answered") from None
+        except OSError as exc:
+            raise _unreachable(scheduler, timeout_s, f"cannot connect ({exc})") from None
+        except Exception:  # garbage on the wire: a length prefix that asks for exabytes, a bad frame, ...
+            reply = None
+    if not isinstance(reply, dict) or reply.get("type") != "Scheduler":
+        raise _unreachable(scheduler, timeout_s, "the peer did not answer as a Dask scheduler")
+
+
+def _unreachable(scheduler: str, timeout_s: float, why: str) -> AbsentError:
+    return AbsentError(
+        "dask_scheduler_unreachable",
+        f"no Dask scheduler at {scheduler} within {timeout_s:g} s: {why}",
+        path=scheduler,
+        expected="a running Dask scheduler (dask scheduler; tcp://host:8786); --dask-timeout to wait longer",
+    )
+
+
+def shown_name(text: str) -> str:
+    """A file name (or a message naming one) as a table holds it: text is UTF-8, so each byte of a name
+    that is not UTF-8 (a lone surrogate in Python) is written ``\\xNN``, as the JSON envelope writes it."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def combine(results: Sequence[FileResult]) -> pl.DataFrame:
     """One table: ``file``, ``error_code``, ``error`` (null for files read), then every file's columns
-    (a column some files lack is null in their rows); a failed file is one row of nulls and its error."""
+    (a column some files lack is null in their rows); a failed file is one row of nulls and its error. A
+    file name that is not UTF-8 is keyed by :func:`shown_name`."""
     import polars as pl
 
     frames: list[pl.DataFrame] = []
     for r in results:
         head = {
-            "file": pl.lit(r.file, dtype=pl.String),
+            "file": pl.lit(shown_name(r.file), dtype=pl.String),
             "error_code": pl.lit(r.error["code"] if r.error else None, dtype=pl.String),
-            "error": pl.lit(r.error["message"] if r.error else None, dtype=pl.String),
+            "error": pl.lit(shown_name(r.error["message"]) if r.error else None, dtype=pl.String),
         }
         if r.frame is not None:
             frames.append(r.frame.select(*(v.alias(k) for k, v in head.items()), pl.all()))

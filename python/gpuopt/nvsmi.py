@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from gpuopt.errors import FormatError
+from gpuopt.errors import FormatError, shape_of
 from gpuopt.models.doctor import GpuClocks, GpuIdentity, NvidiaIdentity, NvidiaSource
 
 # Values nvidia-smi prints where a fact is not available; they become null, never a number.
@@ -47,10 +47,10 @@ def _quantity(node: ET.Element, path: str, units: dict[str, float], where: str) 
     if match is None or match.group(2) not in units:
         raise FormatError(
             "unit_unknown",
-            f"nvidia-smi XML <{path}> has a value gpuopt cannot read: {raw!r}",
+            f"nvidia-smi XML <{path}> has a value gpuopt cannot read",
             path=f"{where}/{path}",
             expected=f"a number followed by one of {sorted(units)}",
-            observed=raw,
+            observed=shape_of(raw),
         )
     return float(match.group(1)) * units[match.group(2)]
 
@@ -70,10 +70,10 @@ def _flag(node: ET.Element, path: str, where: str) -> bool | None:
         return False
     raise FormatError(
         "nvidia_smi_xml_invalid",
-        f"nvidia-smi XML <{path}> is neither Enabled nor Disabled: {raw!r}",
+        f"nvidia-smi XML <{path}> is neither Enabled nor Disabled",
         path=f"{where}/{path}",
         expected="Enabled or Disabled",
-        observed=raw,
+        observed=shape_of(raw),
     )
 
 

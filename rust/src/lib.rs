@@ -16,6 +16,7 @@ pub mod profile;
 pub mod ranks;
 pub mod runtime;
 pub mod sass;
+pub mod shape;
 pub mod stats;
 pub mod store;
 pub mod table;

@@ -7,15 +7,19 @@ with its typed error, and the command exits 2 only when every file failed.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from gpuopt.cli._output import Outcome
+from gpuopt.cli._params import FiniteFloatRange
 from gpuopt.cli._tables import render_frame, table_data, write_table
 from gpuopt.errors import InputError
+from gpuopt.many import DASK_TIMEOUT_S
 
 if TYPE_CHECKING:
     import polars as pl
@@ -23,6 +27,8 @@ if TYPE_CHECKING:
 F = TypeVar("F", bound=Callable[..., Any])
 
 MANY_SCHEMA = "gpuopt.many.table/v1"
+
+_DASK_TIMEOUT: ContextVar[float] = ContextVar("gpuopt_dask_timeout", default=DASK_TIMEOUT_S)
 
 #: The sentence every many-file command's help carries.
 MANY_HELP = (
@@ -38,7 +44,27 @@ def files_argument(fn: F) -> F:
     )(fn)
 
 
-def many_options(fn: F) -> F:
+def many_options(command: F) -> F:
+    """Adds ``--workers``, ``--dask-scheduler`` and ``--dask-timeout``; the timeout reaches
+    :func:`many_outcome` through a context variable, so command bodies do not change."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, dask_timeout: float, **kwargs: Any) -> Any:
+        token = _DASK_TIMEOUT.set(dask_timeout)
+        try:
+            return command(*args, **kwargs)
+        finally:
+            _DASK_TIMEOUT.reset(token)
+
+    fn: F = wrapper  # type: ignore[assignment]
+    fn = click.option(
+        "--dask-timeout",
+        type=FiniteFloatRange(min=0, min_open=True),
+        default=DASK_TIMEOUT_S,
+        show_default=True,
+        metavar="SECONDS",
+        help="With --dask-scheduler: how long the scheduler has to answer before the command exits 3.",
+    )(fn)
     fn = click.option(
         "--dask-scheduler",
         metavar="ADDRESS",
@@ -76,7 +102,9 @@ def many_outcome(
     from gpuopt.provenance import file_identity
 
     paths = many.expand(files)
-    results = many.map_files(fn, paths, workers=workers, scheduler=dask_scheduler)
+    results = many.map_files(
+        fn, paths, workers=workers, scheduler=dask_scheduler, dask_timeout_s=_DASK_TIMEOUT.get()
+    )
     frame = many.combine(results)
     if out is not None:
         write_table(frame, out)

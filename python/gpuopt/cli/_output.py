@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from gpuopt.cli._progress import working
-from gpuopt.errors import GpuoptError, InternalError
+from gpuopt.errors import GpuoptError, InputError, InternalError
 
 if TYPE_CHECKING:  # pydantic is imported when a command runs, never for --help
     from pydantic import BaseModel
@@ -102,6 +102,40 @@ def _printable(value: Any) -> Any:
     return value
 
 
+def _check_text_arguments(kwargs: dict[str, Any]) -> None:
+    """``argument_not_utf8`` (exit 2) for a text option or argument holding bytes that are not UTF-8 (the
+    shell passes them through as lone surrogates): names, ids and patterns are UTF-8 text. Paths are
+    ``Path`` objects and may hold any bytes (they are shown with ``\\xNN``)."""
+    for name, value in kwargs.items():
+        values = value if isinstance(value, (list, tuple)) else [value]
+        for item in values:
+            if isinstance(item, str) and not _is_utf8(item):
+                shown = _parameter_name(name)
+                raise InputError(
+                    "argument_not_utf8",
+                    f"{shown} is not UTF-8 text",
+                    path=shown,
+                    expected="UTF-8 text",
+                    observed=_printable(item),
+                )
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _parameter_name(name: str) -> str:
+    ctx = click.get_current_context(silent=True)
+    for param in ctx.command.params if ctx is not None else []:
+        if param.name == name:
+            return param.opts[0] if isinstance(param, click.Option) else (param.human_readable_name)
+    return name
+
+
 def _fail(schema: str, as_json: bool, error: GpuoptError) -> None:
     if as_json:
         from gpuopt.models.envelope import ErrorItem
@@ -143,6 +177,7 @@ def command(schema: str) -> Callable[[F], F]:
             try:
                 from gpuopt import _identity
 
+                _check_text_arguments(kwargs)
                 with _identity.scope():
                     _touch_inputs([*args, *kwargs.values()])
                     with working(as_json):

@@ -34,15 +34,31 @@ def skill_show() -> Outcome:
 
 @skill.command("install")
 @click.argument("directory", type=click.Path(path_type=Path, file_okay=False))
+@click.option("--force", is_flag=True, help="Overwrite files with other content (never a symbolic link).")
 @command("gpuopt.skill.install/v1")
-def skill_install(directory: Path) -> Outcome:
-    """Write SKILL.md and references/cli.md into DIRECTORY (e.g. .claude/skills/gpuopt)."""
+def skill_install(directory: Path, force: bool) -> Outcome:
+    """Write SKILL.md and references/cli.md into DIRECTORY (e.g. .claude/skills/gpuopt).
+
+    A file that already holds the same content is left alone; one with other content is refused
+    (skill_file_exists) unless --force; nothing is written through a symbolic link below DIRECTORY
+    (skill_path_is_link).
+
+    \b
+    Examples:
+      gpuopt skill install .claude/skills/gpuopt
+      gpuopt skill install .claude/skills/gpuopt --force     # replace an older skill
+    """
     from gpuopt import skill as lib
     from gpuopt.models.agent import SkillInstalled
 
-    written = lib.install(directory)
-    data = SkillInstalled(directory=str(directory), files=[str(p) for p in written])
-    return Outcome(data=data, render=lambda: "\n".join(f"wrote {p}" for p in data.files))
+    done = lib.install(directory, force=force)
+    data = SkillInstalled(
+        directory=str(directory),
+        files=[str(p) for p in done.written],
+        unchanged=[str(p) for p in done.unchanged],
+    )
+    lines = [f"wrote {p}" for p in data.files] + [f"unchanged {p}" for p in data.unchanged]
+    return Outcome(data=data, render=lambda: "\n".join(lines))
 
 
 @click.command("mcp")

@@ -20,7 +20,7 @@ def _detach(log_path: Path) -> None:
     """Second fork: the submitter reaps the first process, this one is re-parented and owns nothing."""
     if os.fork() > 0:
         os._exit(0)
-    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
+    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.dup2(fd, 1)

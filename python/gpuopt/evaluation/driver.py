@@ -9,14 +9,13 @@ back a result it validates strictly. Correctness is computed here from the froze
 from __future__ import annotations
 
 import os
-import re
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from gpuopt.errors import InputError
-from gpuopt.evaluation import formats, jsonio
+from gpuopt.evaluation import formats, jsonio, redaction
 from gpuopt.evaluation.env_key import env_digest, env_key
 from gpuopt.evaluation.store import Store, hash_tree
 from gpuopt.models.evaluation.driver import (
@@ -33,23 +32,8 @@ from gpuopt.models.evaluation.driver import (
 from gpuopt.models.evaluation.store import ScanLimits
 from gpuopt.provenance import file_sha256
 
-SECRET_MARKERS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "KEY", "CREDENTIAL")
-SECRET_WORDS = ("PAT", "COOKIE", "SESSION", "AUTH", "PRIVATE", "PASSPHRASE", "DSN")
 NEVER_INHERITED = ("CUDA_VISIBLE_DEVICES",)
 INPUT_LIMITS = ScanLimits()
-_URL_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*:[^/@\s]+@")
-
-
-def is_secret(name: str) -> bool:
-    """Names containing ``TOKEN``, ``SECRET``, ``PASSWORD``, ``KEY``, ``CREDENTIAL`` or with a word such as
-    ``PAT``, ``COOKIE``, ``SESSION``, ``AUTH`` (``GITHUB_PAT``, ``SESSION_COOKIE``)."""
-    upper = name.upper()
-    return any(m in upper for m in SECRET_MARKERS) or any(w in upper.split("_") for w in SECRET_WORDS)
-
-
-def looks_secret(name: str, value: str) -> bool:
-    """A secret-looking name, or a URL carrying a password (``postgres://user:pw@host/db``)."""
-    return is_secret(name) or _URL_PASSWORD.search(value) is not None
 
 
 def _matches(name: str, patterns: list[str]) -> bool:
@@ -60,29 +44,43 @@ def inherited_names(patterns: list[str], environ: Mapping[str, str]) -> list[str
     return sorted(n for n in environ if n not in NEVER_INHERITED and _matches(n, patterns))
 
 
+def recorded_value(name: str, value: str, record: list[str]) -> str | None:
+    """The value a Target records for an inherited variable: only where ``record`` (exact names or
+    ``PREFIX*``) names it *and* neither its name nor its value looks secret (``gpuopt.evaluation.redaction``):
+    a ``G*`` pattern never records ``GITHUB_PAT``, nor ``DATABASE_URL`` a password inside the URL."""
+    if not _matches(name, record) or redaction.secret_reason(name, value) is not None:
+        return None
+    return value
+
+
 def snapshot_environment(
     patterns: list[str], environ: Mapping[str, str], *, key: bytes, record: list[str]
 ) -> list[InheritedVariable]:
-    """The inherited variables: names and keyed digests; values only for names ``record`` marks safe."""
+    """The inherited variables: names and keyed digests; values only as :func:`recorded_value` allows."""
     return [
         InheritedVariable(
             name=name,
             hmac_sha256=env_digest(key, name, environ[name]),
-            value=environ[name] if _matches(name, record) else None,
+            value=recorded_value(name, environ[name], record),
         )
         for name in inherited_names(patterns, environ)
     ]
 
 
-def _check_literals(env: Mapping[str, str]) -> None:
-    """Literals are recorded in the Target as they are: a secret there belongs in ``env_inherit``."""
+def check_literals(env: Mapping[str, str]) -> None:
+    """Literals are recorded in the Target as they are: one that looks secret by name or by value
+    (``gpuopt.evaluation.redaction``) is refused (``field_invalid``), before anything is written; it
+    belongs in ``env_inherit``, where only a keyed digest is recorded. The message names the rule, never
+    the value."""
     for name, value in env.items():
-        if looks_secret(name, value):
+        reason = redaction.secret_reason(name, value)
+        if reason is not None:
             raise InputError(
                 "field_invalid",
-                f"driver.env.{name} looks like a secret, and literals are recorded in the Target as "
-                "plaintext: inherit it instead (env_inherit), where only a keyed digest is recorded",
+                f"driver.env.{name} looks like a secret ({reason}), and literals are recorded in the Target "
+                "as plaintext: inherit it instead (env_inherit), where only a keyed digest is recorded",
                 path=f"driver.env.{name}",
+                expected="a literal that is not a secret (references/secrets.md)",
             )
 
 
@@ -127,7 +125,7 @@ def normalize(
 ) -> NormalizedDriver:
     """Resolves, hashes and snapshots a driver declaration (spec §4.1); ``key`` is the root's digest key."""
     patterns = list(decl.env_inherit) if decl.env_inherit is not None else list(DEFAULT_ENV_INHERIT)
-    _check_literals(decl.env)
+    check_literals(decl.env)
     executable = _executable(decl.argv[0], cwd, environ)
     argv = [executable.launch_path]
     files = []

@@ -324,7 +324,9 @@ def submit(
 def start_supervisor(root: Path, inv_id: str) -> None:
     """Starts the detached supervisor (its first process forks the real one and exits at once)."""
     inv_dir = root / invocation_rel(inv_id)
-    with open(inv_dir / "supervisor.log", "ab") as log:
+    # 0600, as the calls' logs: what a supervisor prints may quote its driver's output.
+    fd = os.open(inv_dir / "supervisor.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "ab") as log:
         proc = subprocess.Popen(
             [sys.executable, "-m", "gpuopt.evaluation.detached", "detached", str(root), inv_id],
             stdin=subprocess.DEVNULL,

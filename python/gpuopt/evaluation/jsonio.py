@@ -81,14 +81,29 @@ def _clean_loc(loc: tuple[int | str, ...]) -> tuple[int | str, ...]:
     return tuple(p for p in loc if not (isinstance(p, str) and ("[" in p or p[:1].isupper())))
 
 
+def shape_of_json(value: Any) -> str:
+    """A request value as an error shows it: its JSON type and size, never its text (a value in the wrong
+    field, or a file that is not a request at all, may hold a secret)."""
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return f"a string of {len(value)} characters"
+    if isinstance(value, (list, tuple)):
+        return f"an array of {len(value)} items"
+    if isinstance(value, dict):
+        return f"an object with {len(value)} keys"
+    return type(value).__name__
+
+
 def violations_of(exc: ValidationError) -> list[dict[str, str]]:
     """Every pydantic error as ``{code, path, message, observed}``."""
     out = []
     for err in exc.errors(include_url=False):
         loc = _clean_loc(tuple(err["loc"]))
         code = _CODE_BY_TYPE.get(err["type"], "field_invalid")
-        observed = err.get("input")
-        shown = json.dumps(observed, ensure_ascii=False, default=str)[:200] if code == "field_invalid" else ""
+        shown = shape_of_json(err.get("input")) if code == "field_invalid" else ""
         out.append({"code": code, "path": json_path(loc), "message": err["msg"], "observed": shown})
     return out
 

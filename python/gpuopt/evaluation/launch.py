@@ -75,7 +75,8 @@ class CappedLog:
         self.head_len = 0
         self.tail = bytearray()
         self.total = 0
-        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        # 0600: a driver's output may hold anything its environment holds (a token it printed).
+        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
 
     def feed(self, data: bytes) -> None:
         self.total += len(data)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from gpuopt.errors import InputError
+from gpuopt.errors import InputError, shape_of
 
 EvidenceKind = Literal["ncu", "nsys", "torch", "sass", "ptxas", "res_usage"]
 SubjectKind = Literal["kernel", "function", "device", "op"]
@@ -114,7 +114,7 @@ def detect(path: Path) -> EvidenceKind:
         return "ncu"
     if "/*0000*/" in head or "Function : " in head or ".text." in head:
         return "sass"
-    raise _unknown(path, f"first line {first[:80]!r}")
+    raise _unknown(path, f"line 1: {shape_of(first)}")
 
 
 def _unknown(path: Path, observed: str) -> InputError:

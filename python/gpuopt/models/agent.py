@@ -18,3 +18,4 @@ class SkillInstalled(Model):
 
     directory: str
     files: list[str] = Field(description="Every file written, SKILL.md first")
+    unchanged: list[str] = Field(description="Files that already held the same content, left alone")

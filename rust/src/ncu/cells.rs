@@ -45,7 +45,8 @@ pub fn number(report: &Report, row: usize, col: usize) -> Result<Option<f64>> {
         Cell::Text(t) => Err(Error::input(
             codes::VALUE_INVALID,
             format!(
-                "metric {} holds {t:?} for launch {}, where a number belongs",
+                "metric {} holds {} for launch {}, where a number belongs",
+                crate::shape::of(t.as_bytes()),
                 report
                     .metrics
                     .column(col)

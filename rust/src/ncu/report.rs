@@ -80,10 +80,10 @@ fn framing<R: Read + Seek>(r: &mut R, size: u64) -> Result<Framing> {
     if &magic != MAGIC {
         return Err(Error::input(
             codes::FORMAT_INVALID,
-            "not an Nsight Compute report: the file does not start with NVR\\0",
+            "not an Nsight Compute report: the first 4 bytes are not the NVR\\0 magic",
         )
         .with_expected("NVR\\0 (4e 56 52 00)")
-        .with_observed(format!("{:02x?}", magic)));
+        .with_observed(format!("the first {}", crate::shape::of(&magic))));
     }
     let header = read_message(r, "the file header")?;
     let format_version = varint_field(&header, 1)?.unwrap_or(0);

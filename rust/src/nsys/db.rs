@@ -34,15 +34,15 @@ pub fn check_sqlite_file(path: &Path) -> Result<()> {
     let mut header = [0u8; HEADER_LEN];
     let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, &e))?;
     let read = read_up_to(&mut file, &mut header).map_err(|e| Error::io(path, &e))?;
-    let magic = header.get(..16).unwrap_or_default();
+    let magic = header.get(..read.min(16)).unwrap_or_default();
     if read < 16 || magic != SQLITE_MAGIC {
         return Err(Error::input(
             codes::FORMAT_INVALID,
-            format!("{shown} is not an SQLite database (an nsys export is made by `nsys export --type sqlite`)"),
+            format!("{shown} is not an SQLite database: the first 16 bytes are not an SQLite header (an nsys export is made by `nsys export --type sqlite`)"),
         )
         .with_path(shown)
         .with_expected("an SQLite 3 file starting with \"SQLite format 3\"")
-        .with_observed(describe_magic(magic)));
+        .with_observed(format!("the first {}", crate::shape::of(magic))));
     }
     if read < HEADER_LEN {
         return Err(truncated(&shown, meta.len(), HEADER_LEN as u64));
@@ -70,20 +70,6 @@ fn truncated(shown: &str, have: u64, need: u64) -> Error {
     .with_path(shown)
     .with_expected(format!("{need} bytes"))
     .with_observed(format!("{have} bytes"))
-}
-
-fn describe_magic(magic: &[u8]) -> String {
-    let text: String = magic
-        .iter()
-        .map(|&b| {
-            if b.is_ascii_graphic() || b == b' ' {
-                char::from(b)
-            } else {
-                '.'
-            }
-        })
-        .collect();
-    format!("first bytes {text:?}")
 }
 
 fn read_up_to(file: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {

@@ -46,8 +46,8 @@ impl Pass {
                     // Text before any structure: blank-ish preambles are tolerated, anything else
                     // is not a listing.
                     return Err(self.scanner.invalid(format!(
-                        "not a cuobjdump or nvdisasm listing: {:?}",
-                        String::from_utf8_lossy(line.get(..line.len().min(80)).unwrap_or_default())
+                        "not a cuobjdump or nvdisasm listing ({} before any listing structure)",
+                        crate::shape::of(line)
                     ))
                     .with_expected("a listing from `cuobjdump -sass` (starting with `Fatbin elf code:`, `Fatbin ptx code:` or `code for sm_NN`) or from `nvdisasm` (starting with `.headerflags`, `.target` or `.elftype`)"));
                 }

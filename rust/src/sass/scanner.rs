@@ -159,10 +159,8 @@ impl Scanner {
             None if is_mnemonic(ins.opcode) => self.intern(ins.opcode),
             None => {
                 return Err(self.invalid(format!(
-                    "not an instruction: {:?}",
-                    String::from_utf8_lossy(
-                        ins.text.get(..ins.text.len().min(80)).unwrap_or_default()
-                    )
+                    "not an instruction: the opcode is not a SASS mnemonic ({} on the line)",
+                    crate::shape::of(ins.text)
                 )))
             }
         };
@@ -186,11 +184,15 @@ impl Scanner {
                     self.line_no
                 ),
             )
-            .with_observed(String::from_utf8_lossy(line).into_owned()),
+            .with_observed(format!(
+                "line {}: {}",
+                self.line_no,
+                crate::shape::of(line)
+            )),
             LineError::BadAddress => self.invalid("an address comment `/*hex*/` is malformed"),
             LineError::BadOpcode => self.invalid(format!(
-                "not an instruction: {:?}",
-                String::from_utf8_lossy(line.get(..line.len().min(80)).unwrap_or_default())
+                "not an instruction: no SASS mnemonic after the address ({} on the line)",
+                crate::shape::of(line)
             )),
         })
     }

@@ -10,6 +10,9 @@
 //! - **Key column**: rows with the same key are the samples of one call; pairs match by key (the
 //!   baseline's order is the plan order). Without a key, row i of each file is pair i.
 //! - Every value must be finite and > 0; an error names the file, the line and the pair.
+//! - A format error names the position and the expected shape, never the file's bytes: not a cell that
+//!   fails to parse, not the header's names (a mistaken file's first line may be a secret); see
+//!   `crate::shape`. Keys and cases of a file that parsed are named (they are the caller's own labels).
 
 use super::codes;
 use super::compare::Blocks;
@@ -84,15 +87,29 @@ fn column_missing(path: &str, name: &str, present: &[String]) -> Error {
     )
     .with_path(path.to_string())
     .with_expected(format!("a column named {name:?}"))
-    .with_observed(format!("columns {present:?}"))
+    .with_observed(format!("{} other columns", present.len()))
 }
 
-/// What to pass when several columns could hold the value: the options that name them.
-fn value_hint(candidates: &[&str]) -> String {
+/// What to pass when several columns could hold the value: the options that name them. The names
+/// themselves are not repeated (they are the file's first line: see the module documentation).
+fn value_hint(candidates: usize) -> String {
     format!(
-        "--column NAME naming the value among {candidates:?} (and --key-column NAME for a column \
-         that pairs rows, e.g. a pair or run id), or a single value column, or one named \"value\""
+        "--column NAME naming the value among the {candidates} candidate columns (and --key-column NAME \
+         for a column that pairs rows, e.g. a pair or run id), or a single value column, or one named \
+         \"value\""
     )
+}
+
+/// What a JSON value is, without its content.
+fn json_kind(value: &serde_json::Value) -> &'static str {
+    match value {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
+    }
 }
 
 /// Reads one sample file.
@@ -194,15 +211,20 @@ fn parse_order(path: &str, line: u64, text: &str) -> Result<Order> {
         _ => Err(format_error(
             path,
             line,
-            format!("order {text:?} is neither AB nor BA"),
+            format!(
+                "the order cell is neither AB nor BA ({})",
+                crate::shape::of(text.as_bytes())
+            ),
         )),
     }
 }
 
 fn parse_number(path: &str, line: u64, text: &str) -> Result<f64> {
-    text.trim()
-        .parse::<f64>()
-        .map_err(|_| format_error(path, line, format!("{text:?} is not a number")))
+    text.trim().parse::<f64>().map_err(|_| {
+        format_error(path, line, "the value is not a number")
+            .with_expected("a decimal number")
+            .with_observed(crate::shape::of(text.as_bytes()))
+    })
 }
 
 /// 1-based line numbers from byte offsets (the csv crate's own line count skips blank lines).
@@ -292,16 +314,19 @@ fn read_csv(path: &str, text: &str, options: &ReadOptions, delimiter: u8) -> Res
         return Ok((rows, None, Vec::new()));
     }
     let header: Vec<String> = first.iter().map(|h| h.trim().to_string()).collect();
-    if let Some((i, name)) = header
-        .iter()
-        .enumerate()
-        .find(|(i, h)| header.iter().take(*i).any(|e| e == *h))
-    {
-        return Err(
-            format_error(path, first_line, format!("duplicate column {name:?}"))
-                .with_expected("each column named once")
-                .with_observed(format!("{name:?} again as column {}", i + 1)),
-        );
+    if let Some((first, i)) = header.iter().enumerate().find_map(|(i, h)| {
+        header
+            .iter()
+            .take(i)
+            .position(|e| e == h)
+            .map(|first| (first, i))
+    }) {
+        return Err(format_error(
+            path,
+            first_line,
+            format!("columns {} and {} have the same name", first + 1, i + 1),
+        )
+        .with_expected("each column named once"));
     }
     let index_of = |name: &str| header.iter().position(|h| h == name);
     let need = |name: &Option<String>| -> Result<Option<usize>> {
@@ -326,11 +351,7 @@ fn read_csv(path: &str, text: &str, options: &ReadOptions, delimiter: u8) -> Res
             match free.as_slice() {
                 [only] => *only,
                 _ => index_of("value").ok_or_else(|| {
-                    let names: Vec<&str> = free
-                        .iter()
-                        .filter_map(|i| header.get(*i).map(String::as_str))
-                        .collect();
-                    column_missing(path, "value", &header).with_expected(value_hint(&names))
+                    column_missing(path, "value", &header).with_expected(value_hint(free.len()))
                 })?,
             }
         }
@@ -369,7 +390,7 @@ fn read_csv(path: &str, text: &str, options: &ReadOptions, delimiter: u8) -> Res
 fn json_values(path: &str, line: u64, value: &serde_json::Value) -> Result<Vec<f64>> {
     let number = |v: &serde_json::Value| {
         v.as_f64()
-            .ok_or_else(|| format_error(path, line, format!("{v} is not a number")))
+            .ok_or_else(|| format_error(path, line, format!("{} is not a number", json_kind(v))))
     };
     match value {
         serde_json::Value::Array(items) if !items.is_empty() => items.iter().map(number).collect(),
@@ -463,13 +484,12 @@ fn read_jsonl(path: &str, text: &str, options: &ReadOptions) -> Result<Parsed> {
                 [only] => Some((*only).clone()),
                 _ if object.contains_key("value") => Some("value".to_string()),
                 _ => {
-                    let names: Vec<&str> = candidates.iter().map(|c| c.as_str()).collect();
                     return Err(column_missing(
                         path,
                         "value",
                         &object.keys().cloned().collect::<Vec<_>>(),
                     )
-                    .with_expected(value_hint(&names)));
+                    .with_expected(value_hint(candidates.len())));
                 }
             };
         }
@@ -530,9 +550,8 @@ fn check_unique_keys(path: &str, line: u64, text: &str) -> Result<()> {
         .map_err(|e| format_error(path, line, format!("not JSON ({e})")))?;
     let mut seen = std::collections::HashSet::new();
     match keys.into_iter().find(|k| !seen.insert(k.clone())) {
-        Some(key) => Err(format_error(path, line, format!("duplicate key {key:?}"))
-            .with_expected("each field once per line")
-            .with_observed(format!("{key:?} twice"))),
+        Some(_) => Err(format_error(path, line, "a field name appears twice")
+            .with_expected("each field once per line")),
         None => Ok(()),
     }
 }
@@ -831,6 +850,30 @@ mod tests {
     }
 
     #[test]
+    fn errors_name_the_line_never_its_text() {
+        // Issue 28: a mistaken file (a .env, a token) was echoed by "... is not a number".
+        let d = tmp();
+        for (name, text) in [
+            ("env.csv", "GITHUB_TOKEN=ghp_secret\nDB_PASS=hunter2\n"),
+            ("order.csv", "value,order\n1,ghp_secret\n"),
+            ("cols.csv", "ghp_secret,hunter2\n1,2\n"),
+            ("obj.jsonl", "{\"value\": \"ghp_secret\"}\n"),
+        ] {
+            let path = write(&d, name, text);
+            let options = ReadOptions {
+                order_column: (name == "order.csv").then(|| "order".to_string()),
+                ..ReadOptions::default()
+            };
+            let err = read(&path, &options).unwrap_err();
+            let said = serde_json::to_string(&err).unwrap();
+            assert!(
+                !said.contains("ghp_secret") && !said.contains("hunter2"),
+                "{said}"
+            );
+        }
+    }
+
+    #[test]
     fn duplicate_keys_and_columns_are_refused() {
         // Issue 13.10: serde_json kept the last of two equal keys, so a line silently lost a value.
         let d = tmp();
@@ -842,14 +885,15 @@ mod tests {
         let err = read(&jsonl, &ReadOptions::default()).unwrap_err();
         assert_eq!(err.code, "format_invalid");
         assert!(
-            err.message.contains(":2: duplicate key \"value\""),
+            err.message.contains(":2: a field name appears twice"),
             "{}",
             err.message
         );
         let csv = write(&d, "dup.csv", "value,key,value\n1,a,2\n");
         let err = read(&csv, &ReadOptions::default()).unwrap_err();
         assert!(
-            err.message.contains("duplicate column \"value\""),
+            err.message
+                .contains(":1: columns 1 and 3 have the same name"),
             "{}",
             err.message
         );

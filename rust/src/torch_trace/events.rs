@@ -778,6 +778,6 @@ fn problem_error(index: u64, problem: &Problem) -> Error {
             format!("event {index}: `{field}` is not a number of microseconds in range"),
         )
         .with_expected("a JSON number of microseconds")
-        .with_observed(text.clone()),
+        .with_observed(crate::shape::of(text.as_bytes())),
     }
 }

@@ -75,7 +75,11 @@ pub struct Header {
 /// Reads the identity facts; `schemaVersion` must be 1 (the only Kineto schema there is).
 pub fn parse(header: &BTreeMap<String, Value>) -> Result<Header> {
     let schema_version = match header.get("schemaVersion") {
-        Some(v) => int(v).ok_or_else(|| version_error(&v.to_string()))?,
+        // A number is shown; anything else by its kind (a string there may be any text).
+        Some(v) => int(v).ok_or_else(|| match v {
+            Value::Number(n) => version_error(&n.to_string()),
+            other => version_error(kind(other)),
+        })?,
         None => {
             return Err(Error::input(
                 generic::VERSION_UNSUPPORTED,

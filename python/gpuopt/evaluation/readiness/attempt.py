@@ -15,7 +15,7 @@ from typing import Any
 
 from gpuopt import _native
 from gpuopt.errors import GpuoptError, InputError
-from gpuopt.evaluation import formats
+from gpuopt.evaluation import formats, jsonio
 from gpuopt.evaluation import target as targets
 from gpuopt.evaluation.execution import ExecutionSpec
 from gpuopt.evaluation.readiness.validate import (
@@ -45,7 +45,7 @@ class Attempt:
         while True:
             candidate = base / f"{root.name}-{n}"
             try:
-                candidate.mkdir()
+                candidate.mkdir(mode=0o700)
                 break
             except FileExistsError:
                 n += 1
@@ -56,7 +56,7 @@ class Attempt:
         self.calls = 0
 
     def write_json(self, name: str, value: Any) -> None:
-        Store(self.dir).write_record(name, value)
+        write_private(self.dir, name, value)
 
     def keep_failure(self, exc: GpuoptError, *, stop_reason: str | None, violations: list[Violation]) -> None:
         """Drops the frozen objects, keeps everything else and writes ``error.json``."""
@@ -93,6 +93,12 @@ class Attempt:
         shutil.rmtree(self.dir, ignore_errors=True)
         with contextlib.suppress(OSError):
             self.dir.parent.rmdir()
+
+
+def write_private(folder: Path, name: str, value: Any) -> None:
+    """A record of the work area, readable by its owner only (0600): the request, the observed identity,
+    the smoke's spec and the failure hold the driver declaration and what its environment looked like."""
+    Store(folder).replace_bytes(name, jsonio.record_bytes(value), mode=0o600)
 
 
 def chmod_tree(path: Path) -> None:
@@ -135,10 +141,11 @@ def lineage(req: ReadinessRequest | DiagnosticRequest, cwd: Path) -> dict[str, A
 def run_probe(attempt: Attempt, spec: ExecutionSpec) -> InvocationResult | None:
     smoke = attempt.dir / "smoke"
     smoke.mkdir()
-    Store(smoke).write_record("spec.json", spec)
+    write_private(smoke, "spec.json", spec)
     read_end, write_end = os.pipe()
     try:
-        with open(smoke / "supervisor.log", "ab") as log:
+        fd = os.open(smoke / "supervisor.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "ab") as log:
             proc = subprocess.Popen(
                 [
                     sys.executable,

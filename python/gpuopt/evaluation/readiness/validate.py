@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from gpuopt.errors import AbsentError, InputError
+from gpuopt.evaluation import driver as drv
 from gpuopt.evaluation import idle, jsonio
 from gpuopt.models.evaluation.target import (
     ContaminationRule,
@@ -320,3 +321,5 @@ def validate(req: ReadinessRequest | DiagnosticRequest) -> None:
     _check_sets(req)
     _check_metrics(req)
     _check_statistics(req)
+    # Before the work area exists: a refused secret literal is never written, not even there.
+    drv.check_literals(req.driver.env)

@@ -14,6 +14,7 @@ from gpuopt._effects import effect
 from gpuopt.evaluation import invocation, records
 from gpuopt.evaluation.capture import citations
 from gpuopt.evaluation.views import prediction
+from gpuopt.evaluation.views.output import write_text
 from gpuopt.evaluation.views.records import Root, ci, pct, ref_text
 from gpuopt.models.evaluation.views import HandoffData
 
@@ -271,5 +272,5 @@ def write(root_path: str | Path, out: str | Path | None = None) -> HandoffData:
     """Writes the draft (default ``ROOT/handoff.draft.md``)."""
     text, facts = render(root_path)
     path = Path(out) if out is not None else Path(root_path) / "handoff.draft.md"
-    path.write_text(text, encoding="utf-8")
+    write_text(path, text)
     return HandoffData(path=str(path), draft=True, facts=facts, placeholders=list(PLACEHOLDERS))

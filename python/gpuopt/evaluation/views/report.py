@@ -18,6 +18,7 @@ from gpuopt.evaluation import champion, invocation
 from gpuopt.evaluation.capture import citations
 from gpuopt.evaluation.views import prediction
 from gpuopt.evaluation.views.listing import ls
+from gpuopt.evaluation.views.output import write_text
 from gpuopt.evaluation.views.records import Root, ci, pct
 from gpuopt.models.evaluation.capture import CaptureDiffCitation
 from gpuopt.models.evaluation.views import ReportData
@@ -439,13 +440,13 @@ def report(
         if out is not None:
             import json
 
-            Path(out).write_text(json.dumps(rep, indent=2) + "\n", encoding="utf-8")
+            write_text(Path(out), json.dumps(rep, indent=2) + "\n")
         return ReportData(
             format="json", scope=scope, out=None if out is None else str(out), text=None, report=rep
         )
     text = markdown(rep)
     if out is not None:
-        Path(out).write_text(text, encoding="utf-8")
+        write_text(Path(out), text)
     return ReportData(
         format="md",
         scope=scope,

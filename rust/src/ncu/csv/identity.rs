@@ -69,11 +69,10 @@ impl IdentityColumns {
         let id = int(id_field).ok_or_else(|| {
             Error::input(
                 codes::VALUE_INVALID,
-                format!(
-                    "record {line}: the ID cell {:?} is not an integer",
-                    text(id_field)
-                ),
+                format!("record {line}: the ID cell is not an integer"),
             )
+            .with_expected("an integer launch ID")
+            .with_observed(crate::shape::of(id_field))
         })?;
         let kernel_name = self.get(row, "Kernel Name").map(text).unwrap_or_default();
         let demangled = kernel_name.contains('(').then(|| kernel_name.clone());

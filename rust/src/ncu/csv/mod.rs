@@ -72,13 +72,15 @@ fn find_header(data: &[u8], records: &[(usize, usize)]) -> Result<usize> {
             .with_expected("ncu --csv --page raw|details"));
         }
         if !console {
-            let shown: String = String::from_utf8_lossy(line).chars().take(120).collect();
+            let start = records.get(i).map_or(0, |&(s, _)| s);
+            let line_no =
+                1 + memchr::memchr_iter(b'\n', data.get(..start).unwrap_or_default()).count();
             return Err(Error::input(
                 codes::FORMAT_INVALID,
-                "not an ncu --csv export: the first line is not the \"ID\",... header",
+                format!("not an ncu --csv export: line {line_no} is not the \"ID\",... header"),
             )
             .with_expected("\"ID\",\"Process ID\",... (ncu --csv --page raw|details)")
-            .with_observed(shown));
+            .with_observed(format!("line {line_no}: {}", crate::shape::of(line))));
         }
     }
     if let Some(first) = tool_errors.first() {

@@ -46,9 +46,9 @@ pub(super) fn read_raw(
         )
         .with_expected("a units row: \"\",\"\",...,\"%\",\"byte\",...")
         .with_observed(format!(
-            "{} cells, {:?} under \"ID\"",
+            "{} cells, {} under \"ID\"",
             units_row.len(),
-            text(id_unit)
+            crate::shape::of(id_unit)
         )));
     }
     let metric_cols: Vec<usize> = (0..header.len())
