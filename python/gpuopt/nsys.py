@@ -257,7 +257,7 @@ def table_document(
     options.update(level=level, **_gap_bounds(table, limit, sort, whole))
     if not isinstance(files, (str, os.PathLike)):
         paths = [Path(f) for f in files]
-        if many.is_many(paths):
+        if len(paths) != 1 or many.is_many(paths):  # none: an empty table keyed by file
             read = partial(_read_table, fact=table, **options)
             return many.table_document(name, paths, read, readers=readers, limit=limit, sort=sort)
         files = paths[0]

@@ -332,7 +332,7 @@ def table_document(
     if table in ("streams", "gaps"):
         options["kernel_wait_threshold_ns"] = kernel_wait_threshold_ns
     if not isinstance(paths, (str, Path)):
-        if many.is_many(paths):
+        if len(paths) != 1 or many.is_many(paths):  # none: an empty table keyed by file
             read = partial(_read_table, fact=table, scope=chosen, **options)
             return many.table_document(table, paths, read, readers=readers, limit=limit, sort=sort)
         paths = paths[0]

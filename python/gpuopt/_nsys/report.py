@@ -1,5 +1,5 @@
-"""The reader behind :mod:`gpuopt.nsys`: an opened export (:class:`Report`) and its facts as tables and
-documents; every fact reads natively (``rust/src/nsys``)."""
+"""The reader behind :mod:`gpuopt.nsys`: an opened export (:class:`Report`) and its facts as polars
+tables and pydantic documents; every fact is read natively (``rust/src/nsys``)."""
 
 from __future__ import annotations
 
