@@ -64,13 +64,20 @@ fn child(kind: &str, path: &Path) -> Res<()> {
             format!("\"summary_bytes\": {}", doc.len())
         }
         "phases" => {
+            // Read and link alone (timed), then the whole open again and the summary.
+            let read = _native::torch_trace::reader::read_path(path)?;
+            let read_s = t0.elapsed().as_secs_f64();
+            let links = _native::torch_trace::links::link(&read.events);
+            let link_s = t0.elapsed().as_secs_f64() - read_s;
+            drop((read, links));
+            let t0 = Instant::now();
             let set = _native::torch_trace::open(path)?;
             let t1 = t0.elapsed().as_secs_f64();
             let summary = _native::torch_trace::summary::summary(&set, 30_000);
             let doc = serde_json::to_vec(&summary)?;
             let t2 = t0.elapsed().as_secs_f64();
             format!(
-                "\"open_s\": {t1:.3}, \"summary_s\": {:.3}, \"summary_bytes\": {}",
+                "\"read_s\": {read_s:.3}, \"link_s\": {link_s:.3}, \"open_s\": {t1:.3}, \"summary_s\": {:.3}, \"summary_bytes\": {}",
                 t2 - t1,
                 doc.len()
             )
