@@ -4,6 +4,7 @@
 use super::codes;
 use super::raw::{Ident, Num, Problem, RawEvent, UNUSED_ARGS, UNUSED_FIELDS};
 use crate::error::{Error, Result};
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -245,6 +246,39 @@ impl Strings {
     }
 }
 
+/// Interning as the reader needs it: a string of the trace's text, borrowed or (with escapes) owned.
+pub trait Intern<'a> {
+    // The `Cow` itself: a borrowed one is kept borrowed (a segment's names cost no allocation).
+    #[allow(clippy::ptr_arg)]
+    fn intern_text(&mut self, s: &Cow<'a, str>) -> u32;
+}
+
+impl<'a> Intern<'a> for Strings {
+    fn intern_text(&mut self, s: &Cow<'a, str>) -> u32 {
+        self.intern(s)
+    }
+}
+
+/// The names of one segment of the text (`segments`), borrowed from it: a segment is read on a pool
+/// thread into its own [`Events`], whose names become the trace's in [`Events::append`].
+#[derive(Debug, Default)]
+pub struct SegmentStrings<'a> {
+    pub values: Vec<Cow<'a, str>>,
+    index: FastMap<Cow<'a, str>, u32>,
+}
+
+impl<'a> Intern<'a> for SegmentStrings<'a> {
+    fn intern_text(&mut self, s: &Cow<'a, str>) -> u32 {
+        if let Some(&id) = self.index.get(s.as_ref()) {
+            return id;
+        }
+        let id = u32::try_from(self.values.len()).unwrap_or(NONE);
+        self.values.push(s.clone());
+        self.index.insert(s.clone(), id);
+        id
+    }
+}
+
 /// Counts of what the trace held, by phase and category.
 #[derive(Debug, Default, Clone, serde::Serialize)]
 pub struct Counts {
@@ -270,10 +304,55 @@ pub struct Counts {
     pub hip_calls: u64,
 }
 
-/// Everything read from one trace file, before linking.
+impl Counts {
+    /// Adds another part's counts (a segment's, see `Events::append`).
+    fn add(&mut self, other: &Counts) {
+        let Counts {
+            events,
+            complete,
+            metadata,
+            flows,
+            instant,
+            cpu_ops,
+            annotations,
+            python_functions,
+            runtime_calls,
+            driver_calls,
+            kernels,
+            memcpys,
+            memsets,
+            gpu_annotations,
+            syncs,
+            gpu_without_stream,
+            legacy,
+            hip_calls,
+        } = other;
+        self.events += events;
+        self.complete += complete;
+        self.metadata += metadata;
+        self.flows += flows;
+        self.instant += instant;
+        self.cpu_ops += cpu_ops;
+        self.annotations += annotations;
+        self.python_functions += python_functions;
+        self.runtime_calls += runtime_calls;
+        self.driver_calls += driver_calls;
+        self.kernels += kernels;
+        self.memcpys += memcpys;
+        self.memsets += memsets;
+        self.gpu_annotations += gpu_annotations;
+        self.syncs += syncs;
+        self.gpu_without_stream += gpu_without_stream;
+        self.legacy += legacy;
+        self.hip_calls += hip_calls;
+    }
+}
+
+/// Everything read from one trace file, before linking (`S`: the names; a segment's own while the
+/// reader reads it, see [`SegmentStrings`]).
 #[derive(Debug, Default)]
-pub struct Events {
-    pub strings: Strings,
+pub struct Events<S = Strings> {
+    pub strings: S,
     pub threads: Vec<Thread>,
     pub thread_names: HashMap<u32, String>,
     pub process_labels: HashMap<OwnedIdent, String>,
@@ -305,11 +384,34 @@ pub struct Unmodeled {
 
 impl Unmodeled {
     pub fn count(&mut self, kind: &'static str, name: &str) {
+        self.count_n(kind, name, 1);
+    }
+
+    fn count_n(&mut self, kind: &'static str, name: &str, n: u64) {
         let names = self.by_kind.entry(kind).or_default();
         match names.get_mut(name) {
-            Some(count) => *count += 1,
+            Some(count) => *count += n,
             None => {
-                names.insert(name.to_owned(), 1);
+                names.insert(name.to_owned(), n);
+            }
+        }
+    }
+
+    /// Adds another part's counts.
+    fn add(&mut self, other: Unmodeled) {
+        let add_bits = |mine: &mut Vec<u64>, theirs: &[u64]| {
+            if mine.len() < theirs.len() {
+                mine.resize(theirs.len(), 0);
+            }
+            for (m, t) in mine.iter_mut().zip(theirs) {
+                *m += t;
+            }
+        };
+        add_bits(&mut self.unused_fields, &other.unused_fields);
+        add_bits(&mut self.unused_args, &other.unused_args);
+        for (kind, names) in other.by_kind {
+            for (name, n) in names {
+                self.count_n(kind, &name, n);
             }
         }
     }
@@ -382,8 +484,102 @@ impl Events {
         }
     }
 
+    /// Adds the events of the next segment of the text (read on its own, in file order after the
+    /// ones already here): its names and threads become the trace's, in the order a reading of the
+    /// whole text would have met them, so the result is exactly that reading's.
+    pub fn append(&mut self, part: Events<SegmentStrings<'_>>) {
+        let names: Vec<u32> = part
+            .strings
+            .values
+            .iter()
+            .map(|s| self.strings.intern(s))
+            .collect();
+        let name = |id: u32| names.get(id as usize).copied().unwrap_or(NONE);
+        let threads: Vec<u32> = part
+            .threads
+            .iter()
+            .map(|t| self.owned_thread(&t.pid, &t.tid))
+            .collect();
+        let thread = |id: u32| threads.get(id as usize).copied().unwrap_or(NONE);
+        let shift = |id: u32, base: usize| {
+            if id == NONE {
+                NONE
+            } else {
+                u32::try_from(base + id as usize).unwrap_or(NONE)
+            }
+        };
+        let (configs, comms) = (self.launch_configs.len(), self.comms.len());
+        for (t, value) in part.thread_names {
+            self.thread_names.insert(thread(t), value);
+        }
+        self.process_labels.extend(part.process_labels);
+        self.cpu.extend(part.cpu.iter().map(|c| CpuEvent {
+            name: name(c.name),
+            thread: thread(c.thread),
+            comm: shift(c.comm, comms),
+            ..*c
+        }));
+        self.runtime
+            .extend(part.runtime.iter().map(|r| RuntimeEvent {
+                name: name(r.name),
+                thread: thread(r.thread),
+                ..*r
+            }));
+        self.gpu.extend(part.gpu.iter().map(|g| GpuEvent {
+            name: name(g.name),
+            config: shift(g.config, configs),
+            comm: shift(g.comm, comms),
+            ..*g
+        }));
+        self.launch_configs.extend_from_slice(&part.launch_configs);
+        self.gpu_annotations
+            .extend(part.gpu_annotations.iter().map(|a| GpuAnnotation {
+                name: name(a.name),
+                ..*a
+            }));
+        let interned = |id: u32| if id == NONE { NONE } else { name(id) };
+        self.comms.extend(part.comms.iter().map(|c| CommArgs {
+            collective: name(c.collective),
+            dtype: interned(c.dtype),
+            group_name: interned(c.group_name),
+            ..*c
+        }));
+        self.syncs.extend(part.syncs.iter().map(|s| SyncEvent {
+            name: name(s.name),
+            ..*s
+        }));
+        self.flows.extend_from_slice(&part.flows);
+        self.counts.add(&part.counts);
+        self.unmodeled.add(part.unmodeled);
+        if let Some(start) = part.first_start {
+            self.first_start = Some(self.first_start.map_or(start, |t| t.min(start)));
+        }
+        if let Some(end) = part.last_end {
+            self.last_end = Some(self.last_end.map_or(end, |t| t.max(end)));
+        }
+    }
+
+    /// The trace's id of a thread named by a segment (see [`Events::thread`]).
+    fn owned_thread(&mut self, pid: &OwnedIdent, tid: &OwnedIdent) -> u32 {
+        if let (OwnedIdent::Int(p), OwnedIdent::Int(t)) = (pid, tid) {
+            if let Some(&id) = self.int_threads.get(&(*p, *t)) {
+                return id;
+            }
+        }
+        let key = (pid.clone(), tid.clone());
+        if let Some(&id) = self.thread_index.get(&key) {
+            return id;
+        }
+        self.new_thread(key)
+    }
+}
+
+impl<S> Events<S> {
     /// Adds one event (number `index` in the file); the error names the event.
-    pub fn push(&mut self, index: u64, ev: &RawEvent<'_>) -> Result<()> {
+    pub fn push<'a>(&mut self, index: u64, ev: &RawEvent<'a>) -> Result<()>
+    where
+        S: Intern<'a>,
+    {
         self.counts.events += 1;
         if let Some(problem) = &ev.problem {
             return Err(problem_error(index, problem));
@@ -466,7 +662,10 @@ impl Events {
         }
     }
 
-    fn push_complete(&mut self, index: u64, ev: &RawEvent<'_>) -> Result<()> {
+    fn push_complete<'a>(&mut self, index: u64, ev: &RawEvent<'a>) -> Result<()>
+    where
+        S: Intern<'a>,
+    {
         self.counts.complete += 1;
         let (Some(start), Some(dur)) = (ev.ts, ev.dur) else {
             return Err(
@@ -536,9 +735,12 @@ impl Events {
         Ok(())
     }
 
-    fn name_of(&mut self, index: u64, ev: &RawEvent<'_>) -> Result<u32> {
-        match ev.name.as_deref() {
-            Some(name) => Ok(self.strings.intern(name)),
+    fn name_of<'a>(&mut self, index: u64, ev: &RawEvent<'a>) -> Result<u32>
+    where
+        S: Intern<'a>,
+    {
+        match &ev.name {
+            Some(name) => Ok(self.strings.intern_text(name)),
             None => Err(event_error(index, "a complete (`X`) event has no `name`")
                 .with_expected("a string `name`")),
         }
@@ -562,26 +764,33 @@ impl Events {
         if let Some(&id) = self.thread_index.get(&key) {
             return id;
         }
+        self.new_thread(key)
+    }
+
+    fn new_thread(&mut self, key: (OwnedIdent, OwnedIdent)) -> u32 {
         let id = u32::try_from(self.threads.len()).unwrap_or(NONE);
         self.threads.push(Thread {
             pid: key.0.clone(),
             tid: key.1.clone(),
         });
-        if let (Ident::Int(p), Ident::Int(t)) = (pid, tid) {
+        if let (OwnedIdent::Int(p), OwnedIdent::Int(t)) = &key {
             self.int_threads.insert((*p, *t), id);
         }
         self.thread_index.insert(key, id);
         id
     }
 
-    fn push_cpu(
+    fn push_cpu<'a>(
         &mut self,
         index: u64,
-        ev: &RawEvent<'_>,
+        ev: &RawEvent<'a>,
         cat: &str,
         start: i64,
         end: i64,
-    ) -> Result<()> {
+    ) -> Result<()>
+    where
+        S: Intern<'a>,
+    {
         let kind = match cat {
             "user_annotation" => {
                 self.counts.annotations += 1;
@@ -614,14 +823,17 @@ impl Events {
         Ok(())
     }
 
-    fn push_runtime(
+    fn push_runtime<'a>(
         &mut self,
         index: u64,
-        ev: &RawEvent<'_>,
+        ev: &RawEvent<'a>,
         cat: &str,
         start: i64,
         end: i64,
-    ) -> Result<()> {
+    ) -> Result<()>
+    where
+        S: Intern<'a>,
+    {
         let driver = cat == "cuda_driver";
         if driver {
             self.counts.driver_calls += 1;
@@ -648,14 +860,17 @@ impl Events {
         Ok(())
     }
 
-    fn push_gpu(
+    fn push_gpu<'a>(
         &mut self,
         index: u64,
-        ev: &RawEvent<'_>,
+        ev: &RawEvent<'a>,
         cat: &str,
         start: i64,
         end: i64,
-    ) -> Result<()> {
+    ) -> Result<()>
+    where
+        S: Intern<'a>,
+    {
         let kind = match cat {
             "kernel" | "Kernel" => {
                 self.counts.kernels += 1;
@@ -727,17 +942,21 @@ impl Events {
         Ok(())
     }
 
-    fn comm_args(&mut self, ev: &RawEvent<'_>) -> u32 {
+    fn comm_args<'a>(&mut self, ev: &RawEvent<'a>) -> u32
+    where
+        S: Intern<'a>,
+    {
         let Some(comm) = ev.args.comm.as_deref() else {
             return NONE;
         };
-        let Some(collective) = comm.collective.as_deref() else {
+        let Some(collective) = &comm.collective else {
             return NONE;
         };
-        let collective = self.strings.intern(collective);
-        let mut interned = |v: Option<&str>| v.map_or(NONE, |s| self.strings.intern(s));
-        let dtype = interned(comm.dtype.as_deref());
-        let group_name = interned(comm.group_name.as_deref());
+        let collective = self.strings.intern_text(collective);
+        let mut interned =
+            |v: &Option<Cow<'a, str>>| v.as_ref().map_or(NONE, |s| self.strings.intern_text(s));
+        let dtype = interned(&comm.dtype);
+        let group_name = interned(&comm.group_name);
         self.comms.push(CommArgs {
             collective,
             in_nelems: int_arg(comm.in_nelems),
