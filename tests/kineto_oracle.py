@@ -185,7 +185,7 @@ def paths(trace: Trace) -> dict[tuple[str, ...], dict[str, int]]:
         r["cpu_inclusive_ns"] += h.dur
         r["cpu_exclusive_ns"] += self_ns(h)
     ext_ops = first_op_by_external_id(trace)
-    for g, call in zip(trace.gpu, call_of_gpu(trace)):
+    for g, call in zip(trace.gpu, call_of_gpu(trace), strict=True):
         if call is None:
             continue
         p = call_path(trace, call, ext_ops)

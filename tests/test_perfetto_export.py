@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import gpuopt
 
+from conftest import gpuopt
 from gpuopt import perfetto, torch_trace
 
 pb2 = pytest.importorskip("perfetto.protos.perfetto.trace.perfetto_trace_pb2")
@@ -34,7 +34,7 @@ def _walk(message: Any) -> int:
     for field, value in message.ListFields():
         if field.type != field.TYPE_MESSAGE:
             continue
-        items = value if field.label == field.LABEL_REPEATED else [value]
+        items = value if field.is_repeated else [value]
         n += sum(_walk(v) for v in items)
     return n
 
@@ -94,7 +94,11 @@ def test_torch_export_decodes_with_perfettos_own_protos(shared: Path, tmp_path: 
     result = perfetto.export_torch(trace, out)
     got = decode(out)
     assert result.bytes == out.stat().st_size
-    assert (result.packets, result.tracks, result.slices) == (got["packets"], len(got["tracks"]), got["slices"])
+    assert (result.packets, result.tracks, result.slices) == (
+        got["packets"],
+        len(got["tracks"]),
+        got["slices"],
+    )
     counts = trace.summary().traces[0].counts
     gaps = trace.gaps().height
     executions = 6
@@ -145,12 +149,16 @@ def nsys_name_is(name: str) -> Any:
 
 def test_cli_export(shared: Path, tmp_path: Path) -> None:
     out = tmp_path / "t.pftrace"
-    run = gpuopt("torch", "export", "perfetto", str(shared / "h200/torch/eager_trace.json"), "--out", str(out))
+    run = gpuopt(
+        "torch", "export", "perfetto", str(shared / "h200/torch/eager_trace.json"), "--out", str(out)
+    )
     assert run.code == 0, run.stderr
     assert "ui.perfetto.dev" in run.stdout
     decode(out)
     out2 = tmp_path / "n.pftrace"
-    run = gpuopt("nsys", "export", "perfetto", str(shared / "h200/nsys/eager.sqlite"), "--out", str(out2), "--json")
+    run = gpuopt(
+        "nsys", "export", "perfetto", str(shared / "h200/nsys/eager.sqlite"), "--out", str(out2), "--json"
+    )
     assert run.code == 0, run.stderr
     assert run.json()["data"]["format"] == "perfetto-protobuf"
     decode(out2)

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from conftest import gpuopt
 
+from conftest import gpuopt
 from gpuopt import flops, torch_trace
 from gpuopt.errors import InputError
 
@@ -77,7 +77,9 @@ def test_rates_and_peaks_of_the_h200(shared: Path) -> None:
     (step,) = result.steps.iter_rows(named=True)
     assert step["step"] == "(trace)"
     assert step["peak_basis"] == "bf16 bf16_tensor"
-    assert step["mfu_pct"] == pytest.approx(100 * step["model_flop"] / (step["duration_ns"] * 1e-9 * 989.5e12))
+    assert step["mfu_pct"] == pytest.approx(
+        100 * step["model_flop"] / (step["duration_ns"] * 1e-9 * 989.5e12)
+    )
 
 
 def test_unknown_ops_are_unmodeled_never_guessed(shared: Path) -> None:

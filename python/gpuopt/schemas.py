@@ -57,6 +57,7 @@ _DATA_MODEL_PATHS: dict[str, str | None] = {
     "gpuopt.ncu.launches/v2": "gpuopt.models.table:TableResult",
     "gpuopt.ncu.table/v2": "gpuopt.models.table:TableResult",
     "gpuopt.ncu.roofline/v2": "gpuopt.models.table:TableResult",
+    "gpuopt.ncu.flops/v1": "gpuopt.models.table:TableResult",
     "gpuopt.ncu.compare/v2": "gpuopt.models.table:TableResult",
     "gpuopt.ncu.collect/v1": "gpuopt.models.ncu:NcuCollection",
     "gpuopt.target-result/v1": "gpuopt.models.evaluation.target:ReadinessResult",

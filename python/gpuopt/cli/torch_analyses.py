@@ -11,16 +11,16 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gpuopt.cli._many import many_options
+from gpuopt.cli._many import is_many, many_options
 from gpuopt.cli._output import Outcome, command
-from gpuopt.cli._render import section
-from gpuopt.cli._tables import render_frame, table_data, table_options, write_table
+from gpuopt.cli._tables import for_people, render_frame, table_data, table_options, write_table
 from gpuopt.cli.torch_trace import (
     Source,
     Sources,
     _inputs,
     _open,
     _path,
+    _table,
     _table_command,
     _threshold,
     files_argument,
@@ -60,23 +60,38 @@ def paths(
       gpuopt torch paths trace.json.gz --sort gpu_inclusive_ns --limit 20
       gpuopt torch paths trace.json.gz --kernels --json | jq '.data.table.rows[0]'
     """
+    import polars as pl
+
     fact = "kernel_paths" if by_kernel else "paths"
-    return _table_command(
-        paths,
-        fact,
-        fact,
-        workers=workers,
-        dask_scheduler=dask_scheduler,
-        limit=limit,
-        out=out,
-        gpu=True,
+    if by_kernel or is_many(paths.paths):
+        return _table_command(
+            paths, fact, fact, workers=workers, dask_scheduler=dask_scheduler, limit=limit, out=out, gpu=True
+        )
+    source = paths.first()
+    trace = _open(source)
+    frame = trace.paths()
+    outcome = _table(fact, trace, frame, limit=limit, out=out, gpu=True, scope=source.scope)
+    # People see the tree: each name indented by its depth, the time columns beside it.
+    tree = frame.select(
+        "rank",
+        "path_id",
+        (pl.lit("  ").repeat_by(pl.col("depth") - 1).list.join("") + pl.col("name")).alias("path"),
+        "instances",
+        "cpu_inclusive_ns",
+        "cpu_exclusive_ns",
+        "gpu_inclusive_ns",
+        "gpu_exclusive_ns",
+        "graph_replay_inclusive_ns",
     )
+    lines = [f"scope: {source.scope}"] if source.scope else []
+    outcome.render = lambda: "\n".join([*lines, render_frame(for_people(frame, tree), limit)])
+    return outcome
 
 
 def _render_flops(result: TorchFlops, limit: int, scope: str | None) -> str:
     lines = [f"scope: {scope}"] if scope else []
     for g in result.gpus:
-        peak = f"{g.label} ({g.key}; {g.source}, {g.date})" if g.key else "none"
+        peak = f"{g.label} ({g.key}, NVIDIA datasheet {g.date}: gpuopt.flops.peaks())" if g.key else "none"
         lines.append(f"rank {g.rank}: peaks from {peak} [{g.how}]")
     shown = result.ops.select(
         "rank",
@@ -94,7 +109,7 @@ def _render_flops(result: TorchFlops, limit: int, scope: str | None) -> str:
         "bandwidth_pct_of_peak",
     )
     lines.append(render_frame(shown, limit) if shown.height else "(no ops)")
-    lines.append(section("Steps (model FLOPs: counted GEMM, convolution and attention work)"))
+    lines.append("Steps (model FLOPs: counted GEMM, convolution and attention work)")
     lines.append(render_frame(result.steps, limit) if result.steps.height else "(no steps)")
     return "\n".join(lines)
 

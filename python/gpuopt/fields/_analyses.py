@@ -6,6 +6,8 @@ and ``references/flops.md``.
 
 from __future__ import annotations
 
+from gpuopt.fields._ncu import TABLES as _NCU
+
 _RANK = {"rank": "Rank of the trace (distributedInfo.rank; 0 for a single-process trace)"}
 
 _PATHS = {
@@ -89,7 +91,21 @@ _FLOPS_STEPS = {
     "gpu_time_ns": "GPU time launched by every runtime call that starts in the step (ns)",
 }
 
+_NCU_FLOPS = {
+    **_NCU["ncu.roofline"],
+    "device_name": "The launch's GPU as the report names it",
+    "datasheet_gpu": "The datasheet row used (references/gpu-peaks.md); null when the GPU is not in the "
+    "table",
+    "datasheet_peak": "The datasheet column compared with (fp64, fp32, bf16_tensor, ...; 'sparse' for a "
+    "sparsity_on tensor path); null where the datasheets give no figure (fp16 HFMA2 pipe, integer paths)",
+    "datasheet_peak_tflop_per_s": "That peak (TFLOP/s; a sparse path's is twice the dense figure)",
+    "flop_pct_of_datasheet_peak": "achieved_flop_per_s / datasheet peak (%)",
+    "datasheet_peak_gb_per_s": "The GPU's datasheet memory bandwidth (GB/s)",
+    "dram_pct_of_datasheet_peak": "dram_bytes_per_s / datasheet memory bandwidth (%)",
+}
+
 TABLES: dict[str, dict[str, str]] = {
+    "ncu.flops": _NCU_FLOPS,
     "torch.paths": _PATHS,
     "torch.kernel_paths": _KERNEL_PATHS,
     "torch.flops": _FLOPS,
