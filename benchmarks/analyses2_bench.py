@@ -74,23 +74,31 @@ print(json.dumps({"seconds": t1 - t0, "load_seconds": t1 - t0, "tables_seconds":
 """,
 }
 
-# HTA: the kernel breakdown and its op -> kernel mapping (cpu_op -> cuda_runtime call -> kernel by
-# correlation), the counterpart of `paths --kernels`.
+# HTA: the kernel breakdown and each kernel's op stack through HTA's own call graph (CallGraph: one
+# call stack per thread; a kernel's launching call by index_correlation, its stack by get_path_to_root),
+# the counterpart of `paths` / `paths --kernels`.
 HTA = """
 import json, logging, resource, sys, time, warnings
+from collections import Counter
 warnings.simplefilter("ignore")
 logging.disable(logging.WARNING)
 t0 = time.perf_counter()
 from hta.trace_analysis import TraceAnalysis
+from hta.common.call_stack import CallGraph
 analysis = TraceAnalysis(trace_dir=sys.argv[1])
 t1 = time.perf_counter()
 _, kernels = analysis.get_gpu_kernel_breakdown(visualize=False, num_kernels=10**9, duration_ratio=1.0)
+cg = CallGraph(analysis.t)
+stacks = {(pid, tid): cg.call_stacks[i] for (_, pid, tid), i in cg.mapping["csg_index"].items()}
 df = analysis.t.get_trace(next(iter(analysis.t.traces)))
-sym = analysis.t.symbol_table.get_sym_id_map()
-gpu = df[df["stream"] >= 0]
-calls = df[df["cat"] == sym.get("cuda_runtime", -1)][["correlation", "parent"]]
-mapped = gpu.merge(calls, on="correlation", suffixes=("", "_call"))
-rows = int(mapped.groupby(["parent_call", "name"]).size().shape[0])
+gpu = df[df["stream"] > 0]
+calls = df.loc[gpu["index_correlation"][gpu["index_correlation"] >= 0]]
+paths = Counter()
+for idx, pid, tid in zip(calls.index, calls["pid"], calls["tid"]):
+    stack = stacks.get((pid, tid))
+    if stack is not None and idx in stack.get_nodes():
+        paths[tuple(stack.get_path_to_root(idx))] += 1
+rows = len(paths)
 t2 = time.perf_counter()
 print(json.dumps({"seconds": t2 - t0, "load_seconds": t1 - t0, "tables_seconds": t2 - t1, "rows": rows,
                   "rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
