@@ -228,6 +228,7 @@ fn write_threads<W: Write>(
 fn write_streams<W: Write>(
     w: &mut Writer<W>,
     ops: &[Op],
+    calls: &[Option<Call>],
     names: &Names<'_>,
     gpu_names: &HashMap<i64, String>,
 ) -> Result<BTreeMap<i64, u64>> {
@@ -257,7 +258,8 @@ fn write_streams<W: Write>(
         for i in sorted {
             let Some(op) = ops.get(i) else { continue };
             let key = (op.global_pid & PID_MASK, op.correlation);
-            let ends: Vec<u64> = if terminated.insert(key) {
+            let launched = calls.get(i).is_some_and(Option::is_some);
+            let ends: Vec<u64> = if launched && terminated.insert(key) {
                 vec![flow(op.global_pid, op.correlation)]
             } else {
                 Vec::new()
@@ -496,7 +498,7 @@ pub fn export(
     let nvtx = add_nvtx(report, &mut labels, &mut threads)?;
     write_file(out, |w| {
         write_threads(w, threads, &labels)?;
-        write_streams(w, &ops, &names, &gpu_names)?;
+        write_streams(w, &ops, &calls, &names, &gpu_names)?;
         let facts = w.track(None, "gpuopt facts", Kind::Plain)?;
         write_gaps(w, &ops, &names, facts)?;
         write_graphs(w, report, &ops, &calls, facts)?;
