@@ -7,12 +7,13 @@
 
 use super::wire::Message;
 use crate::error::{Error, Result};
-use std::collections::HashMap;
+use crate::fxhash::FxHashMap;
 use std::io::Write;
 
 // Field numbers (protos/perfetto/trace/...; `tests/test_perfetto_export.py` checks each against
 // the .proto files).
-const TRACE_PACKET: u32 = 1;
+/// `Trace.packet` is field 1, length-delimited: the tag byte (1 << 3) | 2.
+const PACKET_TAG: u8 = 0x0a;
 mod packet {
     pub const TIMESTAMP: u32 = 8;
     pub const SEQUENCE_ID: u32 = 10;
@@ -101,13 +102,14 @@ pub struct Written {
 pub struct Writer<W: Write> {
     out: W,
     next_uuid: u64,
-    names: HashMap<String, u64>,
-    arg_names: HashMap<&'static str, u64>,
+    names: FxHashMap<String, u64>,
+    arg_names: FxHashMap<&'static str, u64>,
     started: bool,
     packet: Message,
     event: Message,
     scratch: Message,
     fresh: Message,
+    arg: Message,
     pub written: Written,
 }
 
@@ -131,25 +133,40 @@ impl<W: Write> Writer<W> {
         Writer {
             out,
             next_uuid: 1,
-            names: HashMap::new(),
-            arg_names: HashMap::new(),
+            names: FxHashMap::default(),
+            arg_names: FxHashMap::default(),
             started: false,
             packet: Message::new(),
             event: Message::new(),
             scratch: Message::new(),
             fresh: Message::new(),
+            arg: Message::new(),
             written: Written::default(),
         }
     }
 
     fn emit(&mut self) -> Result<()> {
-        let mut head = Vec::with_capacity(6);
-        head.push(u8::try_from((TRACE_PACKET << 3) | 2).unwrap_or(0x0a));
-        super::wire::put_varint(&mut head, self.packet.buf.len() as u64);
-        self.out.write_all(&head).map_err(|e| io(&e))?;
+        // The packet's tag and length, then the packet: written through the buffered output.
+        let mut head = [PACKET_TAG, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+        let len = self.packet.buf.len() as u64;
+        let mut n = 1;
+        let mut v = len;
+        while let Some(slot) = head.get_mut(n) {
+            #[allow(clippy::cast_possible_truncation)]
+            let low = (v & 0x7f) as u8;
+            v >>= 7;
+            n += 1;
+            if v == 0 {
+                *slot = low;
+                break;
+            }
+            *slot = low | 0x80;
+        }
+        let head = head.get(..n).unwrap_or_default();
+        self.out.write_all(head).map_err(|e| io(&e))?;
         self.out.write_all(&self.packet.buf).map_err(|e| io(&e))?;
         self.written.packets += 1;
-        self.written.bytes += (head.len() + self.packet.buf.len()) as u64;
+        self.written.bytes += n as u64 + len;
         Ok(())
     }
 
@@ -244,7 +261,8 @@ impl<W: Write> Writer<W> {
     fn annotate(&mut self, args: &[(&'static str, Value<'_>)]) {
         for (name, value) in args {
             let iid = self.arg_iid(name);
-            let mut a = Message::new();
+            let mut a = std::mem::take(&mut self.arg);
+            a.clear();
             a.uint(annotation::NAME_IID, iid);
             match value {
                 Value::Int(v) => a.int(annotation::INT, *v),
@@ -253,6 +271,7 @@ impl<W: Write> Writer<W> {
                 Value::Bool(v) => a.boolean(annotation::BOOL, *v),
             };
             self.event.message(event::DEBUG_ANNOTATIONS, &a);
+            self.arg = a;
         }
     }
 

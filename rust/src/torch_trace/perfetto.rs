@@ -9,10 +9,11 @@ use super::graphs;
 use super::timeline::stream_gaps;
 use super::{Trace, TraceSet};
 use crate::error::Result;
+use crate::fxhash::FxHashSet;
 use crate::perfetto::lanes::{Lanes, Slice};
 use crate::perfetto::writer::{Kind, Value, Writer, Written};
 use crate::perfetto::{write_file, Options};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 
@@ -125,8 +126,8 @@ fn write_threads<W: Write>(w: &mut Writer<W>, trace: &Trace) -> Result<()> {
                     start: h.start - origin,
                     end: h.end - origin,
                     name: trace.name(h.name),
-                    args: &args,
-                    flows: &flows,
+                    args,
+                    flows,
                     ends: &[],
                 },
             )?;
@@ -160,7 +161,7 @@ fn write_streams<W: Write>(
         by_stream.entry((e.device, e.stream)).or_default().push(g);
     }
     let mut devices: BTreeMap<i64, u64> = BTreeMap::new();
-    let mut terminated: HashSet<i64> = HashSet::new();
+    let mut terminated: FxHashSet<i64> = FxHashSet::default();
     let flag_kernels = opts
         .flagged
         .as_ref()
@@ -215,9 +216,9 @@ fn write_streams<W: Write>(
                     start: e.start - origin,
                     end: e.end - origin,
                     name,
-                    args: &args,
+                    args,
                     flows: &[],
-                    ends: &ends,
+                    ends,
                 },
             )?;
         }
