@@ -140,6 +140,17 @@ class TorchTrace:
         """Per GPU event: its runtime call, launch latency, launching op and launch configuration."""
         return _frame(self._native.launches())
 
+    def paths(self) -> pl.DataFrame:
+        """Per distinct call path (the ``cpu_op`` and ``record_function`` ranges enclosing a runtime
+        call, outermost first; ``ProfilerStep#N`` see-through) and rank: instances, inclusive and
+        exclusive CPU and GPU time, and the GPU time of CUDA graph replays launched under it."""
+        return _frame(_native.torch_paths(self._native))
+
+    def kernel_paths(self) -> pl.DataFrame:
+        """GPU events per (path, launching call, launch kind, name, kind): each kernel's op ancestry;
+        a graph replay's kernels belong to the path of the ``cudaGraphLaunch`` that replayed them."""
+        return _frame(_native.torch_kernel_paths(self._native))
+
     def graphs(self) -> pl.DataFrame:
         """One row per CUDA graph (kernels of ``cudaGraphLaunch`` calls, keyed by their kernel names)."""
         return _frame(self._native.graphs())
@@ -180,6 +191,8 @@ _TABLES = (
     "gaps",
     "steps",
     "launches",
+    "paths",
+    "kernel_paths",
     "graphs",
     "transfers",
     "collectives",

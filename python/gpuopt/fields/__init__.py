@@ -16,11 +16,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from gpuopt.fields import _ncu, _nsys, _ranks, _sass, _stats, _torch
+from gpuopt.fields import _analyses, _ncu, _nsys, _ranks, _sass, _stats, _torch
 
 TABLES: dict[str, dict[str, str]] = {
     **_nsys.TABLES,
     **_torch.TABLES,
+    **_analyses.TABLES,
     **_ncu.TABLES,
     **_sass.TABLES,
     **_stats.TABLES,

@@ -2,7 +2,7 @@
 //! nanoseconds. Memory grows with the events kept, not with the JSON text.
 
 use super::codes;
-use super::raw::{Ident, Num, Problem, RawEvent, UNUSED_ARGS, UNUSED_FIELDS};
+use super::raw::{Ident, Num, Problem, RawEvent, ShapesRaw, UNUSED_ARGS, UNUSED_FIELDS};
 use crate::error::{Error, Result};
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -97,6 +97,8 @@ pub struct CpuEvent {
     pub external_id: i64,
     /// Index into `Trace::comms` (`record_param_comms` arguments), or `NONE`.
     pub comm: u32,
+    /// Index into `Events::shapes` (the op's `record_shapes` arguments), or `NONE`.
+    pub shapes: u32,
 }
 
 /// A CUDA runtime or driver call (`cuda_runtime`, `cuda_driver`; 2021: `Runtime`).
@@ -279,6 +281,88 @@ impl<'a> Intern<'a> for SegmentStrings<'a> {
     }
 }
 
+/// One distinct set of `record_shapes` arguments, as JSON text (parsed where a fact needs it).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ShapeRecord {
+    pub dims: Option<Box<str>>,
+    pub types: Option<Box<str>>,
+    pub concrete: Option<Box<str>>,
+}
+
+impl ShapeRecord {
+    fn of(raw: &ShapesRaw<'_>) -> Self {
+        ShapeRecord {
+            dims: raw.dims.map(Into::into),
+            types: raw.types.map(Into::into),
+            concrete: raw.concrete.map(Into::into),
+        }
+    }
+
+    fn is(&self, raw: &ShapesRaw<'_>) -> bool {
+        self.dims.as_deref() == raw.dims
+            && self.types.as_deref() == raw.types
+            && self.concrete.as_deref() == raw.concrete
+    }
+}
+
+/// The distinct shape records of a trace: ops repeat a few shapes, so each is kept once.
+#[derive(Debug, Default, Clone)]
+pub struct Shapes {
+    pub records: Vec<ShapeRecord>,
+    /// The hash of each record ([`ShapesRaw::hash`]), so a segment's records join the trace's.
+    hashes: Vec<u64>,
+    /// First record of each hash ([`ShapesRaw::hash`]); another record with the same hash goes
+    /// to `spill`, so a collision costs a lookup, never a wrong record.
+    by_hash: FastMap<u64, u32>,
+    spill: HashMap<ShapeRecord, u32>,
+}
+
+impl Shapes {
+    pub fn intern(&mut self, raw: &ShapesRaw<'_>, hash: u64) -> u32 {
+        let next = u32::try_from(self.records.len()).unwrap_or(NONE);
+        match self.by_hash.get(&hash).copied() {
+            Some(id) if self.records.get(id as usize).is_some_and(|r| r.is(raw)) => id,
+            Some(_) => {
+                let record = ShapeRecord::of(raw);
+                if let Some(&id) = self.spill.get(&record) {
+                    return id;
+                }
+                self.spill.insert(record.clone(), next);
+                self.records.push(record);
+                self.hashes.push(hash);
+                next
+            }
+            None => {
+                self.by_hash.insert(hash, next);
+                self.records.push(ShapeRecord::of(raw));
+                self.hashes.push(hash);
+                next
+            }
+        }
+    }
+
+    /// The trace's id of each of `part`'s records (a segment read on its own), interned here.
+    fn absorb(&mut self, part: &Shapes) -> Vec<u32> {
+        part.records
+            .iter()
+            .zip(&part.hashes)
+            .map(|(record, &hash)| {
+                let raw = ShapesRaw {
+                    dims: record.dims.as_deref(),
+                    types: record.types.as_deref(),
+                    concrete: record.concrete.as_deref(),
+                    hash,
+                };
+                self.intern(&raw, hash)
+            })
+            .collect()
+    }
+
+    pub fn get(&self, id: u32) -> Option<&ShapeRecord> {
+        self.records.get(id as usize)
+    }
+}
+
 /// Counts of what the trace held, by phase and category.
 #[derive(Debug, Default, Clone, serde::Serialize)]
 pub struct Counts {
@@ -362,6 +446,7 @@ pub struct Events<S = Strings> {
     pub launch_configs: Vec<LaunchConfig>,
     pub gpu_annotations: Vec<GpuAnnotation>,
     pub comms: Vec<CommArgs>,
+    pub shapes: Shapes,
     pub syncs: Vec<SyncEvent>,
     pub flows: Vec<FlowPoint>,
     pub counts: Counts,
@@ -474,6 +559,7 @@ impl Events {
             process_labels: self.process_labels.clone(),
             launch_configs: self.launch_configs.clone(),
             comms: self.comms.clone(),
+            shapes: self.shapes.clone(),
             counts: self.counts.clone(),
             unmodeled: self.unmodeled.clone(),
             first_start: self.first_start,
@@ -509,6 +595,8 @@ impl Events {
             }
         };
         let (configs, comms) = (self.launch_configs.len(), self.comms.len());
+        let shape_ids = self.shapes.absorb(&part.shapes);
+        let shape = |id: u32| shape_ids.get(id as usize).copied().unwrap_or(NONE);
         for (t, value) in part.thread_names {
             self.thread_names.insert(thread(t), value);
         }
@@ -517,6 +605,7 @@ impl Events {
             name: name(c.name),
             thread: thread(c.thread),
             comm: shift(c.comm, comms),
+            shapes: shape(c.shapes),
             ..*c
         }));
         self.runtime
@@ -643,7 +732,8 @@ impl<S> Events<S> {
 
     fn push_metadata(&mut self, ev: &RawEvent<'_>) {
         let name = ev.name.as_deref().unwrap_or("");
-        let value = ev.args.meta_name.as_deref();
+        let meta = ev.args.meta.as_deref();
+        let value = meta.and_then(|m| m.name.as_deref());
         match (name, &ev.pid) {
             ("thread_name", Some(pid)) => {
                 if let (Some(tid), Some(value)) = (&ev.tid, value) {
@@ -652,7 +742,7 @@ impl<S> Events<S> {
                 }
             }
             ("process_labels", Some(pid)) => {
-                if let Some(labels) = ev.args.labels.as_deref() {
+                if let Some(labels) = meta.and_then(|m| m.labels.as_deref()) {
                     self.process_labels
                         .insert(OwnedIdent::from_ident(pid), labels.to_owned());
                 }
@@ -811,6 +901,10 @@ impl<S> Events<S> {
         let name = self.name_of(index, ev)?;
         let thread = self.host_thread(index, ev)?;
         let comm = self.comm_args(ev);
+        let shapes = match (kind, ev.args.shapes.as_deref()) {
+            (CpuKind::Op, Some(raw)) => self.shapes.intern(raw, raw.hash),
+            _ => NONE,
+        };
         self.cpu.push(CpuEvent {
             name,
             thread,
@@ -819,6 +913,7 @@ impl<S> Events<S> {
             end,
             external_id: int_arg(ev.args.external_id),
             comm,
+            shapes,
         });
         Ok(())
     }

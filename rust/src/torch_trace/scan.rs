@@ -193,6 +193,14 @@ impl<'a> Cursor<'a> {
         Ok(())
     }
 
+    /// The JSON text of one value (checked as [`Cursor::skip_value`] checks it), escapes and all.
+    pub fn raw_value(&mut self, depth: u32) -> Quick<&'a str> {
+        self.peek()?;
+        let start = self.pos;
+        self.skip_value(depth)?;
+        self.text.get(start..self.pos).ok_or(GiveUp)
+    }
+
     /// Skips one value, checking its syntax; `depth` counts the containers it is inside.
     pub fn skip_value(&mut self, depth: u32) -> Quick<()> {
         match self.peek()? {

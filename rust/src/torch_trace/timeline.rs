@@ -365,28 +365,43 @@ pub fn streams_table(set: &TraceSet, threshold: i64) -> Result<Table> {
 
 /// `rank, device, stream, start_ns, end_ns, duration_ns, cause, next_kind, next_name`: every idle gap
 /// between busy spans of every stream, with the event that ends it.
+/// Every idle gap of every stream of a trace: `((device, stream), gap, next GPU event, cause)`, in
+/// (device, stream, start) order.
+pub fn stream_gaps(trace: &Trace, threshold: i64) -> Vec<((i64, i64), Span, u32, Cause)> {
+    let mut out = Vec::new();
+    for (key, events) in tracks(trace, true) {
+        let track = Track::new(trace, events);
+        out.extend(
+            track
+                .gaps(trace, threshold)
+                .into_iter()
+                .map(|(gap, next, why)| (key, gap, next, why)),
+        );
+    }
+    out
+}
+
 pub fn gaps_table(set: &TraceSet, threshold: i64) -> Result<Table> {
     let mut c: [Vec<i64>; 6] = Default::default();
     let (mut cause, mut next_kind, mut next_name) = (Vec::new(), Vec::new(), Vec::new());
     for trace in &set.traces {
-        for ((device, stream), events) in tracks(trace, true) {
-            let track = Track::new(trace, events);
-            for (Span { start: a, end: b }, next, why) in track.gaps(trace, threshold) {
-                for (col, v) in c.iter_mut().zip([
-                    trace.rank,
-                    device,
-                    stream,
-                    a - trace.origin(),
-                    b - trace.origin(),
-                    b - a,
-                ]) {
-                    col.push(v);
-                }
-                cause.push(why.as_str());
-                let next = trace.events.gpu.get(next as usize);
-                next_kind.push(next.map_or("", |e| e.kind.as_str()));
-                next_name.push(next.map_or("", |e| trace.name(e.name)).to_owned());
+        for ((device, stream), Span { start: a, end: b }, next, why) in
+            stream_gaps(trace, threshold)
+        {
+            for (col, v) in c.iter_mut().zip([
+                trace.rank,
+                device,
+                stream,
+                a - trace.origin(),
+                b - trace.origin(),
+                b - a,
+            ]) {
+                col.push(v);
             }
+            cause.push(why.as_str());
+            let next = trace.events.gpu.get(next as usize);
+            next_kind.push(next.map_or("", |e| e.kind.as_str()));
+            next_name.push(next.map_or("", |e| trace.name(e.name)).to_owned());
         }
     }
     let [rank, device, stream, start, end, duration] = c;
