@@ -217,10 +217,9 @@ def command(schema: str) -> Callable[[F], F]:
                 click.echo(outcome.render())
                 if failure is not None:
                     click.echo(f"error[{failure.code}]: {failure.message}", err=True)
-            if failure is not None:
-                sys.exit(failure.exit_code)
-            if outcome.exit_code:
-                sys.exit(outcome.exit_code)
+            code = outcome.exit_code if failure is None else failure.exit_code
+            if code:
+                sys.exit(code)
 
         wrapper.gpuopt_schema = schema  # type: ignore[attr-defined]  # which envelope: read by tests, MCP
         return wrapper  # type: ignore[return-value]

@@ -66,7 +66,12 @@ def gate() -> None:
 @click.option("--replace", is_flag=True, help="Point an existing name at the new baseline.")
 @command("gpuopt.gate.save/v1")
 def save(
-    name: str, root: Path, sources: tuple[str, ...], role: str | None, captures: tuple[str, ...], replace: bool
+    name: str,
+    root: Path,
+    sources: tuple[str, ...],
+    role: str | None,
+    captures: tuple[str, ...],
+    replace: bool,
 ) -> Outcome:
     """Save a baseline: the calls of one variant from evaluation results and/or k captures.
 
@@ -82,7 +87,12 @@ def save(
     from gpuopt.evaluation.gate import baselines
 
     data = baselines.save(
-        root, name, sources_=list(sources), role=role, captures=list(captures), replace=replace  # type: ignore[arg-type]
+        root,
+        name,
+        sources_=list(sources),
+        role=role,  # type: ignore[arg-type]
+        captures=list(captures),
+        replace=replace,
     )
     return Outcome(data=data, render=lambda: "gate save\n" + "\n".join(f"  {x}" for x in data.summary))
 
@@ -120,8 +130,11 @@ def _render_show(data: GateShowData) -> str:
         rows += [
             ("variant", f"{s.variant.digest} ({s.role})"),
             ("calls", f"{len(s.calls)} from {', '.join(r.invocation_id for r in s.sources)}"),
-            ("plan", f"{', '.join(s.plan.case_ids)}; {s.plan.pairs} per case; {s.plan.samples_per_call} "
-             f"samples, {s.plan.warmup_per_call} warmup; {s.plan.lifecycle}"),
+            (
+                "plan",
+                f"{', '.join(s.plan.case_ids)}; {s.plan.pairs} per case; {s.plan.samples_per_call} "
+                f"samples, {s.plan.warmup_per_call} warmup; {s.plan.lifecycle}",
+            ),
         ]
     if b.captures is not None:
         rows.append(("captures", f"{len(b.captures.files)} {b.captures.kind}"))
@@ -152,8 +165,10 @@ def delete(name: str, root: Path) -> Outcome:
     data = baselines.delete(root, name)
     return Outcome(
         data=data,
-        render=lambda: f"deleted {data.name} ({data.baseline.id}; record "
-        f"{'removed' if data.record_removed else 'kept: another name points at it'})",
+        render=lambda: (
+            f"deleted {data.name} ({data.baseline.id}; record "
+            f"{'removed' if data.record_removed else 'kept: another name points at it'})"
+        ),
     )
 
 
@@ -173,7 +188,9 @@ def _render_transfer(verb: str, data: GateTransferData) -> str:
 @gate.command("export")
 @click.argument("name")
 @ROOT
-@click.option("--out", type=click.Path(path_type=Path, dir_okay=False), required=True, help="The bundle file.")
+@click.option(
+    "--out", type=click.Path(path_type=Path, dir_okay=False), required=True, help="The bundle file."
+)
 @command("gpuopt.gate.export/v1")
 def export(name: str, root: Path, out: Path) -> Outcome:
     """Export a baseline as one file: its record and the frozen trees it names (a POSIX tar).
@@ -226,7 +243,9 @@ def _render_check(data: GateCheckData) -> str:
     show_default=True,
     help="auto: paired when the baseline's variant is in the store, else unpaired.",
 )
-@click.option("--pairs", type=click.IntRange(min=1), help="Pairs (unpaired: calls) per case; default: the baseline's.")
+@click.option(
+    "--pairs", type=click.IntRange(min=1), help="Pairs (unpaired: calls) per case; default: the baseline's."
+)
 @click.option("--seed", type=click.IntRange(min=0, max=2**53 - 1), help="Plan seed (default: the Target's).")
 @click.option(
     "--retries",
@@ -242,17 +261,30 @@ def _render_check(data: GateCheckData) -> str:
     show_default=True,
     help="Exit status of an inconclusive outcome: 12 (fail) or 0 (pass).",
 )
-@click.option("--capture", "captures", multiple=True, help="A current capture (file or cap: reference); k of them.")
+@click.option(
+    "--capture", "captures", multiple=True, help="A current capture (file or cap: reference); k of them."
+)
 @click.option(
     "--keys",
     type=click.Choice(["kernel", "op", "nvtx", "memcpy"]),
     help="Per-key gates over the captures' keys (Benjamini-Hochberg at --fdr).",
 )
-@click.option("--fdr", type=FiniteFloatRange(min=0, max=1, min_open=True, max_open=True), default=0.05, show_default=True)
+@click.option(
+    "--fdr",
+    type=FiniteFloatRange(min=0, max=1, min_open=True, max_open=True),
+    default=0.05,
+    show_default=True,
+)
 @click.option("--marker", help="Captures: the NVTX / record_function range that counts steps.")
-@click.option("--markdown", type=click.Path(path_type=Path, dir_okay=False), help="Write the Markdown summary here.")
+@click.option(
+    "--markdown", type=click.Path(path_type=Path, dir_okay=False), help="Write the Markdown summary here."
+)
 @click.option("--junit", type=click.Path(path_type=Path, dir_okay=False), help="Write JUnit XML here.")
-@click.option("--timeout-s", type=FiniteFloatRange(min=0, min_open=True), help="Stop waiting for a measurement after this.")
+@click.option(
+    "--timeout-s",
+    type=FiniteFloatRange(min=0, min_open=True),
+    help="Stop waiting for a measurement after this.",
+)
 @command("gpuopt.gate.check/v1")
 def check(
     name: str | None,
@@ -285,7 +317,8 @@ def check(
     Examples:
       gpuopt gate check main --root root --source src --junit gate.xml --markdown gate.md
       gpuopt gate check --against champion --root root --source src
-      gpuopt gate check decode --root root --capture c1.sqlite --capture c2.sqlite --capture c3.sqlite --keys kernel
+      gpuopt gate check decode --root root --keys kernel \
+          --capture c1.sqlite --capture c2.sqlite --capture c3.sqlite
     """
     from gpuopt.evaluation.gate.check import CheckRequest
     from gpuopt.evaluation.gate.check import check as run

@@ -127,10 +127,10 @@ class KeyFlag(Model):
 
     key: str = Field(description="Kernel, op or NVTX range")
     status: str = Field(description="both, new or vanished")
-    change_pct: float | None = Field(description="100·(candidate mean / baseline mean − 1)")
+    change_pct: float | None = Field(description="100·(candidate mean / baseline mean - 1)")
     ci_low_pct: float | None = Field(description="Lower end of its interval (%)")
     ci_high_pct: float | None = Field(description="Upper end of its interval (%)")
-    q_value: float | None = Field(description="Benjamini–Hochberg q-value")
+    q_value: float | None = Field(description="Benjamini-Hochberg q-value")
     direction: Literal["slower", "faster"] = Field(description="slower: more time in the candidate")
 
 
@@ -144,7 +144,7 @@ class CaptureGate(Model):
     fdr: float = Field(description="False-discovery rate of the key flags")
     total_name: str | None = Field(description="The total judged (kernel time, or per step)")
     total_change_pct: float | None = Field(description="Its change (%)")
-    total_ci_low_pct: float | None = Field(description="Lower end of its interval (%, level 1 − fdr)")
+    total_ci_low_pct: float | None = Field(description="Lower end of its interval (%, level 1 - fdr)")
     total_ci_high_pct: float | None = Field(description="Upper end (%)")
     tested: int = Field(description="Keys tested")
     flagged: list[KeyFlag] = Field(description="Flagged keys (per-key gates only)")

@@ -50,7 +50,7 @@ def summary_of(name: GateName, record: GateBaseline) -> SavedBaseline:
         baseline=name.baseline,
         saved_at_epoch=name.saved_at_epoch,
         target_id=record.target.id,
-        kind=kind,  # type: ignore[arg-type]
+        kind=kind,
         variant_digest=None if s is None else s.variant.digest,
         calls=0 if s is None else len(s.calls),
         sessions=0 if s is None else len({call.session for call in s.calls}),

@@ -101,9 +101,7 @@ def export(root: str | Path, name: str, out: Path) -> GateTransferData:
         name=name,
         baseline=pointer.baseline,
         target=record.target,
-        members=[
-            GateBundleEntry(path=p, sha256=jsonio.sha256_hex(d), size_bytes=len(d)) for p, d in members
-        ],
+        members=[GateBundleEntry(path=p, sha256=jsonio.sha256_hex(d), size_bytes=len(d)) for p, d in members],
     )
     _write(out, bundle, members)
     return _transfer(name, out, pointer.baseline, tree_count, blob_count, None)
@@ -138,7 +136,9 @@ def _read(path: Path) -> tuple[GateBundle, dict[str, bytes]]:
             data: dict[str, bytes] = {}
             for info in infos:
                 if not info.isreg() or info.name in data or info.size > MAX_MEMBER_BYTES:
-                    raise _invalid(f"{path}: member {info.name!r} is not a single regular file", path=info.name)
+                    raise _invalid(
+                        f"{path}: member {info.name!r} is not a single regular file", path=info.name
+                    )
                 handle = tar.extractfile(info)
                 data[info.name] = b"" if handle is None else handle.read()
     except (tarfile.TarError, EOFError, OSError) as exc:
@@ -150,7 +150,9 @@ def _read(path: Path) -> tuple[GateBundle, dict[str, bytes]]:
     for member, content in data.items():
         entry = listed[member]
         if jsonio.sha256_hex(content) != entry.sha256 or len(content) != entry.size_bytes:
-            raise _invalid(f"{path}: member {member} does not match its hash", path=member, expected=entry.sha256)
+            raise _invalid(
+                f"{path}: member {member} does not match its hash", path=member, expected=entry.sha256
+            )
     return bundle, data
 
 
@@ -175,7 +177,9 @@ def _trees(store: Store, data: dict[str, bytes]) -> list[tuple[str, bytes]]:
                     continue
                 rel = f"objects/blobs/{entry.sha256[:2]}/{entry.sha256}"
                 if rel not in data and not store.exists(rel):
-                        raise _invalid(f"{member} lists blob {entry.sha256}, which the bundle does not carry", path=member)
+                    raise _invalid(
+                        f"{member} lists blob {entry.sha256}, which the bundle does not carry", path=member
+                    )
             manifests.append((member, content))
         elif member != "baseline.json":
             raise _invalid(f"unexpected member {member}", path=member)

@@ -1,9 +1,9 @@
 """Capture baselines: profiler captures frozen into the store, and the check that compares current captures
-with them through ``gpuopt profile diff`` (k captures a side, t intervals, Benjamini–Hochberg).
+with them through ``gpuopt profile diff`` (k captures a side, t intervals, Benjamini-Hochberg).
 
 The whole of the captured GPU time (per step when steps are known) decides by the minimum effect m, on its
-change in percent (more time = worse) and its interval at level 1 − fdr: a regression when the interval
-lies at or above +m, an improvement when it lies at or below the speedup of m (100·(1/(1 + m/100) − 1)), a
+change in percent (more time = worse) and its interval at level 1 - fdr: a regression when the interval
+lies at or above +m, an improvement when it lies at or below the speedup of m (100·(1/(1 + m/100) - 1)), a
 pass when it stays below +m, inconclusive otherwise (and with one capture a side: no interval). Per-key
 gates (``keys``) add: a key flagged slower (q ≤ fdr and change ≥ m) is a regression. Captures that differ
 in GPU model, driver or profiler are an identity mismatch; in capture options or CUDA-graph trace mode,
@@ -152,7 +152,11 @@ def check(
             marker=marker,
         )
     differences = [
-        RuntimeDifference(name=f"capture.{f.name}", baseline=", ".join(map(str, f.baseline)), current=", ".join(map(str, f.candidate)))
+        RuntimeDifference(
+            name=f"capture.{f.name}",
+            baseline=", ".join(map(str, f.baseline)),
+            current=", ".join(map(str, f.candidate)),
+        )
         for f in data.comparability.facts
         if not f.same and f.name in IDENTITY_FACTS
     ]
@@ -169,7 +173,9 @@ def check(
             judge.reason(
                 "keys_regressed" if slower else "keys_clear",
                 f"{len(slower)} of {data.counts.tested} {data.by} keys flagged slower at FDR {fdr:g} "
-                f"(minimum effect {m:g} %)" + (": " + ", ".join(f.key for f in slower[:10]) if slower else ""),
+                f"(minimum effect {m:g} %)"
+                + (": " + ", ".join(f.key for f in slower[:10]) if slower else ""),
+                "regression" if slower else "pass",
             )
         )
     if differences:

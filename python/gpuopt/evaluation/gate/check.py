@@ -85,14 +85,23 @@ def _baseline(store: Store, tref: RecordRef, name: str) -> tuple[RecordRef, Gate
     return pointer.baseline, record
 
 
-def _reference(req: CheckRequest, store: Store, target: Target, tref: RecordRef, record: GateBaseline | None, ref: RecordRef | None) -> operation.Reference:
+def _reference(
+    req: CheckRequest,
+    store: Store,
+    target: Target,
+    tref: RecordRef,
+    record: GateBaseline | None,
+    ref: RecordRef | None,
+) -> operation.Reference:
     if record is not None and ref is not None:
         samples = record.samples
         assert samples is not None
         return operation.reference_for_baseline(store, ref, samples.variant, samples.plan, req.mode)
     if req.mode == "unpaired":
         raise InputError(
-            "gate_unpaired_unsupported", "a check against the Champion reruns it: it is always paired", path="mode"
+            "gate_unpaired_unsupported",
+            "a check against the Champion reruns it: it is always paired",
+            path="mode",
         )
     cur = resolve_champion(store, target, tref)
     plan = operation.champion_plan(store, None if cur.selection is None else cur.selection.result)
@@ -113,14 +122,23 @@ def _identity_before(state: _State, baseline_facts: dict[str, str | None], targe
     state.reasons.append(
         judge.reason(
             "identity_mismatch",
-            f"{len(found)} runtime fact(s) differ from the baseline's: " + ", ".join(d.name for d in found[:10]),
+            f"{len(found)} runtime fact(s) differ from the baseline's: "
+            + ", ".join(d.name for d in found[:10]),
             "identity_mismatch",
         )
     )
     return False
 
 
-def _samples(req: CheckRequest, store: Store, target: Target, tref: RecordRef, record: GateBaseline | None, ref: RecordRef | None, state: _State) -> tuple[operation.Reference, str, operation.Attempts | None]:
+def _samples(
+    req: CheckRequest,
+    store: Store,
+    target: Target,
+    tref: RecordRef,
+    record: GateBaseline | None,
+    ref: RecordRef | None,
+    state: _State,
+) -> tuple[operation.Reference, str, operation.Attempts | None]:
     if req.source is None:
         raise InputError(
             "field_missing", "a samples check measures the current code: give --source PATH", path="source"
@@ -159,7 +177,9 @@ def _samples(req: CheckRequest, store: Store, target: Target, tref: RecordRef, r
     return reference, frozen.digest, attempts
 
 
-def _reported(state: _State, baseline_facts: dict[str, str | None], attempts: operation.Attempts | None) -> None:
+def _reported(
+    state: _State, baseline_facts: dict[str, str | None], attempts: operation.Attempts | None
+) -> None:
     """The driver's reported runtime in this check against the baseline's."""
     result = None if attempts is None else attempts.result
     if result is None or result.reported_runtime is None:
@@ -173,7 +193,9 @@ def _reported(state: _State, baseline_facts: dict[str, str | None], attempts: op
         state.outcomes.append("identity_mismatch")
         state.reasons.append(
             judge.reason(
-                "identity_mismatch", "the driver reported another runtime than the baseline's", "identity_mismatch"
+                "identity_mismatch",
+                "the driver reported another runtime than the baseline's",
+                "identity_mismatch",
             )
         )
 
@@ -199,10 +221,14 @@ def check(req: CheckRequest) -> GateCheckData:
         )
     if req.captures and (record is None or record.captures is None):
         raise InputError(
-            "gate_captures_missing", "the baseline holds no captures to compare --capture with", path="capture"
+            "gate_captures_missing",
+            "the baseline holds no captures to compare --capture with",
+            path="capture",
         )
     if req.keys is not None and not req.captures:
-        raise InputError("gate_captures_missing", "per-key gates (--keys) compare captures: give --capture", path="keys")
+        raise InputError(
+            "gate_captures_missing", "per-key gates (--keys) compare captures: give --capture", path="keys"
+        )
     reference, digest, attempts, gate = None, None, None, None
     if _identity_before(state, facts, target):
         if run_samples:
@@ -210,8 +236,13 @@ def check(req: CheckRequest) -> GateCheckData:
             _reported(state, facts, attempts)
         if req.captures and record is not None and record.captures is not None:
             gate, why, found = capture_gate.check(
-                store, record.captures, req.captures, m=float(target.objective.minimum_effect_pct),
-                keys=req.keys, fdr=req.fdr, marker=req.marker,
+                store,
+                record.captures,
+                req.captures,
+                m=float(target.objective.minimum_effect_pct),
+                keys=req.keys,
+                fdr=req.fdr,
+                marker=req.marker,
             )
             state.outcomes.append(gate.outcome)
             state.reasons.extend(why)
@@ -229,7 +260,7 @@ def check(req: CheckRequest) -> GateCheckData:
         baseline_name=req.name if req.against == "baseline" else None,
         baseline=ref,
         champion=None if reference is None or req.against != "champion" else reference.spec.selection,
-        mode=mode,  # type: ignore[arg-type]
+        mode=mode,
         candidate_digest=digest,
         identity_differences=state.differences,
         attempts=[] if attempts is None else attempts.items,
@@ -240,5 +271,6 @@ def check(req: CheckRequest) -> GateCheckData:
         summary=[],
     )
     data = data.model_copy(update={"summary": outputs.summary_lines(data)})
-    return outputs.write(data, markdown_path=req.markdown, junit_path=req.junit, step_summary=req.step_summary)
-
+    return outputs.write(
+        data, markdown_path=req.markdown, junit_path=req.junit, step_summary=req.step_summary
+    )

@@ -36,7 +36,10 @@ def judge_paired(stats_: Statistics, m: float, minimum: int) -> tuple[list[GateO
     outcomes: list[GateOutcome] = [first.outcome]
     reasons = [
         judge.reason(
-            f"primary_{first.code}", judge.describe(primary, m, "primary"), first.outcome, metric=primary.metric
+            f"primary_{first.code}",
+            judge.describe(primary, m, "primary"),
+            first.outcome,
+            metric=primary.metric,
         )
     ]
     for kind, items in (("constraint", stats_.constraints), ("guardrail", stats_.guardrails)):
@@ -45,7 +48,10 @@ def judge_paired(stats_: Statistics, m: float, minimum: int) -> tuple[list[GateO
             outcomes.append(outcome)
             reasons.append(
                 judge.reason(
-                    f"{kind}_{item.status}", f"{kind} {item.metric}: {item.status}", outcome, metric=item.metric
+                    f"{kind}_{item.status}",
+                    f"{kind} {item.metric}: {item.status}",
+                    outcome,
+                    metric=item.metric,
                 )
             )
     return outcomes, reasons

@@ -6,9 +6,9 @@ On the effect scale of spec §6.2 (> 0: the current code is better), with the Ta
 | condition (checked in order) | outcome |
 |---|---|
 | fewer valid pairs (unpaired: calls per side) than the Target's minimum | inconclusive (too_few_pairs) |
-| CI high ≤ −τ (m = 0: CI high < 0): a regression at least as large as m | regression |
+| CI high ≤ -τ (m = 0: CI high < 0): a regression at least as large as m | regression |
 | CI low ≥ τ (m = 0: CI low > 0): an improvement at least as large as m | improvement |
-| CI low > −τ: a regression as large as m is excluded (non-inferiority at margin m) | pass |
+| CI low > -τ: a regression as large as m is excluded (non-inferiority at margin m) | pass |
 | otherwise: the CI reaches a regression of m without lying beyond it | inconclusive |
 
 At m = 0 nothing passes without an improvement: the gate needs a margin. A relative constraint of the Target
@@ -119,11 +119,15 @@ def not_judged(ex: Execution) -> tuple[GateOutcome, GateReason] | None:
     """The outcome of a run that produced nothing to judge, if it did not."""
     if ex.correctness_failed:
         return "correctness_failed", reason(
-            "correctness_failed", "the current code failed the Target's correctness rules", "correctness_failed"
+            "correctness_failed",
+            "the current code failed the Target's correctness rules",
+            "correctness_failed",
         )
     if ex.stop_reason == "identity_changed":
         return "identity_mismatch", reason(
-            "identity_changed", "the driver reported another runtime identity than the Target's", "identity_mismatch"
+            "identity_changed",
+            "the driver reported another runtime identity than the Target's",
+            "identity_mismatch",
         )
     if ex.execution_status != "succeeded" or ex.validity != "valid":
         return "invalid", reason(

@@ -50,15 +50,16 @@ def champion_plan(store: Store, selection_result: ResultRef | None) -> BaselineP
     inv_id = None if selection_result is None else selection_result.invocation_id
     if inv_id is None:
         for line in reversed(store.ledger()):
-            if line.kind == "result" and line.keys.get("operation") == "noise":
-                if line.keys.get("verdict") == "passed":
-                    inv_id = line.id
-                    break
+            keys = line.keys
+            if line.kind == "result" and keys.get("operation") == "noise" and keys.get("verdict") == "passed":
+                inv_id = line.id
+                break
     if inv_id is None:
         raise InputError(
             "gate_plan_unknown",
             "the Champion is the original and the Target has no passed noise record to take a plan from: "
-            "save a baseline from an evaluation (gpuopt gate save NAME --from INVOCATION) and check against it",
+            "save a baseline from an evaluation (gpuopt gate save NAME --from INVOCATION) and check against "
+            "it",
             path="against",
         )
     request = read_request(store, inv_id)
@@ -77,7 +78,11 @@ def champion_plan(store: Store, selection_result: ResultRef | None) -> BaselineP
 def newest_noise(store: Store, lifecycle: str, samples: int) -> ResultRef | None:
     """The newest passed noise result with this lifecycle and samples per call (for the resolution)."""
     for line in reversed(store.ledger()):
-        if line.kind != "result" or line.keys.get("operation") != "noise" or line.keys.get("verdict") != "passed":
+        if (
+            line.kind != "result"
+            or line.keys.get("operation") != "noise"
+            or line.keys.get("verdict") != "passed"
+        ):
             continue
         request = read_request(store, line.id)
         if request.plan.lifecycle == lifecycle and request.plan.samples_per_call == samples:
@@ -85,7 +90,9 @@ def newest_noise(store: Store, lifecycle: str, samples: int) -> ResultRef | None
     return None
 
 
-def _plan(target: Target, base: BaselinePlan, *, calls: int | None, pairs: int | None, seed: int | None) -> Plan:
+def _plan(
+    target: Target, base: BaselinePlan, *, calls: int | None, pairs: int | None, seed: int | None
+) -> Plan:
     cases = plans.case_ids(target, base.case_ids)
     plans.check_samples(target.metrics, base.samples_per_call)
     return Plan(
@@ -163,7 +170,9 @@ class Attempts:
     result_ref: ResultRef | None = None
 
 
-def _attempt(store: Store, inv_id: str, deduplicated: bool) -> tuple[GateAttempt, GateResult | None, str | None]:
+def _attempt(
+    store: Store, inv_id: str, deduplicated: bool
+) -> tuple[GateAttempt, GateResult | None, str | None]:
     found = read_result(store, inv_id)
     result = found[0] if found is not None and isinstance(found[0], GateResult) else None
     sha = None if found is None else found[1]
@@ -224,8 +233,11 @@ def run(
     return out
 
 
-def reference_for_baseline(store: Store, ref: RecordRef, variant: FrozenVariant, plan: BaselinePlan, mode: str) -> Reference:
-    """The reference of a samples baseline: paired when its variant's tree is here (or asked), else unpaired."""
+def reference_for_baseline(
+    store: Store, ref: RecordRef, variant: FrozenVariant, plan: BaselinePlan, mode: str
+) -> Reference:
+    """The reference of a samples baseline: paired when its variant's tree is here (or asked), else
+    unpaired."""
     present = tree_present(store, variant.digest)
     chosen: GateMode = "paired" if (mode == "paired" or (mode == "auto" and present)) else "unpaired"
     if chosen == "paired" and not present:
@@ -236,4 +248,8 @@ def reference_for_baseline(store: Store, ref: RecordRef, variant: FrozenVariant,
             path="mode",
             expected="the variant's tree in objects/trees/",
         )
-    return Reference(variant=variant, plan=plan, spec=GateSpec(against="baseline", baseline=ref, selection=None, mode=chosen))
+    return Reference(
+        variant=variant,
+        plan=plan,
+        spec=GateSpec(against="baseline", baseline=ref, selection=None, mode=chosen),
+    )

@@ -31,6 +31,17 @@ def _primary(data: GateCheckData) -> str | None:
     return None
 
 
+def _resolution(data: GateCheckData) -> str | None:
+    """The minimum effect against the MDE the Target's noise record projects at the planned pairs."""
+    res = None if data.result is None else data.result.resolution
+    if res is None or res.noise_ref is None or res.mde_pct is None:
+        return None if res is None else "no noise record of this plan's lifecycle and samples per call"
+    return (
+        f"{res.status}: MDE {res.mde_pct:.1f} % at {res.planned_pairs} planned pairs (noise "
+        f"{res.noise_ref.invocation_id}) vs minimum effect {res.minimum_effect_pct:g} %"
+    )
+
+
 def _records(data: GateCheckData) -> list[str]:
     out = [f"Target {data.target.id} (sha256 {data.target.sha256})"]
     if data.baseline is not None:
@@ -52,14 +63,20 @@ def summary_lines(data: GateCheckData) -> list[str]:
     if data.result is not None:
         j = data.result.judgment
         lines.append(
-            f"minimum effect {j.minimum_effect_pct:g} %: regression at effect <= {j.regression_bound_pct:+.2f} %, "
-            f"improvement at >= {j.improvement_bound_pct:+.2f} %"
+            f"minimum effect {j.minimum_effect_pct:g} %: regression at effect <= "
+            f"{j.regression_bound_pct:+.2f} %, improvement at >= {j.improvement_bound_pct:+.2f} %"
         )
+        resolution = _resolution(data)
+        if resolution is not None:
+            lines.append(f"resolution {resolution}")
         c = data.result.contamination
         lines.append(
             "contamination: "
-            + (f"checked ({c.sampler}), {max(c.pairs_invalid, c.calls_contaminated)} voided" if c.checked else
-               f"not checked (sampler {c.sampler})")
+            + (
+                f"checked ({c.sampler}), {max(c.pairs_invalid, c.calls_contaminated)} voided"
+                if c.checked
+                else f"not checked (sampler {c.sampler})"
+            )
         )
     lines += [f"- {r.message}" for r in data.reasons]
     lines += [f"differs: {d.name}: {d.baseline} -> {d.current}" for d in data.identity_differences]
@@ -92,6 +109,9 @@ def markdown(data: GateCheckData) -> str:
     if data.result is not None:
         j = data.result.judgment
         rows.append(("minimum effect", f"{j.minimum_effect_pct:g} %"))
+        resolution = _resolution(data)
+        if resolution is not None:
+            rows.append(("resolution", resolution))
         c = data.result.contamination
         rows.append(
             (
@@ -106,11 +126,16 @@ def markdown(data: GateCheckData) -> str:
     out += ["| | |", "|---|---|", *[f"| {k} | {_cell(v)} |" for k, v in rows], ""]
     if data.reasons:
         out += ["### Why", ""]
-        out += [f"- `{r.code}`{' → ' + r.outcome if r.outcome else ''}: {_cell(r.message)}" for r in data.reasons]
+        out += [
+            f"- `{r.code}`{' → ' + r.outcome if r.outcome else ''}: {_cell(r.message)}" for r in data.reasons
+        ]
         out.append("")
     if data.identity_differences:
         out += ["### Runtime facts that differ", "", "| fact | baseline | now |", "|---|---|---|"]
-        out += [f"| {d.name} | {_cell(str(d.baseline))} | {_cell(str(d.current))} |" for d in data.identity_differences]
+        out += [
+            f"| {d.name} | {_cell(str(d.baseline))} | {_cell(str(d.current))} |"
+            for d in data.identity_differences
+        ]
         out.append("")
     if data.captures is not None and data.captures.flagged:
         out += ["### Flagged keys", "", "| key | change % | interval % | q | |", "|---|---|---|---|---|"]
@@ -171,10 +196,16 @@ def junit(data: GateCheckData) -> str:
     for reason, status in zip(deciding, statuses, strict=True):
         where = " ".join(x for x in (reason.metric, reason.case_id) if x)
         case = ET.SubElement(
-            suite, "testcase", classname="gpuopt.gate", name=f"{reason.code}{' ' + where if where else ''}", time="0"
+            suite,
+            "testcase",
+            classname="gpuopt.gate",
+            name=f"{reason.code}{' ' + where if where else ''}",
+            time="0",
         )
         if status in ("failure", "error"):
-            ET.SubElement(case, status, type=str(reason.outcome), message=reason.message).text = reason.message
+            ET.SubElement(
+                case, status, type=str(reason.outcome), message=reason.message
+            ).text = reason.message
         elif status == "skipped":
             ET.SubElement(case, "skipped", message=reason.message)
     ET.SubElement(suite, "system-out").text = "\n".join(data.summary)

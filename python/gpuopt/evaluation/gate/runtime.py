@@ -79,7 +79,9 @@ def _group(name: str) -> str:
 
 def differences(baseline: dict[str, str | None], current: dict[str, str | None]) -> list[RuntimeDifference]:
     """Facts whose values differ, or that one side has and the other lacks, in name order."""
-    shared = {g for g in GROUPS if any(_group(k) == g for k in baseline) and any(_group(k) == g for k in current)}
+    shared = {
+        g for g in GROUPS if any(_group(k) == g for k in baseline) and any(_group(k) == g for k in current)
+    }
     out = []
     for name in sorted(set(baseline) | set(current)):
         group = _group(name)

@@ -71,7 +71,9 @@ def _samples_table(store: Store, result: InvocationResult) -> Any:
     rel = invocation_rel(result.invocation_id, table.path)
     data = store.read_bytes(rel, max_bytes=MAX_SAMPLES_BYTES)
     if jsonio.sha256_hex(data) != table.sha256:
-        raise InputError("table_changed", f"{rel} no longer matches its result", path=rel, expected=table.sha256)
+        raise InputError(
+            "table_changed", f"{rel} no longer matches its result", path=rel, expected=table.sha256
+        )
     return pl.read_parquet(io.BytesIO(data))
 
 
@@ -104,9 +106,7 @@ def _calls(store: Store, target: Target, result: InvocationResult, role: str) ->
             for name, samples in sorted(by_metric.items())
             if name in target.metrics
         }
-        out.append(
-            BaselineCall(session=result.invocation_id, call_index=call, case_id=case, values=values)
-        )
+        out.append(BaselineCall(session=result.invocation_id, call_index=call, case_id=case, values=values))
     return out
 
 
@@ -124,7 +124,7 @@ def _plan(store: Store, inv_id: str) -> tuple[BaselinePlan, dict[str, FrozenVari
             shared_state=[] if contract is None else list(contract.shared_state),
             rebuilt_state=[] if contract is None else list(contract.rebuilt_state),
         ),
-        dict(request.variants),
+        {str(k): v for k, v in request.variants.items()},
     )
 
 

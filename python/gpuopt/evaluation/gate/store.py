@@ -99,9 +99,7 @@ def names(store: Store) -> list[str]:
     return out
 
 
-def set_name(
-    store: Store, name: str, ref: RecordRef, *, replace: bool
-) -> tuple[GateName, RecordRef | None]:
+def set_name(store: Store, name: str, ref: RecordRef, *, replace: bool) -> tuple[GateName, RecordRef | None]:
     """Points ``name`` at ``ref`` (atomic replace under the gates lock). An existing name pointing elsewhere
     needs ``replace`` (``gate_name_exists``); pointing at the same record changes nothing."""
     rel = name_rel(name)

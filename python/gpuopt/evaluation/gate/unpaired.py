@@ -155,7 +155,9 @@ def _guardrails(ctx: Context, cur: Calls) -> list[GuardrailOutcome]:
 def _judge_case(
     ctx: Context, base: Any, cur: Any, case_id: str
 ) -> tuple[list[UnpairedComparison], list[GateOutcome], list[GateReason]]:
-    comparisons, outcomes, reasons = [], [], []
+    comparisons: list[UnpairedComparison] = []
+    outcomes: list[GateOutcome] = []
+    reasons: list[GateReason] = []
     objective = ctx.target.objective
     checks = [(objective.primary, ctx.m, "primary")]
     checks += [(c.metric, c.max_regression_pct, "constraint") for c in objective.constraints]
@@ -165,7 +167,9 @@ def _judge_case(
         except InputError as exc:
             ctx.ex.warnings.append(Warning(code=exc.code, message=f"{case_id} {metric}: {exc.message}"))
             outcomes.append("inconclusive")
-            reasons.append(judge.reason(exc.code, exc.message, "inconclusive", metric=metric, case_id=case_id))
+            reasons.append(
+                judge.reason(exc.code, exc.message, "inconclusive", metric=metric, case_id=case_id)
+            )
             continue
         rule = judge.rule(comparison, threshold, ctx.target.statistics.minimum_pairs)
         outcome = rule.outcome
@@ -190,7 +194,9 @@ def _judge_case(
                 case_id=case_id,
                 role=role,  # type: ignore[arg-type]
                 threshold_pct=threshold,
-                statistic=Statistic(role="primary" if role == "primary" else "secondary", n_invalid=0, comparison=comparison),
+                statistic=Statistic(
+                    role="primary" if role == "primary" else "secondary", n_invalid=0, comparison=comparison
+                ),
             )
         )
     return comparisons, outcomes, reasons
@@ -238,7 +244,9 @@ def fields(ctx: Context, core: GateCore) -> dict[str, Any]:
             outcome = judge.status_outcome(g.status)
             outcomes.append(outcome)
             reasons.append(
-                judge.reason(f"guardrail_{g.status}", f"guardrail {g.metric}: {g.status}", outcome, metric=g.metric)
+                judge.reason(
+                    f"guardrail_{g.status}", f"guardrail {g.metric}: {g.status}", outcome, metric=g.metric
+                )
             )
         judgment = judge.judgment(judge.combine(outcomes), ctx.m, arithmetic, reasons)
         statistics = UnpairedStatistics(

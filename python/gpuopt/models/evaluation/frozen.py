@@ -75,7 +75,7 @@ class FinalAuditCore(BoundCore):
 
 
 class GateCore(ContractCore):
-    """``gate``: the current code against a saved baseline's variant or the Champion (``gpuopt gate check``)."""
+    """``gate``: the current code against a saved baseline's variant or the Champion (``gate check``)."""
 
     operation: Literal["gate"]
     gate: GateSpec

@@ -173,7 +173,7 @@ class GateJudgment(Record):
     minimum_effect_pct: float = Field(description="The Target's minimum effect m (%)")
     regression_bound_pct: float = Field(
         description="The effect (%, > 0 = candidate better) of a regression as large as m: "
-        "100·(1/(1 + m/100) − 1) on the log-ratio scale, −m in parity mode"
+        "100·(1/(1 + m/100) - 1) on the log-ratio scale, -m in parity mode"
     )
     improvement_bound_pct: float = Field(description="The effect of an improvement as large as m (%)")
     reasons: list[GateReason]
