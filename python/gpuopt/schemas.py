@@ -96,6 +96,13 @@ _DATA_MODEL_PATHS: dict[str, str | None] = {
     "gpuopt.html-report/v1": "gpuopt.models.html:HtmlReportData",
     "gpuopt.profile.diff/v2": "gpuopt.models.profile:ProfileDiffData",
     "gpuopt.capture/v1": "gpuopt.models.evaluation.capture:CaptureData",
+    "gpuopt.gate.save/v1": "gpuopt.models.gate:GateSaveData",
+    "gpuopt.gate.list/v1": "gpuopt.models.gate:GateListData",
+    "gpuopt.gate.show/v1": "gpuopt.models.gate:GateShowData",
+    "gpuopt.gate.delete/v1": "gpuopt.models.gate:GateDeleteData",
+    "gpuopt.gate.export/v1": "gpuopt.models.gate:GateTransferData",
+    "gpuopt.gate.import/v1": "gpuopt.models.gate:GateTransferData",
+    "gpuopt.gate.check/v1": "gpuopt.models.gate:GateCheckData",
     "gpuopt.skill.show/v1": "gpuopt.models.agent:SkillShown",
     "gpuopt.skill.install/v1": "gpuopt.models.agent:SkillInstalled",
     "gpuopt.knowledge.query/v1": "gpuopt.models.knowledge:KnowledgeQueryData",
@@ -152,11 +159,13 @@ def _document_models() -> dict[str, Any]:
         driver,
         experiment,
         frozen,
+        gate,
         invocation,
         operations,
         store,
         target,
     )
+    from gpuopt.models.gate import GateBundle
     from gpuopt.models.knowledge import CardsFile, FactCatalog, SourcesFile
     from gpuopt.models.map import ExecutionMap
 
@@ -209,6 +218,11 @@ def _document_models() -> dict[str, Any]:
         "gpuopt.invocation-result.final-audit/v1": operations.FinalAuditResult,
         "gpuopt.invocation-result.final-audit/v2": operations.FinalAuditResult,
         "gpuopt.invocation-result.final-audit/v3": operations.FinalAuditResult,
+        "gpuopt.invocation-request.gate/v1": frozen.GateFrozen,
+        "gpuopt.invocation-result.gate/v3": gate.GateResult,
+        "gpuopt.gate-baseline/v1": gate.GateBaseline,
+        "gpuopt.gate-name/v1": gate.GateName,
+        "gpuopt.gate-bundle/v1": GateBundle,
         "gpuopt.execution-map/v1": ExecutionMap,
         "gpuopt.knowledge.cards/v1": CardsFile,
         "gpuopt.knowledge.sources/v1": SourcesFile,

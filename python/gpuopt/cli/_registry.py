@@ -167,6 +167,11 @@ COMMANDS: dict[str, Entry] = {
         "or NCCL documentation says so.",
     ),
     "audit": Entry("audit", "audit", "Audits of identity records."),
+    "gate": Entry(
+        "gate",
+        "gate",
+        "A regression gate for CI: saved baselines, checks with exit codes, reports where CI shows them.",
+    ),
     "skill": Entry(
         "agent",
         "skill",
