@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from gpuopt.cli import analyses
 from gpuopt.cli._html import html_option, render_html
 from gpuopt.cli._many import files_argument, is_many, many_options, many_outcome
 from gpuopt.cli._nsys_render import render_coverage, render_graphs, render_timeline
@@ -693,3 +694,7 @@ def report(file: Path, window: str | None, nvtx_range: str | None, html_out: Pat
     opened, _, parsed = _open(file, window, nvtx_range)
     data = profiles.nsys_page(opened, html_out, window=parsed, nvtx_range=nvtx_range)
     return Outcome(data=data, render=lambda: render_html(data), inputs=_inputs(file))
+
+
+for _analysis in analyses.commands("nsys"):
+    nsys.add_command(_analysis)

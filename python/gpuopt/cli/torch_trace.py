@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
+from gpuopt.cli import analyses
 from gpuopt.cli._html import html_option, render_html
 from gpuopt.cli._many import is_many, many_options, many_outcome
 from gpuopt.cli._output import Outcome, command
@@ -636,3 +637,7 @@ def _render_trace(t: TraceSummary) -> str:
 def _render_summary(doc: TorchSummary) -> str:
     head = [f"scope: {doc.scope} (every fact below is restricted to it)"] if doc.scope else []
     return "\n\n".join([*head, *(_render_trace(t) for t in doc.traces)])
+
+
+for _analysis in analyses.commands("torch"):
+    torch.add_command(_analysis)

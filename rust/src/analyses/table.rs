@@ -334,3 +334,31 @@ pub fn sequences(a: &Activity, patterns: &[Pattern]) -> Result<Table> {
         ),
     ])
 }
+
+/// `table` with a leading `rank` column holding `rank` (the traces of a Kineto job).
+pub fn with_rank(table: Table, rank: i64) -> Result<Table> {
+    use arrow_array::RecordBatch;
+    use arrow_schema::{DataType, Field, Schema};
+    let mut fields = vec![Arc::new(Field::new("rank", DataType::Int64, true))];
+    fields.extend(table.schema.fields().iter().cloned());
+    let schema = Arc::new(Schema::new(fields));
+    let mut batches = Vec::with_capacity(table.batches.len());
+    for batch in table.batches {
+        let mut columns: Vec<ArrayRef> = vec![int(vec![rank; batch.num_rows()])];
+        columns.extend(batch.columns().iter().cloned());
+        batches.push(RecordBatch::try_new(schema.clone(), columns).map_err(|e| {
+            crate::error::Error::internal("table_invalid", format!("cannot add the rank column: {e}"))
+        })?);
+    }
+    Ok(Table { schema, batches })
+}
+
+/// The batches of tables with one schema, as one table (None when there are none).
+pub fn concat(tables: Vec<Table>) -> Option<Table> {
+    let mut iter = tables.into_iter();
+    let mut first = iter.next()?;
+    for t in iter {
+        first.batches.extend(t.batches);
+    }
+    Some(first)
+}
