@@ -6,17 +6,20 @@ record (``gpuopt capture``) will be one more loader returning the same :class:`C
 
 from __future__ import annotations
 
+import functools
 import gzip
-import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gpuopt.errors import InputError, shape_of
 from gpuopt.models.profile import CaptureFacts, Dimension, ProfileKind
 
 if TYPE_CHECKING:
     import polars as pl
+
+    from gpuopt.models.nsys import NsysInfo
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _NCU_MAGIC = (b"NVR\x00", b"\x28\xb5\x2f\xfd")
@@ -33,11 +36,31 @@ class Capture:
     normalised key); ``ranges`` has name, count, gpu_ns (NVTX / record_function ranges, for ``--marker``
     and ProfilerStep, with the GPU time launched inside them: nsys kernels and graph executions, torch
     every GPU event; empty when the kind has none). ``facts.kernels`` and ``facts.kernel_time_ns`` cover
-    every kernel of the capture (and the graph executions of a graph-level nsys trace), whatever ``by``."""
+    every kernel of the capture (and the graph executions of a graph-level nsys trace), whatever ``by``.
+    ``detect``: the iterations detected from the launch sequence (:func:`detected`), asked for only when
+    no marker counts the steps; None where the kind has no launch sequence or ``--nvtx`` restricts it."""
 
     facts: CaptureFacts
     table: pl.DataFrame
     ranges: pl.DataFrame
+    detect: Callable[[], Detected] | None = None
+
+
+@dataclass(frozen=True)
+class Detected:
+    """Iterations detected in a capture (summed over its traces) and the GPU time they hold."""
+
+    steps: int
+    gpu_ns: float
+
+
+def detected(source: Any) -> Detected:
+    """:func:`gpuopt.analyses.detected_steps` of an opened nsys report or Kineto trace, summed over its
+    traces (the ranks of a Kineto job, as their ProfilerStep ranges are)."""
+    from gpuopt import analyses
+
+    found = analyses.detected_steps(source)
+    return Detected(sum(d.iterations for d in found), float(sum(d.gpu_time_ns for d in found)))
 
 
 def detect_kind(path: Path) -> ProfileKind:
@@ -131,23 +154,10 @@ def _facts(
     )
 
 
-def _nsys_driver(sqlite: str) -> str | None:
-    """``NvDriverVersion`` (and ``CudaDriverVersion``) from the export's TARGET_INFO_SYSTEM_ENV, which the
-    nsys engine's info does not model; None when the export has no such rows."""
-    try:
-        con = sqlite3.connect(f"file:{sqlite}?mode=ro&immutable=1", uri=True)
-        try:
-            rows = dict(
-                con.execute(
-                    "SELECT name, value FROM TARGET_INFO_SYSTEM_ENV "
-                    "WHERE name IN ('NvDriverVersion', 'CudaDriverVersion')"
-                ).fetchall()
-            )
-        finally:
-            con.close()
-    except sqlite3.Error:
-        return None
-    nv, cuda = rows.get("NvDriverVersion"), rows.get("CudaDriverVersion")
+def _nsys_driver(info: NsysInfo) -> str | None:
+    """``NvDriverVersion (CUDA CudaDriverVersion)`` of the export (``TARGET_INFO_SYSTEM_ENV``, read by the
+    engine into its info); None when the export records neither."""
+    nv, cuda = info.driver_version, info.cuda_driver_version
     if not nv and not cuda:
         return None
     return f"{nv or 'unknown'} (CUDA {cuda or 'unknown'})"
@@ -203,12 +213,13 @@ def _nsys(path: Path, by: Dimension, nvtx: str | None) -> Capture:
         table,
         kernels,
         gpus=sorted({g.name for g in info.gpus if g.name}),
-        driver=_nsys_driver(report.path),
+        driver=_nsys_driver(info),
         tool=f"nsys {info.export.product_version or 'unknown'} (export schema {info.export.schema_version})",
         options=options,
         trace_mode=report.graph_trace_mode(),
     )
-    return Capture(facts, table, ranges.with_columns(pl.col("count").cast(pl.Int64)))
+    detect = None if nvtx is not None else functools.cache(lambda: detected(report))  # detection reads the whole export
+    return Capture(facts, table, ranges.with_columns(pl.col("count").cast(pl.Int64)), detect)
 
 
 def _torch(path: Path, by: Dimension) -> Capture:
@@ -242,7 +253,7 @@ def _torch(path: Path, by: Dimension) -> Capture:
         tool=f"kineto schema {', '.join(schemas)}",
         options=options,
     )
-    return Capture(facts, table, ranges)
+    return Capture(facts, table, ranges, functools.cache(lambda: detected(trace)))
 
 
 def _ncu(path: Path, by: Dimension) -> Capture:

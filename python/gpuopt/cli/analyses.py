@@ -11,38 +11,16 @@ from typing import TYPE_CHECKING, Any, Literal
 import click
 
 from gpuopt.cli._output import Outcome, command
-from gpuopt.cli._tables import render_frame, table_data, table_options, write_table
+from gpuopt.cli._tables import answered, current_sort, render_frame, table_options
 
 if TYPE_CHECKING:
-    import polars as pl
-
+    from gpuopt.answer import Answer
     from gpuopt.models.analyses import IterationFacts
-    from gpuopt.models.envelope import FileIdentity
 
 Area = Literal["nsys", "torch"]
 
 _WHAT = {"nsys": "FILE (an nsys SQLite export or .nsys-rep)", "torch": "PATH (a Kineto trace or a folder of ranks)"}
 _EXAMPLE = {"nsys": "profile.sqlite", "torch": "trace.json.gz"}
-
-
-def _open(area: Area, path: Path) -> Any:
-    from gpuopt.provenance import identify_in_background
-
-    identify_in_background(path)  # hashing (on a cache miss) overlaps the engine's work
-    if area == "nsys":
-        from gpuopt import nsys
-
-        return nsys.open(path)
-    from gpuopt import torch_trace
-
-    return torch_trace.open(path)
-
-
-def _inputs(area: Area, source: Any, path: Path) -> list[FileIdentity]:
-    from gpuopt.provenance import file_identity
-
-    files = source.files() if area == "torch" else [path]
-    return [file_identity(p) for p in files]
 
 
 def _facts_lines(facts: list[IterationFacts]) -> list[str]:
@@ -78,8 +56,9 @@ def _facts_lines(facts: list[IterationFacts]) -> list[str]:
     return lines
 
 
-def _render(header: list[str], frame: pl.DataFrame, limit: int) -> Callable[[], str]:
+def _render(header: list[str], answer: Answer[Any], limit: int) -> Callable[[], str]:
     def render() -> str:
+        frame = answer.table
         body = render_frame(frame, limit, totals=False) if frame.height else "(no rows)"
         return "\n".join([*header, body])
 
@@ -104,17 +83,10 @@ def _marker_option(fn: Any) -> Any:
 def _iterations(area: Area) -> click.Command:
     def iterations(path: Path, marker: str | None, limit: int, out: Path | None) -> Outcome:
         from gpuopt import analyses
-        from gpuopt.models.analyses import IterationsData
 
-        source = _open(area, path)
-        result = analyses.iterations(source, marker=marker)
-        if out is not None:
-            write_table(result.table, out)
-        data = IterationsData(
-            path=str(path), traces=result.facts, table=table_data("iterations", result.table, limit)
-        )
-        render = _render(_facts_lines(result.facts), result.table, limit)
-        return Outcome(data=data, render=render, inputs=_inputs(area, source, path))
+        answer = analyses.iterations_document(path, area=area, marker=marker, limit=limit, sort=current_sort())
+        render = _render(_facts_lines(answer.data.traces), answer, limit)
+        return answered(answer, render, out=out)
 
     iterations.__doc__ = f"""Repeated steps, from step markers and from the launch sequence alone.
 
@@ -146,31 +118,20 @@ def _critical_path(area: Area) -> click.Command:
         limit: int,
         out: Path | None,
     ) -> Outcome:
-        import polars as pl
-
         from gpuopt import analyses
-        from gpuopt.models.analyses import CriticalPathData
 
-        source = _open(area, path)
-        result = analyses.critical_path(source, marker=marker, using=using)
-        edges = result.edges if step is None else result.edges.filter(pl.col("row") == step)
-        if out is not None:
-            write_table(result.steps, out)
-        data = CriticalPathData(
-            path=str(path),
-            source=using,
-            traces=result.facts,
-            table=table_data("critical_path", result.steps, limit),
-            edges=table_data("critical_path_edges", edges, limit),
+        answer = analyses.critical_path_document(
+            path, area=area, marker=marker, using=using, step=step, limit=limit, sort=current_sort()
         )
 
         def render() -> str:
-            parts = [*_facts_lines(result.facts), render_frame(result.steps, limit, totals=False)]
+            parts = [*_facts_lines(answer.data.traces), render_frame(answer.table, limit, totals=False)]
             if step is not None:
+                edges = answer.tables["critical_path_edges"]
                 parts += [f"\nstep row {step}: its path, stretch by stretch", render_frame(edges, 0, totals=False)]
             return "\n".join(parts)
 
-        return Outcome(data=data, render=render, inputs=_inputs(area, source, path))
+        return answered(answer, render, out=out)
 
     critical_path.__doc__ = f"""Per step, the critical path through host calls and GPU work, by category.
 
@@ -209,20 +170,13 @@ def _critical_path(area: Area) -> click.Command:
 def _queue(area: Area) -> click.Command:
     def queue(path: Path, series: bool, limit: int, out: Path | None) -> Outcome:
         from gpuopt import analyses
-        from gpuopt.models.analyses import QueueData
 
-        source = _open(area, path)
-        result = analyses.queue(source, series=series)
-        frame = result.series if series and result.series is not None else result.table
-        name = "queue_series" if series else "queue"
-        if out is not None:
-            write_table(frame, out)
-        data = QueueData(path=str(path), series=series, table=table_data(name, frame, limit))
+        answer = analyses.queue_document(path, area=area, series=series, limit=limit, sort=current_sort())
         header = [
             "launch-bound idle: nothing running and nothing launched; queued idle: launched, not running;"
             " host sync: a synchronizing call waiting (stream_id — : the whole device)"
         ]
-        return Outcome(data=data, render=_render(header, frame, limit), inputs=_inputs(area, source, path))
+        return answered(answer, _render(header, answer, limit), out=out)
 
     queue.__doc__ = f"""Outstanding launches per stream over time, and who waited for whom.
 
@@ -249,15 +203,10 @@ def _queue(area: Area) -> click.Command:
 def _sequences(area: Area) -> click.Command:
     def sequences(path: Path, n: int, limit: int, out: Path | None) -> Outcome:
         from gpuopt import analyses
-        from gpuopt.models.analyses import SequencesData
 
-        source = _open(area, path)
-        frame = analyses.sequences(source, n=n)
-        if out is not None:
-            write_table(frame, out)
-        data = SequencesData(path=str(path), n=n, table=table_data("sequences", frame, limit))
+        answer = analyses.sequences_document(path, area=area, n=n, limit=limit, sort=current_sort())
         header = [f"kernel sequences in launch order per device: the repeating unit, then {n}-grams"]
-        return Outcome(data=data, render=_render(header, frame, limit), inputs=_inputs(area, source, path))
+        return answered(answer, _render(header, answer, limit), out=out)
 
     sequences.__doc__ = f"""The most frequent kernel n-grams and the repeating unit, with counts and time.
 

@@ -91,10 +91,12 @@ class CriticalPathData(Model):
     source: IterationSource | None = Field(
         description="The iteration source asked for (--source); null: the one the iterations use"
     )
+    step: int | None = Field(description="The step row whose stretches `edges` holds (--step); null: every step")
     traces: list[IterationFacts] = Field(description="How the steps were found, per trace")
     table: TableData = Field(description="Per step (column definitions: gpuopt schema AREA.critical_path)")
     edges: TableData = Field(
-        description="Every stretch of every path in time order (gpuopt schema AREA.critical_path_edges)"
+        description="Every stretch of every path in time order (gpuopt schema AREA.critical_path_edges); "
+        "with --step, all of that step's stretches whatever --limit"
     )
 
 
