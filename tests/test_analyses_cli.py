@@ -49,9 +49,15 @@ def test_critical_path_step_lists_that_steps_edges(shared: Path, area: str) -> N
 @pytest.mark.parametrize("area", ["nsys", "torch"])
 @pytest.mark.parametrize(
     ("command", "extra", "table"),
-    [("queue", [], "queue"), ("queue", ["--series"], "queue_series"), ("sequences", ["--n", "4"], "sequences")],
+    [
+        ("queue", [], "queue"),
+        ("queue", ["--series"], "queue_series"),
+        ("sequences", ["--n", "4"], "sequences"),
+    ],
 )
-def test_queue_and_sequences_commands(shared: Path, area: str, command: str, extra: list[str], table: str) -> None:
+def test_queue_and_sequences_commands(
+    shared: Path, area: str, command: str, extra: list[str], table: str
+) -> None:
     run = gpuopt(area, command, str(shared / FILES[area]), *extra, "--json", "--limit", "3")
     assert run.code == 0, run.stderr
     data = run.json()["data"]

@@ -11,6 +11,7 @@ iteration at the same operation, so completion-to-completion spans agree exactly
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import shutil
 import sqlite3
@@ -52,7 +53,14 @@ def _truth_by_ranges(path: Path) -> list[tuple[str, int, int, int]]:
     out = []
     for text, start, end in ranges:
         inside = [o for o in ops if start <= o[3] < end]
-        out.append((text, sum(o[0] == "kernel" for o in inside), max(o[2] for o in inside), min(o[1] for o in inside)))
+        out.append(
+            (
+                text,
+                sum(o[0] == "kernel" for o in inside),
+                max(o[2] for o in inside),
+                min(o[1] for o in inside),
+            )
+        )
     return out
 
 
@@ -74,7 +82,7 @@ def test_decode_without_nvtx_yields_the_ranges_iterations(shared: Path, without_
     assert [t[0] for t in truth] == ["prefill"] + ["decode_step"] * 12
     # Spans the ranges mark, completion to completion (the first: its own extent).
     ends = [t[2] for t in truth]
-    marked_spans = [ends[0] - truth[0][3]] + [b - a for a, b in zip(ends, ends[1:], strict=False)]
+    marked_spans = [ends[0] - truth[0][3]] + [b - a for a, b in itertools.pairwise(ends)]
 
     result = analyses.iterations(nsys.open(without_nvtx))
     (facts,) = result.facts

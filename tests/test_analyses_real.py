@@ -10,6 +10,7 @@ ProfilerStep#101..105.
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import shutil
 import sqlite3
@@ -75,7 +76,9 @@ def node_without_nvtx(shared: Path, tmp_path_factory: pytest.TempPathFactory) ->
     return copy
 
 
-def test_node_level_decode_without_nvtx_yields_its_twelve_steps(shared: Path, node_without_nvtx: Path) -> None:
+def test_node_level_decode_without_nvtx_yields_its_twelve_steps(
+    shared: Path, node_without_nvtx: Path
+) -> None:
     """Truth from the export: the 12 decode_step ranges, each ending when the last operation launched in
     it ends; detection on a copy without NVTX finds 12 iterations ending at the same operations."""
     con = _connect(shared / NODE)
@@ -84,7 +87,9 @@ def test_node_level_decode_without_nvtx_yields_its_twelve_steps(shared: Path, no
     assert [r[0] for r in ranges] == ["prefill"] + ["decode_step"] * 12
     ops = _ops(shared / NODE)
     ends = [max(int(o["end"]) for o in ops if s <= int(o["call_start"]) < e) for _, s, e in ranges]
-    kernels = [sum(o["node"] == "kernel" and s <= int(o["call_start"]) < e for o in ops) for _, s, e in ranges]
+    kernels = [
+        sum(o["node"] == "kernel" and s <= int(o["call_start"]) < e for o in ops) for _, s, e in ranges
+    ]
     assert kernels == [136] + [52] * 12
 
     result = analyses.iterations(nsys.open(node_without_nvtx))
@@ -95,7 +100,7 @@ def test_node_level_decode_without_nvtx_yields_its_twelve_steps(shared: Path, no
     rows = result.table.sort("row")
     assert rows["iteration"].to_list() == [None, *range(1, 13)]
     assert rows["end_ns"].to_list() == ends
-    spans = [ends[0] - min(int(o["start"]) for o in ops)] + [b - a for a, b in zip(ends, ends[1:], strict=False)]
+    spans = [ends[0] - min(int(o["start"]) for o in ops)] + [b - a for a, b in itertools.pairwise(ends)]
     assert rows["span_ns"].to_list() == spans  # completion to completion: exact, not merely within 1 %
     # Each detected iteration: the step's 52 kernels and the mask kernel launched before the range.
     assert rows["kernels"].to_list() == [136] + [53] * 12
@@ -111,7 +116,11 @@ def _kineto(path: Path) -> list[dict[str, object]]:
 def test_kineto_profiler_steps_and_detection_agree(shared: Path) -> None:
     events = _kineto(shared / HTA_STEPS)
     steps = sorted(
-        (e for e in events if str(e.get("name", "")).startswith("ProfilerStep#") and e.get("cat") != "gpu_user_annotation"),
+        (
+            e
+            for e in events
+            if str(e.get("name", "")).startswith("ProfilerStep#") and e.get("cat") != "gpu_user_annotation"
+        ),
         key=lambda e: Decimal(str(e["ts"])),
     )
     assert [e["name"] for e in steps] == [f"ProfilerStep#{n}" for n in range(101, 106)]
@@ -120,7 +129,11 @@ def test_kineto_profiler_steps_and_detection_agree(shared: Path) -> None:
     result = analyses.iterations(torch_trace.open(shared / HTA_STEPS))
     (facts,) = result.facts
     assert facts.used == "marker" and facts.marker is not None
-    assert (facts.marker.name, facts.marker.kind, facts.marker.instances) == ("ProfilerStep#*", "profiler_step", 5)
+    assert (facts.marker.name, facts.marker.kind, facts.marker.instances) == (
+        "ProfilerStep#*",
+        "profiler_step",
+        5,
+    )
     marked = result.table.filter(pl.col("source") == "profiler_step").sort("row")
     assert marked["name"].to_list() == [e["name"] for e in steps]
     # The steps' starts, µs in the file, ns here, from the first step (the trace's first complete event).
@@ -133,7 +146,11 @@ def test_kineto_profiler_steps_and_detection_agree(shared: Path) -> None:
     assert detected["kernels"].to_list() == marked["kernels"].to_list() == [870] * 5
     assert detected["end_ns"].to_list() == marked["end_ns"].to_list()
     (agreement,) = facts.agreement
-    assert (agreement.marker_iterations, agreement.detected_iterations, agreement.max_span_diff_pct) == (5, 5, 0.0)
+    assert (agreement.marker_iterations, agreement.detected_iterations, agreement.max_span_diff_pct) == (
+        5,
+        5,
+        0.0,
+    )
 
 
 def test_critical_path_edges_are_the_exports_events_and_sum_to_each_span(shared: Path) -> None:
@@ -164,7 +181,10 @@ def test_critical_path_edges_are_the_exports_events_and_sum_to_each_span(shared:
                 op = by_time[(e["start_ns"], e["end_ns"])]
                 assert (op["node"], op["stream"]) == (e["node"], e["stream_id"])
                 if e["edge"] == "launch":  # the call just before on the path launched this operation
-                    assert previous is not None and calls[(previous["start"], previous["end"])]["corr"] == op["corr"]
+                    assert (
+                        previous is not None
+                        and calls[(previous["start"], previous["end"])]["corr"] == op["corr"]
+                    )
                 previous = None
             elif e["node"] == "call" and e["category"] == "launch":
                 previous = {"start": e["start_ns"], "end": e["end_ns"]}
@@ -178,7 +198,9 @@ def test_critical_path_edges_are_the_exports_events_and_sum_to_each_span(shared:
 
 def _sweep(intervals: list[tuple[int, int]], lo: int, hi: int) -> tuple[int, float, int]:
     """Max depth, time-weighted mean depth over [lo, hi), and the time at depth 0, by sweeping."""
-    events = sorted([(s, 1) for s, _ in intervals] + [(e, -1) for _, e in intervals], key=lambda x: (x[0], x[1]))
+    events = sorted(
+        [(s, 1) for s, _ in intervals] + [(e, -1) for _, e in intervals], key=lambda x: (x[0], x[1])
+    )
     depth, at, best, area, empty = 0, lo, 0, 0, 0
     for t, step in events:
         t = min(max(t, lo), hi)
@@ -196,7 +218,7 @@ def test_queue_depth_equals_a_sweep_over_the_exports_launches(shared: Path) -> N
     lo, hi = min(int(o["start"]) for o in ops), max(int(o["end"]) for o in ops)
     outstanding = [(int(o["call_start"]), int(o["end"])) for o in ops]
     max_depth, mean_depth, _ = _sweep(outstanding, lo, hi)
-    busy_max, busy_mean, idle = _sweep([(int(o["start"]), int(o["end"])) for o in ops], lo, hi)
+    _, _, idle = _sweep([(int(o["start"]), int(o["end"])) for o in ops], lo, hi)
     q = analyses.queue(nsys.open(shared / GRAPH), series=True)
     row = q.table.filter(pl.col("stream_id") == 7).row(0, named=True)
     assert (row["operations"], row["window_start_ns"], row["window_end_ns"]) == (224, lo, hi)

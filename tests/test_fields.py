@@ -51,7 +51,11 @@ RUNS: list[list[str]] = [
     ["torch", "kernels", "{torch}", "{torch}"],
     *(["nsys", "ranks", "{nccl}", "--part", p] for p in ["ranks", "collectives", "stragglers"]),
     *(["torch", "ranks", "{rank0}", "{rank1}", "--part", p] for p in ["ranks", "collectives", "stragglers"]),
-    *([a, c, f"{{{a}}}"] for a in ["nsys", "torch"] for c in ["iterations", "critical-path", "queue", "sequences"]),
+    *(
+        [a, c, f"{{{a}}}"]
+        for a in ["nsys", "torch"]
+        for c in ["iterations", "critical-path", "queue", "sequences"]
+    ),
     *([a, "critical-path", f"{{{a}}}", "--part", "edges"] for a in ["nsys", "torch"]),
     *([a, "queue", f"{{{a}}}", "--series"] for a in ["nsys", "torch"]),
 ]

@@ -95,10 +95,18 @@ def test_nsys_ai_before_after_pair_counts_the_detected_iterations(shared: Path) 
     result = profile.diff_files([nsys / "mfu_2gpu_before.sqlite"], [nsys / "mfu_2gpu_after.sqlite"])
     work = result.comparability.work
     assert (result.baseline[0].kernels, result.candidate[0].kernels) == (4010, 3587)
-    assert (work.source, work.step_ranges, work.steps_baseline, work.steps_candidate) == ("detected", [], [16], [14])
+    assert (work.source, work.step_ranges, work.steps_baseline, work.steps_candidate) == (
+        "detected",
+        [],
+        [16],
+        [14],
+    )
     assert work.per_step and result.method.values == "time per step (step counts differ)"
     warning = next(w for w in result.warnings if w.code == "steps_differ")
-    assert "detected from their launch sequences" in warning.message and "baseline [16], candidate [14]" in warning.message
+    assert (
+        "detected from their launch sequences" in warning.message
+        and "baseline [16], candidate [14]" in warning.message
+    )
     assert not [w for w in result.warnings if w.code in ("work_differs", "work_unknown")]
     assert result.totals[1].name == "GPU time of a detected iteration"
     assert result.totals[1].baseline == [pytest.approx(257977819 / 16)]

@@ -138,7 +138,9 @@ class TorchTrace:
     def streams(self, kernel_wait_threshold_ns: int) -> ArrowTable: ...
     def gaps(self, kernel_wait_threshold_ns: int) -> ArrowTable: ...
 
-def analysis_iterations(source: NsysReport | TorchTrace, marker: str | None = None) -> tuple[ArrowTable, bytes]:
+def analysis_iterations(
+    source: NsysReport | TorchTrace, marker: str | None = None
+) -> tuple[ArrowTable, bytes]:
     """Iterations of every source and a JSON list of how they were found (one entry per trace)."""
 
 def analysis_critical_path(
@@ -146,7 +148,9 @@ def analysis_critical_path(
 ) -> tuple[ArrowTable, ArrowTable, bytes]:
     """Per-step critical paths, their stretches, and the JSON list of how the steps were found."""
 
-def analysis_queue(source: NsysReport | TorchTrace, series: bool = False) -> tuple[ArrowTable, ArrowTable | None]:
+def analysis_queue(
+    source: NsysReport | TorchTrace, series: bool = False
+) -> tuple[ArrowTable, ArrowTable | None]:
     """Queue facts per stream and device, and (``series``) the depth over time."""
 
 def analysis_sequences(source: NsysReport | TorchTrace, n: int = 3) -> ArrowTable:

@@ -218,7 +218,9 @@ def _nsys(path: Path, by: Dimension, nvtx: str | None) -> Capture:
         options=options,
         trace_mode=report.graph_trace_mode(),
     )
-    detect = None if nvtx is not None else functools.cache(lambda: detected(report))  # detection reads the whole export
+    detect = (
+        None if nvtx is not None else functools.cache(lambda: detected(report))
+    )  # detection reads the whole export
     return Capture(facts, table, ranges.with_columns(pl.col("count").cast(pl.Int64)), detect)
 
 

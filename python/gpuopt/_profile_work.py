@@ -53,7 +53,11 @@ def _steps_work(
     known = [n for n in counts if n is not None]
     per_step = bool(known) and len(known) == len(counts) and min(known) > 0 and len(set(known)) > 1
     return Work(
-        source=source, step_ranges=ranges, steps_baseline=baseline, steps_candidate=candidate, per_step=per_step
+        source=source,
+        step_ranges=ranges,
+        steps_baseline=baseline,
+        steps_candidate=candidate,
+        per_step=per_step,
     )
 
 

@@ -171,7 +171,9 @@ def _totals(
 
         per = [inside(x, n) for x, n in zip(baseline, steps_b, strict=True)]
         per_c = [inside(x, n) for x, n in zip(candidate, steps_c, strict=True)]
-        label = "GPU time of a detected iteration" if work.source == "detected" else "GPU time launched in a step"
+        label = (
+            "GPU time of a detected iteration" if work.source == "detected" else "GPU time launched in a step"
+        )
         rows.append((label, per, per_c))
     stats = _native_rows(
         [r[0] for r in rows],

@@ -19,7 +19,10 @@ if TYPE_CHECKING:
 
 Area = Literal["nsys", "torch"]
 
-_WHAT = {"nsys": "FILE (an nsys SQLite export or .nsys-rep)", "torch": "PATH (a Kineto trace or a folder of ranks)"}
+_WHAT = {
+    "nsys": "FILE (an nsys SQLite export or .nsys-rep)",
+    "torch": "PATH (a Kineto trace or a folder of ranks)",
+}
 _EXAMPLE = {"nsys": "profile.sqlite", "torch": "trace.json.gz"}
 
 
@@ -84,7 +87,9 @@ def _iterations(area: Area) -> click.Command:
     def iterations(path: Path, marker: str | None, limit: int, out: Path | None) -> Outcome:
         from gpuopt import analyses
 
-        answer = analyses.iterations_document(path, area=area, marker=marker, limit=limit, sort=current_sort())
+        answer = analyses.iterations_document(
+            path, area=area, marker=marker, limit=limit, sort=current_sort()
+        )
         render = _render(_facts_lines(answer.data.traces), answer, limit)
         return answered(answer, render, out=out)
 
@@ -128,7 +133,10 @@ def _critical_path(area: Area) -> click.Command:
             parts = [*_facts_lines(answer.data.traces), render_frame(answer.table, limit, totals=False)]
             if step is not None:
                 edges = answer.tables["critical_path_edges"]
-                parts += [f"\nstep row {step}: its path, stretch by stretch", render_frame(edges, 0, totals=False)]
+                parts += [
+                    f"\nstep row {step}: its path, stretch by stretch",
+                    render_frame(edges, 0, totals=False),
+                ]
             return "\n".join(parts)
 
         return answered(answer, render, out=out)
@@ -194,7 +202,9 @@ def _queue(area: Area) -> click.Command:
     fn = command(f"gpuopt.{area}.queue/v1")(queue)
     fn = table_options(fn)
     fn = click.option(
-        "--series", is_flag=True, help="The depth over time (stretches of constant depth) instead of the summary."
+        "--series",
+        is_flag=True,
+        help="The depth over time (stretches of constant depth) instead of the summary.",
     )(fn)
     fn = _path_argument(area)(fn)
     return click.command("queue")(fn)

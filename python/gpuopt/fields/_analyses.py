@@ -1,4 +1,5 @@
-"""Column definitions of the analyses' tables (``gpuopt nsys|torch iterations|critical-path|queue|sequences``).
+"""Column definitions of the analyses' tables
+(``gpuopt nsys|torch iterations|critical-path|queue|sequences``).
 
 Source: ``rust/src/analyses/`` (iterations.rs, critical.rs, queue.rs, sequences.rs) and
 ``references/analyses.md``. Times are integer ns: on the capture clock for nsys, from the trace's first
@@ -43,7 +44,8 @@ CRITICAL_PATH = {
     "start_ns": "The step's start: its range start, or the launch of its first operation",
     "end_ns": "When the step's last event ended (an operation, or a call of its threads)",
     "span_ns": "end_ns - start_ns: the path's length; the six categories sum to it",
-    "cpu_ns": "Path time on the host between calls (Python, the framework, calls that neither launch nor wait)",
+    "cpu_ns": "Path time on the host between calls (Python, the framework, calls that neither launch "
+    "nor wait)",
     "launch_ns": "Path time inside launch calls",
     "gpu_compute_ns": "Path time running kernels and graph executions",
     "gpu_memory_ns": "Path time running memcpys and memsets",

@@ -91,7 +91,9 @@ class CriticalPathData(Model):
     source: IterationSource | None = Field(
         description="The iteration source asked for (--source); null: the one the iterations use"
     )
-    step: int | None = Field(description="The step row whose stretches `edges` holds (--step); null: every step")
+    step: int | None = Field(
+        description="The step row whose stretches `edges` holds (--step); null: every step"
+    )
     traces: list[IterationFacts] = Field(description="How the steps were found, per trace")
     table: TableData = Field(description="Per step (column definitions: gpuopt schema AREA.critical_path)")
     edges: TableData = Field(
@@ -106,7 +108,8 @@ class QueueData(Model):
     path: str = Field(description="The file read")
     series: bool = Field(description="True when the table is the depth over time (--series)")
     table: TableData = Field(
-        description="Per stream and device, or the depth over time (gpuopt schema AREA.queue / AREA.queue_series)"
+        description="Per stream and device, or the depth over time "
+        "(gpuopt schema AREA.queue / AREA.queue_series)"
     )
 
 

@@ -347,7 +347,10 @@ pub fn with_rank(table: Table, rank: i64) -> Result<Table> {
         let mut columns: Vec<ArrayRef> = vec![int(vec![rank; batch.num_rows()])];
         columns.extend(batch.columns().iter().cloned());
         batches.push(RecordBatch::try_new(schema.clone(), columns).map_err(|e| {
-            crate::error::Error::internal("table_invalid", format!("cannot add the rank column: {e}"))
+            crate::error::Error::internal(
+                "table_invalid",
+                format!("cannot add the rank column: {e}"),
+            )
         })?);
     }
     Ok(Table { schema, batches })

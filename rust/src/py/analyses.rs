@@ -99,7 +99,9 @@ pub fn analysis_iterations(
     marker: Option<String>,
 ) -> PyResult<(ArrowTable, Vec<u8>)> {
     let input = Input::of(source)?;
-    let parts = run(py, move || input.each(|a| facts::iterations(a, marker.as_deref())))?;
+    let parts = run(py, move || {
+        input.each(|a| facts::iterations(a, marker.as_deref()))
+    })?;
     let (tables, docs_): (Vec<_>, Vec<_>) = parts
         .into_iter()
         .map(|(rank, (t, d))| ((rank, t), (rank, d)))
