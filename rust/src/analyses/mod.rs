@@ -8,6 +8,7 @@
 
 pub mod activity;
 pub mod critical;
+mod detect;
 pub mod facts;
 pub mod iterations;
 pub mod period;
