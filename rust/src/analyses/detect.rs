@@ -4,7 +4,7 @@
 
 use super::activity::{Activity, NONE};
 use super::iterations::{
-    finish_rows, first_launch, flag_iterations, Detection, Measures, Row, Source,
+    finish_rows, first_launch, flag_iterations, odd_text, Detection, Measures, Row, Source,
 };
 use super::period::{self, Region};
 

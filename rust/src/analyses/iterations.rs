@@ -345,7 +345,7 @@ fn marker_rows(a: &Activity, device: i64, ops: &[u32], group: &str) -> (Vec<Row>
     (rows, outside)
 }
 
-fn odd_text(odd: &str, group: &str) -> String {
+pub(super) fn odd_text(odd: &str, group: &str) -> String {
     match odd {
         "before_first_range" => {
             format!("launched before the first top-level range of the {group:?} threads")
