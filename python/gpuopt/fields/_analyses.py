@@ -1,113 +1,136 @@
-"""Column definitions of the call-path and FLOPs tables (``gpuopt torch paths``, ``gpuopt torch flops``).
+"""Column definitions of the analyses' tables
+(``gpuopt nsys|torch iterations|critical-path|queue|sequences``).
 
-Sources: ``rust/src/torch_trace/paths/`` and ``rust/src/torch_trace/flops/``, ``references/paths.md``
-and ``references/flops.md``.
+Source: ``rust/src/analyses/`` (iterations.rs, critical.rs, queue.rs, sequences.rs) and
+``references/analyses.md``. Times are integer ns: on the capture clock for nsys, from the trace's first
+complete event for Kineto traces (a ``rank`` column comes first there).
 """
 
 from __future__ import annotations
 
-from gpuopt.fields._ncu import TABLES as _NCU
-
 _RANK = {"rank": "Rank of the trace (distributedInfo.rank; 0 for a single-process trace)"}
 
-_PATHS = {
-    **_RANK,
-    "path_id": "Row number of the path in depth-first order (its children follow it)",
-    "parent_path_id": "path_id of the enclosing path; null at the top",
-    "depth": "Ranges on the path (1: nothing encloses it)",
-    "kind": "The path's last range: op (cpu_op) or annotation (record_function)",
-    "name": "The path's last range's name",
-    "path": "The ranges' names, outermost first, joined by ' > ' (ProfilerStep#N and python_function "
-    "ranges are see-through)",
-    "instances": "Host ranges whose path is exactly this one",
-    "cpu_inclusive_ns": "Summed duration of those ranges (ns)",
-    "cpu_exclusive_ns": "Summed duration minus their direct children (nested ranges and runtime calls) (ns)",
-    "gpu_events_inclusive": "GPU events launched by calls on this path or any path under it",
-    "gpu_inclusive_ns": "Summed duration of gpu_events_inclusive (ns; durations, not their union)",
-    "gpu_events_exclusive": "GPU events launched by calls whose path is exactly this one",
-    "gpu_exclusive_ns": "Summed duration of gpu_events_exclusive (ns)",
-    "graph_replay_events_inclusive": "The part of gpu_events_inclusive run by CUDA graph replays "
-    "(cudaGraphLaunch)",
-    "graph_replay_inclusive_ns": "The part of gpu_inclusive_ns run by CUDA graph replays (ns)",
+ITERATIONS = {
+    "device_id": "The device whose GPU operations the row counts",
+    "source": "Where the row's boundaries come from: detected (the launch sequence's repeat), or the marker "
+    "kind: nvtx, record_function, profiler_step",
+    "row": "0-based position among the rows of this device and source",
+    "iteration": "1-based iteration number; null for work outside the iterations (odd by position)",
+    "name": "The range's name (marker rows); null for detected rows and work outside ranges",
+    "thread": "The range's thread as pid/tid (marker rows)",
+    "host_start_ns": "Range start (marker rows), or the start of the call that launched the row's first "
+    "operation (detected rows)",
+    "start_ns": "Start of the row's first GPU operation",
+    "end_ns": "End of the row's last GPU operation",
+    "span_ns": "end_ns - the previous row's end_ns (completion to completion: rows tile the GPU timeline); "
+    "the first row: end_ns - start_ns",
+    "extent_ns": "end_ns - start_ns: first start to last end of the row's own operations",
+    "gpu_busy_ns": "Union of the row's operations on the GPU (concurrent work counted once)",
+    "kernels": "Kernels in the row",
+    "memory_ops": "Memcpys and memsets in the row",
+    "graph_executions": "CUDA-graph executions recorded whole (nsys graph-level traces)",
+    "gpu_ops": "GPU operations in the row (kernels, memory operations, graph executions)",
+    "odd": "Why the row is odd, or null: before_first_repeat, after_last_repeat, breaks_repeat, "
+    "before_first_range, after_last_range, other_range, warm_up, straggler, sequence_differs, kernels_differ",
+    "odd_rule": "The rule that made it odd, with the row's numbers",
 }
 
-_KERNEL_PATHS = {
-    **_RANK,
-    "path_id": "The path (gpuopt torch paths) of the launching call; null: no range encloses the call, or "
-    "no call launched the event",
-    "path": "The path's ranges, outermost first, joined by ' > '",
-    "call": "The runtime/driver call that launched the events (cudaGraphLaunch for a graph replay); null "
-    "when unlinked",
-    "launch": "direct (a launch of its own), graph_replay (part of a cudaGraphLaunch) or unlinked (no "
-    "call in the trace has its correlation id)",
-    "name": "GPU event name (kernel, memcpy or memset)",
-    "kind": "kernel, memcpy or memset",
-    "events": "GPU events in the group",
-    "gpu_time_ns": "Summed duration of those events (ns)",
+CRITICAL_PATH = {
+    "device_id": "The step's device",
+    "source": "The iteration source of the steps (detected or the marker kind)",
+    "row": "The step's row in the iterations table (same device and source)",
+    "iteration": "1-based iteration number; null for work outside the iterations",
+    "name": "The range's name (marker steps)",
+    "start_ns": "The step's start: its range start, or the launch of its first operation",
+    "end_ns": "When the step's last event ended (an operation, or a call of its threads)",
+    "span_ns": "end_ns - start_ns: the path's length; the six categories sum to it",
+    "cpu_ns": "Path time on the host between calls (Python, the framework, calls that neither launch "
+    "nor wait)",
+    "launch_ns": "Path time inside launch calls",
+    "gpu_compute_ns": "Path time running kernels and graph executions",
+    "gpu_memory_ns": "Path time running memcpys and memsets",
+    "sync_ns": "Path time in synchronizing calls after the operation they waited for ended",
+    "idle_ns": "Path time the next operation waited: after its launch call ended, or after its stream "
+    "predecessor ended",
+    "ops_on_path": "GPU operations on the path",
+    "calls_on_path": "Host calls on the path",
+    "segments": "Stretches of the path (rows of critical_path_edges)",
 }
 
-_FLOPS = {
-    **_RANK,
-    "name": "cpu_op name",
-    "class": "Formula: gemm, conv, attention, attention_backward, elementwise, reduction, norm, copy, "
-    "fill; view/composite (no work of their own); unmodeled (no formula: see note)",
-    "precision": "Element type the work is done in (bf16, fp16, fp8, fp32, fp64, int, complex)",
-    "input_dims": "The op's Input Dims as recorded (JSON)",
-    "input_types": "The op's Input type as recorded (JSON)",
-    "counted": "True when no enclosing op has a formula: counted rows add up to the trace's FLOPs "
-    "(aten::linear is counted, the aten::mm inside it is not)",
-    "instances": "Instances with this op name, shapes and counted flag",
-    "flop": "FLOPs of one instance from the shapes (GEMMs 2·M·N·K); null when unmodeled",
-    "bytes": "Least bytes one instance moves: every tensor argument read once, every output written once",
-    "total_flop": "flop x instances",
-    "total_bytes": "bytes x instances",
-    "gpu_events": "GPU events the instances launched, nested ops' included",
-    "gpu_time_ns": "Summed duration of those events (ns)",
-    "achieved_tflop_per_s": "total_flop / gpu_time_ns (TFLOP/s)",
-    "achieved_gb_per_s": "total_bytes / gpu_time_ns (GB/s, decimal)",
-    "arithmetic_intensity_flop_per_byte": "flop / bytes",
-    "peak": "The datasheet column compared with: bf16_tensor, fp16_tensor, fp8_tensor, fp64_tensor "
-    "(matrix work), fp32, fp64; null when the datasheet has none for this precision",
-    "peak_tflop_per_s": "That peak (TFLOP/s, dense)",
-    "flop_pct_of_peak": "achieved_tflop_per_s / peak_tflop_per_s (%)",
-    "peak_gb_per_s": "The GPU's datasheet memory bandwidth (GB/s)",
-    "bandwidth_pct_of_peak": "achieved_gb_per_s / peak_gb_per_s (%)",
-    "note": "Why the row is unmodeled, or what its bytes leave out",
+CRITICAL_PATH_EDGES = {
+    "device_id": "The step's device",
+    "row": "The step's row in the iterations table",
+    "seq": "0-based position of the stretch in the step's path (time order)",
+    "start_ns": "Start of the stretch",
+    "end_ns": "End of the stretch",
+    "duration_ns": "end_ns - start_ns",
+    "category": "cpu, launch, gpu_compute, gpu_memory, sync or idle",
+    "edge": "How the stretch follows the previous one: start, host_order (next call of the thread), launch "
+    "(call -> its operation), stream_order (previous operation of the stream), sync_wait (operation end -> "
+    "the synchronizing call that waited for it)",
+    "node": "What the stretch is: kernel, memcpy, memset, graph (operations), call, host (time between "
+    "calls), gpu_wait (idle before an operation)",
+    "name": "The operation's or call's name (gpu_wait: the operation waiting)",
+    "stream_id": "The operation's stream",
+    "thread": "The call's (or host gap's) thread as pid/tid",
 }
 
-_FLOPS_STEPS = {
-    **_RANK,
-    "step": "ProfilerStep#N (or (trace) for a trace without steps)",
-    "start_ns": "Step start (ns from the trace origin)",
-    "duration_ns": "Step duration on the host (ns)",
-    "model_flop": "FLOPs of the counted GEMM, convolution and attention ops that start in the step (any "
-    "thread of its process)",
-    "total_flop": "FLOPs of every counted op that starts in the step",
-    "model_tflop_per_s": "model_flop / duration_ns (TFLOP/s)",
-    "mfu_pct": "Model FLOPs utilisation: sum over precisions of model_flop / (duration x the dense "
-    "datasheet peak of that precision) (%); null when a precision has no peak or no GPU row was chosen",
-    "peak_basis": "The precisions of the model FLOPs and the datasheet column each was compared with",
-    "counted_gpu_time_ns": "GPU time launched by the counted ops of the step (ns)",
-    "gpu_time_ns": "GPU time launched by every runtime call that starts in the step (ns)",
+QUEUE = {
+    "device_id": "The device",
+    "stream_id": "The stream; null on the device's row (all its streams)",
+    "operations": "GPU operations on the stream (device)",
+    "window_start_ns": "First operation start",
+    "window_end_ns": "Last operation end",
+    "window_ns": "window_end_ns - window_start_ns; busy + launch-bound idle + queued idle",
+    "busy_ns": "Window time with an operation running",
+    "launch_bound_idle_ns": "Window time with nothing running and nothing launched but unfinished (the GPU "
+    "waited for the host to launch)",
+    "queued_idle_ns": "Window time with nothing running but something launched (in flight, or waiting on "
+    "another stream or event)",
+    "host_sync_ns": "Window time a synchronizing call waited for this stream's operations (the device row: "
+    "any synchronizing call of the processes using the device), union",
+    "busy_pct": "busy_ns / window_ns (%)",
+    "launch_bound_pct": "launch_bound_idle_ns / window_ns (%)",
+    "queued_idle_pct": "queued_idle_ns / window_ns (%)",
+    "host_sync_pct": "host_sync_ns / window_ns (%)",
+    "max_depth": "Most operations outstanding at once (launched, not ended)",
+    "mean_depth": "Time-weighted mean of outstanding operations over the window",
+    "without_call": "Operations whose launch call is not in the capture (counted from their own start)",
 }
 
-_NCU_FLOPS = {
-    **_NCU["ncu.roofline"],
-    "device_name": "The launch's GPU as the report names it",
-    "datasheet_gpu": "The datasheet row used (references/gpu-peaks.md); null when the GPU is not in the "
-    "table",
-    "datasheet_peak": "The datasheet column compared with (fp64, fp32, bf16_tensor, ...; 'sparse' for a "
-    "sparsity_on tensor path); null where the datasheets give no figure (fp16 HFMA2 pipe, integer paths)",
-    "datasheet_peak_tflop_per_s": "That peak (TFLOP/s; a sparse path's is twice the dense figure)",
-    "flop_pct_of_datasheet_peak": "achieved_flop_per_s / datasheet peak (%)",
-    "datasheet_peak_gb_per_s": "The GPU's datasheet memory bandwidth (GB/s)",
-    "dram_pct_of_datasheet_peak": "dram_bytes_per_s / datasheet memory bandwidth (%)",
+QUEUE_SERIES = {
+    "device_id": "The device",
+    "stream_id": "The stream; null for the device (all its streams)",
+    "start_ns": "Start of a stretch of constant depth",
+    "end_ns": "End of the stretch",
+    "duration_ns": "end_ns - start_ns",
+    "depth": "Operations outstanding during the stretch (launched, not ended)",
+    "running": "1 when an operation runs during the stretch, else 0",
 }
 
-TABLES: dict[str, dict[str, str]] = {
-    "ncu.flops": _NCU_FLOPS,
-    "torch.paths": _PATHS,
-    "torch.kernel_paths": _KERNEL_PATHS,
-    "torch.flops": _FLOPS,
-    "torch.flops_steps": _FLOPS_STEPS,
+SEQUENCES = {
+    "device_id": "The device whose kernel sequence (launch order) is counted",
+    "kind": "repeating_unit (the unit iteration detection finds in the kernel sequence) or ngram",
+    "n": "Kernels in the pattern",
+    "count": "Instances: every window of n kernels (windows overlap); full units for the repeating unit",
+    "gpu_time_ns": "Kernel time of all instances (sum of durations)",
+    "gpu_time_per_instance_ns": "gpu_time_ns / count",
+    "span_per_instance_ns": "Mean of (last end - first start) over the instances",
+    "first_start_ns": "Start of the first instance's first kernel",
+    "kernels": "The kernel names in order, joined by ' → '",
 }
+
+NSYS_TABLES: dict[str, dict[str, str]] = {
+    "nsys.iterations": ITERATIONS,
+    "nsys.critical_path": CRITICAL_PATH,
+    "nsys.critical_path_edges": CRITICAL_PATH_EDGES,
+    "nsys.queue": QUEUE,
+    "nsys.queue_series": QUEUE_SERIES,
+    "nsys.sequences": SEQUENCES,
+}
+
+TORCH_TABLES: dict[str, dict[str, str]] = {
+    key.replace("nsys.", "torch.", 1): {**_RANK, **columns} for key, columns in NSYS_TABLES.items()
+}
+
+TABLES: dict[str, dict[str, str]] = {**NSYS_TABLES, **TORCH_TABLES}
