@@ -11,6 +11,9 @@ per ``ProfilerStep`` the model FLOPs and MFU. ``peaks()`` is the datasheet table
     result = flops.torch_flops(torch_trace.open("trace.json.gz"))
     result.ops.filter(pl.col("class") == "gemm")
     result.steps["mfu_pct"]
+
+The documents ``gpuopt torch flops`` and ``gpuopt ncu flops`` print, as :class:`gpuopt.answer.Answer`:
+:func:`torch_flops_document` and :func:`ncu_flops_document`.
 """
 
 from __future__ import annotations
@@ -24,12 +27,26 @@ from gpuopt.models.envelope import UnmodeledItem
 from gpuopt.models.flops import GpuChoice, GpuPeaks
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import polars as pl
 
-    from gpuopt.ncu import NcuReport
+    from gpuopt.answer import Answer
+    from gpuopt.models.flops import TorchFlopsData
+    from gpuopt.models.table import TableResult
+    from gpuopt.ncu import NcuReport, Reader
     from gpuopt.torch_trace import TorchTrace
 
-__all__ = ["TorchFlops", "ncu_flops", "ncu_peak", "peaks", "torch_flops"]
+__all__ = [
+    "NcuFlops",
+    "TorchFlops",
+    "ncu_flops",
+    "ncu_flops_document",
+    "ncu_peak",
+    "peaks",
+    "torch_flops",
+    "torch_flops_document",
+]
 
 
 @dataclass(frozen=True)
@@ -150,3 +167,69 @@ def ncu_flops(report: NcuReport, *, gpu: str | None = None) -> tuple[pl.DataFram
         },
     )
     return pl.concat([points, extra], how="horizontal"), list(chosen.values())
+
+
+# --- documents: what `gpuopt torch flops` and `gpuopt ncu flops` print under `data` ------------------
+
+
+def torch_flops_document(
+    path: str | Path,
+    *,
+    steps: str | None = None,
+    window: str | None = None,
+    gpu: str | None = None,
+    limit: int = 50,
+    sort: str | None = None,
+) -> Answer[TorchFlopsData]:
+    """``gpuopt torch flops``: :func:`torch_flops` of a trace (or folder of ranks) restricted to ``steps``
+    or ``window`` (``gpuopt.torch_trace.scope``). The tables ``flops`` (per op, in ``sort`` order) and
+    ``flops_steps``; ``unmodeled`` lists the trace's and the ops without a formula."""
+    from gpuopt import torch_trace
+    from gpuopt._tables import sorted_by, table_data
+    from gpuopt.answer import Answer
+    from gpuopt.models.flops import TorchFlopsData
+
+    trace, chosen = torch_trace.open_scoped(path, steps=steps, window=window)
+    result = torch_flops(trace, gpu=gpu)
+    ops = sorted_by(result.ops, sort)
+    data = TorchFlopsData(
+        table=table_data("flops", ops, limit),
+        steps=table_data("flops_steps", result.steps, limit),
+        gpus=result.gpus,
+        scope=chosen.text if chosen else None,
+    )
+    tables = {"flops": ops, "flops_steps": result.steps}
+    return Answer(data, trace.inputs(), [*trace.unmodeled(), *result.unmodeled], tables, source=trace)
+
+
+@dataclass(frozen=True)
+class NcuFlops:
+    """What :func:`ncu_flops_document` read: the report, and the datasheet row chosen per device name
+    (None: the GPU is not in the table)."""
+
+    report: NcuReport
+    gpus: list[GpuPeaks | None]
+
+
+def ncu_flops_document(
+    path: str | Path,
+    *,
+    gpu: str | None = None,
+    session: str | Path | None = None,
+    details: str | Path | None = None,
+    reader: Reader = "auto",
+    limit: int = 50,
+    sort: str | None = None,
+) -> Answer[TableResult]:
+    """``gpuopt ncu flops``: :func:`ncu_flops` of a report as the table ``ncu_flops`` (in ``sort`` order);
+    the answer's ``source`` is an :class:`NcuFlops` (the datasheet rows used)."""
+    from gpuopt import ncu
+    from gpuopt._tables import sorted_by, table_data
+    from gpuopt.answer import Answer
+    from gpuopt.models.table import TableResult
+
+    report = ncu.open(path, session=session, details=details, reader=reader)
+    frame, gpus = ncu_flops(report, gpu=gpu)
+    frame = sorted_by(frame, sort)
+    data = TableResult(table=table_data("ncu_flops", frame, limit))
+    return Answer(data, report.inputs(), [], {"ncu_flops": frame}, source=NcuFlops(report, gpus))

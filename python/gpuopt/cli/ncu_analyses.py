@@ -1,18 +1,25 @@
 """``gpuopt ncu flops``: per launch, achieved FLOP/s and DRAM bandwidth against the GPU's datasheet peaks.
 
 The command joins the ``gpuopt ncu`` group of :mod:`gpuopt.cli.ncu` (the registry loads ``ncu`` from
-here, so the group has it whenever it is shown).
+here, so the group has it whenever it is shown); it is its options and one call to
+:func:`gpuopt.flops.ncu_flops_document`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
+from gpuopt.cli import _views
 from gpuopt.cli._output import Outcome, command
-from gpuopt.cli._tables import for_people, render_frame, table_options, table_outcome
-from gpuopt.cli.ncu import _PATH, _open, _source_options, ncu
+from gpuopt.cli._tables import answered, current_sort, for_people, render_frame, table_options
+from gpuopt.cli.ncu import _PATH, _source_options, ncu
+
+if TYPE_CHECKING:
+    from gpuopt.flops import NcuFlops
+    from gpuopt.ncu import Reader
 
 __all__ = ["ncu"]
 
@@ -44,7 +51,7 @@ def flops(
     path: Path,
     session: Path | None,
     details: Path | None,
-    reader: str,
+    reader: Reader,
     gpu: str | None,
     limit: int,
     out: Path | None,
@@ -63,11 +70,14 @@ def flops(
     """
     from gpuopt import flops as lib
 
-    report = _open(path, session, details, reader)
-    frame, gpus = lib.ncu_flops(report, gpu=gpu)
-    named = sorted({g.key for g in gpus if g is not None})
+    answer = lib.ncu_flops_document(
+        path, gpu=gpu, session=session, details=details, reader=reader, limit=limit, sort=current_sort()
+    )
+    read: NcuFlops = answer.source
+    named = sorted({g.key for g in read.gpus if g is not None})
     header = f"datasheet peaks: {', '.join(named) or 'none (the report names no GPU in the table; --gpu)'}"
-    outcome = table_outcome("ncu_flops", frame, limit=limit, out=out, inputs=report.inputs(), header=header)
-    shown = [c for c in _SHOWN if c in frame.columns]
-    outcome.render = lambda: "\n".join([header, render_frame(for_people(frame, frame.select(shown)), limit)])
-    return outcome
+    frame = answer.table
+    shown = _views.columns(frame, _SHOWN)
+    return answered(
+        answer, lambda: "\n".join([header, render_frame(for_people(frame, shown), limit)]), out=out
+    )

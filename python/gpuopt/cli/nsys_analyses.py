@@ -1,7 +1,8 @@
 """``gpuopt nsys export perfetto``: an nsys export as a Perfetto trace with gpuopt's facts as tracks.
 
 The command joins the ``gpuopt nsys`` group of :mod:`gpuopt.cli.nsys` (the registry loads ``nsys`` from
-here, so the group has it whenever it is shown).
+here, so the group has it whenever it is shown); it is its options and one call to
+:func:`gpuopt.perfetto.export_nsys_document`.
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ from pathlib import Path
 import click
 
 from gpuopt.cli._output import Outcome, command
-from gpuopt.cli.nsys import _file_argument, _inputs, _open, _selection_options, _unmodeled, nsys
+from gpuopt.cli._render import render_export
+from gpuopt.cli._tables import answered
+from gpuopt.cli.nsys import _file_argument, _selection_options, nsys
 
 __all__ = ["nsys"]
 
@@ -38,7 +41,7 @@ def export() -> None:
 )
 @command("gpuopt.nsys.export/v1")
 def perfetto(
-    file: Path, window: str | None, nvtx_range: str | None, out: Path, all_api: bool, diff: Path | None
+    file: Path, window: str | None, nvtx: str | None, out: Path, all_api: bool, diff: Path | None
 ) -> Outcome:
     """A Perfetto trace (open it in ui.perfetto.dev): GPU streams, launching calls, NVTX, gpuopt's facts.
 
@@ -55,16 +58,5 @@ def perfetto(
     """
     from gpuopt import perfetto as lib
 
-    report, _, parsed = _open(file, window, nvtx_range)
-    flagged = lib.flagged_of_diff(diff) if diff is not None else None
-    result = lib.export_nsys(
-        report, out, window=parsed or (None, None), nvtx=nvtx_range, all_api=all_api, diff=flagged
-    )
-
-    def render() -> str:
-        return (
-            f"wrote {result.out}: {result.tracks} tracks, {result.slices} slices, {result.flows} flows, "
-            f"{result.bytes} bytes (open it in https://ui.perfetto.dev)"
-        )
-
-    return Outcome(data=result, render=render, inputs=_inputs(file), unmodeled=_unmodeled(report))
+    answer = lib.export_nsys_document(file, out, window=window, nvtx=nvtx, all_api=all_api, diff=diff)
+    return answered(answer, lambda: render_export(answer.data))

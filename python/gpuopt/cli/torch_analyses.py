@@ -1,34 +1,25 @@
 """``gpuopt torch paths | flops | export perfetto``: call paths, FLOPs and bandwidth, a Perfetto trace.
 
 These commands join the ``gpuopt torch`` group of :mod:`gpuopt.cli.torch_trace` (the registry loads
-``torch`` from here, so the group has them whenever it is shown).
+``torch`` from here, so the group has them whenever it is shown). Each is its options and one library
+call (``gpuopt.torch_trace.table_document``, ``gpuopt.flops.torch_flops_document``,
+``gpuopt.perfetto.export_torch_document``), rendered by :mod:`gpuopt.cli._torch_render`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 import click
 
-from gpuopt.cli._many import is_many, many_options
+from gpuopt.cli._many import many_options
 from gpuopt.cli._output import Outcome, command
-from gpuopt.cli._tables import for_people, render_frame, table_data, table_options, write_table
-from gpuopt.cli.torch_trace import (
-    Source,
-    Sources,
-    _inputs,
-    _open,
-    _path,
-    _table,
-    _table_command,
-    _threshold,
-    files_argument,
-    torch,
-)
-
-if TYPE_CHECKING:
-    from gpuopt.flops import TorchFlops
+from gpuopt.cli._render import render_export
+from gpuopt.cli._table_command import table_command
+from gpuopt.cli._tables import answered, current_sort, table_options
+from gpuopt.cli._torch_render import render_flops, render_paths
+from gpuopt.cli.torch_trace import _path, _threshold, files_argument, torch
 
 __all__ = ["torch"]
 
@@ -44,9 +35,7 @@ __all__ = ["torch"]
 @many_options
 @table_options
 @command("gpuopt.torch.paths/v1")
-def paths(
-    paths: Sources, by_kernel: bool, workers: int, dask_scheduler: str | None, limit: int, out: Path | None
-) -> Outcome:
+def paths(paths: tuple[Path, ...], by_kernel: bool, **options: Any) -> Outcome:
     """Call paths: per op stack, inclusive and exclusive CPU and GPU time; --kernels: each kernel's stack.
 
     A path is the chain of cpu_op and record_function ranges enclosing a runtime call on its thread,
@@ -60,58 +49,10 @@ def paths(
       gpuopt torch paths trace.json.gz --sort gpu_inclusive_ns --limit 20
       gpuopt torch paths trace.json.gz --kernels --json | jq '.data.table.rows[0]'
     """
-    import polars as pl
-
-    fact = "kernel_paths" if by_kernel else "paths"
-    if by_kernel or is_many(paths.paths):
-        return _table_command(
-            paths, fact, fact, workers=workers, dask_scheduler=dask_scheduler, limit=limit, out=out, gpu=True
-        )
-    source = paths.first()
-    trace = _open(source)
-    frame = trace.paths()
-    outcome = _table(fact, trace, frame, limit=limit, out=out, gpu=True, scope=source.scope)
+    if by_kernel:
+        return table_command("torch", "kernel_paths", paths, **options)
     # People see the tree: each name indented by its depth, the time columns beside it.
-    tree = frame.select(
-        "rank",
-        "path_id",
-        (pl.lit("  ").repeat_by(pl.col("depth") - 1).list.join("") + pl.col("name")).alias("path"),
-        "instances",
-        "cpu_inclusive_ns",
-        "cpu_exclusive_ns",
-        "gpu_inclusive_ns",
-        "gpu_exclusive_ns",
-        "graph_replay_inclusive_ns",
-    )
-    lines = [f"scope: {source.scope}"] if source.scope else []
-    outcome.render = lambda: "\n".join([*lines, render_frame(for_people(frame, tree), limit)])
-    return outcome
-
-
-def _render_flops(result: TorchFlops, limit: int, scope: str | None) -> str:
-    lines = [f"scope: {scope}"] if scope else []
-    for g in result.gpus:
-        peak = f"{g.label} ({g.key}, NVIDIA datasheet {g.date}: gpuopt.flops.peaks())" if g.key else "none"
-        lines.append(f"rank {g.rank}: peaks from {peak} [{g.how}]")
-    shown = result.ops.select(
-        "rank",
-        "name",
-        "class",
-        "precision",
-        "counted",
-        "instances",
-        "flop",
-        "bytes",
-        "gpu_time_ns",
-        "achieved_tflop_per_s",
-        "achieved_gb_per_s",
-        "flop_pct_of_peak",
-        "bandwidth_pct_of_peak",
-    )
-    lines.append(render_frame(shown, limit) if shown.height else "(no ops)")
-    lines.append("Steps (model FLOPs: counted GEMM, convolution and attention work)")
-    lines.append(render_frame(result.steps, limit) if result.steps.height else "(no steps)")
-    return "\n".join(lines)
+    return table_command("torch", "paths", paths, render=render_paths, **options)
 
 
 @torch.command()
@@ -124,7 +65,9 @@ def _render_flops(result: TorchFlops, limit: int, scope: str | None) -> str:
 )
 @table_options
 @command("gpuopt.torch.flops/v1")
-def flops(path: Source, gpu: str | None, limit: int, out: Path | None) -> Outcome:
+def flops(
+    path: Path, steps: str | None, window: str | None, gpu: str | None, limit: int, out: Path | None
+) -> Outcome:
     """FLOPs and bytes per op from recorded shapes; achieved TFLOP/s, GB/s, % of datasheet peak; step MFU.
 
     Needs a trace recorded with record_shapes=True (Input Dims, Input type). GEMMs count 2·M·N·K;
@@ -141,24 +84,11 @@ def flops(path: Source, gpu: str | None, limit: int, out: Path | None) -> Outcom
       gpuopt torch flops trace.json.gz --out flops.parquet
     """
     from gpuopt import flops as lib
-    from gpuopt.models.flops import TorchFlopsData
 
-    trace = _open(path)
-    result = lib.torch_flops(trace, gpu=gpu)
-    if out is not None:
-        write_table(result.ops, out)
-    data = TorchFlopsData(
-        table=table_data("flops", result.ops, limit),
-        steps=table_data("flops_steps", result.steps, limit),
-        gpus=result.gpus,
-        scope=path.scope,
+    answer = lib.torch_flops_document(
+        path, steps=steps, window=window, gpu=gpu, limit=limit, sort=current_sort()
     )
-    return Outcome(
-        data=data,
-        render=lambda: _render_flops(result, limit, path.scope),
-        inputs=_inputs(trace),
-        unmodeled=[*trace.unmodeled(), *result.unmodeled],
-    )
+    return answered(answer, lambda: render_flops(answer, limit), out=out)
 
 
 @torch.group(name="export")
@@ -177,7 +107,14 @@ def export() -> None:
     help="A saved `gpuopt profile diff --json --limit 0` envelope: its flagged keys become a track.",
 )
 @command("gpuopt.torch.export/v1")
-def perfetto(path: Source, kernel_wait_ns: int, out: Path, diff: Path | None) -> Outcome:
+def perfetto(
+    path: Path,
+    steps: str | None,
+    window: str | None,
+    kernel_wait_threshold_ns: int,
+    out: Path,
+    diff: Path | None,
+) -> Outcome:
     """A Perfetto trace (open it in ui.perfetto.dev): threads, GPU streams, launch flows, gpuopt's facts.
 
     Tracks: per host thread the ops, record_function ranges and runtime calls (nested); per GPU stream
@@ -192,14 +129,7 @@ def perfetto(path: Source, kernel_wait_ns: int, out: Path, diff: Path | None) ->
     """
     from gpuopt import perfetto as lib
 
-    trace = _open(path)
-    flagged = lib.flagged_of_diff(diff) if diff is not None else None
-    result = lib.export_torch(trace, out, diff=flagged, kernel_wait_threshold_ns=kernel_wait_ns)
-
-    def render() -> str:
-        return (
-            f"wrote {result.out}: {result.tracks} tracks, {result.slices} slices, {result.flows} flows, "
-            f"{result.bytes} bytes (open it in https://ui.perfetto.dev)"
-        )
-
-    return Outcome(data=result, render=render, inputs=_inputs(trace), unmodeled=trace.unmodeled())
+    answer = lib.export_torch_document(
+        path, out, steps=steps, window=window, diff=diff, kernel_wait_threshold_ns=kernel_wait_threshold_ns
+    )
+    return answered(answer, lambda: render_export(answer.data))
