@@ -20,11 +20,14 @@
 
 use super::activity::{Activity, GpuOp, Marker};
 use super::codes;
-use super::detect::detect;
 use crate::error::{Error, Result};
 use crate::intervals::{self, Span};
 use serde::Serialize;
 use std::collections::BTreeMap;
+
+// Detection is a part of this module (a file of its own for size): it builds this module's rows.
+mod detect;
+use detect::detect;
 
 /// Iterations whose span exceeds `median + STRAGGLER_MADS × 1.4826 × MAD` (and
 /// `median × (1 + STRAGGLER_MIN_EXCESS)`) are stragglers (warm-up when it is the first).

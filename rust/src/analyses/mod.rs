@@ -8,7 +8,6 @@
 
 pub mod activity;
 pub mod critical;
-mod detect;
 pub mod facts;
 pub mod iterations;
 pub mod period;

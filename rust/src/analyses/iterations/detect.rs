@@ -1,12 +1,12 @@
-//! Detected iterations of one device (see `iterations.rs`): the repeating unit of its launch
+//! Detected iterations of one device (a part of `iterations.rs`): the repeating unit of its launch
 //! sequence (`period.rs`), the rotation that starts an iteration (after the longest launch pause),
 //! and the rows it cuts: iterations, and the odd stretches before, between and after the regions.
 
-use super::activity::{Activity, NONE};
-use super::iterations::{
+use super::{
     finish_rows, first_launch, flag_iterations, odd_text, Detection, Measures, Row, Source,
 };
-use super::period::{self, Region};
+use crate::analyses::activity::{Activity, NONE};
+use crate::analyses::period::{self, Region};
 
 /// How many names of the unit's start align the unit in another region.
 const ALIGN_NAMES: usize = 32;
