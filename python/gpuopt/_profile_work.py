@@ -31,7 +31,11 @@ def work(baseline: Sequence[Capture], candidate: Sequence[Capture], marker: str 
     if source == "unknown":
         found = _detected(captures)
         if found is not None:
-            return _steps_work("detected", [], found[: len(baseline)], found[len(baseline) :])
+            per_iteration = [c.facts.kernels / n for c, n in zip(captures, found, strict=True) if n]
+            same_unit = max(per_iteration) <= 1.1 * min(per_iteration)
+            return _steps_work(
+                "detected", [], found[: len(baseline)], found[len(baseline) :], same_unit=same_unit
+            )
 
     def steps(c: Capture) -> int | None:
         if not wanted:
@@ -47,17 +51,26 @@ def _steps_work(
     ranges: list[str],
     baseline: list[int | None],
     candidate: list[int | None],
+    *,
+    same_unit: bool = True,
 ) -> Work:
-    """Per step when every capture's steps are known, none is 0 and the counts differ."""
+    """Per step when every capture's steps are known, none is 0 and the counts differ. Detected iterations
+    count only when every capture repeats the same unit, as far as kernels per iteration (within 10 %)
+    tell: what detection finds follows the launch sequence, which is what a candidate changes (a fused
+    softmax repeats a short unit twice where the original repeats a 6-kernel unit 512 times), and dividing
+    by units that differ compares different things; their counts then stay facts, with a warning."""
     counts = [*baseline, *candidate]
     known = [n for n in counts if n is not None]
-    per_step = bool(known) and len(known) == len(counts) and min(known) > 0 and len(set(known)) > 1
+    per_step = (
+        same_unit and bool(known) and len(known) == len(counts) and min(known) > 0 and len(set(known)) > 1
+    )
     return Work(
         source=source,
         step_ranges=ranges,
         steps_baseline=baseline,
         steps_candidate=candidate,
         per_step=per_step,
+        same_unit=same_unit,
     )
 
 
@@ -170,7 +183,20 @@ def _work_warnings(
                 code="steps_differ",
                 message="captures hold different numbers of iterations detected from their launch sequences "
                 f"(no marker, no ProfilerStep; baseline {work.steps_baseline}, candidate "
-                f"{work.steps_candidate}): per-key values are per iteration",
+                f"{work.steps_candidate}; about the same kernels per iteration): per-key values are per "
+                "iteration",
+            )
+        ]
+    if work.source == "detected" and len(set(steps)) > 1:
+        return [
+            DiffWarning(
+                code="steps_differ",
+                message="captures hold different numbers of iterations detected from their launch sequences "
+                f"(no marker, no ProfilerStep; baseline {work.steps_baseline}, candidate "
+                f"{work.steps_candidate}) of different lengths (kernels per iteration differ by more "
+                "than 10 %): values are per capture, not per iteration, because a change to the launch "
+                "sequence (the optimisation itself) changes what detection finds; give --marker RANGE to "
+                "count steps",
             )
         ]
     if any(n == 0 for n in steps):

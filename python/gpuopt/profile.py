@@ -158,7 +158,7 @@ def _totals(
     c = [whole(x) for x in candidate]
     rows = [(name, b, c)]
     steps_b, steps_c = work.steps_baseline, work.steps_candidate
-    if work.source != "unknown" and all(n for n in [*steps_b, *steps_c]):
+    if work.source != "unknown" and work.same_unit and all(n for n in [*steps_b, *steps_c]):
         # Per step: the GPU time launched inside the step ranges, or of the detected iterations (work
         # outside them, a prefill or the set-up, is not a step's), over the steps.
         wanted = work.step_ranges

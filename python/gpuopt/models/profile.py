@@ -75,6 +75,13 @@ class Work(Model):
         description="True when per-key values were divided by each capture's step count (step counts "
         "differ between captures); else they are totals per capture"
     )
+    same_unit: bool = Field(
+        default=True,
+        description="For detected iterations: whether every capture repeats a unit of about the same "
+        "kernels per iteration (within 10 %), so that steps can be counted in it; false when the launch "
+        "sequence changed (a fusion), and then nothing is divided by the detected counts. True for the "
+        "other sources",
+    )
 
 
 class Comparability(Model):
