@@ -10,7 +10,8 @@ Each :class:`Verb` names, once, what the rest of gpuopt reads about a verb:
   ``--dry-run``); without ``help`` the command is written by hand in ``cli/<area>.py``;
 - ``request``, ``data``: the request model and the command's data model with its envelope name;
 - ``run``: the Python entry point, ``(request, *, cwd=None, **options) -> data`` (the CLI command, MCP
-  through it, and the twin ``gpuopt.evaluation.<api>`` call it);
+  through it, and the twin ``gpuopt.evaluation.<api>`` call it; a verb without a request document takes
+  its own arguments: ``readiness smoke``, ``(root, *, case_ids, ...)``);
 - ``supervised``: for a verb that runs as a supervised invocation, its core, frozen request and result
   models, the builder the shared submission (``gpuopt.evaluation.operations.run``) calls, and the handler
   that turns its execution into the result (the detached supervisor picks it by the frozen request's
