@@ -170,11 +170,13 @@ def load(name: str) -> click.Command:
     verb = registry.by_command((name,))
     if verb is not None and verb.generated:
         found = importlib.import_module(f"gpuopt.cli.{GENERATED}").generated(verb)
+        where = f"the generated command of {verb.name}"
     else:
         entry = COMMANDS[name]
         found = getattr(importlib.import_module(f"gpuopt.cli.{entry.module}"), entry.attribute)
+        where = f"gpuopt.cli.{entry.module}.{entry.attribute}"
     if not isinstance(found, click.Command):
-        raise TypeError(f"gpuopt.cli.{entry.module}.{entry.attribute} is not a click command")
+        raise TypeError(f"{where} is not a click command")
     return found
 
 

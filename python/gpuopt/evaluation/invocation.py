@@ -186,9 +186,8 @@ def request_core(core: RequestCore | dict[str, Any]) -> RequestCore:
     path; an operation the registry does not run is refused by the base model)."""
     if isinstance(core, RequestCore):
         return core
-    operation = core.get("operation")
-    found = [v.supervised for v in registry.verbs() if v.name == operation and v.supervised is not None]
-    model: type[RequestCore] = registry.load(found[0].core) if found else RequestCore
+    found = registry.find_supervised(core.get("operation"))
+    model: type[RequestCore] = RequestCore if found is None else registry.load(found.core)
     return jsonio.validate(model, core, what="request core")
 
 

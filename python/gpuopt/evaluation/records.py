@@ -45,9 +45,7 @@ def read_request(store: Store, inv_id: str) -> FrozenRequest:
 
 
 def _supervised(raw: Any) -> registry.Supervised | None:
-    operation = raw.get("operation") if isinstance(raw, dict) else None
-    found = [v.supervised for v in registry.verbs() if v.name == operation]
-    return found[0] if found else None
+    return registry.find_supervised(raw.get("operation") if isinstance(raw, dict) else None)
 
 
 def request_model(raw: Any) -> type[FrozenRequest]:

@@ -22,9 +22,9 @@ Invocation, dry run, status and cancel, ``gpuopt schema``, the CLI, MCP (generat
 listed anywhere else.
 
 References are ``"module:attribute"`` strings, loaded on first use: ``gpuopt --help`` lists the generated
-commands from here without importing pydantic, and every layer may read the table (it imports nothing of
-gpuopt). Model references name ``gpuopt.models`` (the base layer, so the store layer may load them); code
-references name the operations layer and are loaded only from there and above.
+commands from here without importing pydantic, and every layer may read the table (it imports only
+``gpuopt.errors``). Model references name ``gpuopt.models`` (the base layer, so the store layer may load
+them); code references name the operations layer and are loaded only from there and above.
 """
 
 from __future__ import annotations
@@ -340,11 +340,25 @@ def using(table: tuple[Verb, ...]) -> Iterator[None]:
         _current.pop()
 
 
-def get(name: str) -> Verb:
-    """The verb named ``name`` (``operation_unknown`` otherwise)."""
+def find(name: object) -> Verb | None:
+    """The verb named ``name``, if one is (``name`` may be any value a record holds)."""
     for verb in verbs():
         if verb.name == name:
             return verb
+    return None
+
+
+def find_supervised(name: object) -> Supervised | None:
+    """What the verb named ``name`` adds as a supervised invocation, if it is one."""
+    verb = find(name)
+    return None if verb is None else verb.supervised
+
+
+def get(name: str) -> Verb:
+    """The verb named ``name`` (``operation_unknown`` otherwise)."""
+    verb = find(name)
+    if verb is not None:
+        return verb
     raise InputError(
         "operation_unknown",
         f"no evaluation verb {name!r}",

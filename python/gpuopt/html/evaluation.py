@@ -36,8 +36,8 @@ def _band(fig: Any, minimum: float | None) -> None:
 
 def _color(group: str) -> str:
     """A group is an operation: its colour in the operations registry."""
-    found = [v.color for v in registry.verbs() if v.name == group and v.color is not None]
-    return found[0] if found else OTHER_COLOR
+    verb = registry.find(group)
+    return OTHER_COLOR if verb is None or verb.color is None else verb.color
 
 
 def _forest(rows: list[dict[str, Any]], minimum: float | None, x_title: str) -> Any:
