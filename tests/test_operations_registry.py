@@ -1,8 +1,9 @@
 """The operations registry is the one place a verb is listed (issue 29 item 3): every reference loads as what
 it claims to be, the CLI's request-taking commands, the request schemas, the MCP tools and the ``operation``
-enum of the records are the registry's, no other module holds a list of verb names, and a throwaway verb
-registered in a temporary registry is picked up by invocation, dry run, status, ``gpuopt schema`` and the
-CLI listing (the recipe in ``references/architecture.md``, "Where to add a new evaluation verb")."""
+enum of the records are the registry's, each verb's MCP tool takes the CLI's option names, no other module
+holds a list of verb names, and a throwaway verb registered in a temporary registry (one entry, its request
+model and its handler) is picked up by the CLI, MCP, ``gpuopt schema``, dry run, invocation, status and
+cancel (the recipe in ``references/architecture.md``, "Where to add a new evaluation verb")."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from gpuopt.cli import _registry, cli
 from gpuopt.errors import InputError
 from gpuopt.evaluation import invocation, operations, plans, readiness, registry
 from gpuopt.evaluation import target as targets
+from gpuopt.evaluation.execution import Execution, ExecutionSpec
 from gpuopt.evaluation.operations import Built
 from gpuopt.evaluation.records import read_request
 from gpuopt.evaluation.store import Store
@@ -137,6 +139,40 @@ def test_the_mcp_tools_serve_every_verb() -> None:
     assert {"_".join(v.command).replace("-", "_") for v in VERBS} <= names
 
 
+def _cli_words(command: click.Command) -> set[str]:
+    """What a person types: each option's long name, each argument's name (``--timeout-s``, ``ROOT``)."""
+    words = set()
+    for p in command.params:
+        if p.name in ("as_json", "help") or not p.expose_value:
+            continue
+        long = [o for o in p.opts if o.startswith("--")] if isinstance(p, click.Option) else []
+        words.add(long[0] if long else str(p.name))
+    return words
+
+
+def _mcp_words(tool: agent_tools.Tool) -> set[str]:
+    """The same words read back from the tool's published input schema (``timeout_s`` is ``--timeout-s``)."""
+    arguments = {str(p.name) for p in tool.command.params if isinstance(p, click.Argument)}
+    names = agent_tools.input_schema(tool.command)["properties"]
+    return {n if n in arguments else "--" + n.replace("_", "-") for n in names}
+
+
+@pytest.mark.parametrize("verb", VERBS, ids=lambda v: v.name)
+def test_the_mcp_tool_of_a_verb_takes_the_cli_option_names(verb: registry.Verb) -> None:
+    """An agent passes ``request``, ``wait``, ``timeout_s``, ``dry_run`` where a person types ``--request``,
+    ``--wait``, ``--timeout-s``, ``--dry-run``: one set of names, whatever the Python function calls them."""
+    (tool,) = [t for t in agent_tools.tools(cli) if t.path == verb.command]
+    assert _mcp_words(tool) == _cli_words(tool.command)
+    if verb.generated:
+        assert agent_tools.input_schema(tool.command)["required"] == ["request"]
+
+
+def test_no_tool_takes_two_parameters_of_one_name() -> None:
+    for tool in agent_tools.tools(cli):
+        names = [agent_tools.param_name(p) for p in tool.command.params if p.name not in ("as_json", "help")]
+        assert len(names) == len(set(names)), tool.name
+
+
 def test_the_operation_enums_of_the_records_are_the_registry() -> None:
     status = InvocationStatus.model_json_schema()["properties"]["operation"]
     assert status == {"enum": registry.operation_names(), "title": "Operation", "type": "string"}
@@ -216,8 +252,26 @@ class ThrowawayFrozen(ThrowawayCore, FrozenRequest):
     """A frozen ``throwaway`` request."""
 
 
+class ThrowawayResult(InvocationResult):
+    """A ``throwaway`` result: the invocation's own facts and the verb's one field."""
+
+    calls_seen: int
+
+
 class ThrowawayData(EvaluationData):
-    result: InvocationResult | None
+    result: ThrowawayResult | None
+
+
+class ThrowawayHandler:
+    """Its verdict and its own field, from the execution the supervisor hands it."""
+
+    result_model = ThrowawayResult
+
+    def verdict(self, spec: ExecutionSpec, execution: Execution) -> str:
+        return "passed" if execution.validity == "valid" and not execution.correctness_failed else "failed"
+
+    def extra_fields(self, spec: ExecutionSpec, execution: Execution) -> dict[str, Any]:
+        return {"calls_seen": len(execution.receipts)}
 
 
 def build(req: ThrowawayRequest, cwd: Path) -> Built:
@@ -257,8 +311,8 @@ THROWAWAY = registry.Verb(
     supervised=registry.Supervised(
         core=f"{HERE}:ThrowawayCore",
         frozen=f"{HERE}:ThrowawayFrozen",
-        result="gpuopt.models.evaluation.invocation:InvocationResult",
-        handler="gpuopt.evaluation.execution:SmokeHandler",
+        result=f"{HERE}:ThrowawayResult",
+        handler=f"{HERE}:ThrowawayHandler",
         build=f"{HERE}:build",
     ),
     help="""Run the original once per case (a verb that exists only in this test).
@@ -271,37 +325,62 @@ THROWAWAY = registry.Verb(
 
 
 def test_a_throwaway_verb_is_picked_up_by_every_reader(tmp_path: Path) -> None:
+    """One entry, its request model and its handler: the CLI command and its help, MCP's tool (with the
+    CLI's option names), the schemas, the dry run, the submission, its handler,
+    status and cancel. The recipe in ``references/architecture.md`` points here."""
     layout = workload.layout(tmp_path / "w")
     root = tmp_path / "root"
     readiness.check(json.dumps(workload.request(layout, root)).encode())
     request = {"root": str(root), "plan": {"case_ids": ["a"], "samples_per_call": 2, "warmup_per_call": 0}}
-    (tmp_path / "throwaway.json").write_text(json.dumps(request))
+    file = tmp_path / "throwaway.json"
+    file.write_text(json.dumps(request))
     assert "throwaway" not in run_main("--help").stdout
     with registry.using((*registry.VERBS, THROWAWAY)):
-        # the CLI listing, its help and the MCP tool
+        # the CLI listing and the command's help
         listing = run_main("--help").stdout
         assert "throwaway" in listing and "Run the original once per case" in listing
         assert run_main("throwaway", "--help").code == 0
-        assert "throwaway" in {t.name for t in agent_tools.tools(cli)}
-        # the schemas: its request, its frozen request, its envelope
+        # MCP's tool: the CLI's option names, and its call is the CLI's argv
+        (tool,) = [t for t in agent_tools.tools(cli) if t.name == "throwaway"]
+        assert set(agent_tools.input_schema(tool.command)["properties"]) == {
+            "request",
+            "wait",
+            "timeout_s",
+            "dry_run",
+        }
+        words = agent_tools.argv(tool, {"request": str(file), "dry_run": True})
+        assert words == ["throwaway", "--request", str(file), "--dry-run", "--json"]
+        # the schemas: its request, its frozen request, its result, its envelope
         shown = run_main("schema", "gpuopt.request.throwaway/v1", "--json")
         assert shown.code == 0 and "plan" in json.dumps(shown.json()["data"])
+        result_schema = run_main("schema", "gpuopt.invocation-result.throwaway/v1", "--json")
+        assert result_schema.code == 0 and "calls_seen" in json.dumps(result_schema.json()["data"])
         assert "gpuopt.invocation-request.throwaway/v1" in schemas.DOCUMENTS
-        # the dry run, through the generated command
-        dry = run_main("throwaway", "--request", str(tmp_path / "throwaway.json"), "--dry-run", "--json")
+        envelope = run_main("schema", "gpuopt.throwaway/v1", "--json")
+        assert envelope.code == 0 and "calls_seen" in json.dumps(envelope.json()["data"])
+        # the dry run, through MCP's argv of the generated command: a plan, nothing written
+        dry = run_main(*words)
         assert dry.code == 0, dry.stderr
         env = dry.json()
         assert env["schema"] == "gpuopt.throwaway/v1"
         assert env["data"]["dry_run"]["request"]["operation"] == "throwaway"
         assert env["data"]["dry_run"]["calls"]["total"] == 1
         assert not (root / "invocations").exists() or not any((root / "invocations").iterdir())
-        # the invocation: submitted, its frozen request read back, its status, its handler
+        # the invocation: submitted, its frozen request read back, its handler, its status
         out = run(request, cwd=tmp_path, start=False)
         inv = out.submission.invocation_id
         assert type(read_request(Store(root), inv)) is ThrowawayFrozen
-        assert invocation.status(root, inv).operation == "throwaway"
-        assert type(invocation.handler_for("throwaway")).__name__ == "SmokeHandler"
         assert [line.keys["operation"] for line in Store(root).ledger() if line.id == inv] == ["throwaway"]
+        handler = invocation.handler_for("throwaway")
+        assert type(handler) is ThrowawayHandler and handler.result_model is ThrowawayResult
+        shown = run_main("status", str(root), inv, "--json")
+        assert shown.code == 0, shown.stderr
+        assert shown.json()["data"]["invocation"]["operation"] == "throwaway"
+        # cancel: a second submission, never started, is cancelled by its id
+        again = run({**request, "retry_of": inv}, cwd=tmp_path, start=False).submission.invocation_id
+        cancelled = run_main("cancel", str(root), again, "--json")
+        assert cancelled.code == 0, cancelled.stderr
+        assert cancelled.json()["data"]["operation"] == "throwaway"
     assert "throwaway" not in run_main("--help").stdout
     with pytest.raises(InputError):
         registry.get("throwaway")
