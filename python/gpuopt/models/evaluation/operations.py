@@ -335,14 +335,6 @@ class FinalAuditResult(PairedResult):
         return self
 
 
-RESULT_MODELS: dict[str, type[InvocationResult]] = {
-    "baseline": BaselineResult,
-    "noise": NoiseResult,
-    "screen": ScreenResult,
-    "target": TargetResult,
-    "final_audit": FinalAuditResult,
-}
-
 # ---- dry run and command data ------------------------------------------------------------------------------
 
 
@@ -406,12 +398,3 @@ class TargetData(EvaluationData):
 
 class FinalAuditData(EvaluationData):
     result: FinalAuditResult | None
-
-
-DATA_MODELS: dict[str, type[EvaluationData]] = {
-    "baseline": BaselineData,
-    "noise": NoiseEvaluationData,
-    "screen": ScreenData,
-    "target": TargetData,
-    "final_audit": FinalAuditData,
-}
