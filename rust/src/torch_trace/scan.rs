@@ -459,7 +459,8 @@ fn leading_digits(v: u64) -> usize {
 fn eight_digits(v: u64, n: usize) -> i64 {
     // The `n` digits moved to the top, `0`s below them: the same value as eight digits.
     let shift = 64 - 8 * n as u32;
-    let v = v.checked_shl(shift).unwrap_or(0) | (ONES * 0x30).checked_shr(8 * n as u32).unwrap_or(0);
+    let v =
+        v.checked_shl(shift).unwrap_or(0) | (ONES * 0x30).checked_shr(8 * n as u32).unwrap_or(0);
     let v = v.wrapping_sub(ONES * 0x30);
     let v = (v.wrapping_mul(10) + (v >> 8)) & 0x00ff_00ff_00ff_00ff;
     let v = (v.wrapping_mul(100) + (v >> 16)) & 0x0000_ffff_0000_ffff;
