@@ -90,6 +90,7 @@ _DATA_MODEL_PATHS: dict[str, str | None] = {
     "gpuopt.nsys.graphs/v1": "gpuopt.models.nsys:NsysGraphsData",
     "gpuopt.html-report/v1": "gpuopt.models.html:HtmlReportData",
     "gpuopt.profile.diff/v2": "gpuopt.models.profile:ProfileDiffData",
+    "gpuopt.profile.overview/v1": "gpuopt.models.overview:OverviewData",
     "gpuopt.capture/v1": "gpuopt.models.evaluation.capture:CaptureData",
     "gpuopt.skill.show/v1": "gpuopt.models.agent:SkillShown",
     "gpuopt.skill.install/v1": "gpuopt.models.agent:SkillInstalled",
