@@ -113,8 +113,8 @@ def _render_file(i: int, f: FileOverview, answer: Answer[OverviewData]) -> str:
     if f.warnings:
         parts.append(section("Warnings", [(w.code, w.message) for w in f.warnings], wrap=True))
     if f.unmodeled:
-        counts = ", ".join(f"{n} {kind}" for kind, n in f.unmodeled.items())
-        parts.append(section("Unmodeled", [("items", f"{counts} (--json lists each under unmodeled)")]))
+        items = ", ".join(f"{n} {kind}" for kind, n in f.unmodeled.items())
+        parts.append(section("Unmodeled", [("items", f"{items} (--json lists each under unmodeled)")]))
     return "\n\n".join(parts)
 
 
