@@ -32,6 +32,7 @@ from gpuopt.evaluation.records import (
 )
 from gpuopt.evaluation.store import Store
 from gpuopt.evaluation.summary import dry_run_summary, reference_line, result_summary
+from gpuopt.evaluation.views.outcome import outcome, outcome_lines
 from gpuopt.models.evaluation.common import RecordRef, ResultRef, Role
 from gpuopt.models.evaluation.experiment import Contract, Experiment, Lifecycle
 from gpuopt.models.evaluation.frozen import (
@@ -41,7 +42,13 @@ from gpuopt.models.evaluation.frozen import (
     ScreenCore,
     TargetCore,
 )
-from gpuopt.models.evaluation.invocation import EvidenceStep, FrozenVariant, Plan, RequestCore
+from gpuopt.models.evaluation.invocation import (
+    EvidenceStep,
+    FrozenVariant,
+    InvocationResult,
+    Plan,
+    RequestCore,
+)
 from gpuopt.models.evaluation.operations import (
     DATA_MODELS,
     BaselinePlanSpec,
@@ -60,6 +67,7 @@ from gpuopt.models.evaluation.operations import (
     TargetRequest,
 )
 from gpuopt.models.evaluation.target import Target, Variant
+from gpuopt.models.evaluation.views import ResultOutcome
 
 REQUESTS: dict[str, type[EvaluationRequestBase]] = {
     "baseline": BaselineRequest,
@@ -424,6 +432,7 @@ def run(
         sub = sub.model_copy(update={"status": status})
     found = read_result(built.store, sub.invocation_id) if sub.status.state == "completed" else None
     ref = None if found is None else ResultRef(invocation_id=sub.invocation_id, sha256=found[1])
+    why = None if found is None else outcome(found[0])
     return model.model_validate(
         {
             "operation": operation,
@@ -432,11 +441,19 @@ def run(
             "estimate": estimate,
             "result_ref": ref,
             "result": None if found is None else found[0],
+            "outcome": why,
             "summary": [f"{sub.invocation_id}: {sub.status.state}"]
-            if found is None or ref is None
-            else [*result_summary(found[0]), reference_line(ref)],
+            if found is None or ref is None or why is None
+            else [*_summary(found[0], why), reference_line(ref)],
         }
     )
+
+
+def _summary(result: InvocationResult, why: ResultOutcome) -> list[str]:
+    """The result's summary, then why it came out so, each case and each invalid pair (lines the summary
+    already holds left out)."""
+    lines = result_summary(result)
+    return lines + [x for x in outcome_lines(why)[1:] if x.strip().removeprefix("why: ") not in lines]
 
 
 def baseline(data: bytes | dict[str, Any] | BaselineRequest, **kw: Any) -> EvaluationData:
