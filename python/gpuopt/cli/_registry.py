@@ -205,7 +205,11 @@ class Group(click.Group):
         ):
             known = self.list_commands(ctx)
             close = difflib.get_close_matches(name, known, n=3)
-            hint = f"Did you mean {' or '.join(close)}?" if close else f"Commands: {', '.join(known)}."
+            hint = (
+                f"Did you mean {' or '.join(repr(c) for c in close)}?"
+                if close
+                else f"Commands: {', '.join(known)}."
+            )
             raise click.UsageError(f"No such command {name!r}. {hint}", ctx)
         return super().resolve_command(ctx, args)
 

@@ -51,6 +51,11 @@ def capture(request_file: RequestSource, wait: bool, timeout_s: float | None, dr
     Example request:
       {"root": "root", "tool": "nsys", "plan": {"variants": ["original", "candidate"], "repeats": 5},
        "experiment": {"id": "exp-...", "sha256": "..."}}
+
+    \b
+    Examples:
+      gpuopt capture --request capture.json --dry-run
+      gpuopt capture --request capture.json --wait --json
     """
     from gpuopt.evaluation.capture import operations
 

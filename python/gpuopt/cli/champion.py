@@ -9,13 +9,14 @@ import click
 
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._params import RequestFile, RequestSource
+from gpuopt.cli._registry import Group
 from gpuopt.cli._render import section, table
 
 if TYPE_CHECKING:
     from gpuopt.models.evaluation.champion import ChampionHistory, ChampionState, SelectOutcome
 
 
-@click.group()
+@click.group(cls=Group)
 def champion() -> None:
     """The Champion: the variant currently selected (the original until an explicit select).
 

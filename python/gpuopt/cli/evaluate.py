@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from gpuopt.cli._output import Outcome, command
+from gpuopt.cli._output import Outcome, command, with_output
 from gpuopt.cli._params import FiniteFloatRange, RequestFile, RequestSource
 from gpuopt.cli._render import section, table
 from gpuopt.errors import InputError
@@ -29,7 +29,7 @@ def _render(data: EvaluationData) -> str:
 
 
 def _evaluation(operation: str, schema: str, doc: str) -> Callable[..., Any]:
-    @click.command(operation.replace("_", "-"), help=doc)
+    @click.command(operation.replace("_", "-"), help=with_output(doc, schema))
     @click.option(
         "--request",
         "request_file",
