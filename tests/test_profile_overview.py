@@ -114,13 +114,19 @@ def test_torch_sections_equal_the_commands_they_cite(answer: Any, files: dict[st
     assert f.top_ops.command == f"gpuopt torch ops {shlex.quote(str(files['torch']))} --sort gpu_time_ns"
     assert f.top_ops.table.rows == _first_rows(f.top_ops)
     assert f.top_ranges is None
-    steps = _cited(f"gpuopt torch steps {shlex.quote(str(files['torch']))}", "--limit", "0")["table"]["rows"]
-    profiler = [s for s in steps if s["kind"] == "profiler_step"]
-    if profiler:
-        assert f.iterations.steps == len(profiler)
-        assert f.iterations.gpu_time_ns == sum(s["gpu_time_ns"] for s in profiler)
-    else:
-        assert f.iterations is None
+    assert f.iterations is None  # this trace has no ProfilerStep#N range
+
+
+def test_profiler_steps_are_the_iterations_torch_steps_lists(shared: Path) -> None:
+    # HTA's ns-resolution trace: five ProfilerStep#101..105 ranges.
+    trace = shared / "public/torch/hta_ns_resolution_trace_rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"
+    it = overview_document(trace).data.files[0].iterations
+    steps = _cited(it.command, "--limit", "0")["table"]["rows"]
+    profiler = [s for s in steps if s["name"].startswith("ProfilerStep#")]
+    assert it.ranges == [f"ProfilerStep#{n}" for n in range(101, 106)] == sorted(s["name"] for s in profiler)
+    assert (it.marker, it.steps) == ("ProfilerStep#N", 5)
+    assert it.gpu_time_ns == sum(s["gpu_time_ns"] for s in profiler)
+    assert it.mean_host_ns == pytest.approx(sum(s["cpu_duration_ns"] for s in profiler) / 5)
 
 
 def test_ncu_sections_equal_the_commands_they_cite(answer: Any) -> None:
