@@ -10,32 +10,40 @@ import pytest
 from cli_inproc import run_main
 from gpuopt.cli import cli
 
+Leaf = tuple[list[str], click.Command, click.Context]
 
-def _leaves(group: click.Group, ctx: click.Context, path: list[str]) -> list[tuple[list[str], click.Command]]:
+
+def _leaves(group: click.Group, ctx: click.Context, path: list[str]) -> list[Leaf]:
+    """Every leaf command with a context under its parents' (so its help has the root's -h, --help: click
+    keeps the help option a command first made, and references/cli.md prints it)."""
     out = []
     for name in group.list_commands(ctx):
         command = group.get_command(ctx, name)
         assert command is not None, name
+        child = click.Context(command, info_name=name, parent=ctx)
         if isinstance(command, click.Group):
-            out += _leaves(command, click.Context(command, info_name=name, parent=ctx), [*path, name])
+            out += _leaves(command, child, [*path, name])
         else:
-            out.append(([*path, name], command))
+            out.append(([*path, name], command, child))
     return out
 
 
-ROOT = click.Context(cli, info_name="gpuopt")
+ROOT = click.Context(cli, info_name="gpuopt", **cli.context_settings)
 COMMANDS = _leaves(cli, ROOT, [])
 
 
 def test_the_tree_is_walked() -> None:
-    names = {" ".join(p) for p, _ in COMMANDS}
+    names = {" ".join(p) for p, _, _ in COMMANDS}
     assert {"profile overview", "nsys kernels", "show", "knowledge query", "example run"} <= names
     assert len(names) > 60
 
 
-@pytest.mark.parametrize(("path", "command"), COMMANDS, ids=[" ".join(p) for p, _ in COMMANDS])
-def test_every_command_has_an_example_and_names_its_output(path: list[str], command: click.Command) -> None:
-    text = command.get_help(click.Context(command, info_name=" ".join(["gpuopt", *path])))
+@pytest.mark.parametrize(("path", "command", "ctx"), COMMANDS, ids=[" ".join(p) for p, _, _ in COMMANDS])
+def test_every_command_has_an_example_and_names_its_output(
+    path: list[str], command: click.Command, ctx: click.Context
+) -> None:
+    text = command.get_help(ctx)
+    assert "-h, --help" in text
     lines = [line.strip() for line in text.splitlines()]
     start = next((i for i, line in enumerate(lines) if line in ("Example:", "Examples:")), None)
     assert start is not None, f"gpuopt {' '.join(path)} --help has no Examples: block"

@@ -98,7 +98,7 @@ def _render_show(data: ShowData, text: str | None) -> str:
     ]
     if data.status is not None:
         rows += [("state", data.status.state), ("cleanup", data.status.cleanup_status)]
-    from gpuopt.evaluation.views.outcome import outcome_lines
+    from gpuopt.evaluation.outcome import outcome_lines
 
     head = section("Record", rows)
     if text is not None:

@@ -21,6 +21,7 @@ from gpuopt.errors import InputError
 from gpuopt.evaluation import experiment as experiments
 from gpuopt.evaluation import invocation, jsonio, plans, target_gates
 from gpuopt.evaluation import target as targets
+from gpuopt.evaluation.outcome import outcome, outcome_lines
 from gpuopt.evaluation.records import (
     Current,
     complete_result_refs,
@@ -32,7 +33,6 @@ from gpuopt.evaluation.records import (
 )
 from gpuopt.evaluation.store import Store
 from gpuopt.evaluation.summary import dry_run_summary, reference_line, result_summary
-from gpuopt.evaluation.views.outcome import outcome, outcome_lines
 from gpuopt.models.evaluation.common import RecordRef, ResultRef, Role
 from gpuopt.models.evaluation.experiment import Contract, Experiment, Lifecycle
 from gpuopt.models.evaluation.frozen import (

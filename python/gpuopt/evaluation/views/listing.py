@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from gpuopt import _native
 from gpuopt.errors import InputError
 from gpuopt.evaluation import invocation, jsonio
+from gpuopt.evaluation.outcome import outcome
 from gpuopt.evaluation.sampler import resource_rows
-from gpuopt.evaluation.views.outcome import outcome
 from gpuopt.evaluation.views.records import Root
 from gpuopt.models.evaluation.views import ResultOutcome, ShowData
 
