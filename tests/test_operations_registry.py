@@ -20,6 +20,7 @@ from cli_inproc import run_main
 from eval_support import workload
 from gpuopt import agent_tools, schemas
 from gpuopt.cli import _registry, cli
+from gpuopt.cli._output import with_output
 from gpuopt.errors import InputError
 from gpuopt.evaluation import invocation, operations, plans, readiness, registry
 from gpuopt.evaluation import target as targets
@@ -116,7 +117,7 @@ def test_the_cli_request_verbs_are_the_registry() -> None:
     assert {v.command for v in VERBS} <= set(commands)
     for verb in VERBS:
         if verb.generated:
-            assert commands[verb.command].help == verb.help
+            assert commands[verb.command].help == with_output(verb.help, verb.envelope)
             assert _registry.commands()[verb.command[0]].module == _registry.GENERATED
 
 

@@ -88,6 +88,7 @@ _DATA_MODEL_PATHS: dict[str, str | None] = {
     "gpuopt.gate.delete/v1": "gpuopt.models.gate:GateDeleteData",
     "gpuopt.gate.export/v1": "gpuopt.models.gate:GateTransferData",
     "gpuopt.gate.import/v1": "gpuopt.models.gate:GateTransferData",
+    "gpuopt.profile.overview/v1": "gpuopt.models.overview:OverviewData",
     "gpuopt.skill.show/v1": "gpuopt.models.agent:SkillShown",
     "gpuopt.skill.install/v1": "gpuopt.models.agent:SkillInstalled",
     "gpuopt.knowledge.query/v1": "gpuopt.models.knowledge:KnowledgeQueryData",

@@ -11,6 +11,7 @@ their help (the registry imports nothing heavy).
 
 from __future__ import annotations
 
+import difflib
 import importlib
 from typing import NamedTuple
 
@@ -131,7 +132,9 @@ COMMANDS: dict[str, Entry] = {
     ),
     "map": Entry("map", "map_group", "Execution maps: where a window's time goes, per group of events."),
     "profile": Entry(
-        "profile", "profile", "Profiles: compare captures of a baseline and a candidate key by key."
+        "profile",
+        "profile",
+        "Profiles: what is in a capture (overview); compare baseline and candidate captures key by key.",
     ),
     "knowledge": Entry(
         "knowledge",
@@ -187,7 +190,31 @@ def load(name: str) -> click.Command:
     return found
 
 
-class LazyGroup(click.Group):
+class Group(click.Group):
+    """A click group whose unknown command is a usage error (exit 2) naming the closest commands."""
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if (
+            name
+            and not name.startswith("-")
+            and not ctx.resilient_parsing
+            and self.get_command(ctx, name) is None
+        ):
+            known = self.list_commands(ctx)
+            close = difflib.get_close_matches(name, known, n=3)
+            hint = (
+                f"Did you mean {' or '.join(repr(c) for c in close)}?"
+                if close
+                else f"Commands: {', '.join(known)}."
+            )
+            raise click.UsageError(f"No such command {name!r}. {hint}", ctx)
+        return super().resolve_command(ctx, args)
+
+
+class LazyGroup(Group):
     """A click group whose subcommands are imported on first use (click's documented lazy pattern)."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:

@@ -9,6 +9,7 @@ import click
 
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._params import RequestFile, RequestSource
+from gpuopt.cli._registry import Group
 from gpuopt.cli._render import section, table
 from gpuopt.evaluation import registry
 
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
     from gpuopt.models.evaluation.champion import ChampionHistory, ChampionState, SelectOutcome
 
 
-@click.group()
+@click.group(cls=Group)
 def champion() -> None:
     """The Champion: the variant currently selected (the original until an explicit select).
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import click
 
-from gpuopt.cli._output import Outcome, command
+from gpuopt.cli._output import Outcome, command, with_output
 from gpuopt.cli._params import FiniteFloatRange, RequestFile, RequestSource
 from gpuopt.cli._render import section, table
 from gpuopt.errors import InputError
@@ -44,7 +44,7 @@ def generated(verb: Verb) -> click.Command:
     """The command of a supervised verb the operations registry generates: its help, its envelope, the
     request file and the submission options; it calls the verb's entry point."""
 
-    @click.command(verb.command[-1], help=verb.help)
+    @click.command(verb.command[-1], help=with_output(verb.help or "", verb.envelope))
     @click.option(
         "--request",
         "request_file",

@@ -9,6 +9,7 @@ import click
 
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._params import FiniteFloatRange, RequestFile, RequestSource
+from gpuopt.cli._registry import Group
 from gpuopt.cli._render import section, table
 from gpuopt.evaluation import registry
 
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     from gpuopt.models.evaluation.target import ReadinessPlan, ReadinessResult
 
 
-@click.group()
+@click.group(cls=Group)
 def readiness() -> None:
     """Freeze a Target (readiness check) and re-run its smoke as a supervised invocation."""
 

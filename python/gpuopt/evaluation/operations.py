@@ -21,6 +21,7 @@ from typing import Any, cast
 
 from gpuopt.errors import InputError
 from gpuopt.evaluation import invocation, jsonio, plans, registry
+from gpuopt.evaluation.outcome import outcome, outcome_lines
 from gpuopt.evaluation.records import complete_result_refs, load_request, read_result
 from gpuopt.evaluation.store import Store
 from gpuopt.evaluation.summary import dry_run_summary, reference_line, result_summary
@@ -44,7 +45,12 @@ WAIT_MARGIN_S = 120.0
 
 
 def _result_lines(result: InvocationResult, ref: ResultRef) -> list[str]:
-    return [*result_summary(result), reference_line(ref)]
+    """The result's summary, then why it came out so, each case and each invalid pair (lines the summary
+    already holds left out), then the record it is."""
+    lines = result_summary(result)
+    why = outcome(result)
+    extra = [] if why is None else outcome_lines(why)[1:]
+    return [*lines, *[x for x in extra if x.strip().removeprefix("why: ") not in lines], reference_line(ref)]
 
 
 @dataclass(frozen=True)
@@ -168,6 +174,7 @@ def run(
         sub = sub.model_copy(update={"status": status})
     found = read_result(built.store, sub.invocation_id) if sub.status.state == "completed" else None
     ref = None if found is None else ResultRef(invocation_id=sub.invocation_id, sha256=found[1])
+    why = None if found is None else outcome(found[0])
     return model.model_validate(
         {
             "operation": operation,
@@ -176,6 +183,7 @@ def run(
             "estimate": estimate,
             "result_ref": ref,
             "result": None if found is None else found[0],
+            "outcome": why,
             "summary": [f"{sub.invocation_id}: {sub.status.state}"]
             if found is None or ref is None
             else built.result_lines(found[0], ref),

@@ -337,6 +337,12 @@ VERBS: tuple[Verb, ...] = (
     Example request:
       {"root": "root", "tool": "nsys", "plan": {"variants": ["original", "candidate"], "repeats": 5},
        "experiment": {"id": "exp-...", "sha256": "..."}}
+
+
+    \b
+    Examples:
+      gpuopt capture --request capture.json --dry-run
+      gpuopt capture --request capture.json --wait --json
     """,
     ),
 )
