@@ -1,8 +1,10 @@
 """Do `gpuopt profile diff`'s intervals and flags cover what they claim at the k people use?
 
 Pools of repeated real captures of one unchanged workload (A/A): every pool under
-``tests/data/fixtures/gpuopt/h200`` whose captures were made by separate processes of the same code
-(the softmax original_a + original_b captures, nsys and torch; the decode eager captures where present).
+``tests/data/fixtures/gpuopt/<gpu>`` whose captures were made by separate processes of the same code
+(the softmax original_a + original_b captures of h200/, nsys and torch; the decode captures of
+``tests/data/recipes/capA.sh`` in ``<gpu>/decode_k/`` where present, gpu = h100 or h200 as the GPU machine
+ran them: eager ``e{n,t}_i`` and CUDA-graph ``g{n,t}_i``, each variant its own pool).
 For k = 2, 3, 4, 5, 8 captures a side, paired and unpaired, two sources:
 
 * **real splits**: the pool's captures in the order they were made, in rounds of two neighbours (softmax:
@@ -76,11 +78,25 @@ def pools(data: Path) -> list[Pool]:
         folder = h200 / "softmax" / kind
         same = [folder / f"sm_original_{s}_{i}.{suffix}" for i in range(1, 6) for s in "ab"]
         out.append(_pool(f"softmax {kind} (A/A, {len(same)})", same))
-        # tests/data/recipes/capA.sh: en_i.sqlite / et_i.json.gz, i in the order they were made.
-        found = (h200 / "decode_k").glob(f"e{kind[0]}_*.{suffix}")
-        eager = sorted(found, key=lambda p: int(p.name.split("_")[1].split(".")[0]))
-        out.append(_pool(f"decode eager {kind} (A/A, {len(eager)})", eager))
+    # tests/data/recipes/capA.sh: {e,g}n_i.sqlite and {e,g}t_i.json (or .json.gz), i in the order they were
+    # made; the GPU folder is whichever the captures came from (h100 or h200).
+    for folder in sorted((data / "gpuopt").glob("*/decode_k")):
+        gpu = folder.parent.name
+        for variant, tag in (("eager", "e"), ("CUDA graph", "g")):
+            for kind in ("nsys", "torch"):
+                found = _numbered(folder, f"{tag}{kind[0]}_")
+                out.append(_pool(f"decode {variant} {kind} {gpu} (A/A, {len(found)})", found))
     return [p for p in out if p is not None]
+
+
+def _numbered(folder: Path, prefix: str) -> list[Path]:
+    """``prefix<i>.<suffix>`` files of one kind, by i (the order capA.sh made them)."""
+    found = [
+        p
+        for p in folder.iterdir()
+        if p.name.startswith(prefix) and p.name.split(".")[0][len(prefix) :].isdigit()
+    ]
+    return sorted(found, key=lambda p: int(p.name.split(".")[0][len(prefix) :]))
 
 
 def engine(
