@@ -16,17 +16,22 @@ from gpuopt.names import matches, resolve
 
 def work(baseline: Sequence[Capture], candidate: Sequence[Capture], marker: str | None) -> Work:
     """Steps per capture: instances of the --marker range (matched by :mod:`gpuopt.names`; a name that
-    matches no range is an error), else of ProfilerStep#N, else unknown."""
+    matches no range is an error), else of ProfilerStep#N, else the iterations detected from each
+    capture's launch sequence (when every capture has some), else unknown."""
     import polars as pl
 
     captures = [*baseline, *candidate]
     names = {str(n) for c in captures for n in c.ranges["name"].to_list()}
     if marker is not None:
         wanted = resolve(marker, names, option="--marker", what="NVTX range")
-        source: Literal["marker", "profiler_step", "unknown"] = "marker"
+        source: Literal["marker", "profiler_step", "detected", "unknown"] = "marker"
     else:
         wanted = [n for n in names if matches("ProfilerStep", n)]
         source = "profiler_step" if wanted else "unknown"
+    if source == "unknown":
+        found = _detected(captures)
+        if found is not None:
+            return _steps_work("detected", [], found[: len(baseline)], found[len(baseline) :])
 
     def steps(c: Capture) -> int | None:
         if not wanted:
@@ -34,15 +39,40 @@ def work(baseline: Sequence[Capture], candidate: Sequence[Capture], marker: str 
         return int(c.ranges.filter(pl.col("name").is_in(wanted))["count"].sum())
 
     counts = [steps(c) for c in captures]
+    return _steps_work(source, sorted(wanted), counts[: len(baseline)], counts[len(baseline) :])
+
+
+def _steps_work(
+    source: Literal["marker", "profiler_step", "detected", "unknown"],
+    ranges: list[str],
+    baseline: list[int | None],
+    candidate: list[int | None],
+) -> Work:
+    """Per step when every capture's steps are known, none is 0 and the counts differ."""
+    counts = [*baseline, *candidate]
     known = [n for n in counts if n is not None]
     per_step = bool(known) and len(known) == len(counts) and min(known) > 0 and len(set(known)) > 1
     return Work(
         source=source,
-        step_ranges=sorted(wanted),
-        steps_baseline=counts[: len(baseline)],
-        steps_candidate=counts[len(baseline) :],
+        step_ranges=ranges,
+        steps_baseline=baseline,
+        steps_candidate=candidate,
         per_step=per_step,
     )
+
+
+def _detected(captures: Sequence[Capture]) -> list[int | None] | None:
+    """Iterations detected in each capture, or None unless every capture has at least one (a kind without
+    a launch sequence, an --nvtx restriction or a capture where nothing repeats leaves the work unknown)."""
+    counts: list[int | None] = []
+    for c in captures:
+        if c.detect is None:
+            return None
+        steps = c.detect().steps
+        if steps == 0:
+            return None
+        counts.append(steps)
+    return counts
 
 
 #: Capture options that identify one run rather than how it was captured (never compared): the session's
@@ -128,9 +158,19 @@ def _work_warnings(
         return [
             DiffWarning(
                 code="work_unknown",
-                message="no --marker and no ProfilerStep ranges: each capture is assumed to hold the same "
+                message="no --marker, no ProfilerStep ranges and no iterations detected in every capture: "
+                "each capture is assumed to hold the same "
                 f"work (give --marker RANGE to count steps); kernels per capture: baseline {kb}, "
                 f"candidate {kc} (fewer kernels can be the optimisation itself, e.g. a fusion)",
+            )
+        ]
+    if work.per_step and work.source == "detected":
+        return [
+            DiffWarning(
+                code="steps_differ",
+                message="captures hold different numbers of iterations detected from their launch sequences "
+                f"(no marker, no ProfilerStep; baseline {work.steps_baseline}, candidate "
+                f"{work.steps_candidate}): per-key values are per iteration",
             )
         ]
     if any(n == 0 for n in steps):

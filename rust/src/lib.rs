@@ -1,5 +1,6 @@
 //! gpuopt's native engines. Everything outside `py/` is free of pyo3 and tested by `cargo test`.
 
+pub mod analyses;
 pub mod build_info;
 pub mod comm;
 pub mod error;
@@ -12,6 +13,8 @@ pub mod map;
 pub mod names;
 pub mod ncu;
 pub mod nsys;
+pub mod peaks;
+pub mod perfetto;
 pub mod profile;
 pub mod ranks;
 pub mod runtime;

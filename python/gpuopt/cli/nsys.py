@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 import click
 
+from gpuopt.cli import analyses
 from gpuopt.cli._html import html_option, render_html
 from gpuopt.cli._many import files_argument, many_options
 from gpuopt.cli._nsys_render import render_graphs_data, render_summary, render_timeline_data
@@ -315,3 +316,7 @@ def report(file: Path, window: str | None, nvtx: str | None, html_out: Path) -> 
 
     answer = profiles.nsys_report_document(file, html_out, window=window, nvtx=nvtx)
     return answered(answer, lambda: render_html(answer.data))
+
+
+for _analysis in analyses.commands("nsys"):
+    nsys.add_command(_analysis)

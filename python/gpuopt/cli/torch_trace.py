@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 import click
 
+from gpuopt.cli import analyses
 from gpuopt.cli._html import html_option, render_html
 from gpuopt.cli._many import many_options
 from gpuopt.cli._output import Outcome, command
@@ -267,3 +268,7 @@ def report(path: Path, steps: str | None, window: str | None, html_out: Path) ->
 
     answer = profiles.torch_report_document(path, html_out, steps=steps, window=window)
     return answered(answer, lambda: render_html(answer.data))
+
+
+for _analysis in analyses.commands("torch"):
+    torch.add_command(_analysis)

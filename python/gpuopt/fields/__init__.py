@@ -16,15 +16,17 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from gpuopt.fields import _ncu, _nsys, _ranks, _sass, _stats, _torch
+from gpuopt.fields import _analyses, _ncu, _nsys, _paths_flops, _ranks, _sass, _stats, _torch
 
 TABLES: dict[str, dict[str, str]] = {
     **_nsys.TABLES,
     **_torch.TABLES,
+    **_paths_flops.TABLES,
     **_ncu.TABLES,
     **_sass.TABLES,
     **_stats.TABLES,
     **_ranks.TABLES,
+    **_analyses.TABLES,
 }
 
 COMMON: dict[str, str] = {**_ranks.MANY, **_ranks.PER_DEVICE}
@@ -47,6 +49,8 @@ COMMAND_TABLES: dict[str, str] = {
     "nsys.nvtx": "nsys.nvtx_ranges",
     "torch.timeline": "torch.streams",
     "ncu.summary": "ncu.kernels",
+    "nsys.critical-path": "nsys.critical_path",
+    "torch.critical-path": "torch.critical_path",
 }
 """``AREA.COMMAND`` -> the table that command prints, where the two names differ (people ask for the
 command they ran; ``tests/test_fields.py`` runs each command and checks this)."""

@@ -216,6 +216,12 @@ pub fn info(schema: &Schema, strings: &Strings) -> Result<Info> {
 }
 
 /// GPUs from `TARGET_INFO_GPU`, else `TARGET_INFO_CUDA_DEVICE`; only the columns the file has.
+/// The GPUs the export describes, without the rest of [`info`].
+pub fn gpu_list(schema: &Schema) -> Result<Vec<Gpu>> {
+    let conn = schema.connect()?;
+    Ok(gpus(schema, &conn)?.0)
+}
+
 fn gpus(schema: &Schema, conn: &rusqlite::Connection) -> Result<(Vec<Gpu>, Option<String>)> {
     for table in ["TARGET_INFO_GPU", "TARGET_INFO_CUDA_DEVICE"] {
         let Some(columns) = schema.all_tables.get(table) else {

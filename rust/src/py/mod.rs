@@ -1,11 +1,15 @@
 //! The only place that uses pyo3: thin functions that convert arguments, call an engine and map errors.
 
+mod analyses;
 mod arrow;
 mod boundary;
+mod flops;
 mod identity;
 mod map;
 mod ncu;
 mod nsys;
+mod paths;
+mod perfetto;
 mod profile;
 mod runtime;
 mod sass;
@@ -18,7 +22,14 @@ use pyo3::prelude::*;
 #[pymodule(gil_used = false)]
 mod _native {
     #[pymodule_export]
+    use super::analyses::{
+        analysis_critical_path, analysis_detected_steps, analysis_iterations, analysis_queue,
+        analysis_sequences,
+    };
+    #[pymodule_export]
     use super::arrow::ArrowTable;
+    #[pymodule_export]
+    use super::flops::{gpu_peaks_json, torch_flops};
     #[pymodule_export]
     use super::identity::{
         build_info_json, debug_panic, file_identities_table, file_identity_json,
@@ -31,6 +42,10 @@ mod _native {
     };
     #[pymodule_export]
     use super::nsys::{nsys_open, nsys_ranks, nsys_stats_reports, NsysReport, NsysStatsDoc};
+    #[pymodule_export]
+    use super::paths::{torch_kernel_paths, torch_paths};
+    #[pymodule_export]
+    use super::perfetto::{nsys_export_perfetto, torch_export_perfetto};
     #[pymodule_export]
     use super::profile::profile_diff_keys;
     #[pymodule_export]

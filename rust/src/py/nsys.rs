@@ -16,7 +16,7 @@ use std::sync::Arc;
 /// An opened, validated nsys SQLite export.
 #[pyclass(frozen, module = "gpuopt._native")]
 pub struct NsysReport {
-    inner: Arc<Report>,
+    pub(super) inner: Arc<Report>,
 }
 
 fn request(start: Option<i64>, end: Option<i64>, nvtx: Option<String>) -> Request {
@@ -40,6 +40,13 @@ pub fn nsys_open(py: Python<'_>, path: PathBuf) -> PyResult<NsysReport> {
     Ok(NsysReport {
         inner: Arc::new(report),
     })
+}
+
+impl NsysReport {
+    /// The opened export (for the bindings of other areas: perfetto).
+    pub(crate) fn report(&self) -> Arc<Report> {
+        Arc::clone(&self.inner)
+    }
 }
 
 #[pymethods]

@@ -12,10 +12,15 @@ use std::sync::Arc;
 /// A trace file or folder of rank traces, read and linked once; each method builds one table.
 #[pyclass(frozen, module = "gpuopt._native")]
 pub struct TorchTrace {
-    set: Arc<TraceSet>,
+    pub(super) set: Arc<TraceSet>,
 }
 
 impl TorchTrace {
+    /// The parsed traces (for the bindings of other areas: paths, flops, perfetto).
+    pub(crate) fn set(&self) -> Arc<TraceSet> {
+        Arc::clone(&self.set)
+    }
+
     fn table(
         &self,
         py: Python<'_>,

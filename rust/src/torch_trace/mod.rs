@@ -5,17 +5,21 @@
 //! the table functions (`kernels::table`, `ops::table`, ...) and `summary::summary` read from it.
 //! Times are integer nanoseconds relative to each trace's first complete event (see `time`).
 
+pub mod activity;
 pub mod api;
 pub mod collectives;
 mod columns;
 pub mod distribution;
 pub mod events;
+pub mod flops;
 pub mod graphs;
 pub mod header;
 pub mod kernels;
 pub mod launches;
 pub mod links;
 pub mod ops;
+pub mod paths;
+pub mod perfetto;
 mod quick;
 pub mod ranks;
 pub mod raw;
