@@ -1,8 +1,10 @@
 """Do `gpuopt profile diff`'s intervals and flags cover what they claim at the k people use?
 
 Pools of repeated real captures of one unchanged workload (A/A): every pool under
-``tests/data/fixtures/gpuopt/h200`` whose captures were made by separate processes of the same code
-(the softmax original_a + original_b captures, nsys and torch; the decode eager captures where present).
+``tests/data/fixtures/gpuopt/<gpu>`` whose captures were made by separate processes of the same code
+(the softmax original_a + original_b captures of h200/, nsys and torch; the decode captures of
+``tests/data/recipes/capA.sh`` in ``<gpu>/decode_k/`` where present, gpu = h100 or h200 as the GPU machine
+ran them: eager ``e{n,t}_i`` and CUDA-graph ``g{n,t}_i``, each variant its own pool).
 For k = 2, 3, 4, 5, 8 captures a side, paired and unpaired, two sources:
 
 * **real splits**: the pool's captures in the order they were made, in rounds of two neighbours (softmax:
@@ -14,13 +16,14 @@ For k = 2, 3, 4, 5, 8 captures a side, paired and unpaired, two sources:
   degrees of freedom: heavier tails than the real data), so any k can be drawn.
 
 Each diff goes through the engine `gpuopt profile diff` uses (`rust/src/profile/diff.rs` via
-`gpuopt.profile`). Printed per line: diffs run, keys tested per diff, the share of A/A keys whose
-interval excludes 0 (**target ≤ 5 %**), the share of diffs that flag anything (**≤ the declared FDR,
-5 %**: under A/A any flag is false), the same with ``--min-effect 1`` (a change under 1 % never
-flagged), the marginal miss rate of a single 95 % t interval (coverage of the
-test itself, 5 % when honest), and for comparison the miss rate of the percentile bootstrap over captures
-that gpuopt used before (95 %, 2,000 resamples, unadjusted). Simulation lines add the power: the share of
-keys flagged when each key's candidate mean is moved by twice its own per-capture spread.
+`gpuopt.profile`), real splits with each capture's timer resolution and instance counts (the variance floor
+of the timer's rounding), simulated values (continuous) without. Printed per line: diffs run, keys tested
+per diff, the share of A/A keys whose interval excludes 0 (**target ≤ 5 %**), the share of diffs that flag
+anything (**≤ the declared FDR, 5 %**: under A/A any flag is false), the same with ``--min-effect 1`` (a
+change under 1 % never flagged), the marginal miss rate of a single 95 % t interval (coverage of the test
+itself, 5 % when honest), and for comparison the miss rate of the percentile bootstrap over captures that
+gpuopt used before (95 %, 2,000 resamples, unadjusted). Simulation lines add the power: the share of keys
+flagged when each key's candidate mean is moved by twice its own per-capture spread.
 
     python benchmarks/profile_diff_coverage.py [--splits 200] [--sims 400] [--seed 7]
 """
@@ -50,6 +53,8 @@ class Pool:
     name: str
     keys: list[str]
     values: np.ndarray  # keys x captures, total ns, captures in the order they were made
+    counts: np.ndarray  # keys x captures, instances
+    q_ns: np.ndarray  # per capture, the timer resolution its durations show
 
     @property
     def rounds(self) -> int:
@@ -62,11 +67,13 @@ def _pool(name: str, paths: list[Path]) -> Pool | None:
 
     if len(paths) < 4:
         return None
-    tables = [load(p, "kernel").table for p in paths]
-    long = pl.concat([t.with_columns(capture=pl.lit(i)) for i, t in enumerate(tables)])
+    captures = [load(p, "kernel") for p in paths]
+    long = pl.concat([c.table.with_columns(capture=pl.lit(i)) for i, c in enumerate(captures)])
     wide = long.pivot(on="capture", index="key", values="total_ns").fill_null(0.0).sort("key")
+    counts = long.pivot(on="capture", index="key", values="count").fill_null(0).sort("key")
     values = wide.drop("key").to_numpy().astype(float)
-    return Pool(name, wide["key"].to_list(), values)
+    q = np.array([float(c.facts.timer_resolution_ns or 0) for c in captures])
+    return Pool(name, wide["key"].to_list(), values, counts.drop("key").to_numpy().astype(float), q)
 
 
 def pools(data: Path) -> list[Pool]:
@@ -76,20 +83,52 @@ def pools(data: Path) -> list[Pool]:
         folder = h200 / "softmax" / kind
         same = [folder / f"sm_original_{s}_{i}.{suffix}" for i in range(1, 6) for s in "ab"]
         out.append(_pool(f"softmax {kind} (A/A, {len(same)})", same))
-        # tests/data/recipes/capA.sh: en_i.sqlite / et_i.json.gz, i in the order they were made.
-        found = (h200 / "decode_k").glob(f"e{kind[0]}_*.{suffix}")
-        eager = sorted(found, key=lambda p: int(p.name.split("_")[1].split(".")[0]))
-        out.append(_pool(f"decode eager {kind} (A/A, {len(eager)})", eager))
+    # tests/data/recipes/capA.sh: {e,g}n_i.sqlite and {e,g}t_i.json (or .json.gz), i in the order they were
+    # made; the GPU folder is whichever the captures came from (h100 or h200).
+    for folder in sorted((data / "gpuopt").glob("*/decode_k")):
+        gpu = folder.parent.name
+        for variant, tag in (("eager", "e"), ("CUDA graph", "g")):
+            for kind in ("nsys", "torch"):
+                found = _numbered(folder, f"{tag}{kind[0]}_")
+                out.append(_pool(f"decode {variant} {kind} {gpu} (A/A, {len(found)})", found))
     return [p for p in out if p is not None]
 
 
+def _numbered(folder: Path, prefix: str) -> list[Path]:
+    """``prefix<i>.<suffix>`` files of one kind, by i (the order capA.sh made them)."""
+    found = [
+        p
+        for p in folder.iterdir()
+        if p.name.startswith(prefix) and p.name.split(".")[0][len(prefix) :].isdigit()
+    ]
+    return sorted(found, key=lambda p: int(p.name.split(".")[0][len(prefix) :]))
+
+
+Grid = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # instances b, c; timer resolution b, c
+
+
 def engine(
-    keys: list[str], b: np.ndarray, c: np.ndarray, paired: bool, family: str, min_effect: float = 0.0
+    keys: list[str],
+    b: np.ndarray,
+    c: np.ndarray,
+    paired: bool,
+    family: str,
+    min_effect: float = 0.0,
+    grid: Grid | None = None,
 ) -> pl.DataFrame:
-    from gpuopt.profile import _native_rows, _Opts
+    """The engine's rows; ``grid`` (real captures): the timer's rounding floors the variance, as
+    ``gpuopt profile diff`` does. Simulated values are continuous: no floor."""
+    from gpuopt.profile import _native_rows, _Opts, _Rounding
 
     opts = _Opts(paired=paired, fdr=FDR, min_effect=min_effect)
-    return _native_rows(keys, pl.DataFrame(b), pl.DataFrame(c), opts, family)
+    rounding = None
+    if grid is not None:
+        nb, nc, qb, qc = grid
+        rounding = (
+            _Rounding(pl.DataFrame(nb), qb.tolist(), [1.0] * len(qb)),
+            _Rounding(pl.DataFrame(nc), qc.tolist(), [1.0] * len(qc)),
+        )
+    return _native_rows(keys, pl.DataFrame(b), pl.DataFrame(c), opts, family, rounding)
 
 
 def excludes(frame: pl.DataFrame) -> np.ndarray:
@@ -120,16 +159,22 @@ class Tally:
     found: int = 0
 
     def add(
-        self, keys: list[str], b: np.ndarray, c: np.ndarray, paired: bool, rng: np.random.Generator
+        self,
+        keys: list[str],
+        b: np.ndarray,
+        c: np.ndarray,
+        paired: bool,
+        rng: np.random.Generator,
+        grid: Grid | None = None,
     ) -> None:
-        fam = engine(keys, b, c, paired, "keys")
-        each = engine(keys, b, c, paired, "each")
+        fam = engine(keys, b, c, paired, "keys", grid=grid)
+        each = engine(keys, b, c, paired, "each", grid=grid)
         tested = fam["p_value"].is_not_null().to_numpy()
         self.diffs += 1
         self.keys += int(tested.sum())
         self.excluded += int((excludes(fam) & tested).sum())
         self.any_flag += int(fam["flagged"].any())
-        self.any_flag_1pct += int(engine(keys, b, c, paired, "keys", min_effect=1.0)["flagged"].any())
+        self.any_flag_1pct += int(engine(keys, b, c, paired, "keys", 1.0, grid)["flagged"].any())
         self.single_miss += int((excludes(each) & tested).sum())
         self.boot_miss += bootstrap_misses(b[tested], c[tested], paired, rng)
 
@@ -197,7 +242,8 @@ def main() -> None:
     )
     print(f"FDR {FDR}; per-key intervals at 1 - max(R,1)·FDR/m; seed {args.seed}\n")
     for pool in pools(unpacked()):
-        print(f"{pool.name}: {len(pool.keys)} keys, {pool.values.shape[1]} captures")
+        q = ", ".join(sorted({f"{v:g}" for v in pool.q_ns}))
+        print(f"{pool.name}: {len(pool.keys)} keys, {pool.values.shape[1]} captures, timer {q} ns")
         print(head)
         mean, factor_sd, own_sd = calibrate(pool)
         keys = [f"k{j}" for j in range(mean.size)]
@@ -205,7 +251,8 @@ def main() -> None:
             pairing = "paired" if paired else "unpaired"
             real = Tally()
             for ib, ic in splits(pool, k, args.splits, rng):
-                real.add(pool.keys, pool.values[:, ib], pool.values[:, ic], paired, rng)
+                grid = (pool.counts[:, ib], pool.counts[:, ic], pool.q_ns[ib], pool.q_ns[ic])
+                real.add(pool.keys, pool.values[:, ib], pool.values[:, ic], paired, rng, grid)
             if real.diffs:
                 print(real.line(f"  k={k} {pairing} real splits"))
             sim = Tally()

@@ -129,6 +129,7 @@ class TorchTrace:
     def summary_json(self, kernel_wait_threshold_ns: int) -> bytes:
         """JSON ``{traces: [...]}`` (``gpuopt.models.torch_trace.TorchSummary``)."""
 
+    def timer_resolution_ns(self) -> int: ...
     def kernels(self) -> ArrowTable: ...
     def api(self) -> ArrowTable: ...
     def ops(self) -> ArrowTable: ...
@@ -495,6 +496,7 @@ class NsysReport:
     def unread_tables(self) -> list[str]: ...
     def info_json(self) -> bytes: ...
     def graph_trace_mode(self) -> str | None: ...
+    def timer_resolution_ns(self) -> int: ...
     def devices(self) -> list[int]: ...
     def stats(
         self,
@@ -577,5 +579,13 @@ def profile_diff_keys(
     candidate: bytes,
     k_candidate: int,
     options_json: bytes,
+    baseline_instances: bytes | None = None,
+    candidate_instances: bytes | None = None,
+    baseline_q_ns: list[float] | None = None,
+    candidate_q_ns: list[float] | None = None,
+    baseline_scale: list[float] | None = None,
+    candidate_scale: list[float] | None = None,
 ) -> ArrowTable:
-    """One row per key: means, change, bootstrap CI over captures, p, BH q and ``flagged``."""
+    """One row per key: means, change, t interval over captures, p, BH q and ``flagged``; with a side's
+    instances (keys x captures) and timer resolutions, the test's variance is floored by the rounding
+    variance instances·q²/6·scale²."""

@@ -134,6 +134,7 @@ def _facts(
     tool: str | None,
     options: dict[str, str],
     trace_mode: str | None = None,
+    timer_resolution_ns: int | None = None,
 ) -> CaptureFacts:
     """``kernels``: count, total_ns of every kernel (and graph execution) of the capture."""
     return CaptureFacts(
@@ -149,6 +150,7 @@ def _facts(
         total_ns=int(table["total_ns"].sum()),
         kernels=int(kernels["count"].sum()),
         kernel_time_ns=int(kernels["total_ns"].sum()),
+        timer_resolution_ns=timer_resolution_ns,
         steps=None,
         kernels_per_step=None,
     )
@@ -217,6 +219,7 @@ def _nsys(path: Path, by: Dimension, nvtx: str | None) -> Capture:
         tool=f"nsys {info.export.product_version or 'unknown'} (export schema {info.export.schema_version})",
         options=options,
         trace_mode=report.graph_trace_mode(),
+        timer_resolution_ns=report.timer_resolution_ns(),
     )
     detect = (
         None if nvtx is not None else functools.cache(lambda: detected(report))
@@ -254,6 +257,7 @@ def _torch(path: Path, by: Dimension) -> Capture:
         driver=",".join(drivers) or None,
         tool=f"kineto schema {', '.join(schemas)}",
         options=options,
+        timer_resolution_ns=trace.timer_resolution_ns(),
     )
     return Capture(facts, table, ranges, functools.cache(lambda: detected(trace)))
 

@@ -118,6 +118,21 @@ def _matrix(long: pl.DataFrame, keys: pl.DataFrame, side: str, k: int, value: st
 
 
 @dataclass(frozen=True)
+class _Rounding:
+    """What the engine needs to floor a side's variance by the timer's rounding: instances per key and
+    capture (keys x captures, as the values), each capture's timer resolution (ns; 0: none known) and the
+    factor its values were scaled by (1 / steps per step, else 1)."""
+
+    instances: pl.DataFrame
+    q_ns: list[float]
+    scale: list[float]
+
+
+def _resolutions(side: Sequence[Capture]) -> list[float]:
+    return [float(c.facts.timer_resolution_ns or 0) for c in side]
+
+
+@dataclass(frozen=True)
 class _Opts:
     paired: bool
     fdr: float
@@ -125,20 +140,35 @@ class _Opts:
 
 
 def _native_rows(
-    keys: list[str], b: pl.DataFrame, c: pl.DataFrame, opts: _Opts, family: Literal["keys", "each"]
+    keys: list[str],
+    b: pl.DataFrame,
+    c: pl.DataFrame,
+    opts: _Opts,
+    family: Literal["keys", "each"],
+    rounding: tuple[_Rounding, _Rounding] | None = None,
 ) -> pl.DataFrame:
-    """The engine's per-row statistics (rust/src/profile/diff.rs) of keys x captures matrices."""
+    """The engine's per-row statistics (rust/src/profile/diff.rs) of keys x captures matrices; with
+    ``rounding`` (baseline, candidate) the t test's variance is floored by the timer's rounding."""
     from gpuopt._tables import to_polars
 
+    def raw(frame: pl.DataFrame) -> bytes:
+        return frame.to_numpy().astype("<f8", order="C").tobytes()
+
     options = {"paired": opts.paired, "fdr": opts.fdr, "min_effect_pct": opts.min_effect, "family": family}
+    extra = {}
+    if rounding is not None:
+        rb, rc = rounding
+        extra = {
+            "baseline_instances": raw(rb.instances),
+            "candidate_instances": raw(rc.instances),
+            "baseline_q_ns": rb.q_ns,
+            "candidate_q_ns": rc.q_ns,
+            "baseline_scale": rb.scale,
+            "candidate_scale": rc.scale,
+        }
     return to_polars(
         _native.profile_diff_keys(
-            keys,
-            b.to_numpy().astype("<f8", order="C").tobytes(),
-            b.width,
-            c.to_numpy().astype("<f8", order="C").tobytes(),
-            c.width,
-            json.dumps(options).encode(),
+            keys, raw(b), b.width, raw(c), c.width, json.dumps(options).encode(), **extra
         )
     )
 
@@ -153,10 +183,17 @@ def _totals(
     def whole(c: Capture) -> float:
         return float(c.table["total_ns"].sum()) if by == "memcpy" else float(c.facts.kernel_time_ns)
 
+    def instances(c: Capture) -> float:
+        return float(c.table["count"].sum()) if by == "memcpy" else float(c.facts.kernels)
+
     name = "copy time" if by == "memcpy" else "kernel time"
     b = [whole(c) for c in baseline]
     c = [whole(x) for x in candidate]
     rows = [(name, b, c)]
+    # Rounding floor of the whole time: every instance it sums; the per-step row gets none (the events
+    # inside the steps are not counted here, and a step's time sums hundreds of them: its spread is
+    # far above the floor).
+    counts_b, counts_c = [[instances(x) for x in baseline]], [[instances(x) for x in candidate]]
     steps_b, steps_c = work.steps_baseline, work.steps_candidate
     if work.source != "unknown" and work.same_unit and all(n for n in [*steps_b, *steps_c]):
         # Per step: the GPU time launched inside the step ranges, or of the detected iterations (work
@@ -175,12 +212,19 @@ def _totals(
             "GPU time of a detected iteration" if work.source == "detected" else "GPU time launched in a step"
         )
         rows.append((label, per, per_c))
+        counts_b.append([0.0] * len(baseline))
+        counts_c.append([0.0] * len(candidate))
+    rounding = (
+        _Rounding(pl.DataFrame(counts_b, orient="row"), _resolutions(baseline), [1.0] * len(baseline)),
+        _Rounding(pl.DataFrame(counts_c, orient="row"), _resolutions(candidate), [1.0] * len(candidate)),
+    )
     stats = _native_rows(
         [r[0] for r in rows],
         pl.DataFrame([r[1] for r in rows], orient="row"),
         pl.DataFrame([r[2] for r in rows], orient="row"),
         opts,
         "each",
+        rounding,
     )
     out = []
     for (label, vb, vc), row in zip(rows, stats.iter_rows(named=True), strict=True):
@@ -222,14 +266,22 @@ def diff(
         )
     matrices = {s: _matrix(long, keys, s, k, "total_ns") for s, k in (("baseline", kb), ("candidate", kc))}
     counts = {s: _matrix(long, keys, s, k, "count") for s, k in (("baseline", kb), ("candidate", kc))}
+    scales = {"baseline": [1.0] * kb, "candidate": [1.0] * kc}
     if work.per_step:
         for side, steps in (("baseline", work.steps_baseline), ("candidate", work.steps_candidate)):
+            scales[side] = [1.0 / float(n or 1) for n in steps]
             m = matrices[side]
             matrices[side] = m.with_columns(
                 [pl.col(name) / float(n or 1) for name, n in zip(m.columns, steps, strict=True)]
             )
     opts = _Opts(paired=paired, fdr=fdr, min_effect=min_effect)
-    stats = _native_rows(keys["key"].to_list(), matrices["baseline"], matrices["candidate"], opts, "keys")
+    rounding = (
+        _Rounding(counts["baseline"], _resolutions(baseline), scales["baseline"]),
+        _Rounding(counts["candidate"], _resolutions(candidate), scales["candidate"]),
+    )
+    stats = _native_rows(
+        keys["key"].to_list(), matrices["baseline"], matrices["candidate"], opts, "keys", rounding
+    )
     b_count = counts["baseline"].mean_horizontal()
     c_count = counts["candidate"].mean_horizontal()
     b_present = counts["baseline"].sum_horizontal() > 0
@@ -285,8 +337,9 @@ def diff(
     method = DiffMethod(
         pairing=("paired" if paired else "unpaired") if uncertain else "none",
         uncertainty=(
-            f"{'paired' if paired else 'Welch'} t test of per-capture values; t intervals at the level "
-            "the flags imply, percent intervals by Fieller's method"
+            f"{'paired' if paired else 'Welch'} t test of per-capture values, its variance at least the "
+            "timer's rounding (instances·q²/6 a value, q each capture's timer_resolution_ns); t intervals "
+            "at the level the flags imply, percent intervals by Fieller's method"
             if uncertain
             else NO_UNCERTAINTY
         ),

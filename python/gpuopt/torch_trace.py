@@ -114,6 +114,13 @@ class TorchTrace:
         """Identity, counts, links and GPU timeline breakdowns of every trace."""
         return TorchSummary.model_validate_json(self._native.summary_json(kernel_wait_threshold_ns))
 
+    def timer_resolution_ns(self) -> int:
+        """The GPU timer's resolution (ns) the trace's GPU durations show (kernels, memcpys, memsets of
+        every rank): the largest grid every distinct duration fits within 1 ns (32 on an H100, though
+        Kineto writes µs with three decimals); 1 when no grid shows or fewer than 16 distinct durations
+        exist (rust/src/profile/timer.rs)."""
+        return int(self._native.timer_resolution_ns())
+
     def kernels(self) -> pl.DataFrame:
         """Per kernel name and rank: count, total/mean/median/min/max/stddev ns, share of kernel time."""
         return _frame(self._native.kernels())

@@ -84,6 +84,12 @@ class Report:
 
         return NsysInfo.model_validate_json(self._native.info_json())
 
+    def timer_resolution_ns(self) -> int:
+        """The GPU timer's resolution (ns) the export's GPU durations show: the largest grid that every
+        distinct duration of its kernels, graph executions, memcpys and memsets fits within 1 ns (32 on an
+        H100); 1 when no grid shows or fewer than 16 distinct durations exist (rust/src/profile/timer.rs)."""
+        return int(self._native.timer_resolution_ns())
+
     def graph_trace_mode(self) -> str | None:
         """How the capture traced CUDA graphs (``nsys profile --cuda-graph-trace``): ``"graph"`` or
         ``"node"`` as the capture option ``CUDA_GRAPH_TRACE_OPTIONS:MODE`` records it (``"graph+node"``

@@ -183,7 +183,7 @@ def run(
             "estimate": estimate,
             "result_ref": ref,
             "result": None if found is None else found[0],
-            "outcome": why,
+            **({"outcome": why} if "outcome" in model.model_fields else {}),
             "summary": [f"{sub.invocation_id}: {sub.status.state}"]
             if found is None or ref is None
             else built.result_lines(found[0], ref),

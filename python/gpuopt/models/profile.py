@@ -41,6 +41,13 @@ class CaptureFacts(Model):
         description="Kernels in the capture (graph executions of a graph-level trace count one each)"
     )
     kernel_time_ns: int = Field(description="Summed duration of those kernels and graph executions (ns)")
+    timer_resolution_ns: int | None = Field(
+        default=None,
+        description="The GPU timer's resolution q the capture's durations show (ns; 32 on an H100): the "
+        "largest grid every distinct GPU duration fits within 1 ns, 1 when none shows or fewer than 16 "
+        "distinct durations exist; a key's per-capture value then carries rounding error of variance "
+        "instances·q²/6, which floors the t test's variance. null: ncu (durations not from a trace timer)",
+    )
     steps: int | None = Field(
         description="Steps in the capture: instances of the --marker range, else of ProfilerStep#N "
         "(null: unknown)"

@@ -3,7 +3,7 @@
 use super::db;
 use super::ranges;
 use super::scan;
-use super::schema::{ExportMeta, Schema, GRAPH_TRACE, KERNEL, SOURCES};
+use super::schema::{ExportMeta, Schema, GRAPH_TRACE, KERNEL, MEMCPY, MEMSET, SOURCES};
 use super::strings::Strings;
 use crate::error::Result;
 use serde::Serialize;
@@ -142,6 +142,24 @@ fn mode_of_rows(schema: &Schema) -> Result<Option<String>> {
         (false, true) => Some("node".to_string()),
         (false, false) => None,
     })
+}
+
+/// The GPU timer's resolution (ns) the export's GPU activity shows: [`crate::profile::timer::resolution`]
+/// of the distinct durations of its kernels, graph executions, memcpys and memsets (1: no grid seen).
+pub fn timer_resolution(schema: &Schema) -> Result<i64> {
+    let mut durations = Vec::new();
+    for source in [&KERNEL, &GRAPH_TRACE, &MEMCPY, &MEMSET] {
+        if let Some(t) = schema.table(source) {
+            let sql = format!(
+                "SELECT DISTINCT \"end\" - start FROM \"{}\" WHERE \"end\" > start",
+                t.actual
+            );
+            durations.extend(db::query_all(&schema.uri, &schema.path, &sql, |row| {
+                db::int(row, 0, &t.actual, "end - start")
+            })?);
+        }
+    }
+    Ok(crate::profile::timer::resolution(durations))
 }
 
 /// The capture options of `META_DATA_CAPTURE`, and how many rows were environment variables.

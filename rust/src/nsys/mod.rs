@@ -219,6 +219,11 @@ impl Report {
         info::info(&self.schema, &self.strings)
     }
 
+    /// The GPU timer's resolution (ns) the export's durations show ([`crate::profile::timer`]).
+    pub fn timer_resolution(&self) -> Result<i64> {
+        info::timer_resolution(&self.schema)
+    }
+
     /// How CUDA graphs were traced (`graph`, `node`), without the rest of [`Self::info`].
     pub fn graph_trace_mode(&self) -> Result<Option<String>> {
         info::graph_trace_mode(&self.schema)

@@ -16,6 +16,12 @@
 //!   of means with the same t critical value and standard errors: it excludes 0 % exactly when the ns
 //!   interval excludes 0 ns, and is absent when the baseline mean is not distinguishable from 0.
 //! - A family of one ([`Family::Each`], the totals): each row is its own test at level 1 − fdr, no BH.
+//! - **The timer's floor**: GPU durations are whole ticks of the capture's timer (q ns, 32 on an H100;
+//!   [`super::timer`]), so a key's per-capture value carries a rounding error of variance n·q²/6 (n
+//!   instances). Captures that agree to the tick (a key run once, 3136 and 3168 ns in two pairs) have a
+//!   sample spread of 0, which is no evidence of a zero-width effect. The variance the test uses is at
+//!   least the mean of that rounding variance over a side's captures (Welch, per side) or, paired, over
+//!   the pairs of both captures' rounding variances (a difference adds them).
 
 use super::codes;
 use crate::error::{Error, Result};
@@ -32,6 +38,10 @@ pub struct KeyMatrix {
     pub k_baseline: usize,
     pub candidate: Vec<f64>,
     pub k_candidate: usize,
+    /// The variance (ns²) of each value's rounding error on its capture's timer grid, laid out as
+    /// `baseline` ([`super::timer::rounding_variance`]); empty: no floor.
+    pub baseline_rounding: Vec<f64>,
+    pub candidate_rounding: Vec<f64>,
 }
 
 /// Which rows form one family of tests.
@@ -118,6 +128,23 @@ impl KeyMatrix {
                 )));
             }
         }
+        for (side, rounding, values) in [
+            ("baseline", &self.baseline_rounding, &self.baseline),
+            ("candidate", &self.candidate_rounding, &self.candidate),
+        ] {
+            if !rounding.is_empty() && rounding.len() != values.len() {
+                return Err(invalid(format!(
+                    "{side} rounding holds {} variances for {} values",
+                    rounding.len(),
+                    values.len()
+                )));
+            }
+            if let Some(bad) = rounding.iter().find(|v| !(v.is_finite() && **v >= 0.0)) {
+                return Err(invalid(format!(
+                    "{side} rounding holds {bad}: variances are finite and ≥ 0"
+                )));
+            }
+        }
         if paired && self.k_baseline != self.k_candidate {
             return Err(Error::input(
                 codes::PROFILE_PAIRS_UNEQUAL,
@@ -138,9 +165,14 @@ fn mean(x: &[f64]) -> f64 {
     }
 }
 
-/// Means, change and (with k ≥ 2 a side) the test of one key; intervals come later, at the family's
-/// level.
-fn one_key(b: &[f64], c: &[f64], paired: bool) -> (KeyDiff, Option<TTest>) {
+/// Means, change and (with k ≥ 2 a side) the test of one key, with `floor_b`, `floor_c` the mean
+/// rounding variance of a value on each side; intervals come later, at the family's level.
+fn one_key(
+    b: &[f64],
+    c: &[f64],
+    (floor_b, floor_c): (f64, f64),
+    paired: bool,
+) -> (KeyDiff, Option<TTest>) {
     let (mb, mc) = (mean(b), mean(c));
     let out = KeyDiff {
         baseline_mean: mb,
@@ -150,9 +182,9 @@ fn one_key(b: &[f64], c: &[f64], paired: bool) -> (KeyDiff, Option<TTest>) {
         ..KeyDiff::default()
     };
     let test = if paired {
-        TTest::paired(b, c)
+        TTest::paired_floored(b, c, floor_b, floor_c)
     } else {
-        TTest::welch(b, c)
+        TTest::welch_floored(b, c, floor_b, floor_c)
     };
     (out, test)
 }
@@ -176,11 +208,23 @@ pub fn diff(matrix: &KeyMatrix, options: &DiffOptions) -> Result<Vec<KeyDiff>> {
     options.validate()?;
     matrix.validate(options.paired)?;
     let (kb, kc) = (matrix.k_baseline, matrix.k_candidate);
+    let floors = |rounding: &[f64], k: usize| -> Vec<f64> {
+        if rounding.is_empty() {
+            vec![0.0; matrix.keys.len()]
+        } else {
+            rounding.chunks(k).map(mean).collect()
+        }
+    };
+    let (floor_b, floor_c) = (
+        floors(&matrix.baseline_rounding, kb),
+        floors(&matrix.candidate_rounding, kc),
+    );
     let rows: Vec<(KeyDiff, Option<TTest>)> = matrix
         .baseline
         .par_chunks(kb)
         .zip(matrix.candidate.par_chunks(kc))
-        .map(|(b, c)| one_key(b, c, options.paired))
+        .zip(floor_b.par_iter().zip(floor_c.par_iter()))
+        .map(|((b, c), (fb, fc))| one_key(b, c, (*fb, *fc), options.paired))
         .collect();
     let large_enough = |d: &KeyDiff| {
         d.change_pct
@@ -244,6 +288,8 @@ mod tests {
             k_baseline: kb,
             candidate: c,
             k_candidate: kc,
+            baseline_rounding: Vec::new(),
+            candidate_rounding: Vec::new(),
         }
     }
 
@@ -266,6 +312,8 @@ mod tests {
             k_baseline: k,
             candidate,
             k_candidate: k,
+            baseline_rounding: Vec::new(),
+            candidate_rounding: Vec::new(),
         }
     }
 
@@ -422,6 +470,120 @@ mod tests {
         assert!(any <= 19, "{any} of 200 A/A diffs flagged a key");
     }
 
+    /// k captures a side of one key run once per capture, on a 32 ns timer grid: `b` and `c` its
+    /// durations, the rounding variance of one instance (q²/6) on every value.
+    fn on_grid(b: Vec<f64>, c: Vec<f64>) -> KeyMatrix {
+        let one = crate::profile::timer::rounding_variance(1.0, 32.0, 1.0);
+        let (kb, kc) = (b.len(), c.len());
+        KeyMatrix {
+            baseline_rounding: vec![one; kb],
+            candidate_rounding: vec![one; kc],
+            ..matrix(&["gather"], b, kb, c, kc)
+        }
+    }
+
+    #[test]
+    fn equal_paired_differences_on_the_timer_grid_are_not_significant() {
+        // vectorized_gather_kernel of the H100 decode captures: 3136 → 3168 and 3104 → 3136 ns, both
+        // pairs +32 ns (one tick). Without the floor the spread of the differences is 0 and p = 0.
+        let (b, c) = (vec![3136.0, 3104.0], vec![3168.0, 3136.0]);
+        let bare = diff(
+            &matrix(&["gather"], b.clone(), 2, c.clone(), 2),
+            &options(true),
+        )
+        .unwrap_or_default();
+        assert_eq!((bare[0].p_value, bare[0].flagged), (Some(0.0), true));
+        for paired in [true, false] {
+            let out = diff(&on_grid(b.clone(), c.clone()), &options(paired)).unwrap_or_default();
+            let d = &out[0];
+            assert!(!d.flagged && !excludes_zero(d), "paired {paired}: {d:?}");
+            assert!(d.p_value.unwrap_or(0.0) > 0.2, "{d:?}");
+            // The floor: Var(difference) ≥ 2·32²/6, se = √(that / 2) = 32/√6.
+            if paired {
+                let half = d.ci_high.unwrap_or(0.0) - d.change;
+                let t = crate::stats::student::t_critical(0.05, 1.0);
+                assert!((half - t * 32.0 / 6f64.sqrt()).abs() < 1e-9, "{half}");
+            }
+        }
+        // Three pairs, each +32 ns: still one tick, still not significant at 5 %.
+        let out = diff(
+            &on_grid(vec![3136.0, 3104.0, 3136.0], vec![3168.0, 3136.0, 3168.0]),
+            &options(true),
+        )
+        .unwrap_or_default();
+        assert!(!out[0].flagged, "{:?}", out[0]);
+    }
+
+    #[test]
+    fn a_large_change_on_the_timer_grid_is_still_flagged() {
+        // The same kernel 40 % faster in both pairs (−1248 ns, 39 ticks): flagged, its interval and
+        // its percent interval below 0.
+        for paired in [true, false] {
+            let m = on_grid(vec![3136.0, 3104.0], vec![1888.0, 1856.0]);
+            let out = diff(&m, &options(paired)).unwrap_or_default();
+            let d = &out[0];
+            assert!(d.flagged && d.ci_high.unwrap_or(0.0) < 0.0, "{d:?}");
+            assert!(d.ci_high_pct.unwrap_or(0.0) < 0.0, "{d:?}");
+        }
+    }
+
+    #[test]
+    fn the_floor_leaves_a_spread_larger_than_it_alone() {
+        // Spread of thousands of ns against a rounding sd of 13 ns: the floor does not bind and the
+        // numbers are those of the bare test.
+        let (b, c) = (
+            vec![100_000.0, 104_000.0, 98_000.0],
+            vec![101_000.0, 99_000.0, 103_500.0],
+        );
+        for paired in [true, false] {
+            let bare = diff(
+                &matrix(&["k"], b.clone(), 3, c.clone(), 3),
+                &options(paired),
+            );
+            let floored = diff(&on_grid(b.clone(), c.clone()), &options(paired));
+            assert_eq!(bare.ok(), floored.ok());
+        }
+    }
+
+    #[test]
+    fn a_flag_and_its_interval_agree_with_the_floor_binding() {
+        // Values on a 32 ns grid, many with zero spread: flags, ns and percent intervals agree.
+        let mut stream = Stream::new("test_floor_agree", &[Part::Int(1)]);
+        for k in [2, 3, 4] {
+            for paired in [false, true] {
+                let grid = |x: f64| 32.0 * (x / 32.0).round();
+                let base: Vec<f64> = (0..40_u32).map(|j| 3000.0 + 500.0 * f64::from(j)).collect();
+                let keys = base.len();
+                let b: Vec<f64> = (0..keys * k)
+                    .map(|i| grid(base[i / k] + 20.0 * stream.normal()))
+                    .collect();
+                let c: Vec<f64> = (0..keys * k)
+                    .map(|i| {
+                        let shift = if i / k < 5 { 0.7 } else { 1.0 };
+                        grid(shift * base[i / k] + 20.0 * stream.normal())
+                    })
+                    .collect();
+                let one = crate::profile::timer::rounding_variance(1.0, 32.0, 1.0);
+                let m = KeyMatrix {
+                    keys: (0..keys).map(|j| format!("k{j}")).collect(),
+                    baseline: b,
+                    k_baseline: k,
+                    candidate: c,
+                    k_candidate: k,
+                    baseline_rounding: vec![one; keys * k],
+                    candidate_rounding: vec![one; keys * k],
+                };
+                let out = diff(&m, &options(paired)).unwrap_or_default();
+                for d in &out {
+                    assert_eq!(d.flagged, excludes_zero(d), "{d:?}");
+                    if let (Some(lo), Some(hi)) = (d.ci_low_pct, d.ci_high_pct) {
+                        assert_eq!(lo > 0.0 || hi < 0.0, d.flagged, "{d:?}");
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn bad_shapes_and_options_are_typed_errors() {
         let m = matrix(&["k"], vec![1.0, 2.0], 2, vec![1.0, 2.0, 3.0], 3);
@@ -432,6 +594,11 @@ mod tests {
             diff(&bad, &options(false)).err().map(|e| e.code),
             Some(codes::PROFILE_DIFF_INVALID)
         );
+        let short = KeyMatrix {
+            baseline_rounding: vec![1.0],
+            ..matrix(&["k"], vec![1.0, 2.0], 2, vec![1.0, 2.0], 2)
+        };
+        assert!(diff(&short, &options(false)).is_err());
         let mut o = options(false);
         o.fdr = 1.5;
         assert!(diff(&m, &o).is_err());

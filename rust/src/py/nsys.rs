@@ -83,6 +83,12 @@ impl NsysReport {
         json(&doc)
     }
 
+    /// The GPU timer's resolution (ns) the export's GPU durations show (1: no grid seen).
+    fn timer_resolution_ns(&self, py: Python<'_>) -> PyResult<i64> {
+        let r = self.inner.clone();
+        run(py, move || r.timer_resolution())
+    }
+
     /// How CUDA graphs were traced: "graph", "node", "graph+node", or None.
     fn graph_trace_mode(&self, py: Python<'_>) -> PyResult<Option<String>> {
         let r = self.inner.clone();

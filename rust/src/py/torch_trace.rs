@@ -64,6 +64,17 @@ impl TorchTrace {
         self.set.traces.len()
     }
 
+    /// The GPU timer's resolution (ns) the trace's GPU durations show (kernels, memcpys, memsets of
+    /// every rank; 1: no grid seen).
+    fn timer_resolution_ns(&self) -> i64 {
+        crate::profile::timer::resolution(
+            self.set
+                .traces
+                .iter()
+                .flat_map(|t| t.events.gpu.iter().map(|g| g.end - g.start)),
+        )
+    }
+
     fn kernels(&self, py: Python<'_>) -> PyResult<ArrowTable> {
         self.table(py, torch_trace::kernels::table)
     }

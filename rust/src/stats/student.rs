@@ -24,9 +24,16 @@ pub struct TTest {
 impl TTest {
     /// Welch's test; None with fewer than two values a side.
     pub fn welch(a: &[f64], b: &[f64]) -> Option<Self> {
+        Self::welch_floored(a, b, 0.0, 0.0)
+    }
+
+    /// Welch's test with a floor under each side's sample variance: `floor_a` and `floor_b` are the
+    /// variances (of one value) that the measurement alone puts into a side's values (the timer's
+    /// rounding, [`crate::profile::timer`]); an observed spread below that is no evidence of precision.
+    pub fn welch_floored(a: &[f64], b: &[f64], floor_a: f64, floor_b: f64) -> Option<Self> {
         let (ma, va, na) = moments(a)?;
         let (mb, vb, nb) = moments(b)?;
-        let (sa, sb) = (va / na, vb / nb);
+        let (sa, sb) = (va.max(floor_a) / na, vb.max(floor_b) / nb);
         let se2 = sa + sb;
         let df = if se2 > 0.0 {
             se2 * se2 / (sa * sa / (na - 1.0) + sb * sb / (nb - 1.0))
@@ -47,6 +54,15 @@ impl TTest {
 
     /// The paired test of b[i] − a[i]; None with fewer than two pairs or unequal lengths.
     pub fn paired(a: &[f64], b: &[f64]) -> Option<Self> {
+        Self::paired_floored(a, b, 0.0, 0.0)
+    }
+
+    /// The paired test with a floor under the sample variance of the differences: `floor_a + floor_b`,
+    /// the measurement's variance (of one value) on each side, which adds in a difference of two
+    /// independent measurements. When the floor binds, its excess over the observed variance is added to
+    /// Var(mean(a)) and Var(mean(b)) in the ratio floor_a : floor_b, so Fieller's ratio interval keeps
+    /// holding 1 exactly when the difference's interval holds 0.
+    pub fn paired_floored(a: &[f64], b: &[f64], floor_a: f64, floor_b: f64) -> Option<Self> {
         if a.len() != b.len() {
             return None;
         }
@@ -60,14 +76,24 @@ impl TTest {
             / (n - 1.0);
         let d: Vec<f64> = a.iter().zip(b).map(|(x, y)| y - x).collect();
         let (md, vd, _) = moments(&d)?;
+        let floor = floor_a.max(0.0) + floor_b.max(0.0);
+        let excess = (floor - vd).max(0.0);
+        let (ea, eb) = if excess > 0.0 {
+            (
+                excess * floor_a.max(0.0) / floor,
+                excess * floor_b.max(0.0) / floor,
+            )
+        } else {
+            (0.0, 0.0)
+        };
         Some(Self {
             mean_a: ma,
             mean_b: mb,
             estimate: md,
-            var_a: va / n,
-            var_b: vb / n,
+            var_a: (va + ea) / n,
+            var_b: (vb + eb) / n,
             cov_ab: cov / n,
-            se: (vd / n).max(0.0).sqrt(),
+            se: (vd.max(floor) / n).max(0.0).sqrt(),
             df: n - 1.0,
         })
     }
