@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpuopt import _native, _window
+from gpuopt._columns import Column
 from gpuopt.errors import InputError
 from gpuopt.ranks import Ranks
 
@@ -61,6 +62,12 @@ SOURCES: dict[str, tuple[str, ...]] = {
 
 _REPORT_SUFFIXES = (".nsys-rep", ".qdrep")
 _EXPORT_TIMEOUT_S = 3600
+
+
+PER_DEVICE = Column(
+    "device_id", "Int64", "id", "Device (CUDA device id) this block of rows belongs to (--per-device)"
+)
+"""The leading column :meth:`Report.per_device` puts before an nsys table read ``--per-device``."""
 
 
 class Report:
@@ -123,12 +130,11 @@ class Report:
         """``build(device)`` for every device, stacked under a leading ``device_id`` column."""
         import polars as pl
 
-        frames = [
-            build(d).select(pl.lit(d, dtype=pl.Int64).alias("device_id"), pl.all()) for d in self.devices()
-        ]
+        key = PER_DEVICE.name
+        frames = [build(d).select(pl.lit(d, dtype=pl.Int64).alias(key), pl.all()) for d in self.devices()]
         if frames:
             return pl.concat(frames)
-        return build(-1).select(pl.lit(None, dtype=pl.Int64).alias("device_id"), pl.all()).clear()
+        return build(-1).select(pl.lit(None, dtype=pl.Int64).alias(key), pl.all()).clear()
 
     def kernel_summary(self, *, window: Window | None = None, nvtx: str | None = None) -> pl.DataFrame:
         """``cuda_gpu_kern_sum``: kernel time by (demangled) name."""

@@ -1,8 +1,10 @@
 //! gpuopt's native engines. Everything outside `py/` is free of pyo3 and tested by `cargo test`.
 
 pub mod build_info;
+pub mod column;
 pub mod comm;
 pub mod error;
+pub mod fields;
 #[cfg(test)]
 mod fuzz;
 pub mod fxhash;

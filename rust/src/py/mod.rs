@@ -2,6 +2,7 @@
 
 mod arrow;
 mod boundary;
+mod fields;
 mod identity;
 mod map;
 mod ncu;
@@ -19,6 +20,8 @@ use pyo3::prelude::*;
 mod _native {
     #[pymodule_export]
     use super::arrow::ArrowTable;
+    #[pymodule_export]
+    use super::fields::table_fields_json;
     #[pymodule_export]
     use super::identity::{
         build_info_json, debug_panic, file_identities_table, file_identity_json,

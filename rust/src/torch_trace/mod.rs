@@ -10,6 +10,7 @@ pub mod collectives;
 mod columns;
 pub mod distribution;
 pub mod events;
+pub mod fields;
 pub mod graphs;
 pub mod header;
 pub mod kernels;
