@@ -3,10 +3,10 @@ against NVIDIA's ``nsys stats`` and a plain Python ``sqlite3`` GROUP BY, in the 
 
 Every tool runs as its own process, as a person types it; wall time includes interpreter start,
 imports, the file's identity (gpuopt) and printing. gpuopt runs with ``--json`` so the envelope's
-provenance (sha256, ``from_cache``) is really produced:
+provenance (the BLAKE3 file identity, ``from_cache``) is really produced:
 
 * gpuopt cold: an empty identity cache (``GPUOPT_CACHE_DIR`` = a fresh folder): the first read, where
-  the SHA-256 of the whole file runs concurrently with the engine (wall = the larger of the two);
+  the BLAKE3 hash of the whole file runs concurrently with the engine (wall = the larger of the two);
 * gpuopt warm: the same cache after one run: the digest comes from the cache;
 * engine only: what the command runs natively (open the export, compute the report), timed inside one
   process, to show what the process adds (before the native printing this timed ``nsys.open(...).stats``,
@@ -91,7 +91,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as cache:
             env = dict(base, GPUOPT_CACHE_DIR=cache)
             times.setdefault("gpuopt cold (first read)", []).append(_wall(command, env, args.cpus))
-            times.setdefault("gpuopt warm (cached sha256)", []).append(_wall(command, env, args.cpus))
+            times.setdefault("gpuopt warm (cached identity)", []).append(_wall(command, env, args.cpus))
         times.setdefault("sqlite3-groupby", []).append(
             _wall([sys.executable, "-c", SQL_PEER, str(args.file)], base, args.cpus)
         )
@@ -102,7 +102,7 @@ def main() -> None:
         [sys.executable, "-c", ENGINE_ONLY, str(args.file)], env=base, capture_output=True, text=True
     )
     medians = {name: statistics.median(v) for name, v in times.items()}
-    warm, cold = medians["gpuopt warm (cached sha256)"], medians["gpuopt cold (first read)"]
+    warm, cold = medians["gpuopt warm (cached identity)"], medians["gpuopt cold (first read)"]
     print(f"{'run':30} {'median s':>9} {'time / warm gpuopt':>18}")
     for name, median in medians.items():
         print(f"{name:30} {median:9.3f} {median / warm:17.2f}x")

@@ -51,6 +51,10 @@ RUNS: list[list[str]] = [
     ["torch", "kernels", "{torch}", "{torch}"],
     *(["nsys", "ranks", "{nccl}", "--part", p] for p in ["ranks", "collectives", "stragglers"]),
     *(["torch", "ranks", "{rank0}", "{rank1}", "--part", p] for p in ["ranks", "collectives", "stragglers"]),
+    ["torch", "paths", "{torch}"],
+    ["torch", "paths", "{torch}", "--kernels"],
+    *(["torch", "flops", "{torch2}", "--part", p] for p in ["table", "steps"]),
+    ["ncu", "flops", "{ncu}"],
 ]
 
 # Tables of the evaluation views (ls, show --part) need a store with records: not covered here.

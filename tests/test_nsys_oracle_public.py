@@ -50,9 +50,7 @@ def test_stats_equal_nvidia_on_public_exports(shared: Path, fixture: str, name: 
     path = shared / "public" / "nsys" / f"{fixture}.sqlite"
     report = opened(path)
     # nsys ran on a copy at /tmp/<fixture>.sqlite, and names that path in its SKIPPED lines.
-    ours = nsys.stats_csv(
-        report.stats(name), name, path=f"/tmp/{fixture}.sqlite", missing=report.not_captured(name)
-    )
+    ours = report.stats_csv(name, shown_path=f"/tmp/{fixture}.sqlite")
     assert report_lines(ours) == report_lines(nvidia()[f"{fixture}_{name}"])
 
 

@@ -23,6 +23,7 @@ Unit = Literal[
     "cycles",
     "flop",
     "flop_per_s",
+    "tflop_per_s",
     "flop_per_byte",
     "count",
     "ratio",

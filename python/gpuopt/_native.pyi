@@ -16,6 +16,7 @@ __all__ = [
     "debug_panic",
     "file_identities_table",
     "file_identity_json",
+    "gpu_peaks_json",
     "group_exists",
     "ledger_append",
     "ledger_rewrite",
@@ -25,6 +26,7 @@ __all__ = [
     "ncu_open_csv",
     "ncu_rep_framing_json",
     "ncu_unit",
+    "nsys_export_perfetto",
     "nsys_open",
     "nsys_ranks",
     "nsys_stats_reports",
@@ -67,6 +69,10 @@ __all__ = [
     "store_write_once",
     "table_fields_json",
     "terminate",
+    "torch_export_perfetto",
+    "torch_flops",
+    "torch_kernel_paths",
+    "torch_paths",
     "torch_trace_open",
     "torch_trace_open_paths",
     "validate_id",
@@ -143,6 +149,47 @@ def torch_trace_open(path: str) -> TorchTrace:
 
 def torch_trace_open_paths(paths: list[str]) -> TorchTrace:
     """Reads several trace files or folders as the ranks of one job."""
+
+# Call paths, FLOPs and Perfetto exports (rust/src/py/{paths,flops,perfetto}.rs).
+
+def torch_paths(trace: TorchTrace) -> ArrowTable:
+    """One row per distinct host path (cpu_op / record_function ranges): inclusive/exclusive CPU and
+    GPU time."""
+
+def torch_kernel_paths(trace: TorchTrace) -> ArrowTable:
+    """GPU events grouped by (path, launching call, launch kind, name, kind)."""
+
+def torch_flops(trace: TorchTrace, gpu: str | None = None) -> tuple[ArrowTable, ArrowTable, bytes, bytes]:
+    """``(ops, steps, gpus_json, unmodeled_json)``: FLOPs and bytes per op from recorded shapes, MFU
+    per step, the datasheet row chosen per rank, the ops without a formula."""
+
+def gpu_peaks_json() -> bytes:
+    """The datasheet peak table (``gpuopt.gpu-peaks/1``)."""
+
+def torch_export_perfetto(
+    trace: TorchTrace,
+    out: str,
+    *,
+    kernel_wait_threshold_ns: int,
+    flagged_by: str | None = None,
+    flagged: list[tuple[str, float | None]] = ...,
+    extra: list[tuple[str, list[tuple[int, int, str]]]] = ...,
+) -> bytes:
+    """Writes a Perfetto trace of the Kineto trace to ``out``; JSON of what was written."""
+
+def nsys_export_perfetto(
+    report: NsysReport,
+    out: str,
+    *,
+    start: int | None = None,
+    end: int | None = None,
+    nvtx: str | None = None,
+    all_api: bool = False,
+    flagged_by: str | None = None,
+    flagged: list[tuple[str, float | None]] = ...,
+    extra: list[tuple[str, list[tuple[int, int, str]]]] = ...,
+) -> bytes:
+    """Writes a Perfetto trace of the nsys export to ``out``; JSON of what was written."""
 
 # Statistics (rust/src/py/stats.rs). Values are little-endian float64 buffers, call offsets uint64,
 # case codes uint32, orders and validity uint8; options are CompareOptions JSON; documents come back as JSON.

@@ -7,7 +7,6 @@ record (``gpuopt capture``) will be one more loader returning the same :class:`C
 from __future__ import annotations
 
 import gzip
-import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,6 +16,8 @@ from gpuopt.models.profile import CaptureFacts, Dimension, ProfileKind
 
 if TYPE_CHECKING:
     import polars as pl
+
+    from gpuopt.models.nsys import NsysInfo
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _NCU_MAGIC = (b"NVR\x00", b"\x28\xb5\x2f\xfd")
@@ -131,23 +132,10 @@ def _facts(
     )
 
 
-def _nsys_driver(sqlite: str) -> str | None:
-    """``NvDriverVersion`` (and ``CudaDriverVersion``) from the export's TARGET_INFO_SYSTEM_ENV, which the
-    nsys engine's info does not model; None when the export has no such rows."""
-    try:
-        con = sqlite3.connect(f"file:{sqlite}?mode=ro&immutable=1", uri=True)
-        try:
-            rows = dict(
-                con.execute(
-                    "SELECT name, value FROM TARGET_INFO_SYSTEM_ENV "
-                    "WHERE name IN ('NvDriverVersion', 'CudaDriverVersion')"
-                ).fetchall()
-            )
-        finally:
-            con.close()
-    except sqlite3.Error:
-        return None
-    nv, cuda = rows.get("NvDriverVersion"), rows.get("CudaDriverVersion")
+def _nsys_driver(info: NsysInfo) -> str | None:
+    """``NvDriverVersion (CUDA CudaDriverVersion)`` of the export (``TARGET_INFO_SYSTEM_ENV``, read by the
+    engine into its info); None when the export records neither."""
+    nv, cuda = info.driver_version, info.cuda_driver_version
     if not nv and not cuda:
         return None
     return f"{nv or 'unknown'} (CUDA {cuda or 'unknown'})"
@@ -203,7 +191,7 @@ def _nsys(path: Path, by: Dimension, nvtx: str | None) -> Capture:
         table,
         kernels,
         gpus=sorted({g.name for g in info.gpus if g.name}),
-        driver=_nsys_driver(report.path),
+        driver=_nsys_driver(info),
         tool=f"nsys {info.export.product_version or 'unknown'} (export schema {info.export.schema_version})",
         options=options,
         trace_mode=report.graph_trace_mode(),

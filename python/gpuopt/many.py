@@ -14,6 +14,11 @@ scheduler address) the same per-file function runs on a ``dask.distributed`` clu
 
 A file that fails becomes a row with its typed error (``error_code``, ``error``) and nulls elsewhere; the
 others still count.
+
+:func:`table_document` is the whole of a many-file table command (``gpuopt nsys kernels 'runs/*.sqlite'``):
+the files read by :class:`Readers`, combined, in ``sort`` order, as the ``gpuopt.many.table/v1`` document;
+the area modules call it when given several files (``gpuopt.nsys.table_document(["a.sqlite", "b.sqlite"],
+"kernels")``).
 """
 
 from __future__ import annotations
@@ -30,15 +35,21 @@ from gpuopt.errors import AbsentError, GpuoptError, InputError, ToolAbsentError
 if TYPE_CHECKING:
     import polars as pl
 
+    from gpuopt.answer import Answer
+    from gpuopt.models.many import ManyTableData
+
 __all__ = [
     "DASK_TIMEOUT_S",
     "FileResult",
+    "Readers",
     "combine",
     "expand",
+    "is_many",
     "is_pattern",
     "map_files",
     "read_one",
     "shown_name",
+    "table_document",
 ]
 
 _GLOB_CHARS = frozenset("*?[")
@@ -58,6 +69,11 @@ class FileResult:
 def is_pattern(arg: str | Path) -> bool:
     """Whether a command-line argument is a glob pattern (``*``, ``?`` or ``[``) rather than a path."""
     return any(c in _GLOB_CHARS for c in str(arg)) and not Path(arg).exists()
+
+
+def is_many(args: Sequence[str | Path]) -> bool:
+    """Whether arguments name several files (more than one, or a glob pattern): one table keyed by file."""
+    return len(args) > 1 or any(is_pattern(a) for a in args)
 
 
 def expand(args: Sequence[str | Path]) -> list[Path]:
@@ -90,6 +106,15 @@ def read_one(fn: TableFn, path: Path) -> FileResult:
 
 DASK_TIMEOUT_S = 5.0
 """How long a Dask scheduler has to answer (connect, handshake, identity) before it counts as absent."""
+
+
+@dataclass(frozen=True)
+class Readers:
+    """Who reads the files: ``workers`` threads here, or the Dask cluster at ``scheduler``."""
+
+    workers: int = 1
+    scheduler: str | None = None
+    dask_timeout_s: float = DASK_TIMEOUT_S
 
 
 def map_files(
@@ -261,3 +286,50 @@ def combine(results: Sequence[FileResult]) -> pl.DataFrame:
     if not frames:
         return pl.DataFrame(schema={c.name: pl.String for c in KEY_COLUMNS})
     return pl.concat(frames, how="diagonal_relaxed")
+
+
+def table_document(
+    name: str,
+    files: Sequence[str | Path],
+    read: TableFn,
+    *,
+    readers: Readers | None = None,
+    limit: int = 50,
+    sort: str | None = None,
+) -> Answer[ManyTableData]:
+    """``read`` over every file (glob patterns expanded) as one table keyed by ``file``, in ``sort`` order
+    (``COLUMN[:asc]``), its first ``limit`` rows (0: all) in the document. The answer is a failure
+    (``files_all_failed``) only when every file failed; each failed file's row carries its error."""
+    from gpuopt._tables import sorted_by, table_data
+    from gpuopt.answer import Answer
+    from gpuopt.models.many import ManyTableData
+    from gpuopt.provenance import file_identity
+
+    readers = readers or Readers()
+    paths = expand(files)
+    results = map_files(
+        read,
+        paths,
+        workers=readers.workers,
+        scheduler=readers.scheduler,
+        dask_timeout_s=readers.dask_timeout_s,
+    )
+    frame = sorted_by(combine(results), sort)
+    failed = sum(1 for r in results if r.error is not None)
+    data = ManyTableData(
+        report=name,
+        files=len(results),
+        failed=failed,
+        workers=readers.workers,
+        dask_scheduler=readers.scheduler,
+        table=table_data(name, frame, limit),
+    )
+    failure = None
+    if results and failed == len(results):
+        failure = InputError(
+            "files_all_failed",
+            f"every one of the {failed} files failed (each row carries its error)",
+            observed=", ".join(sorted({str(r.error["code"]) for r in results if r.error})),
+        )
+    inputs = [file_identity(Path(r.file)) for r in results if r.error is None and Path(r.file).is_file()]
+    return Answer(data, inputs, tables={name: frame}, failure=failure)

@@ -7,6 +7,12 @@ without it, ``ncu --import``. Every launch is its own row; per-name aggregates s
     >>> from gpuopt import ncu
     >>> report = ncu.open("kernels_full.ncu-rep")
     >>> report.launches.select("launch_id", "kernel_function", "duration_ns", "dram_bytes")
+
+Every document ``gpuopt ncu ...`` prints, as a :class:`gpuopt.answer.Answer` (``.data`` is the document
+``--json`` prints under ``data``, ``.table`` the whole table, ``.inputs`` the files' identities):
+:func:`summary_document`, :func:`launches_document`, :func:`table_document` (``gpuopt ncu table``),
+:func:`roofline_document` and :func:`compare_document`; ``limit`` and ``sort`` are ``--limit`` and
+``--sort``. :func:`collect` runs ncu (``gpuopt ncu collect``).
 """
 
 from __future__ import annotations
@@ -24,6 +30,10 @@ from gpuopt.models.ncu import NcuCollection, NcuReportInfo
 
 if TYPE_CHECKING:
     import polars as pl
+
+    from gpuopt.answer import Answer
+    from gpuopt.models.ncu import NcuSummary
+    from gpuopt.models.table import TableResult
 
 Reader = Literal["auto", "ncu-report", "ncu"]
 NATIVE_CSV_READER = "gpuopt-native-csv"
@@ -208,3 +218,157 @@ def collect(
         clock_control=clock_control,
     )
     return _ncu_collect.collect(Path(out_dir), list(command), options, timeout_s=timeout_s)
+
+
+# --- documents: what `gpuopt ncu ...` prints under `data` ---------------------------------------------
+
+#: The tables of a report ``gpuopt ncu table NAME`` shows (attributes of :class:`NcuReport`).
+TABLES = ("kernels", "warp_stalls", "instruction_mix", "rules", "sections", "metrics")
+
+
+def _table_answer(
+    name: str,
+    frame: pl.DataFrame,
+    report: NcuReport | None,
+    *,
+    limit: int,
+    sort: str | None,
+    unmodeled: list[UnmodeledItem] | None = None,
+    inputs: list[FileIdentity] | None = None,
+) -> Answer[TableResult]:
+    from gpuopt._tables import sorted_by, table_data
+    from gpuopt.answer import Answer
+    from gpuopt.models.table import TableResult
+
+    frame = sorted_by(frame, sort)
+    data = TableResult(table=table_data(name, frame, limit))
+    if inputs is None and report is not None:
+        inputs = report.inputs()
+    return Answer(data, inputs or [], unmodeled or [], {name: frame}, source=report)
+
+
+def summary_document(
+    path: str | Path,
+    *,
+    session: str | Path | None = None,
+    details: str | Path | None = None,
+    reader: Reader = "auto",
+    limit: int = 50,
+    sort: str | None = None,
+) -> Answer[NcuSummary]:
+    """``gpuopt ncu summary``: what the report is, how it was read, where each fact comes from, and the
+    per-(kernel, grid, block) aggregates (each states how many launches it covers)."""
+    from gpuopt._tables import sorted_by, table_data
+    from gpuopt.answer import Answer
+    from gpuopt.models.ncu import NcuSummary
+
+    report = open(path, session=session, details=details, reader=reader)
+    kernels = sorted_by(report.kernels, sort)
+    data = NcuSummary(report=report.info, kernels=table_data("kernels", kernels, limit))
+    return Answer(data, report.inputs(), report.unmodeled, {"kernels": kernels}, source=report)
+
+
+def _check_regex(pattern: str) -> None:
+    import re
+
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise InputError("usage_invalid", f"--kernel is not a valid regex: {exc}", observed=pattern) from None
+
+
+def launches_document(
+    path: str | Path,
+    *,
+    kernel: str | None = None,
+    session: str | Path | None = None,
+    details: str | Path | None = None,
+    reader: Reader = "auto",
+    limit: int = 50,
+    sort: str | None = None,
+) -> Answer[TableResult]:
+    """``gpuopt ncu launches``: one row per profiled launch, only those whose kernel name matches the
+    regex ``kernel`` (one that matches none is ``name_unknown``, naming the closest kernels)."""
+    import polars as pl
+
+    if kernel is not None:
+        _check_regex(kernel)
+    report = open(path, session=session, details=details, reader=reader)
+    frame = report.launches
+    if kernel is not None:
+        frame = frame.filter(pl.col("kernel_name").str.contains(kernel))
+        if frame.is_empty():
+            from gpuopt.names import unknown
+
+            names = report.launches["kernel_name"].drop_nulls().unique().to_list()
+            raise unknown(
+                kernel, names, option="--kernel", what="kernel", expected="a regex matching a kernel name"
+            )
+    return _table_answer("ncu_launches", frame, report, limit=limit, sort=sort, unmodeled=report.unmodeled)
+
+
+def table_document(
+    path: str | Path,
+    name: str,
+    *,
+    session: str | Path | None = None,
+    details: str | Path | None = None,
+    reader: Reader = "auto",
+    limit: int = 50,
+    sort: str | None = None,
+) -> Answer[TableResult]:
+    """``gpuopt ncu table``: one more table of a report, by name (:data:`TABLES`)."""
+    if name not in TABLES:
+        raise InputError("ncu_table_unknown", f"no table named {name!r}", expected=", ".join(TABLES))
+    report = open(path, session=session, details=details, reader=reader)
+    return _table_answer(f"ncu_{name}", getattr(report, name), report, limit=limit, sort=sort)
+
+
+def parse_peaks(values: Sequence[str]) -> dict[str, float]:
+    """``["fp32=6.0e13", ...]`` (``--peak-flops PRECISION=FLOP_PER_S``) -> ``{"fp32": 6.0e13}``."""
+    peaks: dict[str, float] = {}
+    for item in values:
+        precision, sep, number = item.partition("=")
+        try:
+            if not sep:
+                raise ValueError(item)
+            peaks[precision] = float(number)
+        except ValueError:
+            raise InputError(
+                "ncu_peak_invalid", f"--peak-flops takes PRECISION=FLOP_PER_S, got {item!r}"
+            ) from None
+    return peaks
+
+
+def roofline_document(
+    path: str | Path,
+    *,
+    peak_flop_per_s: Mapping[str, float] | None = None,
+    peak_dram_bytes_per_s: float | None = None,
+    session: str | Path | None = None,
+    details: str | Path | None = None,
+    reader: Reader = "auto",
+    limit: int = 50,
+    sort: str | None = None,
+) -> Answer[TableResult]:
+    """``gpuopt ncu roofline``: :meth:`NcuReport.roofline` as a document (the answer's ``source.info``
+    names the precisions without the metrics they need)."""
+    report = open(path, session=session, details=details, reader=reader)
+    frame = report.roofline(peak_flop_per_s, peak_dram_bytes_per_s)
+    return _table_answer("ncu_roofline", frame, report, limit=limit, sort=sort)
+
+
+def compare_document(
+    a: str | Path,
+    b: str | Path,
+    *,
+    metrics: Sequence[str] = (),
+    reader: Reader = "auto",
+    limit: int = 50,
+    sort: str | None = None,
+) -> Answer[TableResult]:
+    """``gpuopt ncu compare``: :func:`compare` of two reports as a document."""
+    ra = open(a, reader=reader)
+    rb = open(b, reader=reader)
+    frame = compare(ra, rb, metrics)
+    return _table_answer("ncu_compare", frame, None, limit=limit, sort=sort, inputs=ra.inputs() + rb.inputs())

@@ -13,20 +13,23 @@ q ≤ ``fdr``), and t intervals at the level the flags imply (false-coverage-rat
 interval excludes 0 and an unflagged key's does not. ``result.totals`` compares the whole kernel time (and
 per step). With k = 1 per side there is no CI: "one capture per side: no uncertainty". The engine is Rust
 (``rust/src/profile``); references/profile-diff.md has the method and its measured coverage.
+
+:func:`diff_document` answers what ``gpuopt profile diff`` prints (a :class:`gpuopt.answer.Answer`:
+``.data`` the ``ProfileDiffData`` document, ``.table`` every key); ``cap:`` references to capture records
+and ``--cite`` are :func:`gpuopt.evaluation.capture.diff.diff_document`'s, which builds on it.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from gpuopt import _native
+from gpuopt import _native, _profile_work
 from gpuopt._columns import Column
 from gpuopt._profile_sources import Capture, detect_kind, load
 from gpuopt.errors import InputError
@@ -34,7 +37,6 @@ from gpuopt.models.profile import (
     NO_UNCERTAINTY,
     CaptureFacts,
     Comparability,
-    ComparabilityFact,
     DiffCounts,
     DiffMethod,
     DiffTotal,
@@ -43,12 +45,14 @@ from gpuopt.models.profile import (
     ProfileKind,
     Work,
 )
-from gpuopt.names import matches, resolve
 
 if TYPE_CHECKING:
     import polars as pl
 
-__all__ = ["Capture", "DiffResult", "diff", "diff_files", "load"]
+    from gpuopt.answer import Answer
+    from gpuopt.models.profile import ProfileDiffData
+
+__all__ = ["Capture", "DiffResult", "diff", "diff_data", "diff_document", "diff_files", "load"]
 
 
 KEY_COLUMNS: tuple[Column, ...] = (
@@ -179,145 +183,6 @@ def _matrix(long: pl.DataFrame, keys: pl.DataFrame, side: str, k: int, value: st
     return keys.join(wide, on="key", how="left").select(pl.col(names).cast(pl.Float64).fill_null(0.0))
 
 
-def _work(baseline: Sequence[Capture], candidate: Sequence[Capture], marker: str | None) -> Work:
-    """Steps per capture: instances of the --marker range (matched by :mod:`gpuopt.names`; a name that
-    matches no range is an error), else of ProfilerStep#N, else unknown."""
-    import polars as pl
-
-    captures = [*baseline, *candidate]
-    names = {str(n) for c in captures for n in c.ranges["name"].to_list()}
-    if marker is not None:
-        wanted = resolve(marker, names, option="--marker", what="NVTX range")
-        source: Literal["marker", "profiler_step", "unknown"] = "marker"
-    else:
-        wanted = [n for n in names if matches("ProfilerStep", n)]
-        source = "profiler_step" if wanted else "unknown"
-
-    def steps(c: Capture) -> int | None:
-        if not wanted:
-            return None
-        return int(c.ranges.filter(pl.col("name").is_in(wanted))["count"].sum())
-
-    counts = [steps(c) for c in captures]
-    known = [n for n in counts if n is not None]
-    per_step = bool(known) and len(known) == len(counts) and min(known) > 0 and len(set(known)) > 1
-    return Work(
-        source=source,
-        step_ranges=sorted(wanted),
-        steps_baseline=counts[: len(baseline)],
-        steps_candidate=counts[len(baseline) :],
-        per_step=per_step,
-    )
-
-
-#: Capture options that identify one run rather than how it was captured (never compared): the session's
-#: identity and duration, and the launched process's command line, working folder, user and pid (what ran is
-#: the workload's identity, which a capture through the Target binds by variant; a per-call path in the
-#: driver's arguments is not a capture setting).
-_PER_RUN_OPTIONS = re.compile(
-    r"(^|:)(PROFILING_SESSION_UUID|PROFILING_SESSION_ID|RUN_DURATION_MS|APPLICATION_PID|PID"
-    r"|COMMAND|ARGUMENT_\d+|WORKING_DIR|USER_NAME)$"
-)
-
-
-def _settings(options: dict[str, str]) -> dict[str, str]:
-    return {k: v for k, v in options.items() if not _PER_RUN_OPTIONS.search(k)}
-
-
-def _option_differences(captures: Sequence[Capture]) -> str:
-    """``NAME: [values]`` for each capture setting that is not the same in every capture."""
-    names = sorted({k for c in captures for k in _settings(c.facts.options)})
-    out = []
-    for name in names:
-        values = [c.facts.options.get(name) for c in captures]
-        if len(set(values)) > 1:
-            out.append(f"{name}: {values}")
-    return "; ".join(out[:8]) + (f"; and {len(out) - 8} more" if len(out) > 8 else "")
-
-
-def _fact(name: str, b: list[str | None], c: list[str | None]) -> ComparabilityFact:
-    return ComparabilityFact(name=name, baseline=b, candidate=c, same=len(set(b) | set(c)) <= 1)
-
-
-#: What a difference in how CUDA graphs were traced does to the numbers (measured on the fixtures'
-#: graph_graph/graph_node exports and on the GPU host; references/profile-diff.md).
-_GRAPH_TRACE_NOTE = (
-    "node-level tracing lists each graph's kernels but inflates the host time of cudaGraphLaunch (about 4x "
-    "on an H100/H200 decode step); graph-level tracing shows one row per graph execution and hides its "
-    "kernels, so kernel keys differ between the sides for that reason alone"
-)
-
-
-def _comparability(
-    baseline: Sequence[Capture], candidate: Sequence[Capture], work: Work
-) -> tuple[Comparability, list[DiffWarning]]:
-    def values(side: Sequence[Capture], get: str) -> list[str | None]:
-        out: list[str | None] = []
-        for c in side:
-            value = getattr(c.facts, get)
-            out.append(", ".join(value) or None if isinstance(value, list) else value)
-        return out
-
-    def options(side: Sequence[Capture]) -> list[str | None]:
-        return [json.dumps(_settings(c.facts.options), sort_keys=True) for c in side]
-
-    facts = [
-        _fact("gpu", values(baseline, "gpus"), values(candidate, "gpus")),
-        _fact("driver", values(baseline, "driver"), values(candidate, "driver")),
-        _fact("tool", values(baseline, "tool"), values(candidate, "tool")),
-        _fact("capture_options", options(baseline), options(candidate)),
-        _fact(
-            "cuda_graph_trace", values(baseline, "cuda_graph_trace"), values(candidate, "cuda_graph_trace")
-        ),
-    ]
-
-    def message(f: ComparabilityFact) -> str:
-        text = f"{f.name} differs between captures (baseline, then candidate captures): "
-        if f.name == "capture_options":
-            return text + _option_differences([*baseline, *candidate])
-        text += f"baseline {f.baseline}, candidate {f.candidate}"
-        return f"{text}; {_GRAPH_TRACE_NOTE}" if f.name == "cuda_graph_trace" else text
-
-    warnings = [DiffWarning(code=f"{f.name}_differs", message=message(f)) for f in facts if not f.same]
-    warnings.extend(_work_warnings(work, baseline, candidate))
-    return Comparability(facts=facts, work=work), warnings
-
-
-def _work_warnings(
-    work: Work, baseline: Sequence[Capture], candidate: Sequence[Capture]
-) -> list[DiffWarning]:
-    steps = [*work.steps_baseline, *work.steps_candidate]
-    if work.source == "unknown":
-        kb = [c.facts.kernels for c in baseline]
-        kc = [c.facts.kernels for c in candidate]
-        return [
-            DiffWarning(
-                code="work_unknown",
-                message="no --marker and no ProfilerStep ranges: each capture is assumed to hold the same "
-                f"work (give --marker RANGE to count steps); kernels per capture: baseline {kb}, "
-                f"candidate {kc} (fewer kernels can be the optimisation itself, e.g. a fusion)",
-            )
-        ]
-    if any(n == 0 for n in steps):
-        return [
-            DiffWarning(
-                code="work_differs",
-                message=f"{', '.join(work.step_ranges)!r} has no instance in some captures (baseline "
-                f"{work.steps_baseline}, candidate {work.steps_candidate} steps): values cannot be "
-                "normalised per step, and per-key totals compare different amounts of work",
-            )
-        ]
-    if work.per_step:
-        return [
-            DiffWarning(
-                code="steps_differ",
-                message=f"captures hold different numbers of {', '.join(work.step_ranges)!r} steps (baseline "
-                f"{work.steps_baseline}, candidate {work.steps_candidate}): per-key values are per step",
-            )
-        ]
-    return []
-
-
 @dataclass(frozen=True)
 class _Opts:
     paired: bool
@@ -409,7 +274,7 @@ def diff(
     kind = _check_kinds([*baseline, *candidate])
     _check_gpus(baseline, candidate)
     kb, kc = len(baseline), len(candidate)
-    work = _work(baseline, candidate, marker)
+    work = _profile_work.work(baseline, candidate, marker)
     long = pl.concat([_long("baseline", baseline), _long("candidate", candidate)])
     keys = long.select("key").unique().sort("key")
     if keys.is_empty():
@@ -450,7 +315,7 @@ def diff(
         .sort(pl.col("change_ns").abs(), "key", descending=[True, False])
     )
     table = table.select(c.name for c in KEY_COLUMNS)
-    comparability, warnings = _comparability(baseline, candidate, work)
+    comparability, warnings = _profile_work.comparability(baseline, candidate, work)
     facts_b = [_with_steps(c.facts, n) for c, n in zip(baseline, work.steps_baseline, strict=True)]
     facts_c = [_with_steps(c.facts, n) for c, n in zip(candidate, work.steps_candidate, strict=True)]
     status = table["status"].value_counts()
@@ -595,3 +460,56 @@ def diff_files(
         min_effect=min_effect,
         marker=marker,
     )
+
+
+def diff_data(
+    result: DiffResult, *, limit: int = 50, sort: str | None = None
+) -> tuple[ProfileDiffData, pl.DataFrame]:
+    """``result`` as the ``gpuopt profile diff`` document, its key table in ``sort`` order (``COLUMN``
+    largest first, ``COLUMN:asc``; default: largest ``|change_ns|`` first) with the first ``limit`` rows
+    (0: all); and that whole table."""
+    from gpuopt._tables import sorted_by, table_data
+    from gpuopt.models.profile import ProfileDiffData
+
+    table = sorted_by(result.table, sort)
+    data = ProfileDiffData(
+        kind=result.kind,
+        by=result.by,
+        k_baseline=len(result.baseline),
+        k_candidate=len(result.candidate),
+        baseline=result.baseline,
+        candidate=result.candidate,
+        comparability=result.comparability,
+        method=result.method,
+        counts=result.counts,
+        totals=result.totals,
+        warnings=result.warnings,
+        table=table_data("keys", table, limit),
+    )
+    return data, table
+
+
+def diff_document(
+    baseline: Sequence[str | Path],
+    candidate: Sequence[str | Path],
+    *,
+    by: Dimension = "kernel",
+    paired: bool = False,
+    fdr: float = 0.05,
+    min_effect: float = 0.0,
+    marker: str | None = None,
+    nvtx: str | None = None,
+    limit: int = 50,
+    sort: str | None = None,
+) -> Answer[ProfileDiffData]:
+    """``gpuopt profile diff`` of capture files: :func:`diff_files` as its document (see :func:`diff_data`),
+    with the identity of every capture file read."""
+    from gpuopt.answer import Answer
+    from gpuopt.provenance import file_identity
+
+    result = diff_files(
+        baseline, candidate, by=by, paired=paired, fdr=fdr, min_effect=min_effect, marker=marker, nvtx=nvtx
+    )
+    data, table = diff_data(result, limit=limit, sort=sort)
+    inputs = [file_identity(p) for p in map(Path, (*baseline, *candidate)) if p.is_file()]
+    return Answer(data, inputs, tables={"keys": table})

@@ -3,6 +3,9 @@
 ``scan`` makes one pass in Rust and returns the summary (pydantic) and three polars tables: one row
 per function, per (function, opcode) and per (function, signature). Signatures match parsed opcodes
 only (``references/sass_signatures.json``), never function names or comments.
+
+:func:`scan_document` and :func:`table_document` answer what ``gpuopt sass scan|functions|opcodes|
+signatures`` print (a :class:`gpuopt.answer.Answer`: ``.data`` the document, ``.table`` the whole table).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import functools
 import os
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -23,6 +27,9 @@ from gpuopt.models.sass import SassScanReport, SassSource, SassSummary, Signatur
 
 if TYPE_CHECKING:
     import polars as pl
+
+    from gpuopt.answer import Answer
+    from gpuopt.models.sass import SassTableData
 
 
 TOOLS = ("cuobjdump", "nvdisasm")
@@ -176,3 +183,93 @@ def scan(
 def builtin_catalog() -> bytes:
     """The signature catalog compiled into this build (``references/sass_signatures.json``)."""
     return _native.sass_builtin_catalog()
+
+
+# --- documents: what `gpuopt sass ...` prints under `data` ---------------------------------------------
+
+#: The tables of a scan, by the command that shows them (``gpuopt sass functions`` ...).
+TABLES = ("functions", "opcodes", "signatures")
+
+Source = str | os.PathLike[str] | bytes
+
+
+def _scanned(
+    source: Source, tool: str, catalog: str | os.PathLike[str] | None, evidence: int = 3
+) -> tuple[SassScan, Answer[SassScanReport]]:
+    """The scan, and an answer with the files read (none for a listing given as bytes) and what the
+    listing held that no fact reads."""
+    from gpuopt.answer import Answer
+    from gpuopt.provenance import file_identity
+
+    result = scan(source, tool=tool, catalog=catalog, evidence_limit=evidence)
+    inputs = []
+    if not isinstance(source, bytes) and result.source.path is not None:
+        inputs.append(file_identity(Path(source)))
+        if catalog is not None:
+            inputs.append(file_identity(Path(catalog)))
+    return result, Answer(result.report(), inputs, list(result.summary.unmodeled))
+
+
+def scan_document(
+    source: Source, *, tool: str = "cuobjdump", catalog: str | os.PathLike[str] | None = None
+) -> Answer[SassScanReport]:
+    """``gpuopt sass scan``: architectures, functions, instructions, classes, signature totals (``source``
+    as :func:`scan` takes it: a path, or the listing's bytes)."""
+    return _scanned(source, tool, catalog)[1]
+
+
+def table_document(
+    source: Source,
+    table: str,
+    *,
+    tool: str = "cuobjdump",
+    catalog: str | os.PathLike[str] | None = None,
+    evidence: int = 3,
+    function: str | None = None,
+    signatures: Sequence[str] = (),
+    status: Sequence[str] = (),
+    limit: int = 50,
+    sort: str | None = None,
+) -> Answer[SassTableData]:
+    """One table of a scan (:data:`TABLES`): ``functions``; ``opcodes`` (only functions whose name contains
+    ``function``; by function, most frequent first); ``signatures`` (only the catalog keys in
+    ``signatures``, an unknown one being ``sass_signature_unknown``, and the ``status`` values given). The
+    document holds the first ``limit`` rows (0: all) in ``sort`` order."""
+    import polars as pl
+
+    from gpuopt._tables import sorted_by, table_data
+    from gpuopt.answer import Answer
+    from gpuopt.models.sass import SassTableData
+
+    if table not in TABLES:
+        raise InputError("sass_table_unknown", f"no table named {table!r}", expected=", ".join(TABLES))
+    result, scanned = _scanned(source, tool, catalog, evidence)
+    frame: pl.DataFrame = getattr(result, table)
+    if table == "opcodes":
+        if function:
+            frame = frame.filter(pl.col("function").str.contains(function, literal=True))
+        frame = frame.sort(["function_index", "count", "opcode"], descending=[False, True, False])
+    if table == "signatures":
+        frame = _chosen_signatures(frame, signatures, status)
+    name = f"sass_{table}"
+    frame = sorted_by(frame, sort)
+    data = SassTableData(stage="sass", source=result.source, table=table_data(name, frame, limit))
+    return Answer(data, scanned.inputs, scanned.unmodeled, {name: frame}, source=result)
+
+
+def _chosen_signatures(frame: pl.DataFrame, keys: Sequence[str], status: Sequence[str]) -> pl.DataFrame:
+    import polars as pl
+
+    if keys:
+        known = set(frame["signature"].unique().to_list())
+        unknown = [k for k in keys if k not in known]
+        if unknown:
+            raise InputError(
+                "sass_signature_unknown",
+                f"no signature {', '.join(unknown)} in the catalog",
+                expected=", ".join(sorted(known)),
+            )
+        frame = frame.filter(pl.col("signature").is_in(list(keys)))
+    if status:
+        frame = frame.filter(pl.col("status").is_in(list(status)))
+    return frame

@@ -12,6 +12,9 @@ models and polars DataFrames::
 A pair is (baseline call i, candidate call i). A call is one number or a list of samples (the pair value
 is then the ``within_call`` summary, median by default). Values must be finite and > 0. Results are
 bit-identical for one seed on any machine and any number of threads (``gpuopt.rng/v1``).
+
+:func:`compare_document` and :func:`noise_document` answer what ``gpuopt stats compare`` and ``gpuopt
+stats noise`` print (a :class:`gpuopt.answer.Answer`: ``.data`` the document, ``.table`` every pair).
 """
 
 from __future__ import annotations
@@ -49,16 +52,22 @@ if TYPE_CHECKING:
     import numpy as np
     import polars as pl
 
+    from gpuopt.answer import Answer
+    from gpuopt.models.envelope import UnmodeledItem
+    from gpuopt.models.stats import CompareData, NoiseData
+
 __all__ = [
     "ComparisonResult",
     "FileComparisonResult",
     "NoiseResult",
     "compare",
+    "compare_document",
     "compare_files",
     "compare_unpaired",
     "constraint",
     "guardrail",
     "noise",
+    "noise_document",
     "noise_file",
     "schedule",
     "simulate",
@@ -631,3 +640,86 @@ def simulate(options: SimulationOptions | None = None, **fields: Any) -> Simulat
     """Runs the honesty harness: simulated A/A or A/B experiments through the real comparison."""
     opts = options or SimulationOptions(**fields)
     return SimulationReport.model_validate_json(_native.stats_simulate(opts.model_dump_json().encode()))
+
+
+def _unmodeled(files: list[SampleFileFacts]) -> list[UnmodeledItem]:
+    """The columns no option reads, each counted over the rows that carried it."""
+    from gpuopt.models.envelope import UnmodeledItem
+
+    seen: dict[str, int] = {}
+    for f in files:
+        for name in f.unmodeled_columns:
+            seen[name] = seen.get(name, 0) + f.rows
+    return [UnmodeledItem(kind="column", name=name, count=count) for name, count in seen.items()]
+
+
+def compare_document(
+    baseline: str | Path,
+    candidate: str | Path,
+    *,
+    column: str | None = None,
+    key_column: str | None = None,
+    case_column: str | None = None,
+    order_column: str | None = None,
+    block_column: str | None = None,
+    unpaired: bool = False,
+    options: CompareOptions | None = None,
+    limit: int = 50,
+    sort: str | None = None,
+) -> Answer[CompareData]:
+    """``gpuopt stats compare``: :func:`compare_files` as its document, the pairs (unpaired: the values)
+    in ``sort`` order with the first ``limit`` rows (0: all)."""
+    from gpuopt._tables import sorted_by, table_data
+    from gpuopt.answer import Answer
+    from gpuopt.models.stats import CompareData
+    from gpuopt.provenance import file_identity
+
+    result = compare_files(
+        baseline,
+        candidate,
+        column=column,
+        key_column=key_column,
+        case_column=case_column,
+        order_column=order_column,
+        block_column=block_column,
+        unpaired=unpaired,
+        options=options,
+    )
+    name = "values" if unpaired else "pairs"
+    pairs = sorted_by(result.pairs, sort)
+    data = CompareData(files=result.files, comparison=result.result, pairs=table_data(name, pairs, limit))
+    inputs = [file_identity(baseline), file_identity(candidate)]
+    return Answer(data, inputs, _unmodeled(result.files), {name: pairs})
+
+
+def noise_document(
+    path: str | Path,
+    *,
+    first_column: str = "a",
+    second_column: str = "b",
+    key_column: str | None = None,
+    order_column: str | None = None,
+    at: Sequence[int] = (),
+    options: CompareOptions | None = None,
+    limit: int = 50,
+    sort: str | None = None,
+) -> Answer[NoiseData]:
+    """``gpuopt stats noise``: :func:`noise_file` as its document, the A/A pairs in ``sort`` order with the
+    first ``limit`` rows (0: all)."""
+    from gpuopt._tables import sorted_by, table_data
+    from gpuopt.answer import Answer
+    from gpuopt.models.stats import NoiseData
+    from gpuopt.provenance import file_identity
+
+    result = noise_file(
+        path,
+        first_column=first_column,
+        second_column=second_column,
+        key_column=key_column,
+        order_column=order_column,
+        at=at,
+        options=options,
+    )
+    pairs = sorted_by(result.pairs, sort)
+    data = NoiseData(files=result.files, noise=result.report, pairs=table_data("pairs", pairs, limit))
+    return Answer(data, [file_identity(path)], _unmodeled(result.files), {"pairs": pairs})

@@ -12,25 +12,51 @@ GPU activity, and returns a :class:`TorchTrace` whose methods build polars DataF
 Times are integer nanoseconds, converted exactly from the trace's decimal microseconds and counted
 from the trace's first complete event. Tables carry a ``rank`` column (the distributed rank; 0 for a
 single trace without ``distributedInfo``).
+
+Every document ``gpuopt torch ...`` prints, as a :class:`gpuopt.answer.Answer` (``.data`` is the document
+``--json`` prints under ``data``, ``.table`` the whole table, ``.inputs`` the files' identities):
+:func:`summary_document` (``gpuopt torch summary``), :func:`table_document` (``kernels``, ``api``, ``ops``,
+``timeline``, ``gaps``, ``steps``, ``launches``, ``graphs``, ``transfers``, ``collectives``, ``comm``;
+several paths or a glob give one table keyed by ``file``) and :func:`ranks_document` (``ranks``). They take
+the scope as ``gpuopt torch`` does: ``steps="2:9"`` (ProfilerStep#2..#9) or ``window="1ms:2ms"``::
+
+    torch_trace.table_document("trace.json.gz", "kernels", steps="2:9", limit=20).data.table.rows
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gpuopt import _native
 from gpuopt.errors import InputError
-from gpuopt.models.envelope import UnmodeledItem
-from gpuopt.models.torch_trace import TorchSummary, TraceOverview
+from gpuopt.models.envelope import FileIdentity, UnmodeledItem
+from gpuopt.models.torch_trace import TorchSummary, TorchTable, TraceOverview
 from gpuopt.ranks import Ranks
 
 if TYPE_CHECKING:
     import polars as pl
 
-__all__ = ["DEFAULT_KERNEL_WAIT_NS", "TorchTrace", "open"]
+    from gpuopt.answer import Answer
+    from gpuopt.many import Readers
+    from gpuopt.models.many import ManyTableData
+    from gpuopt.models.ranks import RanksData
+
+__all__ = [
+    "DEFAULT_KERNEL_WAIT_NS",
+    "Scope",
+    "TorchTrace",
+    "open",
+    "open_paths",
+    "ranks_document",
+    "scope",
+    "summary_document",
+    "table",
+    "table_document",
+]
 
 #: HTA's ``consecutive_kernel_delay`` default as it acts on µs timestamps (30 µs), in nanoseconds.
 DEFAULT_KERNEL_WAIT_NS = 30_000
@@ -66,6 +92,12 @@ class TorchTrace:
         if self.path.is_file():  # the name as given (a non-UTF-8 name survives; the overview's is text)
             return [self.path]
         return [Path(item.path) for item in self.overview()]
+
+    def inputs(self) -> list[FileIdentity]:
+        """Identities of the trace files read (a document's ``provenance.inputs``)."""
+        from gpuopt.provenance import file_identity
+
+        return [file_identity(p) for p in self.files()]
 
     def not_present(self) -> list[str]:
         """``rank N: not present: ...`` for each trace without GPU activity."""
@@ -108,6 +140,17 @@ class TorchTrace:
         """Per GPU event: its runtime call, launch latency, launching op and launch configuration."""
         return _frame(self._native.launches())
 
+    def paths(self) -> pl.DataFrame:
+        """Per distinct call path (the ``cpu_op`` and ``record_function`` ranges enclosing a runtime
+        call, outermost first; ``ProfilerStep#N`` see-through) and rank: instances, inclusive and
+        exclusive CPU and GPU time, and the GPU time of CUDA graph replays launched under it."""
+        return _frame(_native.torch_paths(self._native))
+
+    def kernel_paths(self) -> pl.DataFrame:
+        """GPU events per (path, launching call, launch kind, name, kind): each kernel's op ancestry;
+        a graph replay's kernels belong to the path of the ``cudaGraphLaunch`` that replayed them."""
+        return _frame(_native.torch_kernel_paths(self._native))
+
     def graphs(self) -> pl.DataFrame:
         """One row per CUDA graph (kernels of ``cudaGraphLaunch`` calls, keyed by their kernel names)."""
         return _frame(self._native.graphs())
@@ -148,6 +191,8 @@ _TABLES = (
     "gaps",
     "steps",
     "launches",
+    "paths",
+    "kernel_paths",
     "graphs",
     "transfers",
     "collectives",
@@ -155,20 +200,10 @@ _TABLES = (
 )
 
 
-def table(
-    path: str | Path,
-    fact: str,
-    *,
-    steps: tuple[int, int] | None = None,
-    window: tuple[int, int] | None = None,
-    **options: int,
-) -> pl.DataFrame:
-    """``open(path).table(fact, **options)``, scoped first when ``steps`` or ``window`` is given: the
-    per-file function of ``gpuopt.many`` (picklable)."""
-    trace = open(path)
-    if steps is not None or window is not None:
-        trace = trace.scoped(steps=steps, window=window)
-    return trace.table(fact, **options)
+def table(path: str | Path, fact: str, *, scope: Scope | None = None, **options: int) -> pl.DataFrame:
+    """``open(path).table(fact, **options)``, restricted to ``scope`` first: the per-file function of
+    ``gpuopt.many`` (picklable)."""
+    return _scoped(open(path), scope).table(fact, **options)
 
 
 def open_paths(paths: Sequence[str | Path]) -> TorchTrace:
@@ -191,3 +226,149 @@ def open(path: str | Path) -> TorchTrace:
     """
     path = Path(path)
     return TorchTrace(path, _native.torch_trace_open(str(path)))
+
+
+# --- documents: what `gpuopt torch ...` prints under `data` ------------------------------------------
+
+_SCOPE_INVALID = "torch_trace_scope_invalid"
+_LAST_STEP = 2**63 - 1
+
+
+@dataclass(frozen=True)
+class Scope:
+    """A part of every trace: ``ProfilerStep#FIRST..#LAST`` (``steps``) or the events overlapping
+    ``[START, END)`` ns from the trace's origin (``window``), with the words a document names it by."""
+
+    steps: tuple[int, int] | None = None
+    window: tuple[int, int] | None = None
+    #: ``steps 2:9`` or ``window 1ms:2ms``, as given.
+    text: str | None = None
+
+
+def _steps(text: str) -> tuple[int, int]:
+    """``"FIRST:LAST"`` -> step numbers (either side may be empty: from the first / to the last step)."""
+    sides = [s.strip() for s in text.split(":")]
+    if len(sides) != 2 or not all(not s or s.isdigit() for s in sides):
+        raise InputError(
+            _SCOPE_INVALID,
+            f"cannot read {text!r} as steps",
+            path="steps",
+            expected="FIRST:LAST step numbers, e.g. 2:9 (either side may be empty)",
+            observed=text,
+        )
+    first, last = sides
+    return (int(first) if first else 0, int(last) if last else _LAST_STEP)
+
+
+def scope(*, steps: str | None = None, window: str | None = None) -> Scope | None:
+    """``--steps FIRST:LAST`` or ``--window START:END`` (ns from the trace's origin, or with ns/us/ms/s;
+    either side may be empty) as a :class:`Scope`; None with neither; both is an input error."""
+    from gpuopt._window import parse_window
+
+    if steps is not None and window is not None:
+        raise InputError(
+            _SCOPE_INVALID,
+            "--steps and --window cannot be combined",
+            path="steps",
+            expected="one of --steps FIRST:LAST and --window START:END",
+            observed=f"--steps {steps} --window {window}",
+        )
+    if steps is not None:
+        return Scope(steps=_steps(steps), text=f"steps {steps}")
+    if window is not None:
+        start, end = parse_window(window, open_ends=True)
+        bounds = (0 if start is None else start, _LAST_STEP if end is None else end)
+        return Scope(window=bounds, text=f"window {window}")
+    return None
+
+
+def _scoped(trace: TorchTrace, chosen: Scope | None) -> TorchTrace:
+    if chosen is None:
+        return trace
+    return trace.scoped(steps=chosen.steps, window=chosen.window)
+
+
+def _opened(path: str | Path, chosen: Scope | None) -> TorchTrace:
+    from gpuopt.provenance import identify_in_background
+
+    identify_in_background(path)  # hashing (on a cache miss) overlaps parsing; a folder is hashed after
+    return _scoped(open(path), chosen)
+
+
+def summary_document(
+    path: str | Path,
+    *,
+    steps: str | None = None,
+    window: str | None = None,
+    kernel_wait_threshold_ns: int = DEFAULT_KERNEL_WAIT_NS,
+) -> Answer[TorchSummary]:
+    """``gpuopt torch summary``: identity, counts, links and GPU breakdowns of every trace of ``path``
+    (a file or a folder of rank traces), restricted to ``steps`` or ``window`` (see :func:`scope`)."""
+    from gpuopt.answer import Answer
+
+    chosen = scope(steps=steps, window=window)
+    trace = _opened(path, chosen)
+    doc = trace.summary(kernel_wait_threshold_ns=kernel_wait_threshold_ns)
+    doc = doc.model_copy(update={"scope": chosen.text if chosen else None})
+    return Answer(doc, trace.inputs(), trace.unmodeled(), source=trace)
+
+
+#: The tables whose facts are of GPU activity: a trace without any says so (``not_present``).
+_GPU_TABLES = frozenset(
+    {"kernels", "streams", "gaps", "launches", "graphs", "transfers", "collectives", "comm"}
+)
+
+
+def table_document(
+    paths: str | Path | Sequence[str | Path],
+    table: str,
+    *,
+    steps: str | None = None,
+    window: str | None = None,
+    kernel_wait_threshold_ns: int = DEFAULT_KERNEL_WAIT_NS,
+    limit: int = 50,
+    sort: str | None = None,
+    readers: Readers | None = None,
+) -> Answer[TorchTable] | Answer[ManyTableData]:
+    """One table (:meth:`TorchTrace.table`'s names: ``kernels``, ``streams`` for ``gpuopt torch
+    timeline``, ...) of one trace or folder of ranks, or of several paths or a glob (one table keyed by
+    ``file``, read by ``readers``: :func:`gpuopt.many.table_document`). The document holds the first
+    ``limit`` rows (0: all) in ``sort`` order (``COLUMN`` largest first, ``COLUMN:asc``)."""
+    from functools import partial
+
+    from gpuopt import many
+    from gpuopt._tables import sorted_by, table_data
+    from gpuopt.answer import Answer
+
+    chosen = scope(steps=steps, window=window)
+    options: dict[str, Any] = {}
+    if table in ("streams", "gaps"):
+        options["kernel_wait_threshold_ns"] = kernel_wait_threshold_ns
+    if not isinstance(paths, (str, Path)):
+        if len(paths) != 1 or many.is_many(paths):  # none: an empty table keyed by file
+            read = partial(_read_table, fact=table, scope=chosen, **options)
+            return many.table_document(table, paths, read, readers=readers, limit=limit, sort=sort)
+        paths = paths[0]
+    trace = _opened(paths, chosen)
+    frame = sorted_by(trace.table(table, **options), sort)
+    data = TorchTable(
+        table=table_data(table, frame, limit),
+        not_present=trace.not_present() if table in _GPU_TABLES else [],
+        scope=chosen.text if chosen else None,
+    )
+    return Answer(data, trace.inputs(), trace.unmodeled(), tables={table: frame}, source=trace)
+
+
+_read_table = table  # the per-file function, under a name table_document's argument does not shadow
+
+
+def ranks_document(
+    paths: Sequence[str | Path], *, limit: int = 50, sort: str | None = None
+) -> Answer[RanksData]:
+    """``gpuopt torch ranks``: the traces (files or folders, glob patterns expanded) as the ranks of one
+    job (:meth:`TorchTrace.ranks`), as one document."""
+    from gpuopt import many
+    from gpuopt import ranks as ranks_
+
+    trace = open_paths(many.expand(paths))
+    return ranks_.document(trace.ranks(), trace.inputs(), limit=limit, sort=sort)

@@ -31,6 +31,8 @@ pub enum Unit {
     /// Floating-point operations (an FMA counts 2).
     Flop,
     FlopPerS,
+    /// Tera (1e12) floating-point operations per second.
+    TflopPerS,
     FlopPerByte,
     /// A number of things (launches, calls, instructions, threads, ...).
     Count,

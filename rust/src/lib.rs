@@ -14,6 +14,8 @@ pub mod map;
 pub mod names;
 pub mod ncu;
 pub mod nsys;
+pub mod peaks;
+pub mod perfetto;
 pub mod profile;
 pub mod ranks;
 pub mod runtime;

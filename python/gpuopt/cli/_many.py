@@ -1,28 +1,29 @@
 """Several files in one table command: ``FILE...`` or a glob, ``--workers N``, ``--dask-scheduler``.
 
 One FILE keeps the command's own output. Several FILEs (or a glob pattern) give one table keyed by
-``file`` (envelope ``gpuopt.many.table/v1``), read by :mod:`gpuopt.many`; a file that fails is a row
-with its typed error, and the command exits 2 only when every file failed.
+``file`` (envelope ``gpuopt.many.table/v1``), read by :mod:`gpuopt.many` (the area's ``table_document``
+decides); a file that fails is a row with its typed error, and the command exits 2 only when every file
+failed.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from gpuopt.cli._output import Outcome
 from gpuopt.cli._params import FiniteFloatRange
-from gpuopt.cli._tables import render_frame, table_data, write_table
-from gpuopt.errors import InputError
+from gpuopt.cli._tables import render_frame
 from gpuopt.many import DASK_TIMEOUT_S
 
 if TYPE_CHECKING:
-    import polars as pl
+    from gpuopt.answer import Answer
+    from gpuopt.many import Readers
+    from gpuopt.models.many import ManyTableData
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -46,7 +47,7 @@ def files_argument(fn: F) -> F:
 
 def many_options(command: F) -> F:
     """Adds ``--workers``, ``--dask-scheduler`` and ``--dask-timeout``; the timeout reaches
-    :func:`many_outcome` through a context variable, so command bodies do not change."""
+    :func:`readers` through a context variable, so command bodies do not change."""
 
     @functools.wraps(command)
     def wrapper(*args: Any, dask_timeout: float, **kwargs: Any) -> Any:
@@ -80,54 +81,13 @@ def many_options(command: F) -> F:
     return fn
 
 
-def is_many(files: Sequence[Path]) -> bool:
-    from gpuopt.many import is_pattern
+def readers(workers: int, dask_scheduler: str | None) -> Readers:
+    """Who reads the files: ``--workers``, ``--dask-scheduler`` and ``--dask-timeout``."""
+    from gpuopt.many import Readers
 
-    return len(files) > 1 or any(is_pattern(f) for f in files)
+    return Readers(workers, dask_scheduler, _DASK_TIMEOUT.get())
 
 
-def many_outcome(
-    name: str,
-    files: Sequence[Path],
-    fn: Callable[[Path], pl.DataFrame],
-    *,
-    workers: int,
-    dask_scheduler: str | None,
-    limit: int,
-    out: Path | None,
-) -> Outcome:
-    """Reads every file with ``fn`` and returns the one keyed table (failed only if every file failed)."""
-    from gpuopt import many
-    from gpuopt.models.many import ManyTableData
-    from gpuopt.provenance import file_identity
-
-    paths = many.expand(files)
-    results = many.map_files(
-        fn, paths, workers=workers, scheduler=dask_scheduler, dask_timeout_s=_DASK_TIMEOUT.get()
-    )
-    frame = many.combine(results)
-    if out is not None:
-        write_table(frame, out)
-    failed = sum(1 for r in results if r.error is not None)
-    data = ManyTableData(
-        report=name,
-        files=len(results),
-        failed=failed,
-        workers=workers,
-        dask_scheduler=dask_scheduler,
-        table=table_data(name, frame, limit),
-    )
-    failure = None
-    if results and failed == len(results):
-        failure = InputError(
-            "files_all_failed",
-            f"every one of the {failed} files failed (each row carries its error)",
-            observed=", ".join(sorted({str(r.error["code"]) for r in results if r.error})),
-        )
-    inputs = [file_identity(Path(r.file)) for r in results if r.error is None and Path(r.file).is_file()]
-
-    def render() -> str:
-        head = f"{name} — {len(results)} files ({failed} failed)"
-        return head + "\n" + render_frame(frame, limit)
-
-    return Outcome(data=data, render=render, inputs=inputs, failure=failure, schema=MANY_SCHEMA)
+def render_many(answer: Answer[ManyTableData], limit: int) -> str:
+    d = answer.data
+    return f"{d.report} — {d.files} files ({d.failed} failed)\n" + render_frame(answer.table, limit)

@@ -1,14 +1,96 @@
-"""Human rendering of the nsys timeline, graph and coverage facts (the JSON carries the same)."""
+"""Human rendering of the nsys documents: summary, tables, timeline, graph and coverage facts (the JSON
+carries the same)."""
 
 from __future__ import annotations
 
 import textwrap
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from gpuopt.cli._render import table
+from gpuopt.cli._render import section, table
+from gpuopt.cli._tables import render_frame
 
 if TYPE_CHECKING:
-    from gpuopt.models.nsys import Coverage, Distribution, Graphs, NsysSelection, Timeline
+    from gpuopt.answer import Answer
+    from gpuopt.models.nsys import (
+        Coverage,
+        Distribution,
+        Graphs,
+        NsysGraphsData,
+        NsysSelection,
+        NsysSummaryData,
+        NsysTableData,
+        NsysTimelineData,
+        Timeline,
+    )
+
+
+def header(path: str, name: str, sel: NsysSelection, missing: list[str]) -> str:
+    parts = [f"{name} — {path}"]
+    if sel.window_start_ns is not None or sel.window_end_ns is not None:
+        parts.append(f"window {sel.window_start_ns}:{sel.window_end_ns}")
+    if sel.nvtx:
+        parts.append(f"launched in NVTX range {sel.nvtx!r}")
+    text = ", ".join(parts)
+    if missing:
+        text += f"\nnot captured: {', '.join(missing)}"
+    return text
+
+
+# Tables whose rows are of two levels that overlap in time: no totals row (a sum would count twice).
+_LEVELS = {
+    "gaps": [
+        "stream_id —: the whole device was idle; a stream id: that stream was idle (others may have run);",
+        "one interval can show at both levels, so no total is given (--level device: only the device's)",
+    ]
+}
+
+
+def render_table(answer: Answer[Any], limit: int) -> str:
+    """One export's table: what it covers, the table, and the GPU activity it leaves out."""
+    d: NsysTableData = answer.data
+    body = render_frame(answer.table, limit, totals=d.report not in _LEVELS)
+    text = "\n".join(
+        [header(d.path, d.report, d.selection, d.not_captured), *_LEVELS.get(d.report, []), body]
+    )
+    return text + ("\n\n" + render_coverage(d.coverage) if d.coverage else "")
+
+
+def render_summary(d: NsysSummaryData) -> str:
+    info, e = d.info, d.info.export
+    parts = [
+        section(
+            f"nsys export — {d.path}",
+            [
+                ("schema", f"{e.schema_version} ({e.metadata_table})"),
+                ("product", f"{e.product_name or 'nsys'} {e.product_version or '?'}"),
+                ("exported by", d.source.nsys_version if d.source else None),
+                ("gpus", ", ".join(f"{g.id}: {g.name or '?'}" for g in info.gpus) or "none recorded"),
+                ("nvtx ranges", f"{info.nvtx_ranges} ({info.nvtx_open_ranges} open)"),
+                ("cuda graph trace", info.graph_trace_mode or "not recorded (no option, no graph rows)"),
+            ],
+        ),
+        "Sources\n"
+        + table(
+            ["table", "in file", "rows"],
+            [[s.table, s.actual or "not captured", s.rows] for s in info.sources],
+        ),
+        render_timeline(d.timeline, d.selection),
+    ]
+    if d.graphs.executions:
+        parts.append(render_graphs(d.graphs))
+    return "\n\n".join(parts)
+
+
+def render_timeline_data(d: NsysTimelineData) -> str:
+    text = render_timeline(d.timeline, d.selection, d.path)
+    if d.streams_left_out:
+        text += f"\n\n({d.streams_left_out} less busy streams left out; --limit 0 shows all)"
+    return text
+
+
+def render_graphs_data(d: NsysGraphsData) -> str:
+    text = header(d.path, "graphs", d.selection, []) + "\n" + render_graphs(d.graphs)
+    return text + ("\n\n" + render_coverage(d.coverage) if d.coverage else "")
 
 
 def _ms(ns: int | float | None) -> str:

@@ -46,6 +46,9 @@ class Outcome:
     # The whole --json envelope, already made by the command (natively, as pydantic would print it:
     # ``gpuopt nsys stats``), printed as is; such an outcome has no ``data``.
     json_text: str | None = None
+    # A result whose documented exit status is not 0 although the command worked (``gpuopt gate check``'s
+    # outcomes: references/gate.md); the envelope stays ``ok: true``.
+    exit_code: int = 0
 
 
 _AS_JSON: ContextVar[bool] = ContextVar("gpuopt_as_json", default=False)
@@ -214,8 +217,9 @@ def command(schema: str) -> Callable[[F], F]:
                 click.echo(outcome.render())
                 if failure is not None:
                     click.echo(f"error[{failure.code}]: {failure.message}", err=True)
-            if failure is not None:
-                sys.exit(failure.exit_code)
+            code = outcome.exit_code if failure is None else failure.exit_code
+            if code:
+                sys.exit(code)
 
         wrapper.gpuopt_schema = schema  # type: ignore[attr-defined]  # which envelope: read by tests, MCP
         return wrapper  # type: ignore[return-value]

@@ -13,6 +13,8 @@ import io
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from gpuopt._tables import label, split_aggregate
+
 if TYPE_CHECKING:
     import polars as pl
 
@@ -75,17 +77,6 @@ def _number(v: float) -> str:
     return f"{v:,.0f}" if abs(v) >= 1e5 else f"{v:.4g}"
 
 
-_AGGREGATES = ("_sum", "_mean", "_min", "_max", "_median")
-
-
-def _split_aggregate(column: str) -> tuple[str, str]:
-    """``duration_ns_mean`` -> (``duration_ns``, ``_mean``): an aggregate keeps its column's unit."""
-    for suffix in _AGGREGATES:
-        if column.endswith(suffix) and len(column) > len(suffix):
-            return column[: -len(suffix)], suffix
-    return column, ""
-
-
 _SCALES: dict[str, Callable[[Any], str]] = {
     "ns": _time,
     "bytes": _size,
@@ -99,7 +90,7 @@ _SCALES: dict[str, Callable[[Any], str]] = {
 
 def _unit_in_name(column: str) -> str | None:
     """The unit a column's name carries, for columns no table declares (a table built in a command)."""
-    column, _ = _split_aggregate(column)
+    column, _ = split_aggregate(column)
     for suffix, unit in _NAME_UNITS:
         if column.endswith(suffix):
             return unit
@@ -135,27 +126,6 @@ def formatter(column: str) -> Callable[[Any], str]:
         return " ".join(str(value).split())
 
     return fmt
-
-
-def label(column: str) -> str:
-    """The header people see: the name without its unit suffix (the cells carry the unit)."""
-    base, aggregate = _split_aggregate(column)
-    for suffix, shown in _LABELS:
-        if base.endswith(suffix) and len(base) > len(suffix):
-            return base[: -len(suffix)] + shown + aggregate
-    return column
-
-
-# Unit suffixes and what stays of them in a header (the cells carry the unit).
-_LABELS = (
-    ("_ns", ""),
-    ("_gbps", ""),
-    ("_bytes_per_s", ""),
-    ("_flop_per_s", "_flops"),
-    ("_flop_per_byte", ""),
-    ("_pct_of_peak", "_of_peak"),
-    ("_pct", ""),
-)
 
 
 def _is_text(column: str, cells: Sequence[str], frame: pl.DataFrame) -> bool:

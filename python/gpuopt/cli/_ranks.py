@@ -2,39 +2,25 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gpuopt.cli._output import Outcome
-from gpuopt.cli._tables import render_frame, table_data, write_table
+from gpuopt.cli._tables import render_frame
 
 if TYPE_CHECKING:
-    from gpuopt.models.envelope import FileIdentity
-    from gpuopt.ranks import Ranks
-
-
-def ranks_outcome(r: Ranks, inputs: list[FileIdentity], *, limit: int, out: Path | None) -> Outcome:
-    """``--out`` writes the per-rank table; the envelope carries all three."""
+    from gpuopt.answer import Answer
     from gpuopt.models.ranks import RanksData
 
-    if out is not None:
-        write_table(r.ranks, out)
-    data = RanksData(
-        rank_source=r.rank_source,
-        clock=r.clock,
-        ranks=table_data("ranks", r.ranks, limit),
-        collectives=table_data("rank_collectives", r.collectives, limit),
-        stragglers=table_data("rank_stragglers", r.stragglers, limit),
+
+def render_ranks(answer: Answer[RanksData], limit: int) -> str:
+    """The three tables of :func:`gpuopt.ranks.document` for people."""
+    d, t = answer.data, answer.tables
+    stragglers = t["rank_stragglers"]
+    return "\n\n".join(
+        [
+            f"Ranks (rank from {d.rank_source}; clock {d.clock})\n" + render_frame(t["ranks"], limit),
+            "Collectives (k-th collective kernel of every rank)\n"
+            + render_frame(t["rank_collectives"], limit),
+            "Stragglers (ranks that arrived last)\n"
+            + (render_frame(stragglers, limit) if stragglers.height else "(none)"),
+        ]
     )
-
-    def render() -> str:
-        return "\n\n".join(
-            [
-                f"Ranks (rank from {r.rank_source}; clock {r.clock})\n" + render_frame(r.ranks, limit),
-                "Collectives (k-th collective kernel of every rank)\n" + render_frame(r.collectives, limit),
-                "Stragglers (ranks that arrived last)\n"
-                + (render_frame(r.stragglers, limit) if r.stragglers.height else "(none)"),
-            ]
-        )
-
-    return Outcome(data=data, render=render, inputs=inputs)

@@ -30,10 +30,12 @@ COMMANDS: dict[str, Entry] = {
         "schema", "schema", "Print the JSON Schema of a document gpuopt emits, or list their names."
     ),
     "nsys": Entry(
-        "nsys", "nsys", "Nsight Systems: facts from an nsys SQLite export (`nsys export --type sqlite`)."
+        "nsys_analyses",
+        "nsys",
+        "Nsight Systems: facts from an nsys SQLite export (`nsys export --type sqlite`).",
     ),
     "torch": Entry(
-        "torch_trace",
+        "torch_analyses",
         "torch",
         "PyTorch profiler (Kineto) Chrome traces: kernels, ops, GPU timeline, record_function steps.",
     ),
@@ -49,7 +51,7 @@ COMMANDS: dict[str, Entry] = {
         "Facts from compiler reports (ptxas -v, cuobjdump -res-usage) and caches (Triton, TorchInductor).",
     ),
     "ncu": Entry(
-        "ncu",
+        "ncu_analyses",
         "ncu",
         "Nsight Compute: per-launch facts from .ncu-rep files and ncu --csv exports, and collection.",
     ),
@@ -165,6 +167,11 @@ COMMANDS: dict[str, Entry] = {
         "or NCCL documentation says so.",
     ),
     "audit": Entry("audit", "audit", "Audits of identity records."),
+    "gate": Entry(
+        "gate",
+        "gate",
+        "A regression gate for CI: saved baselines, checks with exit codes, reports where CI shows them.",
+    ),
     "skill": Entry(
         "agent",
         "skill",

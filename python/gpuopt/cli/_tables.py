@@ -2,9 +2,10 @@
 ``--sort COLUMN`` (largest first; ``COLUMN:asc`` smallest first) and ``--columns`` for the screen.
 
 One decorator (:func:`table_options`) gives every table command the same options; it hands ``--sort``
-and ``--columns`` to the three places a table leaves a command (:func:`table_data` for the envelope,
-:func:`write_table` for ``--out``, :func:`render_frame` for people) through context variables, so command
-bodies do not change.
+and ``--columns`` on through context variables (:func:`current_sort`, :func:`current_columns`). The
+library puts a table in ``--sort`` order and makes the document (``gpuopt._tables``); here the answer
+becomes the command's :class:`Outcome` (:func:`answered`: ``--out`` written, ``--columns`` checked), and
+:func:`render_frame` draws the table for people.
 """
 
 from __future__ import annotations
@@ -17,14 +18,16 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from gpuopt._tables import column_named, sorted_by, unknown_column
 from gpuopt.cli._output import Outcome
 from gpuopt.errors import InputError
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     import polars as pl
 
-    from gpuopt.models.envelope import FileIdentity, UnmodeledItem
-    from gpuopt.models.table import TableData
+    from gpuopt.answer import Answer
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -83,47 +86,11 @@ def current_columns() -> list[str] | None:
     return _COLUMNS.get()
 
 
-def column_named(frame: pl.DataFrame, name: str) -> str | None:
-    """The column ``name`` means: itself, or the one column whose header on screen it is (the name without
-    its unit suffix: ``total_time`` for ``total_time_ns``)."""
-    if name in frame.columns:
-        return name
-    from gpuopt.cli._people import label
+def check_out(out: Path) -> None:
+    """``--out``'s suffix names a format, and the path can be written (not a FIFO, a device or a path in
+    a missing folder): checked before a command's work where its work leaves a record."""
+    from gpuopt._files import check_output
 
-    matches = [c for c in frame.columns if label(c) == name]
-    return matches[0] if len(matches) == 1 else None
-
-
-def _unknown_column(frame: pl.DataFrame, option: str, name: str) -> InputError:
-    return InputError(
-        "column_unknown",
-        f"{option}: this table has no column {name!r}",
-        expected=", ".join(frame.columns),
-        observed=name,
-    )
-
-
-def ordered(frame: pl.DataFrame, *, strict: bool = True) -> pl.DataFrame:
-    """``frame`` in the ``--sort`` order of the running command (unchanged without ``--sort``).
-
-    Not ``strict``: a frame without the column (a compact view of the table) stays as it is.
-    """
-    sort = _SORT.get()
-    if not sort:
-        return frame
-    column, _, direction = sort.partition(":")
-    if direction not in ("", "asc", "desc"):
-        raise InputError("sort_invalid", f"--sort {sort}: the direction is asc or desc", observed=direction)
-    named = column_named(frame, column)
-    if named is None:
-        if strict:
-            raise _unknown_column(frame, "--sort", column)
-        return frame
-    return frame.sort(named, descending=direction != "asc", nulls_last=True, maintain_order=True)
-
-
-def write_table(frame: pl.DataFrame, out: Path) -> None:
-    frame = ordered(frame)
     suffix = out.suffix.lower()
     if suffix not in _WRITERS:
         raise InputError(
@@ -133,11 +100,17 @@ def write_table(frame: pl.DataFrame, out: Path) -> None:
             expected=", ".join(_WRITERS),
             observed=suffix or "(no suffix)",
         )
+    check_output(out)
+
+
+def write_table(frame: pl.DataFrame, out: Path) -> None:
+    """``--out``: the whole table, as it is (the library put it in ``--sort`` order)."""
     import io
 
-    from gpuopt._files import check_output, write_output
+    from gpuopt._files import write_output
 
-    check_output(out)  # before the work of encoding: a FIFO, a device or a missing folder
+    check_out(out)  # before the work of encoding: a FIFO, a device or a missing folder
+    suffix = out.suffix.lower()
     buffer = io.BytesIO()
     if suffix == ".parquet":
         frame.write_parquet(buffer)
@@ -155,9 +128,9 @@ def render_frame(frame: pl.DataFrame, limit: int, *, totals: bool = True) -> str
     ``totals=False`` where rows overlap, so no sum over them means anything."""
     from gpuopt.cli import _people
 
-    frame = ordered(frame, strict=False)
+    frame = sorted_by(frame, _SORT.get(), strict=False)  # a view made from the sorted table keeps its order
     rows = frame.height if limit == 0 else min(limit, frame.height)
-    # --columns was checked against the whole table by table_data; a view without one says so.
+    # --columns was checked against the whole table (answered); a view without one says so.
     named = {c: column_named(frame, c) for c in _COLUMNS.get() or []}
     columns = [n for n in named.values() if n is not None] or None
     text = _people.render(frame, rows, columns, totals=totals)
@@ -175,42 +148,32 @@ def for_people(full: pl.DataFrame, compact: pl.DataFrame) -> pl.DataFrame:
     return full if _COLUMNS.get() else compact
 
 
-def table_data(name: str, frame: pl.DataFrame, limit: int) -> TableData:
-    from gpuopt.models.table import Column, TableData
+def check_columns(frames: Iterable[pl.DataFrame]) -> None:
+    """``--columns`` names columns of every table the command shows (``column_unknown`` else)."""
+    for frame in frames:
+        for c in _COLUMNS.get() or []:
+            if column_named(frame, c) is None:
+                raise unknown_column(frame, "--columns", c)
 
-    for c in _COLUMNS.get() or []:
-        if column_named(frame, c) is None:
-            raise _unknown_column(frame, "--columns", c)
-    frame = ordered(frame)
-    shown = frame if limit == 0 else frame.head(limit)
-    return TableData(
-        name=name,
-        columns=[Column(name=c, dtype=str(t)) for c, t in frame.schema.items()],
-        rows=shown.to_dicts(),
-        total_rows=frame.height,
-        truncated=shown.height < frame.height,
+
+def answered(
+    answer: Answer[Any], render: Callable[[], str], *, out: Path | None = None, schema: str | None = None
+) -> Outcome:
+    """The Outcome of a library answer: ``--columns`` checked against its tables, ``--out`` written with
+    its main table, its document, inputs and unmodeled content as the envelope's."""
+    check_columns(answer.tables.values())
+    if out is not None and answer.tables:
+        write_table(answer.table, out)
+    return Outcome(
+        data=answer.data,
+        render=render,
+        inputs=answer.inputs,
+        unmodeled=answer.unmodeled,
+        failure=answer.failure,
+        schema=schema,
     )
 
 
-def table_outcome(
-    name: str,
-    frame: pl.DataFrame,
-    *,
-    limit: int,
-    out: Path | None,
-    inputs: list[FileIdentity],
-    unmodeled: list[UnmodeledItem] | None = None,
-    header: str | None = None,
-) -> Outcome:
-    """The Outcome of a command whose result is one table."""
-    if out is not None:
-        write_table(frame, out)
-    from gpuopt.models.table import TableResult
-
-    data = TableResult(table=table_data(name, frame, limit))
-
-    def render() -> str:
-        body = render_frame(frame, limit)
-        return f"{header}\n{body}" if header else body
-
-    return Outcome(data=data, render=render, inputs=inputs, unmodeled=unmodeled or [])
+def render_table(answer: Answer[Any], limit: int) -> str:
+    """An answer's main table for people, as it is (no header): the plain table commands."""
+    return render_frame(answer.table, limit)

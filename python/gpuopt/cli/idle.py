@@ -74,21 +74,5 @@ def idle_check(gpus: tuple[str, ...], window_s: float | None, root: Path | None)
     """
     from gpuopt.evaluation import idle
 
-    sampler, period_ms, max_util, window = "nvml", 250, 5.0, 5.0
-    if root is not None:
-        from gpuopt.evaluation import target as targets
-        from gpuopt.evaluation.store import Store
-
-        target = targets.optimizable(targets.load(Store.open(root))[0])
-        c = target.contamination
-        if c.sampler != "disabled":
-            sampler, period_ms = c.sampler, c.period_ms
-        max_util, window = c.idle.max_util_pct, c.idle.window_s
-    rep = idle.run(
-        list(gpus),
-        window_s=window if window_s is None else window_s,
-        max_util_pct=max_util,
-        sampler=sampler,
-        period_ms=period_ms,
-    )
+    rep = idle.check(list(gpus), window_s=window_s, root=root)
     return Outcome(data=rep, render=lambda: _render(rep))

@@ -1,25 +1,32 @@
-"""``gpuopt ncu``: Nsight Compute reports as per-launch facts, comparisons, roofline points, collection."""
+"""``gpuopt ncu``: Nsight Compute reports as per-launch facts, comparisons, roofline points, collection.
+
+Every command is its options and one call to :mod:`gpuopt.ncu` (a ``*_document`` function; ``ncu table``
+through :func:`gpuopt.cli._table_command.table_command`), rendered here.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from gpuopt.cli import _views
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._params import FiniteFloatRange
 from gpuopt.cli._render import section
-from gpuopt.cli._tables import for_people, render_frame, table_data, table_options, table_outcome, write_table
+from gpuopt.cli._table_command import table_command
+from gpuopt.cli._tables import answered, current_sort, for_people, render_frame, table_options
 
 if TYPE_CHECKING:
     import polars as pl
 
     from gpuopt.models.ncu import NcuReportInfo
-    from gpuopt.ncu import NcuReport
+    from gpuopt.ncu import Reader
 
 _PATH = click.Path(path_type=Path, dir_okay=False)
 _READERS = click.Choice(["auto", "ncu-report", "ncu"])
+# gpuopt.ncu.TABLES, written out: the group's --help must not import the library.
 _TABLES = ("kernels", "warp_stalls", "instruction_mix", "rules", "sections", "metrics")
 _LAUNCH_COLUMNS = (
     "launch_id",
@@ -55,12 +62,6 @@ def _source_options(fn: click.decorators.FC) -> click.decorators.FC:
     return fn
 
 
-def _open(path: Path, session: Path | None, details: Path | None, reader: str) -> NcuReport:
-    from gpuopt import ncu
-
-    return ncu.open(path, session=session, details=details, reader=reader)  # type: ignore[arg-type]
-
-
 @click.group()
 def ncu() -> None:
     """Nsight Compute: per-launch facts from .ncu-rep files and ncu --csv exports, and collection.
@@ -81,23 +82,21 @@ def ncu() -> None:
 @table_options
 @command("gpuopt.ncu.summary/v1")
 def summary(
-    path: Path, session: Path | None, details: Path | None, reader: str, limit: int, out: Path | None
+    path: Path, session: Path | None, details: Path | None, reader: Reader, limit: int, out: Path | None
 ) -> Outcome:
     """What a report is, how it was read, where each fact comes from, and per-kernel aggregates.
 
     Aggregates are per (kernel, grid, block) and state how many launches they cover; launches of
     different kernels are never averaged together.
     """
-    from gpuopt.models.ncu import NcuSummary
+    from gpuopt import ncu as lib
 
-    report = _open(path, session, details, reader)
-    kernels = report.kernels
-    if out is not None:
-        write_table(kernels, out)
-    data = NcuSummary(report=report.info, kernels=table_data("kernels", kernels, limit))
+    answer = lib.summary_document(
+        path, session=session, details=details, reader=reader, limit=limit, sort=current_sort()
+    )
 
     def render() -> str:
-        i = report.info
+        i = answer.data.report
         absent = [s.fact for s in i.fact_sources if s.source is None]
         head = section(
             f"Nsight Compute report {i.path}",
@@ -125,10 +124,11 @@ def summary(
             ],
             wrap=True,
         )
-        shown = for_people(kernels, kernels.drop("kernel_name", "launch_ids"))
+        kernels = answer.table
+        shown = for_people(kernels, _views.without(kernels, "kernel_name", "launch_ids"))
         return head + "\n\nKernels (means over the launches counted)\n" + render_frame(shown, limit)
 
-    return Outcome(data=data, render=render, inputs=report.inputs(), unmodeled=report.unmodeled)
+    return answered(answer, render, out=out)
 
 
 @ncu.command()
@@ -142,40 +142,28 @@ def launches(
     path: Path,
     session: Path | None,
     details: Path | None,
-    reader: str,
+    reader: Reader,
     kernel_regex: str | None,
     all_columns: bool,
     limit: int,
     out: Path | None,
 ) -> Outcome:
     """One row per profiled launch: identity, configuration and every fact, in base units."""
-    import polars as pl
+    from gpuopt import ncu as lib
 
-    if kernel_regex is not None:
-        _check_regex(kernel_regex)
-    report = _open(path, session, details, reader)
-    frame = report.launches
-    if kernel_regex is not None:
-        frame = frame.filter(pl.col("kernel_name").str.contains(kernel_regex))
-        if frame.is_empty():
-            from gpuopt.names import unknown
-
-            names = report.launches["kernel_name"].drop_nulls().unique().to_list()
-            raise unknown(
-                kernel_regex,
-                names,
-                option="--kernel",
-                what="kernel",
-                expected="a regex matching a kernel name",
-            )
-    outcome = table_outcome(
-        "ncu_launches", frame, limit=limit, out=out, inputs=report.inputs(), unmodeled=report.unmodeled
+    answer = lib.launches_document(
+        path,
+        kernel=kernel_regex,
+        session=session,
+        details=details,
+        reader=reader,
+        limit=limit,
+        sort=current_sort(),
     )
-    compact = frame.select([c for c in _LAUNCH_COLUMNS if c in frame.columns])
-    shown = frame if all_columns else for_people(frame, compact)
-    absent = _absent_facts(report.info, frame)
-    outcome.render = lambda: "\n".join([render_frame(shown, limit), *absent])
-    return outcome
+    frame = answer.table
+    shown = frame if all_columns else for_people(frame, _views.columns(frame, _LAUNCH_COLUMNS))
+    absent = _absent_facts(answer.source.info, frame)
+    return answered(answer, lambda: "\n".join([render_frame(shown, limit), *absent]), out=out)
 
 
 def _absent_facts(info: NcuReportInfo, frame: pl.DataFrame) -> list[str]:
@@ -201,56 +189,18 @@ def _why_absent(info: NcuReportInfo) -> str:
     )
 
 
-def _check_regex(pattern: str) -> None:
-    import re
-
-    from gpuopt.errors import InputError
-
-    try:
-        re.compile(pattern)
-    except re.error as exc:
-        raise InputError("usage_invalid", f"--kernel is not a valid regex: {exc}", observed=pattern) from None
-
-
 @ncu.command(name="table")
 @click.argument("path", type=_PATH)
 @click.argument("name", type=click.Choice(_TABLES))
 @_source_options
 @table_options
 @command("gpuopt.ncu.table/v2")
-def table_cmd(
-    path: Path,
-    name: str,
-    session: Path | None,
-    details: Path | None,
-    reader: str,
-    limit: int,
-    out: Path | None,
-) -> Outcome:
+def table_cmd(path: Path, name: str, **options: Any) -> Outcome:
     """Another table of a report: kernels, warp_stalls, instruction_mix, rules, sections or metrics.
 
     Rule results are ncu's own text, reported verbatim.
     """
-    report = _open(path, session, details, reader)
-    frame = getattr(report, name)
-    return table_outcome(f"ncu_{name}", frame, limit=limit, out=out, inputs=report.inputs())
-
-
-def _peaks(values: tuple[str, ...]) -> dict[str, float]:
-    from gpuopt.errors import InputError
-
-    peaks: dict[str, float] = {}
-    for item in values:
-        precision, sep, number = item.partition("=")
-        try:
-            if not sep:
-                raise ValueError(item)
-            peaks[precision] = float(number)
-        except ValueError:
-            raise InputError(
-                "ncu_peak_invalid", f"--peak-flops takes PRECISION=FLOP_PER_S, got {item!r}"
-            ) from None
-    return peaks
+    return table_command("ncu", name, path, **options)
 
 
 @ncu.command()
@@ -273,7 +223,7 @@ def roofline(
     path: Path,
     session: Path | None,
     details: Path | None,
-    reader: str,
+    reader: Reader,
     peak_flops: tuple[str, ...],
     peak_dram_bytes_per_s: float | None,
     limit: int,
@@ -284,47 +234,32 @@ def roofline(
 
     A point states where a launch sits under these assumptions; it predicts nothing.
     """
-    report = _open(path, session, details, reader)
-    frame = report.roofline(_peaks(peak_flops), peak_dram_bytes_per_s)
-    missing = [c for c in report.info.roofline if not c.available]
+    from gpuopt import ncu as lib
+
+    answer = lib.roofline_document(
+        path,
+        peak_flop_per_s=lib.parse_peaks(peak_flops),
+        peak_dram_bytes_per_s=peak_dram_bytes_per_s,
+        session=session,
+        details=details,
+        reader=reader,
+        limit=limit,
+        sort=current_sort(),
+    )
+    info: NcuReportInfo = answer.source.info
+    missing = [c for c in info.roofline if not c.available]
     header = None
     if missing:
         header = "Precisions without the metrics they need: " + "; ".join(
             f"{c.precision} (no {', '.join(c.missing_metrics[:3])})" for c in missing
         )
-    outcome = table_outcome(
-        "ncu_roofline", frame, limit=limit, out=out, inputs=report.inputs(), header=header
-    )
-    shown, hidden = _roofline_points(frame)
+    frame = answer.table
+    shown, hidden = _views.roofline_points(frame)
     note = f"\n({hidden} rows of a precision a launch did not use (0 FLOP) hidden; --json or --out have them)"
     body = render_frame(for_people(frame, shown), limit)
-    outcome.render = lambda: "\n".join(filter(None, [header, body])) + (note if hidden else "")
-    return outcome
-
-
-_ROOFLINE_COLUMNS = [  # launch_id left out so precision fits in 120 columns (rows stay in launch order)
-    "kernel_function",
-    "region",
-    "arithmetic_intensity_flop_per_byte",
-    "achieved_flop_per_s",
-    "flop_pct_of_peak",
-    "dram_pct_of_peak",
-    "precision",
-]
-
-
-def _roofline_points(frame: pl.DataFrame) -> tuple[pl.DataFrame, int]:
-    """What people read of the roofline: the points that say something (a precision a launch used; a
-    launch that used none keeps one row, for its DRAM share) and the key columns; the count hidden."""
-    import polars as pl
-
-    if frame.height == 0 or "flop" not in frame.columns:
-        return frame, 0
-    used = pl.col("flop") > 0
-    none_used = ~used.any().over("launch_id")
-    first = pl.int_range(pl.len()).over("launch_id") == 0
-    kept = frame.filter(used | (none_used & first))
-    return kept.select([c for c in _ROOFLINE_COLUMNS if c in frame.columns]), frame.height - kept.height
+    return answered(
+        answer, lambda: "\n".join(filter(None, [header, body])) + (note if hidden else ""), out=out
+    )
 
 
 @ncu.command()
@@ -334,17 +269,17 @@ def _roofline_points(frame: pl.DataFrame) -> tuple[pl.DataFrame, int]:
 @click.option("--reader", type=_READERS, default="auto", show_default=True, help=".ncu-rep reader.")
 @table_options
 @command("gpuopt.ncu.compare/v2")
-def compare(a: Path, b: Path, metrics: tuple[str, ...], reader: str, limit: int, out: Path | None) -> Outcome:
+def compare(
+    a: Path, b: Path, metrics: tuple[str, ...], reader: Reader, limit: int, out: Path | None
+) -> Outcome:
     """Per-kernel deltas (B - A) of the same facts between two reports, with each side's counts.
 
     Kernels are matched by name; a kernel on one side only has the other side empty.
     """
     from gpuopt import ncu as lib
 
-    ra = _open(a, None, None, reader)
-    rb = _open(b, None, None, reader)
-    frame = lib.compare(ra, rb, metrics)
-    return table_outcome("ncu_compare", frame, limit=limit, out=out, inputs=ra.inputs() + rb.inputs())
+    answer = lib.compare_document(a, b, metrics=metrics, reader=reader, limit=limit, sort=current_sort())
+    return answered(answer, lambda: render_frame(answer.table, limit), out=out)
 
 
 @ncu.command(context_settings={"ignore_unknown_options": False})

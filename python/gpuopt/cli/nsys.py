@@ -1,27 +1,24 @@
-"""``gpuopt nsys ...``: Nsight Systems facts from an nsys SQLite export (or a ``.nsys-rep``)."""
+"""``gpuopt nsys ...``: Nsight Systems facts from an nsys SQLite export (or a ``.nsys-rep``).
+
+Every command is its options and one call to :mod:`gpuopt.nsys` (a ``*_document`` function; the table
+commands through :func:`gpuopt.cli._table_command.table_command`), rendered by
+:mod:`gpuopt.cli._nsys_render`.
+"""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import click
 
 from gpuopt.cli._html import html_option, render_html
-from gpuopt.cli._many import files_argument, is_many, many_options, many_outcome
-from gpuopt.cli._nsys_render import render_coverage, render_graphs, render_timeline
+from gpuopt.cli._many import files_argument, many_options
+from gpuopt.cli._nsys_render import render_graphs_data, render_summary, render_timeline_data
 from gpuopt.cli._output import Outcome, command, json_requested
-from gpuopt.cli._render import section, table
-from gpuopt.cli._tables import current_columns, current_sort, table_data, table_options, write_table
-
-if TYPE_CHECKING:
-    import polars as pl
-
-    from gpuopt.models.envelope import FileIdentity, UnmodeledItem
-    from gpuopt.models.nsys import NsysSelection, Timeline
-    from gpuopt.nsys import Report
+from gpuopt.cli._table_command import table_command
+from gpuopt.cli._tables import answered, current_columns, current_sort, table_options
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -31,7 +28,6 @@ TABLE_SCHEMA = "gpuopt.nsys.table/v1"
 def _selection_options(fn: F) -> F:
     fn = click.option(
         "--nvtx",
-        "nvtx_range",
         metavar="RANGE",
         help="Only work launched inside this NVTX range (its text, e.g. step_3, or DOMAIN:TEXT).",
     )(fn)
@@ -47,83 +43,13 @@ def _file_argument(fn: F) -> F:
     return click.argument("file", type=click.Path(path_type=Path, dir_okay=False))(fn)
 
 
-def _open(file: Path, window: str | None, nvtx: str | None) -> tuple[Report, NsysSelection, Any]:
-    from gpuopt import nsys
-    from gpuopt.provenance import identify_in_background
-
-    identify_in_background(file)  # hashing (on a cache miss) overlaps the engine's work
-    parsed = nsys.parse_window(window) if window else None
-    return nsys.open(file), nsys.selection(parsed, nvtx), parsed
-
-
-def _inputs(file: Path) -> list[FileIdentity]:
-    from gpuopt.provenance import file_identity
-
-    return [file_identity(file)]
-
-
-def _unmodeled(report: Report) -> list[UnmodeledItem]:
-    from gpuopt.models.envelope import UnmodeledItem
-
-    return [UnmodeledItem(kind="table", name=name) for name in report.unread_tables()]
-
-
-def _header(report: Report, name: str, sel: NsysSelection, missing: list[str]) -> str:
-    parts = [f"{name} — {report.path}"]
-    if sel.window_start_ns is not None or sel.window_end_ns is not None:
-        parts.append(f"window {sel.window_start_ns}:{sel.window_end_ns}")
-    if sel.nvtx:
-        parts.append(f"launched in NVTX range {sel.nvtx!r}")
-    text = ", ".join(parts)
-    if missing:
-        text += f"\nnot captured: {', '.join(missing)}"
-    return text
-
-
-# Tables whose rows are of two levels that overlap in time: no totals row (a sum would count twice).
-_LEVELS = {
-    "gaps": [
-        "stream_id —: the whole device was idle; a stream id: that stream was idle (others may have run);",
-        "one interval can show at both levels, so no total is given (--level device: only the device's)",
-    ]
-}
-
-
-def _table_outcome(
-    file: Path,
-    report: Report,
-    sel: NsysSelection,
-    name: str,
-    fact: str,
-    frame: pl.DataFrame,
-    *,
-    limit: int,
-    out: Path | None,
-    render: Callable[[], str] | None = None,
-) -> Outcome:
-    from gpuopt.cli._tables import render_frame
-    from gpuopt.models.nsys import NsysTableData
-
-    if out is not None:
-        write_table(frame, out)
-    missing = report.not_captured(fact)
-    coverage = report.coverage(fact)
-    data = NsysTableData(
-        path=report.path,
-        source=report.source,
-        selection=sel,
-        report=name,
-        not_captured=missing,
-        coverage=coverage,
-        table=table_data(name, frame, limit),
-    )
-
-    def default_render() -> str:
-        body = render_frame(frame, limit, totals=name not in _LEVELS)
-        text = "\n".join([_header(report, name, sel, missing), *_LEVELS.get(name, []), body])
-        return text + ("\n\n" + render_coverage(coverage) if coverage else "")
-
-    return Outcome(data=data, render=render or default_render, inputs=_inputs(file))
+def _per_device(fn: F) -> F:
+    return click.option(
+        "--per-device",
+        is_flag=True,
+        help="One block of rows per device (device_id first); API calls and NVTX ranges by the process "
+        "that used the device, time_pct within the device.",
+    )(fn)
 
 
 @click.group()
@@ -156,89 +82,12 @@ def nsys() -> None:
 @_file_argument
 @_selection_options
 @command("gpuopt.nsys.summary/v1")
-def summary(file: Path, window: str | None, nvtx_range: str | None) -> Outcome:
+def summary(file: Path, window: str | None, nvtx: str | None) -> Outcome:
     """The export's identity (versions, GPUs, what was captured) and headline timeline facts."""
-    from gpuopt.models.nsys import NsysSummaryData
-
-    report, sel, parsed = _open(file, window, nvtx_range)
-    info = report.info()
-    timeline, graph_facts = report.timeline_and_graphs(window=parsed, nvtx=nvtx_range)
-    data = NsysSummaryData(
-        path=report.path,
-        source=report.source,
-        selection=sel,
-        info=info,
-        timeline=timeline,
-        graphs=graph_facts,
-    )
-
-    def render() -> str:
-        e = info.export
-        parts = [
-            section(
-                f"nsys export — {report.path}",
-                [
-                    ("schema", f"{e.schema_version} ({e.metadata_table})"),
-                    ("product", f"{e.product_name or 'nsys'} {e.product_version or '?'}"),
-                    ("exported by", report.source.nsys_version if report.source else None),
-                    ("gpus", ", ".join(f"{g.id}: {g.name or '?'}" for g in info.gpus) or "none recorded"),
-                    ("nvtx ranges", f"{info.nvtx_ranges} ({info.nvtx_open_ranges} open)"),
-                    ("cuda graph trace", info.graph_trace_mode or "not recorded (no option, no graph rows)"),
-                ],
-            ),
-            "Sources\n"
-            + table(
-                ["table", "in file", "rows"],
-                [[s.table, s.actual or "not captured", s.rows] for s in info.sources],
-            ),
-            render_timeline(timeline, sel),
-        ]
-        if graph_facts.executions:
-            parts.append(render_graphs(graph_facts))
-        return "\n\n".join(parts)
-
-    return Outcome(data=data, render=render, inputs=_inputs(file), unmodeled=_unmodeled(report))
-
-
-def _per_device(fn: F) -> F:
-    return click.option(
-        "--per-device",
-        is_flag=True,
-        help="One block of rows per device (device_id first); API calls and NVTX ranges by the process "
-        "that used the device, time_pct within the device.",
-    )(fn)
-
-
-def _table_command(
-    files: tuple[Path, ...],
-    fact: str,
-    name: str,
-    window: str | None,
-    nvtx_range: str | None,
-    *,
-    workers: int,
-    dask_scheduler: str | None,
-    limit: int,
-    out: Path | None,
-    render: Callable[[Report, pl.DataFrame], str] | None = None,
-    **options: Any,
-) -> Outcome:
-    """One table of one export (the command's own output), or of several (one table keyed by file)."""
     from gpuopt import nsys as lib
 
-    if is_many(files):
-        parsed = lib.parse_window(window) if window else None
-        kwargs: dict[str, Any] = {"fact": fact, "window": parsed, "nvtx": nvtx_range, **options}
-        fn = functools.partial(lib.table, **kwargs)
-        return many_outcome(
-            name, files, fn, workers=workers, dask_scheduler=dask_scheduler, limit=limit, out=out
-        )
-    file = files[0]
-    report, sel, parsed = _open(file, window, nvtx_range)
-    frame = report.table(fact, window=parsed, nvtx=nvtx_range, **options)
-    coverage_fact = {"api": "cuda_api_sum"}.get(fact, fact)
-    shown = (lambda: render(report, frame)) if render else None
-    return _table_outcome(file, report, sel, name, coverage_fact, frame, limit=limit, out=out, render=shown)
+    answer = lib.summary_document(file, window=window, nvtx=nvtx)
+    return answered(answer, lambda: render_summary(answer.data))
 
 
 @nsys.command("kernels")
@@ -249,34 +98,12 @@ def _table_command(
 @many_options
 @table_options
 @command(TABLE_SCHEMA)
-def kernels(
-    files: tuple[Path, ...],
-    window: str | None,
-    nvtx_range: str | None,
-    short_names: bool,
-    per_device: bool,
-    workers: int,
-    dask_scheduler: str | None,
-    limit: int,
-    out: Path | None,
-) -> Outcome:
+def kernels(files: tuple[Path, ...], **options: Any) -> Outcome:
     """Kernel time by name: cuda_gpu_kern_sum (Time %, total, instances, avg/med/min/max/stddev).
 
     Several FILEs or a glob: one table keyed by `file` (see `gpuopt nsys --help`).
     """
-    return _table_command(
-        files,
-        "kernels",
-        "cuda_gpu_kern_sum",
-        window,
-        nvtx_range,
-        workers=workers,
-        dask_scheduler=dask_scheduler,
-        limit=limit,
-        out=out,
-        short_names=short_names,
-        per_device=per_device,
-    )
+    return table_command("nsys", "kernels", files, **options)
 
 
 @nsys.command("api")
@@ -286,29 +113,9 @@ def kernels(
 @many_options
 @table_options
 @command(TABLE_SCHEMA)
-def api(
-    files: tuple[Path, ...],
-    window: str | None,
-    nvtx_range: str | None,
-    per_device: bool,
-    workers: int,
-    dask_scheduler: str | None,
-    limit: int,
-    out: Path | None,
-) -> Outcome:
+def api(files: tuple[Path, ...], **options: Any) -> Outcome:
     """CUDA runtime/driver call time by name: cuda_api_sum (--per-device: by the calling process's device)."""
-    return _table_command(
-        files,
-        "api",
-        "cuda_api_sum",
-        window,
-        nvtx_range,
-        workers=workers,
-        dask_scheduler=dask_scheduler,
-        limit=limit,
-        out=out,
-        per_device=per_device,
-    )
+    return table_command("nsys", "api", files, **options)
 
 
 @nsys.command("mem")
@@ -317,27 +124,9 @@ def api(
 @many_options
 @table_options
 @command(TABLE_SCHEMA)
-def mem(
-    files: tuple[Path, ...],
-    window: str | None,
-    nvtx_range: str | None,
-    workers: int,
-    dask_scheduler: str | None,
-    limit: int,
-    out: Path | None,
-) -> Outcome:
+def mem(files: tuple[Path, ...], **options: Any) -> Outcome:
     """Memcpy/memset by device and kind: count, bytes, time, bandwidth (GB/s), pageable vs pinned."""
-    return _table_command(
-        files,
-        "memory",
-        "memory",
-        window,
-        nvtx_range,
-        workers=workers,
-        dask_scheduler=dask_scheduler,
-        limit=limit,
-        out=out,
-    )
+    return table_command("nsys", "memory", files, **options)
 
 
 @nsys.command("nvtx")
@@ -348,35 +137,12 @@ def mem(
 @many_options
 @table_options
 @command(TABLE_SCHEMA)
-def nvtx(
-    files: tuple[Path, ...],
-    window: str | None,
-    nvtx_range: str | None,
-    per_instance: bool,
-    per_device: bool,
-    workers: int,
-    dask_scheduler: str | None,
-    limit: int,
-    out: Path | None,
-) -> Outcome:
+def nvtx(files: tuple[Path, ...], **options: Any) -> Outcome:
     """GPU work per NVTX push/pop range: kernel time inclusive/exclusive, GPU projection.
 
     --per-device: per device, the ranges of the processes that used it and the work they launched on it.
     """
-    name = "nvtx_instances" if per_instance else "nvtx_ranges"
-    return _table_command(
-        files,
-        "nvtx",
-        name,
-        window,
-        nvtx_range,
-        workers=workers,
-        dask_scheduler=dask_scheduler,
-        limit=limit,
-        out=out,
-        per_instance=per_instance,
-        per_device=per_device,
-    )
+    return table_command("nsys", "nvtx", files, **options)
 
 
 @nsys.command("gaps")
@@ -390,16 +156,7 @@ def nvtx(
 @many_options
 @table_options
 @command(TABLE_SCHEMA)
-def gaps(
-    files: tuple[Path, ...],
-    window: str | None,
-    nvtx_range: str | None,
-    level: str | None,
-    workers: int,
-    dask_scheduler: str | None,
-    limit: int,
-    out: Path | None,
-) -> Outcome:
+def gaps(files: tuple[Path, ...], **options: Any) -> Outcome:
     """Every idle interval between GPU operations, per device and per stream, with its neighbours.
 
     `--limit K` (without --out; 0 = all) keeps only K gaps while reading, in a heap of K so memory does not
@@ -411,23 +168,7 @@ def gaps(
     Examples:
       gpuopt nsys gaps report.sqlite --level device --sort duration_ns --limit 5
     """
-    sort = current_sort()
-    bounded = limit > 0 and out is None
-    longest = bounded and sort in ("duration_ns", "duration_ns:desc", "duration", "duration:desc")
-    return _table_command(
-        files,
-        "gaps",
-        "gaps",
-        window,
-        nvtx_range,
-        workers=workers,
-        dask_scheduler=dask_scheduler,
-        limit=limit,
-        out=out,
-        top=limit if longest else None,
-        first=limit if bounded and sort is None else None,
-        level=level,
-    )
+    return table_command("nsys", "gaps", files, **options)
 
 
 @nsys.command("comm")
@@ -436,89 +177,30 @@ def gaps(
 @many_options
 @table_options
 @command(TABLE_SCHEMA)
-def comm(
-    files: tuple[Path, ...],
-    window: str | None,
-    nvtx_range: str | None,
-    workers: int,
-    dask_scheduler: str | None,
-    limit: int,
-    out: Path | None,
-) -> Outcome:
+def comm(files: tuple[Path, ...], **options: Any) -> Outcome:
     """Communication vs. compute per device (stream empty) and per NCCL stream: time, overlap, exposed.
 
     Collectives are kernels named nccl*/rccl* (or gloo:). Busy times are interval unions per device;
     overlap = communication ∩ compute; exposed = communication busy - overlap.
     """
-    return _table_command(
-        files,
-        "comm",
-        "comm",
-        window,
-        nvtx_range,
-        workers=workers,
-        dask_scheduler=dask_scheduler,
-        limit=limit,
-        out=out,
-    )
+    return table_command("nsys", "comm", files, **options)
 
 
-def _stats_printed_natively(
-    files: tuple[Path, ...],
-    report_name: str,
-    as_csv: bool,
-    window: str | None,
-    nvtx_range: str | None,
-    *,
-    limit: int,
-    out: Path | None,
-) -> Outcome | None:
-    """``nsys stats`` of one ``.sqlite`` export printed as CSV or as the --json envelope, both made by
-    the engine (``_native.NsysStatsDoc``): no DataFrame, no pydantic model, so neither polars nor
-    pydantic is imported. None where the general path is needed (several files, a ``.nsys-rep``,
-    ``--out``/``--sort``/``--columns``, the table for people, a file name that is not UTF-8)."""
-    from gpuopt import _identity, _native, _window
-    from gpuopt import nsys as lib
+def _printed_natively(files: tuple[Path, ...], out: Path | None) -> bool:
+    """Whether ``nsys stats --json`` of these files is printed by the engine (:func:`gpuopt.nsys.
+    stats_envelope`): one ``.sqlite`` export whose name is UTF-8, with neither ``--out``, ``--sort`` nor
+    ``--columns``. Neither polars nor pydantic is imported then."""
+    from gpuopt import many, nsys
 
-    as_json = json_requested()
-    if not (as_json or as_csv) or is_many(files) or out is not None:
-        return None
+    if not json_requested() or many.is_many(files) or out is not None or nsys.is_report(files[0]):
+        return False
     if current_sort() is not None or current_columns() is not None:
-        return None
-    file = files[0]
-    if file.suffix.lower() in (".nsys-rep", ".qdrep"):
-        return None
+        return False
     try:
-        str(file).encode("utf-8")
+        str(files[0]).encode("utf-8")
     except UnicodeEncodeError:
-        return None
-    if as_json:
-        _identity.identify_in_background(file)  # hashing (on a cache miss) overlaps the engine's work
-    start, end = _window.parse_window(window, open_ends=True) if window else (None, None)
-    try:
-        before = _identity.stat_key(str(file))
-    except OSError:
-        before = None  # the engine reports a missing or unreadable file with its own error
-    native = _native.nsys_open(str(file))
-    doc = native.stats_doc(report_name, start, end, nvtx_range)
-    captured = set(native.captured_tables())
-    missing = [t for t in lib.SOURCES.get(report_name, ()) if t not in captured]
-    if not as_json:
-        if before is not None:  # no hash to wait for here, but a rewritten file is still no answer
-            _identity.check_unchanged(str(file), before)
-        text = doc.csv(str(file), missing).rstrip("\n")
-        return Outcome(data=None, render=lambda: text)
-    from gpuopt import __version__
-
-    identity = _identity.identity(file)
-    envelope = doc.envelope(
-        limit,
-        TABLE_SCHEMA,
-        __version__,
-        missing,
-        (identity["path"], identity["size_bytes"], identity["blake3"], identity["from_cache"]),
-    )
-    return Outcome(data=None, render=lambda: envelope, json_text=envelope)
+        return False
+    return True
 
 
 @nsys.command("stats")
@@ -536,42 +218,24 @@ def _stats_printed_natively(
 @many_options
 @table_options
 @command(TABLE_SCHEMA)
-def stats(
-    files: tuple[Path, ...],
-    report_name: str,
-    as_csv: bool,
-    window: str | None,
-    nvtx_range: str | None,
-    workers: int,
-    dask_scheduler: str | None,
-    limit: int,
-    out: Path | None,
-) -> Outcome:
+def stats(files: tuple[Path, ...], report_name: str, as_csv: bool, **options: Any) -> Outcome:
     """An `nsys stats` report by its nsys name, equal to NVIDIA's own output (unrounded in --json)."""
+    from gpuopt import many
     from gpuopt import nsys as lib
 
-    if as_csv and is_many(files):
+    if as_csv and many.is_many(files):
         raise click.UsageError("--csv prints one file's report; give one FILE (or use --out x.csv)")
-    fast = _stats_printed_natively(files, report_name, as_csv, window, nvtx_range, limit=limit, out=out)
-    if fast is not None:
-        return fast
-
-    def render_csv(report: Report, frame: pl.DataFrame) -> str:
-        missing = report.not_captured(report_name)
-        return lib.stats_csv(frame, report_name, path=str(files[0]), missing=missing).rstrip("\n")
-
-    return _table_command(
-        files,
-        report_name,
-        report_name,
-        window,
-        nvtx_range,
-        workers=workers,
-        dask_scheduler=dask_scheduler,
-        limit=limit,
-        out=out,
-        render=render_csv if as_csv else None,
-    )
+    selected = {"window": options["window"], "nvtx": options["nvtx"]}
+    if _printed_natively(files, options["out"]):
+        limit = options["limit"]
+        envelope = lib.stats_envelope(files[0], report_name, limit=limit, schema=TABLE_SCHEMA, **selected)
+        return Outcome(data=None, render=lambda: envelope, json_text=envelope)
+    if not as_csv or json_requested():
+        return table_command("nsys", report_name, files, **options)
+    if options["out"] is not None:  # --out writes the whole table as well
+        table_command("nsys", report_name, files, **options)
+    text = lib.stats_csv(files[0], report_name, **selected).rstrip("\n")
+    return Outcome(data=None, render=lambda: text)
 
 
 @nsys.command("ranks")
@@ -588,18 +252,11 @@ def ranks(files: tuple[Path, ...], step_range: str | None, limit: int, out: Path
     metadata). The k-th NCCL kernel of every rank is taken as the same collective; a rank arrives when
     its kernel starts; skew = last - first arrival; wait = last arrival - own arrival.
     """
-    from gpuopt import many
     from gpuopt import nsys as lib
-    from gpuopt.cli._ranks import ranks_outcome
+    from gpuopt.cli._ranks import render_ranks
 
-    paths = many.expand(files)
-    return ranks_outcome(lib.ranks(paths, step=step_range), _inputs_of(paths), limit=limit, out=out)
-
-
-def _inputs_of(paths: list[Path]) -> list[FileIdentity]:
-    from gpuopt.provenance import file_identity
-
-    return [file_identity(p) for p in paths]
+    answer = lib.ranks_document(files, step=step_range, limit=limit, sort=current_sort())
+    return answered(answer, lambda: render_ranks(answer, limit), out=out)
 
 
 @nsys.command("timeline")
@@ -614,61 +271,28 @@ def _inputs_of(paths: list[Path]) -> list[FileIdentity]:
     "always cover every stream.",
 )
 @command("gpuopt.nsys.timeline/v1")
-def timeline(file: Path, window: str | None, nvtx_range: str | None, limit: int) -> Outcome:
+def timeline(file: Path, window: str | None, nvtx: str | None, limit: int) -> Outcome:
     """Per device and stream: busy/idle, gaps, concurrency, compute/copy overlap, sync, launch latency."""
-    from gpuopt.models.nsys import NsysTimelineData
+    from gpuopt import nsys as lib
 
-    report, sel, parsed = _open(file, window, nvtx_range)
-    facts, left_out = _busiest_streams(report.timeline(window=parsed, nvtx=nvtx_range), limit)
-    data = NsysTimelineData(
-        path=report.path, source=report.source, selection=sel, timeline=facts, streams_left_out=left_out
-    )
-
-    def render() -> str:
-        text = render_timeline(facts, sel, report.path)
-        if left_out:
-            text += f"\n\n({left_out} less busy streams left out; --limit 0 shows all)"
-        return text
-
-    return Outcome(data=data, render=render, inputs=_inputs(file), unmodeled=_unmodeled(report))
-
-
-def _busiest_streams(facts: Timeline, limit: int) -> tuple[Timeline, int]:
-    """``facts`` with at most ``limit`` streams per device (the busiest, kept in stream order)."""
-    if limit == 0:
-        return facts, 0
-    devices, left_out = [], 0
-    for d in facts.devices:
-        keep = sorted(d.streams, key=lambda s: (-s.busy_ns, s.stream_id))[:limit]
-        left_out += len(d.streams) - len(keep)
-        devices.append(d.model_copy(update={"streams": sorted(keep, key=lambda s: s.stream_id)}))
-    return facts.model_copy(update={"devices": devices}), left_out
+    answer = lib.timeline_document(file, window=window, nvtx=nvtx, limit=limit)
+    return answered(answer, lambda: render_timeline_data(answer.data))
 
 
 @nsys.command("graphs")
 @_file_argument
 @_selection_options
 @command("gpuopt.nsys.graphs/v1")
-def graphs(file: Path, window: str | None, nvtx_range: str | None) -> Outcome:
+def graphs(file: Path, window: str | None, nvtx: str | None) -> Outcome:
     """Per CUDA graph: launches, executions, GPU time per execution, kernels per execution, host time.
 
     Graph-level traces (--cuda-graph-trace=graph) give one CUPTI_ACTIVITY_KIND_GRAPH_TRACE row per
     execution; node-level traces (node) give the kernels, grouped by their cudaGraphLaunch call.
     """
-    from gpuopt.models.nsys import NsysGraphsData
+    from gpuopt import nsys as lib
 
-    report, sel, parsed = _open(file, window, nvtx_range)
-    facts = report.graphs(window=parsed, nvtx=nvtx_range)
-    coverage = report.coverage("graphs")
-    data = NsysGraphsData(
-        path=report.path, source=report.source, selection=sel, graphs=facts, coverage=coverage
-    )
-
-    def render() -> str:
-        text = _header(report, "graphs", sel, []) + "\n" + render_graphs(facts)
-        return text + ("\n\n" + render_coverage(coverage) if coverage else "")
-
-    return Outcome(data=data, render=render, inputs=_inputs(file), unmodeled=_unmodeled(report))
+    answer = lib.graphs_document(file, window=window, nvtx=nvtx)
+    return answered(answer, lambda: render_graphs_data(answer.data))
 
 
 @nsys.command("report")
@@ -676,7 +300,7 @@ def graphs(file: Path, window: str | None, nvtx_range: str | None) -> Outcome:
 @_selection_options
 @html_option(required=True)
 @command("gpuopt.html-report/v1")
-def report(file: Path, window: str | None, nvtx_range: str | None, html_out: Path) -> Outcome:
+def report(file: Path, window: str | None, nvtx: str | None, html_out: Path) -> Outcome:
     """An HTML report of the export: GPU timeline per device and stream, top kernels, NVTX ranges.
 
     One self-contained file (plotly.js inlined: it opens offline). Up to 5,000 operations each is
@@ -687,9 +311,7 @@ def report(file: Path, window: str | None, nvtx_range: str | None, html_out: Pat
       gpuopt nsys report profile.sqlite --html profile.html
       gpuopt nsys report profile.sqlite --nvtx step_3 --html step3.html
     """
-    from gpuopt.html import page, profiles
+    from gpuopt.html import profiles
 
-    page.prepare(html_out)
-    opened, _, parsed = _open(file, window, nvtx_range)
-    data = profiles.nsys_page(opened, html_out, window=parsed, nvtx_range=nvtx_range)
-    return Outcome(data=data, render=lambda: render_html(data), inputs=_inputs(file))
+    answer = profiles.nsys_report_document(file, html_out, window=window, nvtx=nvtx)
+    return answered(answer, lambda: render_html(answer.data))

@@ -1,4 +1,8 @@
-"""``gpuopt profile diff``: per-key comparison of k captures per side, with CIs over captures."""
+"""``gpuopt profile diff``: per-key comparison of k captures per side, with CIs over captures.
+
+The command is its options and one call, :func:`gpuopt.evaluation.capture.diff.diff_document` (capture
+files or ``cap:`` references, and ``--cite``), rendered here.
+"""
 
 from __future__ import annotations
 
@@ -7,13 +11,14 @@ from typing import TYPE_CHECKING
 
 import click
 
+from gpuopt.cli import _views
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._params import FiniteFloatRange
 from gpuopt.cli._render import section
-from gpuopt.cli._tables import for_people, render_frame, table_data, table_options, write_table
+from gpuopt.cli._tables import answered, check_out, current_sort, for_people, render_frame, table_options
 
 if TYPE_CHECKING:
-    from gpuopt.models.profile import ProfileDiffData
+    from gpuopt.models.profile import Dimension, ProfileDiffData
 
 _FILE = click.Path(path_type=Path)
 
@@ -154,7 +159,7 @@ def diff(
     baseline: tuple[str, ...],
     candidate: tuple[str, ...],
     root: Path,
-    by: str,
+    by: Dimension,
     min_effect: float,
     paired: bool,
     marker: str | None,
@@ -190,67 +195,29 @@ def diff(
           --candidate b2.json.gz --paired --by op --json
       gpuopt profile diff --root root --baseline cap:inv-.../original --candidate cap:inv-.../candidate
     """
-    from gpuopt import profile as lib
-    from gpuopt.cli._capture_inputs import inputs_of
-    from gpuopt.provenance import file_identity
+    from gpuopt.evaluation.capture import diff as lib
 
-    base, cand = inputs_of(baseline, root), inputs_of(candidate, root)
-    result = lib.diff_files(
-        base.paths,
-        cand.paths,
-        by=by,  # type: ignore[arg-type]
-        paired=paired or base.paired_with(cand),
+    if out is not None and cite is not None:
+        check_out(out)  # before the citation is recorded: a diff that fails leaves no record
+    answer = lib.diff_document(
+        baseline,
+        candidate,
+        root=root,
+        cite=cite,
+        by=by,
+        paired=paired,
         fdr=fdr,
         min_effect=min_effect,
         marker=marker,
         nvtx=nvtx,
+        limit=limit,
+        sort=current_sort(),
     )
-    if out is not None:
-        write_table(result.table, out)
-    from gpuopt.models.profile import ProfileDiffData
-
-    data = ProfileDiffData(
-        kind=result.kind,
-        by=result.by,
-        k_baseline=len(result.baseline),
-        k_candidate=len(result.candidate),
-        baseline=base.label(result.baseline),
-        candidate=cand.label(result.candidate),
-        comparability=result.comparability,
-        method=result.method,
-        counts=result.counts,
-        totals=result.totals,
-        warnings=result.warnings,
-        table=table_data("keys", result.table, limit),
-    )
-    if cite is not None:
-        from gpuopt.evaluation.capture import citations
-
-        recorded, _ = citations.cite(
-            root, cite, data, result.table.to_dicts(), list(baseline), list(candidate)
-        )
-        data = data.model_copy(update={"citation": recorded.id})
-    import polars as pl
-
-    interval = pl.format(
-        "[{}, {}] %",
-        pl.col("ci_low_pct").round(1).cast(pl.String),
-        pl.col("ci_high_pct").round(1).cast(pl.String),
-    ).alias("interval")
-    shown = [
-        "change_pct",
-        interval,
-        "flagged",
-        "baseline_mean_ns",
-        "candidate_mean_ns",
-        "q_value",
-        "key",
-    ]
+    data = answer.data
 
     def render() -> str:
         cited = f"\n\nrecorded as {data.citation} (cited by {cite})" if data.citation else ""
-        table = for_people(result.table, result.table.select(shown))
+        table = for_people(answer.table, _views.diff_keys(answer.table))
         return f"{_render(data)}{cited}\n\n{render_frame(table, limit)}\n\n{_render_totals(data)}"
 
-    inputs = [file_identity(p) for p in (*base.paths, *cand.paths) if p.is_file()]
-    return Outcome(data=data, render=render, inputs=inputs)
+    return answered(answer, render, out=out)

@@ -1,4 +1,8 @@
-"""``gpuopt stats compare`` and ``gpuopt stats noise``: paired statistics over sample files."""
+"""``gpuopt stats compare`` and ``gpuopt stats noise``: paired statistics over sample files.
+
+Each command is its options and one call (:func:`gpuopt.stats.compare_document`,
+:func:`gpuopt.stats.noise_document`), rendered here.
+"""
 
 from __future__ import annotations
 
@@ -12,16 +16,11 @@ from gpuopt._effects import ratio_note
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._params import FiniteFloatRange
 from gpuopt.cli._render import section
-from gpuopt.cli._tables import render_frame, table_data, table_options, write_table
+from gpuopt.cli._tables import answered, current_sort, render_frame, table_options
 from gpuopt.errors import InputError
 
 if TYPE_CHECKING:
-    from gpuopt.models.envelope import UnmodeledItem
-    from gpuopt.models.stats import (
-        Comparison,
-        NoiseReport,
-        SampleFileFacts,
-    )
+    from gpuopt.models.stats import Comparison, NoiseReport
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -77,16 +76,6 @@ def _stat_options(fn: F) -> F:
     for option in reversed(options):
         fn = option(fn)
     return fn
-
-
-def _unmodeled(files: list[SampleFileFacts]) -> list[UnmodeledItem]:
-    from gpuopt.models.envelope import UnmodeledItem
-
-    seen: dict[str, int] = {}
-    for f in files:
-        for name in f.unmodeled_columns:
-            seen[name] = seen.get(name, 0) + f.rows
-    return [UnmodeledItem(kind="column", name=name, count=count) for name, count in seen.items()]
 
 
 def _pct(value: float | None) -> str:
@@ -267,8 +256,7 @@ def compare(
     one block warns blocks_too_few.
     """
     from gpuopt import stats as lib
-    from gpuopt.models.stats import CompareData, CompareOptions
-    from gpuopt.provenance import file_identity
+    from gpuopt.models.stats import CompareOptions
 
     options = CompareOptions(
         metric=metric,
@@ -283,7 +271,7 @@ def compare(
         estimator=estimator,
         ci_method=ci_method,
     )
-    result = lib.compare_files(
+    answer = lib.compare_document(
         baseline,
         candidate,
         column=column,
@@ -293,23 +281,13 @@ def compare(
         block_column=block_column,
         unpaired=unpaired,
         options=options,
+        limit=limit,
+        sort=current_sort(),
     )
-    if out is not None:
-        write_table(result.pairs, out)
-    data = CompareData(
-        files=result.files,
-        comparison=result.result,
-        pairs=table_data("values" if unpaired else "pairs", result.pairs, limit),
-    )
-
-    def render() -> str:
-        return f"{_render_comparison(result.result)}\n\n{render_frame(result.pairs, limit)}"
-
-    return Outcome(
-        data=data,
-        render=render,
-        inputs=[file_identity(baseline), file_identity(candidate)],
-        unmodeled=_unmodeled(result.files),
+    return answered(
+        answer,
+        lambda: f"{_render_comparison(answer.data.comparison)}\n\n{render_frame(answer.table, limit)}",
+        out=out,
     )
 
 
@@ -394,8 +372,7 @@ def noise(
       gpuopt stats noise aa.csv --at 10 --at 50 --json
     """
     from gpuopt import stats as lib
-    from gpuopt.models.stats import CompareOptions, NoiseData
-    from gpuopt.provenance import file_identity
+    from gpuopt.models.stats import CompareOptions
 
     options = CompareOptions(
         metric=metric,
@@ -409,7 +386,7 @@ def noise(
         minimum_effect_pct=min_effect,
     )
     try:
-        result = lib.noise_file(
+        answer = lib.noise_document(
             aa_file,
             first_column=first_column,
             second_column=second_column,
@@ -417,18 +394,13 @@ def noise(
             order_column=order_column,
             at=at_pairs,
             options=options,
+            limit=limit,
+            sort=current_sort(),
         )
     except InputError as exc:
         if exc.code == "column_missing" and exc.message.endswith((f'"{first_column}"', f'"{second_column}"')):
             exc.expected = f"{exc.expected}; --first-column NAME and --second-column NAME choose them"
         raise
-    if out is not None:
-        write_table(result.pairs, out)
-    data = NoiseData(files=result.files, noise=result.report, pairs=table_data("pairs", result.pairs, limit))
-
-    def render() -> str:
-        return f"{_render_noise(result.report)}\n\n{render_frame(result.pairs, limit)}"
-
-    return Outcome(
-        data=data, render=render, inputs=[file_identity(aa_file)], unmodeled=_unmodeled(result.files)
+    return answered(
+        answer, lambda: f"{_render_noise(answer.data.noise)}\n\n{render_frame(answer.table, limit)}", out=out
     )

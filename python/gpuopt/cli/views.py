@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING
 
 import click
 
+from gpuopt.cli import _views
 from gpuopt.cli._html import html_option
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._render import section
-from gpuopt.cli._tables import for_people, render_frame, table_data, table_options, table_outcome, write_table
+from gpuopt.cli._tables import answered, current_sort, for_people, render_frame, table_options
 
 if TYPE_CHECKING:
     from gpuopt.models.evaluation.views import HandoffData, ReportData, ShowData
@@ -63,23 +64,28 @@ def ls(
     """
     from gpuopt.evaluation.views import listing
 
-    frame = listing.ls(
+    answer = listing.ls_document(
         root,
         kind,
+        limit=limit,
+        sort=current_sort(),
         operation=operation,
         experiment=experiment,
         mechanism=mechanism,
         verdict=verdict,
         status=status,
     )
-    outcome = table_outcome(kind, frame, limit=limit, out=out, inputs=[])
+    frame = answer.table
     shown = [c for c in HUMAN_COLUMNS.get(kind, frame.columns) if c in frame.columns]
-    narrow = for_people(frame, frame.select(shown) if shown else frame)
-    outcome.render = lambda: (
-        render_frame(narrow, limit)
-        + ("\n(more columns with --json or --out FILE)" if narrow.width < frame.width else "")
+    narrow = for_people(frame, _views.columns(frame, shown) if shown else frame)
+    return answered(
+        answer,
+        lambda: (
+            render_frame(narrow, limit)
+            + ("\n(more columns with --json or --out FILE)" if narrow.width < frame.width else "")
+        ),
+        out=out,
     )
-    return outcome
 
 
 def _render_show(data: ShowData, text: str | None) -> str:
@@ -119,15 +125,9 @@ def show(root: Path, record_id: str, part: str | None, limit: int, out: Path | N
     """
     from gpuopt.evaluation.views import listing
 
-    data, frame = listing.show(root, record_id, part=part)
-    text = None
-    if frame is not None:
-        if out is not None:
-            write_table(frame, out)
-        data = data.model_copy(update={"table": table_data(part or "table", frame, limit)})
-        text = render_frame(frame, limit)
-    shown = data
-    return Outcome(data=shown, render=lambda: _render_show(shown, text))
+    answer = listing.show_document(root, record_id, part=part, limit=limit, sort=current_sort())
+    text = render_frame(answer.table, limit) if answer.tables else None
+    return answered(answer, lambda: _render_show(answer.data, text), out=out)
 
 
 @click.command("report")

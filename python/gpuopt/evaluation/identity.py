@@ -150,7 +150,11 @@ def cross_check(
 def _implementation_files() -> list[Path]:
     here = Path(__file__).resolve().parent
     models = here.parent / "models" / "evaluation"
-    packages = [here / "analysis", here / "readiness"]  # views/ stay out: they do not affect measurement
+    packages = [
+        here / "analysis",
+        here / "readiness",
+        here / "gate",
+    ]  # views/ stay out: they do not affect measurement
     return sorted([*here.glob("*.py"), *(f for p in packages for f in p.glob("*.py")), *models.glob("*.py")])
 
 

@@ -124,3 +124,26 @@ def run(
         max_util_pct=max_util_pct,
         period_ms=period_ms,
     )
+
+
+def check(gpus: list[str], *, window_s: float | None = None, root: str | Path | None = None) -> IdleReport:
+    """``gpuopt idle-check``: :func:`run` with the Target's thresholds when ``root`` is given (its
+    contamination sampler, period, utilization limit and window), else NVML every 250 ms for 5 s with a
+    5 % limit; ``window_s`` overrides the window."""
+    from gpuopt.evaluation import target as targets
+    from gpuopt.evaluation.store import Store
+
+    sampler, period_ms, max_util, window = "nvml", 250, 5.0, 5.0
+    if root is not None:
+        target = targets.optimizable(targets.load(Store.open(root))[0])
+        c = target.contamination
+        if c.sampler != "disabled":
+            sampler, period_ms = c.sampler, c.period_ms
+        max_util, window = c.idle.max_util_pct, c.idle.window_s
+    return run(
+        gpus,
+        window_s=window if window_s is None else window_s,
+        max_util_pct=max_util,
+        sampler=sampler,
+        period_ms=period_ms,
+    )

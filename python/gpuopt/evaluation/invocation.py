@@ -24,6 +24,7 @@ from gpuopt.evaluation import target as targets
 from gpuopt.evaluation.analysis import HANDLERS
 from gpuopt.evaluation.capture.worker import CaptureHandler
 from gpuopt.evaluation.execution import ExecutionSpec
+from gpuopt.evaluation.gate.handler import GateHandler
 from gpuopt.evaluation.identity import tool_identity
 from gpuopt.evaluation.invocation_status import cancel, root_status, status, wait
 from gpuopt.evaluation.records import invocation_rel, read_request, read_result
@@ -74,6 +75,8 @@ __all__ = [
 ]
 
 LAUNCH_WINDOW_S = 60.0
+OWN_HANDLERS: dict[str, Any] = {"capture": CaptureHandler, "gate": GateHandler}
+"""Operations whose handler lives with the operation (the rest are in ``analysis.HANDLERS``)."""
 DIGEST_EXCLUDES = ("limits", "retry_of", "keep_workspace", "created_at_epoch", "request_digest")
 MAX_RETRIES = 100_000
 
@@ -351,7 +354,9 @@ def supervisor_for(root: Path, inv_id: str) -> Supervisor:
 
     return Supervisor(
         spec=spec,
-        handler=CaptureHandler() if request.operation == "capture" else HANDLERS[request.operation],
+        handler=OWN_HANDLERS[request.operation]()
+        if request.operation in OWN_HANDLERS
+        else HANDLERS[request.operation],
         inv_dir=store.root / invocation_rel(inv_id),
         mode="detached",
         launch_deadline_epoch=request.limits.launch_deadline_epoch,

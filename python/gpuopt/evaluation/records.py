@@ -20,6 +20,7 @@ from gpuopt.models.evaluation.champion import ChampionPointer, Selection
 from gpuopt.models.evaluation.common import RecordRef
 from gpuopt.models.evaluation.experiment import Experiment, ReferenceAtCreation
 from gpuopt.models.evaluation.frozen import FROZEN_MODELS
+from gpuopt.models.evaluation.gate import GateResult
 from gpuopt.models.evaluation.invocation import FrozenRequest, InvocationResult, Warning
 from gpuopt.models.evaluation.operations import RESULT_MODELS, BindingStatus
 from gpuopt.models.evaluation.target import Target, Variant
@@ -58,7 +59,11 @@ def request_model(raw: Any) -> type[FrozenRequest]:
 def result_model(raw: Any) -> type[InvocationResult]:
     """The result model of a parsed ``result.json`` (by its ``operation``)."""
     operation = raw.get("operation") if isinstance(raw, dict) else None
-    models: dict[str, type[InvocationResult]] = {**RESULT_MODELS, "capture": CaptureResult}
+    models: dict[str, type[InvocationResult]] = {
+        **RESULT_MODELS,
+        "capture": CaptureResult,
+        "gate": GateResult,
+    }
     return models.get(str(operation), InvocationResult)
 
 

@@ -20,13 +20,18 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from gpuopt import many, nsys, profile
+from gpuopt import flops, many, profile
 from gpuopt._columns import Column, native
+from gpuopt._nsys.report import PER_DEVICE
 
-COLUMNS: dict[str, tuple[Column, ...]] = {**native(), "profile.keys": profile.KEY_COLUMNS}
+COLUMNS: dict[str, tuple[Column, ...]] = {
+    **native(),
+    "ncu.flops": (*native()["ncu.roofline"], *flops.NCU_COLUMNS),
+    "profile.keys": profile.KEY_COLUMNS,
+}
 """``AREA.TABLE`` -> its columns in order: every table a command prints."""
 
-COMMON_COLUMNS: tuple[Column, ...] = (*many.KEY_COLUMNS, nsys.PER_DEVICE)
+COMMON_COLUMNS: tuple[Column, ...] = (*many.KEY_COLUMNS, PER_DEVICE)
 """Columns any table may gain: the ``file`` key of several files read at once, ``device_id`` of an nsys
 table read ``--per-device``."""
 

@@ -1,6 +1,7 @@
 """The pages of a profile: an nsys export (``gpuopt nsys report``) and a PyTorch trace (``gpuopt torch
 report``). Every number comes from the engines (``gpuopt.nsys``, ``gpuopt.torch_trace``); this module
-only chooses columns and draws."""
+only chooses columns and draws. :func:`nsys_report_document` and :func:`torch_report_document` answer
+what the commands print (the page written, as a :class:`gpuopt.answer.Answer`)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ from typing import TYPE_CHECKING
 
 from gpuopt import nsys, torch_trace
 from gpuopt.html import timeline
-from gpuopt.html.page import Page, plotly
+from gpuopt.html.page import Page, plotly, prepare
 
 if TYPE_CHECKING:
     import polars as pl
 
+    from gpuopt.answer import Answer
     from gpuopt.models.html import HtmlReportData
 
 TOP = 20
@@ -252,3 +254,37 @@ def torch_page(trace: torch_trace.TorchTrace, out: Path) -> HtmlReportData:
         NO_OPS,
     )
     return page.write(out)
+
+
+def nsys_report_document(
+    path: str | Path, out: Path, *, window: str | nsys.Window | None = None, nvtx: str | None = None
+) -> Answer[HtmlReportData]:
+    """``gpuopt nsys report``: the page of an export (``window``: ``(start_ns, end_ns)`` or ``--window``
+    text; ``nvtx``: work launched in that range) written to ``out``; plotly absent is exit 3 before the
+    export is read."""
+    from gpuopt.answer import Answer
+    from gpuopt.provenance import file_identity, identify_in_background
+
+    prepare(out)
+    parsed = nsys.parse_window(window) if isinstance(window, str) else window
+    identify_in_background(path)  # hashing (on a cache miss) overlaps the engine's work
+    data = nsys_page(nsys.open(path), out, window=parsed, nvtx_range=nvtx)
+    return Answer(data, [file_identity(path)])
+
+
+def torch_report_document(
+    path: str | Path, out: Path, *, steps: str | None = None, window: str | None = None
+) -> Answer[HtmlReportData]:
+    """``gpuopt torch report``: the page of a trace (or folder of rank traces), restricted to ``steps``
+    or ``window`` (:func:`gpuopt.torch_trace.scope`), written to ``out``."""
+    from gpuopt.answer import Answer
+    from gpuopt.provenance import identify_in_background
+
+    prepare(out)
+    chosen = torch_trace.scope(steps=steps, window=window)
+    identify_in_background(path)  # hashing (on a cache miss) overlaps parsing; a folder is hashed after
+    trace = torch_trace.open(path)
+    if chosen is not None:
+        trace = trace.scoped(steps=chosen.steps, window=chosen.window)
+    data = torch_page(trace, out)
+    return Answer(data, trace.inputs())

@@ -78,6 +78,14 @@ class NsysInfo(Model):
         "as the rows show it (CUPTI_ACTIVITY_KIND_GRAPH_TRACE rows: graph; kernels with a graphNodeId: "
         "node); null when neither says"
     )
+    driver_version: str | None = Field(
+        description="NVIDIA driver version (NvDriverVersion of TARGET_INFO_SYSTEM_ENV, e.g. 580.95.05); null "
+        "when not recorded"
+    )
+    cuda_driver_version: str | None = Field(
+        description="CUDA version the driver supports as recorded (CudaDriverVersion of "
+        "TARGET_INFO_SYSTEM_ENV, e.g. 13000 for 13.0); null when not recorded"
+    )
 
 
 class NsysExportTool(Model):

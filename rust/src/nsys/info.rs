@@ -58,6 +58,42 @@ pub struct Info {
     pub unread_tables: Vec<String>,
     /// How CUDA graphs were traced: see [`graph_trace_mode`].
     pub graph_trace_mode: Option<String>,
+    /// `NvDriverVersion` of `TARGET_INFO_SYSTEM_ENV` (the NVIDIA driver, e.g. `580.95.05`).
+    pub driver_version: Option<String>,
+    /// `CudaDriverVersion` of `TARGET_INFO_SYSTEM_ENV` (the CUDA version the driver supports, e.g.
+    /// `13000` for 13.0), as recorded.
+    pub cuda_driver_version: Option<String>,
+}
+
+/// The system facts gpuopt reads from `TARGET_INFO_SYSTEM_ENV` (that table also holds the capture's
+/// environment and host details, which are never read).
+const SYSTEM_ENV_NAMES: [&str; 2] = ["NvDriverVersion", "CudaDriverVersion"];
+
+/// `NvDriverVersion` and `CudaDriverVersion` of `TARGET_INFO_SYSTEM_ENV` (the last row of each, as the
+/// table lists them; None when the export has no such table or row).
+fn driver_versions(schema: &Schema) -> Result<(Option<String>, Option<String>)> {
+    let has_table = schema
+        .all_tables
+        .get("TARGET_INFO_SYSTEM_ENV")
+        .is_some_and(|c| c.contains("name") && c.contains("value"));
+    if !has_table {
+        return Ok((None, None));
+    }
+    let names = SYSTEM_ENV_NAMES.map(|n| format!("'{n}'")).join(", ");
+    let rows = db::query_all(
+        &schema.uri,
+        &schema.path,
+        &format!("SELECT name, value FROM TARGET_INFO_SYSTEM_ENV WHERE name IN ({names})"),
+        |row| Ok((db::opt_text(row, 0)?, db::opt_text(row, 1)?)),
+    )?;
+    let last = |wanted: &str| {
+        rows.iter()
+            .rev()
+            .find(|(name, _)| name.as_deref() == Some(wanted))
+            .and_then(|(_, value)| value.clone())
+            .filter(|v| !v.is_empty())
+    };
+    Ok((last("NvDriverVersion"), last("CudaDriverVersion")))
 }
 
 /// How the capture traced CUDA graphs (`nsys profile --cuda-graph-trace`): `graph` or `node` as the
@@ -158,6 +194,7 @@ pub fn info(schema: &Schema, strings: &Strings) -> Result<Info> {
         });
     }
     let nv = ranges::load(schema, strings)?;
+    let (driver_version, cuda_driver_version) = driver_versions(schema)?;
     Ok(Info {
         export: schema.meta.clone(),
         capture_environment_variables: env,
@@ -172,11 +209,19 @@ pub fn info(schema: &Schema, strings: &Strings) -> Result<Info> {
             Some(mode) => Some(mode),
             None => mode_of_rows(schema)?,
         },
+        driver_version,
+        cuda_driver_version,
         capture,
     })
 }
 
 /// GPUs from `TARGET_INFO_GPU`, else `TARGET_INFO_CUDA_DEVICE`; only the columns the file has.
+/// The GPUs the export describes, without the rest of [`info`].
+pub fn gpu_list(schema: &Schema) -> Result<Vec<Gpu>> {
+    let conn = schema.connect()?;
+    Ok(gpus(schema, &conn)?.0)
+}
+
 fn gpus(schema: &Schema, conn: &rusqlite::Connection) -> Result<(Vec<Gpu>, Option<String>)> {
     for table in ["TARGET_INFO_GPU", "TARGET_INFO_CUDA_DEVICE"] {
         let Some(columns) = schema.all_tables.get(table) else {

@@ -24,6 +24,7 @@ pub mod nvtx;
 pub mod ops;
 pub mod out;
 pub mod pages;
+pub mod perfetto;
 pub mod ranges;
 pub mod ranks;
 pub mod render;

@@ -1,9 +1,10 @@
 //! The bytes a `gpuopt nsys stats` command prints, made here so that the command need not build a
-//! DataFrame or a pydantic document: the report as `nsys stats --format csv` prints it, and the
-//! table as the `--json` envelope's `data.table` holds it (polars dtype names, `--limit` rows).
+//! DataFrame or a pydantic document: the report as `nsys stats --format csv` prints it (gpuopt's one
+//! CSV renderer: `gpuopt.nsys.stats_csv`), and the table as the `--json` envelope's `data.table`
+//! holds it (polars dtype names, `--limit` rows).
 //!
-//! The Python renderers (`gpuopt.nsys.stats_csv`, `gpuopt.cli._tables.table_data`) stay the
-//! reference; tests compare these bytes with theirs and with NVIDIA's CSV files.
+//! Tests compare the CSV with NVIDIA's own files, and the envelope with the one pydantic prints
+//! (`gpuopt._tables.table_data`).
 
 use super::codes;
 use crate::error::{Error, Result};

@@ -144,6 +144,17 @@ fn every_fixture_opens_and_reports_its_schema() {
 }
 
 #[test]
+fn info_reads_the_driver_versions_of_target_info_system_env() {
+    let info = Report::open(&eager()).unwrap().info().unwrap();
+    assert_eq!(info.driver_version.as_deref(), Some("580.159.04"));
+    assert_eq!(info.cuda_driver_version.as_deref(), Some("13000"));
+    let mock = Report::open(&fixtures().join("public/nsys/mock.sqlite")).unwrap();
+    let info = mock.info().unwrap();
+    assert_eq!(info.driver_version.as_deref(), Some("591.86"));
+    assert_eq!(info.cuda_driver_version.as_deref(), Some("13010"));
+}
+
+#[test]
 fn eager_kernel_summary_matches_nsys() {
     let report = Report::open(&eager()).unwrap();
     let t = report

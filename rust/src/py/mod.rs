@@ -3,10 +3,13 @@
 mod arrow;
 mod boundary;
 mod fields;
+mod flops;
 mod identity;
 mod map;
 mod ncu;
 mod nsys;
+mod paths;
+mod perfetto;
 mod profile;
 mod runtime;
 mod sass;
@@ -23,6 +26,8 @@ mod _native {
     #[pymodule_export]
     use super::fields::table_fields_json;
     #[pymodule_export]
+    use super::flops::{gpu_peaks_json, torch_flops};
+    #[pymodule_export]
     use super::identity::{
         build_info_json, debug_panic, file_identities_table, file_identity_json,
     };
@@ -34,6 +39,10 @@ mod _native {
     };
     #[pymodule_export]
     use super::nsys::{nsys_open, nsys_ranks, nsys_stats_reports, NsysReport, NsysStatsDoc};
+    #[pymodule_export]
+    use super::paths::{torch_kernel_paths, torch_paths};
+    #[pymodule_export]
+    use super::perfetto::{nsys_export_perfetto, torch_export_perfetto};
     #[pymodule_export]
     use super::profile::profile_diff_keys;
     #[pymodule_export]

@@ -42,6 +42,13 @@ pub fn nsys_open(py: Python<'_>, path: PathBuf) -> PyResult<NsysReport> {
     })
 }
 
+impl NsysReport {
+    /// The opened export (for the bindings of other areas: perfetto).
+    pub(crate) fn report(&self) -> Arc<Report> {
+        Arc::clone(&self.inner)
+    }
+}
+
 #[pymethods]
 impl NsysReport {
     #[getter]

@@ -16,6 +16,11 @@ pub struct TorchTrace {
 }
 
 impl TorchTrace {
+    /// The parsed traces (for the bindings of other areas: paths, flops, perfetto).
+    pub(crate) fn set(&self) -> Arc<TraceSet> {
+        Arc::clone(&self.set)
+    }
+
     fn table(
         &self,
         py: Python<'_>,

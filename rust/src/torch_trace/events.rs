@@ -2,8 +2,9 @@
 //! nanoseconds. Memory grows with the events kept, not with the JSON text.
 
 use super::codes;
-use super::raw::{Ident, Num, Problem, RawEvent, UNUSED_ARGS, UNUSED_FIELDS};
+use super::raw::{Ident, Num, Problem, RawEvent, ShapesRaw, UNUSED_ARGS, UNUSED_FIELDS};
 use crate::error::{Error, Result};
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -96,6 +97,8 @@ pub struct CpuEvent {
     pub external_id: i64,
     /// Index into `Trace::comms` (`record_param_comms` arguments), or `NONE`.
     pub comm: u32,
+    /// Index into `Events::shapes` (the op's `record_shapes` arguments), or `NONE`.
+    pub shapes: u32,
 }
 
 /// A CUDA runtime or driver call (`cuda_runtime`, `cuda_driver`; 2021: `Runtime`).
@@ -245,6 +248,121 @@ impl Strings {
     }
 }
 
+/// Interning as the reader needs it: a string of the trace's text, borrowed or (with escapes) owned.
+pub trait Intern<'a> {
+    // The `Cow` itself: a borrowed one is kept borrowed (a segment's names cost no allocation).
+    #[allow(clippy::ptr_arg)]
+    fn intern_text(&mut self, s: &Cow<'a, str>) -> u32;
+}
+
+impl<'a> Intern<'a> for Strings {
+    fn intern_text(&mut self, s: &Cow<'a, str>) -> u32 {
+        self.intern(s)
+    }
+}
+
+/// The names of one segment of the text (`segments`), borrowed from it: a segment is read on a pool
+/// thread into its own [`Events`], whose names become the trace's in [`Events::append`].
+#[derive(Debug, Default)]
+pub struct SegmentStrings<'a> {
+    pub values: Vec<Cow<'a, str>>,
+    index: FastMap<Cow<'a, str>, u32>,
+}
+
+impl<'a> Intern<'a> for SegmentStrings<'a> {
+    fn intern_text(&mut self, s: &Cow<'a, str>) -> u32 {
+        if let Some(&id) = self.index.get(s.as_ref()) {
+            return id;
+        }
+        let id = u32::try_from(self.values.len()).unwrap_or(NONE);
+        self.values.push(s.clone());
+        self.index.insert(s.clone(), id);
+        id
+    }
+}
+
+/// One distinct set of `record_shapes` arguments, as JSON text (parsed where a fact needs it).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ShapeRecord {
+    pub dims: Option<Box<str>>,
+    pub types: Option<Box<str>>,
+    pub concrete: Option<Box<str>>,
+}
+
+impl ShapeRecord {
+    fn of(raw: &ShapesRaw<'_>) -> Self {
+        ShapeRecord {
+            dims: raw.dims.map(Into::into),
+            types: raw.types.map(Into::into),
+            concrete: raw.concrete.map(Into::into),
+        }
+    }
+
+    fn is(&self, raw: &ShapesRaw<'_>) -> bool {
+        self.dims.as_deref() == raw.dims
+            && self.types.as_deref() == raw.types
+            && self.concrete.as_deref() == raw.concrete
+    }
+}
+
+/// The distinct shape records of a trace: ops repeat a few shapes, so each is kept once.
+#[derive(Debug, Default, Clone)]
+pub struct Shapes {
+    pub records: Vec<ShapeRecord>,
+    /// The hash of each record ([`ShapesRaw::hash`]), so a segment's records join the trace's.
+    hashes: Vec<u64>,
+    /// First record of each hash ([`ShapesRaw::hash`]); another record with the same hash goes
+    /// to `spill`, so a collision costs a lookup, never a wrong record.
+    by_hash: FastMap<u64, u32>,
+    spill: HashMap<ShapeRecord, u32>,
+}
+
+impl Shapes {
+    pub fn intern(&mut self, raw: &ShapesRaw<'_>, hash: u64) -> u32 {
+        let next = u32::try_from(self.records.len()).unwrap_or(NONE);
+        match self.by_hash.get(&hash).copied() {
+            Some(id) if self.records.get(id as usize).is_some_and(|r| r.is(raw)) => id,
+            Some(_) => {
+                let record = ShapeRecord::of(raw);
+                if let Some(&id) = self.spill.get(&record) {
+                    return id;
+                }
+                self.spill.insert(record.clone(), next);
+                self.records.push(record);
+                self.hashes.push(hash);
+                next
+            }
+            None => {
+                self.by_hash.insert(hash, next);
+                self.records.push(ShapeRecord::of(raw));
+                self.hashes.push(hash);
+                next
+            }
+        }
+    }
+
+    /// The trace's id of each of `part`'s records (a segment read on its own), interned here.
+    fn absorb(&mut self, part: &Shapes) -> Vec<u32> {
+        part.records
+            .iter()
+            .zip(&part.hashes)
+            .map(|(record, &hash)| {
+                let raw = ShapesRaw {
+                    dims: record.dims.as_deref(),
+                    types: record.types.as_deref(),
+                    concrete: record.concrete.as_deref(),
+                    hash,
+                };
+                self.intern(&raw, hash)
+            })
+            .collect()
+    }
+
+    pub fn get(&self, id: u32) -> Option<&ShapeRecord> {
+        self.records.get(id as usize)
+    }
+}
+
 /// Counts of what the trace held, by phase and category.
 #[derive(Debug, Default, Clone, serde::Serialize)]
 pub struct Counts {
@@ -270,10 +388,55 @@ pub struct Counts {
     pub hip_calls: u64,
 }
 
-/// Everything read from one trace file, before linking.
+impl Counts {
+    /// Adds another part's counts (a segment's, see `Events::append`).
+    fn add(&mut self, other: &Counts) {
+        let Counts {
+            events,
+            complete,
+            metadata,
+            flows,
+            instant,
+            cpu_ops,
+            annotations,
+            python_functions,
+            runtime_calls,
+            driver_calls,
+            kernels,
+            memcpys,
+            memsets,
+            gpu_annotations,
+            syncs,
+            gpu_without_stream,
+            legacy,
+            hip_calls,
+        } = other;
+        self.events += events;
+        self.complete += complete;
+        self.metadata += metadata;
+        self.flows += flows;
+        self.instant += instant;
+        self.cpu_ops += cpu_ops;
+        self.annotations += annotations;
+        self.python_functions += python_functions;
+        self.runtime_calls += runtime_calls;
+        self.driver_calls += driver_calls;
+        self.kernels += kernels;
+        self.memcpys += memcpys;
+        self.memsets += memsets;
+        self.gpu_annotations += gpu_annotations;
+        self.syncs += syncs;
+        self.gpu_without_stream += gpu_without_stream;
+        self.legacy += legacy;
+        self.hip_calls += hip_calls;
+    }
+}
+
+/// Everything read from one trace file, before linking (`S`: the names; a segment's own while the
+/// reader reads it, see [`SegmentStrings`]).
 #[derive(Debug, Default)]
-pub struct Events {
-    pub strings: Strings,
+pub struct Events<S = Strings> {
+    pub strings: S,
     pub threads: Vec<Thread>,
     pub thread_names: HashMap<u32, String>,
     pub process_labels: HashMap<OwnedIdent, String>,
@@ -283,6 +446,7 @@ pub struct Events {
     pub launch_configs: Vec<LaunchConfig>,
     pub gpu_annotations: Vec<GpuAnnotation>,
     pub comms: Vec<CommArgs>,
+    pub shapes: Shapes,
     pub syncs: Vec<SyncEvent>,
     pub flows: Vec<FlowPoint>,
     pub counts: Counts,
@@ -305,11 +469,34 @@ pub struct Unmodeled {
 
 impl Unmodeled {
     pub fn count(&mut self, kind: &'static str, name: &str) {
+        self.count_n(kind, name, 1);
+    }
+
+    fn count_n(&mut self, kind: &'static str, name: &str, n: u64) {
         let names = self.by_kind.entry(kind).or_default();
         match names.get_mut(name) {
-            Some(count) => *count += 1,
+            Some(count) => *count += n,
             None => {
-                names.insert(name.to_owned(), 1);
+                names.insert(name.to_owned(), n);
+            }
+        }
+    }
+
+    /// Adds another part's counts.
+    fn add(&mut self, other: Unmodeled) {
+        let add_bits = |mine: &mut Vec<u64>, theirs: &[u64]| {
+            if mine.len() < theirs.len() {
+                mine.resize(theirs.len(), 0);
+            }
+            for (m, t) in mine.iter_mut().zip(theirs) {
+                *m += t;
+            }
+        };
+        add_bits(&mut self.unused_fields, &other.unused_fields);
+        add_bits(&mut self.unused_args, &other.unused_args);
+        for (kind, names) in other.by_kind {
+            for (name, n) in names {
+                self.count_n(kind, &name, n);
             }
         }
     }
@@ -372,6 +559,7 @@ impl Events {
             process_labels: self.process_labels.clone(),
             launch_configs: self.launch_configs.clone(),
             comms: self.comms.clone(),
+            shapes: self.shapes.clone(),
             counts: self.counts.clone(),
             unmodeled: self.unmodeled.clone(),
             first_start: self.first_start,
@@ -382,8 +570,105 @@ impl Events {
         }
     }
 
+    /// Adds the events of the next segment of the text (read on its own, in file order after the
+    /// ones already here): its names and threads become the trace's, in the order a reading of the
+    /// whole text would have met them, so the result is exactly that reading's.
+    pub fn append(&mut self, part: Events<SegmentStrings<'_>>) {
+        let names: Vec<u32> = part
+            .strings
+            .values
+            .iter()
+            .map(|s| self.strings.intern(s))
+            .collect();
+        let name = |id: u32| names.get(id as usize).copied().unwrap_or(NONE);
+        let threads: Vec<u32> = part
+            .threads
+            .iter()
+            .map(|t| self.owned_thread(&t.pid, &t.tid))
+            .collect();
+        let thread = |id: u32| threads.get(id as usize).copied().unwrap_or(NONE);
+        let shift = |id: u32, base: usize| {
+            if id == NONE {
+                NONE
+            } else {
+                u32::try_from(base + id as usize).unwrap_or(NONE)
+            }
+        };
+        let (configs, comms) = (self.launch_configs.len(), self.comms.len());
+        let shape_ids = self.shapes.absorb(&part.shapes);
+        let shape = |id: u32| shape_ids.get(id as usize).copied().unwrap_or(NONE);
+        for (t, value) in part.thread_names {
+            self.thread_names.insert(thread(t), value);
+        }
+        self.process_labels.extend(part.process_labels);
+        self.cpu.extend(part.cpu.iter().map(|c| CpuEvent {
+            name: name(c.name),
+            thread: thread(c.thread),
+            comm: shift(c.comm, comms),
+            shapes: shape(c.shapes),
+            ..*c
+        }));
+        self.runtime
+            .extend(part.runtime.iter().map(|r| RuntimeEvent {
+                name: name(r.name),
+                thread: thread(r.thread),
+                ..*r
+            }));
+        self.gpu.extend(part.gpu.iter().map(|g| GpuEvent {
+            name: name(g.name),
+            config: shift(g.config, configs),
+            comm: shift(g.comm, comms),
+            ..*g
+        }));
+        self.launch_configs.extend_from_slice(&part.launch_configs);
+        self.gpu_annotations
+            .extend(part.gpu_annotations.iter().map(|a| GpuAnnotation {
+                name: name(a.name),
+                ..*a
+            }));
+        let interned = |id: u32| if id == NONE { NONE } else { name(id) };
+        self.comms.extend(part.comms.iter().map(|c| CommArgs {
+            collective: name(c.collective),
+            dtype: interned(c.dtype),
+            group_name: interned(c.group_name),
+            ..*c
+        }));
+        self.syncs.extend(part.syncs.iter().map(|s| SyncEvent {
+            name: name(s.name),
+            ..*s
+        }));
+        self.flows.extend_from_slice(&part.flows);
+        self.counts.add(&part.counts);
+        self.unmodeled.add(part.unmodeled);
+        if let Some(start) = part.first_start {
+            self.first_start = Some(self.first_start.map_or(start, |t| t.min(start)));
+        }
+        if let Some(end) = part.last_end {
+            self.last_end = Some(self.last_end.map_or(end, |t| t.max(end)));
+        }
+    }
+
+    /// The trace's id of a thread named by a segment (see [`Events::thread`]).
+    fn owned_thread(&mut self, pid: &OwnedIdent, tid: &OwnedIdent) -> u32 {
+        if let (OwnedIdent::Int(p), OwnedIdent::Int(t)) = (pid, tid) {
+            if let Some(&id) = self.int_threads.get(&(*p, *t)) {
+                return id;
+            }
+        }
+        let key = (pid.clone(), tid.clone());
+        if let Some(&id) = self.thread_index.get(&key) {
+            return id;
+        }
+        self.new_thread(key)
+    }
+}
+
+impl<S> Events<S> {
     /// Adds one event (number `index` in the file); the error names the event.
-    pub fn push(&mut self, index: u64, ev: &RawEvent<'_>) -> Result<()> {
+    pub fn push<'a>(&mut self, index: u64, ev: &RawEvent<'a>) -> Result<()>
+    where
+        S: Intern<'a>,
+    {
         self.counts.events += 1;
         if let Some(problem) = &ev.problem {
             return Err(problem_error(index, problem));
@@ -447,7 +732,8 @@ impl Events {
 
     fn push_metadata(&mut self, ev: &RawEvent<'_>) {
         let name = ev.name.as_deref().unwrap_or("");
-        let value = ev.args.meta_name.as_deref();
+        let meta = ev.args.meta.as_deref();
+        let value = meta.and_then(|m| m.name.as_deref());
         match (name, &ev.pid) {
             ("thread_name", Some(pid)) => {
                 if let (Some(tid), Some(value)) = (&ev.tid, value) {
@@ -456,7 +742,7 @@ impl Events {
                 }
             }
             ("process_labels", Some(pid)) => {
-                if let Some(labels) = ev.args.labels.as_deref() {
+                if let Some(labels) = meta.and_then(|m| m.labels.as_deref()) {
                     self.process_labels
                         .insert(OwnedIdent::from_ident(pid), labels.to_owned());
                 }
@@ -466,7 +752,10 @@ impl Events {
         }
     }
 
-    fn push_complete(&mut self, index: u64, ev: &RawEvent<'_>) -> Result<()> {
+    fn push_complete<'a>(&mut self, index: u64, ev: &RawEvent<'a>) -> Result<()>
+    where
+        S: Intern<'a>,
+    {
         self.counts.complete += 1;
         let (Some(start), Some(dur)) = (ev.ts, ev.dur) else {
             return Err(
@@ -536,9 +825,12 @@ impl Events {
         Ok(())
     }
 
-    fn name_of(&mut self, index: u64, ev: &RawEvent<'_>) -> Result<u32> {
-        match ev.name.as_deref() {
-            Some(name) => Ok(self.strings.intern(name)),
+    fn name_of<'a>(&mut self, index: u64, ev: &RawEvent<'a>) -> Result<u32>
+    where
+        S: Intern<'a>,
+    {
+        match &ev.name {
+            Some(name) => Ok(self.strings.intern_text(name)),
             None => Err(event_error(index, "a complete (`X`) event has no `name`")
                 .with_expected("a string `name`")),
         }
@@ -562,26 +854,33 @@ impl Events {
         if let Some(&id) = self.thread_index.get(&key) {
             return id;
         }
+        self.new_thread(key)
+    }
+
+    fn new_thread(&mut self, key: (OwnedIdent, OwnedIdent)) -> u32 {
         let id = u32::try_from(self.threads.len()).unwrap_or(NONE);
         self.threads.push(Thread {
             pid: key.0.clone(),
             tid: key.1.clone(),
         });
-        if let (Ident::Int(p), Ident::Int(t)) = (pid, tid) {
+        if let (OwnedIdent::Int(p), OwnedIdent::Int(t)) = &key {
             self.int_threads.insert((*p, *t), id);
         }
         self.thread_index.insert(key, id);
         id
     }
 
-    fn push_cpu(
+    fn push_cpu<'a>(
         &mut self,
         index: u64,
-        ev: &RawEvent<'_>,
+        ev: &RawEvent<'a>,
         cat: &str,
         start: i64,
         end: i64,
-    ) -> Result<()> {
+    ) -> Result<()>
+    where
+        S: Intern<'a>,
+    {
         let kind = match cat {
             "user_annotation" => {
                 self.counts.annotations += 1;
@@ -602,6 +901,10 @@ impl Events {
         let name = self.name_of(index, ev)?;
         let thread = self.host_thread(index, ev)?;
         let comm = self.comm_args(ev);
+        let shapes = match (kind, ev.args.shapes.as_deref()) {
+            (CpuKind::Op, Some(raw)) => self.shapes.intern(raw, raw.hash),
+            _ => NONE,
+        };
         self.cpu.push(CpuEvent {
             name,
             thread,
@@ -610,18 +913,22 @@ impl Events {
             end,
             external_id: int_arg(ev.args.external_id),
             comm,
+            shapes,
         });
         Ok(())
     }
 
-    fn push_runtime(
+    fn push_runtime<'a>(
         &mut self,
         index: u64,
-        ev: &RawEvent<'_>,
+        ev: &RawEvent<'a>,
         cat: &str,
         start: i64,
         end: i64,
-    ) -> Result<()> {
+    ) -> Result<()>
+    where
+        S: Intern<'a>,
+    {
         let driver = cat == "cuda_driver";
         if driver {
             self.counts.driver_calls += 1;
@@ -648,14 +955,17 @@ impl Events {
         Ok(())
     }
 
-    fn push_gpu(
+    fn push_gpu<'a>(
         &mut self,
         index: u64,
-        ev: &RawEvent<'_>,
+        ev: &RawEvent<'a>,
         cat: &str,
         start: i64,
         end: i64,
-    ) -> Result<()> {
+    ) -> Result<()>
+    where
+        S: Intern<'a>,
+    {
         let kind = match cat {
             "kernel" | "Kernel" => {
                 self.counts.kernels += 1;
@@ -727,17 +1037,21 @@ impl Events {
         Ok(())
     }
 
-    fn comm_args(&mut self, ev: &RawEvent<'_>) -> u32 {
+    fn comm_args<'a>(&mut self, ev: &RawEvent<'a>) -> u32
+    where
+        S: Intern<'a>,
+    {
         let Some(comm) = ev.args.comm.as_deref() else {
             return NONE;
         };
-        let Some(collective) = comm.collective.as_deref() else {
+        let Some(collective) = &comm.collective else {
             return NONE;
         };
-        let collective = self.strings.intern(collective);
-        let mut interned = |v: Option<&str>| v.map_or(NONE, |s| self.strings.intern(s));
-        let dtype = interned(comm.dtype.as_deref());
-        let group_name = interned(comm.group_name.as_deref());
+        let collective = self.strings.intern_text(collective);
+        let mut interned =
+            |v: &Option<Cow<'a, str>>| v.as_ref().map_or(NONE, |s| self.strings.intern_text(s));
+        let dtype = interned(&comm.dtype);
+        let group_name = interned(&comm.group_name);
         self.comms.push(CommArgs {
             collective,
             in_nelems: int_arg(comm.in_nelems),

@@ -15,7 +15,7 @@ const MEDIAN_NS: Column = Column::float(
     "Median duration (ns; the mean of the two middle values when the count is even)",
 );
 const MIN_NS: Column = Column::int("min_ns", Unit::Ns, "Shortest duration (ns)");
-const RANK: Column = Column::int(
+pub const RANK: Column = Column::int(
     "rank",
     Unit::Id,
     "Rank of the trace (distributedInfo.rank; 0 for a single-process trace)",
@@ -299,7 +299,11 @@ pub fn tables() -> Vec<Declared> {
         Declared::new("torch.graphs", GRAPHS),
         Declared::new("torch.kernels", KERNELS),
         Declared::new("torch.launches", LAUNCHES),
+        Declared::new("torch.flops", super::flops::fields::OPS),
+        Declared::new("torch.flops_steps", super::flops::fields::STEPS),
+        Declared::new("torch.kernel_paths", super::paths::fields::KERNEL_PATHS),
         Declared::new("torch.ops", OPS),
+        Declared::new("torch.paths", super::paths::fields::PATHS),
         Declared::new("torch.steps", STEPS),
         Declared::new("torch.streams", STREAMS),
         Declared::new("torch.transfers", TRANSFERS),

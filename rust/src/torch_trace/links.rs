@@ -11,6 +11,7 @@
 //! Nothing is dropped: unlinked events keep `NONE` and are counted in [`LinkStats`].
 
 use super::events::{CpuKind, Events, FastHasher, FastMap, NONE};
+use rayon::iter::ParallelIterator;
 use rayon::slice::ParallelSliceMut;
 use serde::Serialize;
 use std::cmp::Reverse;
@@ -88,18 +89,34 @@ fn idx(i: usize) -> u32 {
 
 /// Computes every link of one trace.
 pub fn link(ev: &Events) -> Links {
-    let mut links = Links {
-        gpu_runtime: vec![NONE; ev.gpu.len()],
-        runtime_parent: vec![NONE; ev.runtime.len()],
-        runtime_op: vec![NONE; ev.runtime.len()],
-        cpu_parent: vec![NONE; ev.cpu.len()],
-        cpu_self_ns: ev.cpu.iter().map(|c| c.end - c.start).collect(),
-        ..Links::default()
-    };
-    nest(ev, &mut links);
-    ops_of_runtime(ev, &mut links);
-    gpu_to_runtime(ev, &mut links);
-    check_flows(ev, &mut links);
+    // Host nesting, the correlation map and the flow check need nothing of each other: on the pool
+    // side by side; GPU events are linked once the first two are done.
+    let ((mut links, correlations), (flow_points, flow_points_matching)) = rayon::join(
+        || {
+            rayon::join(
+                || {
+                    let mut links = Links {
+                        gpu_runtime: vec![NONE; ev.gpu.len()],
+                        runtime_parent: vec![NONE; ev.runtime.len()],
+                        runtime_op: vec![NONE; ev.runtime.len()],
+                        cpu_parent: vec![NONE; ev.cpu.len()],
+                        cpu_self_ns: ev.cpu.iter().map(|c| c.end - c.start).collect(),
+                        ..Links::default()
+                    };
+                    nest(ev, &mut links);
+                    ops_of_runtime(ev, &mut links);
+                    links
+                },
+                || correlations(ev),
+            )
+        },
+        || check_flows(ev),
+    );
+    let (by_correlation, duplicates) = correlations;
+    links.stats.duplicate_correlations = duplicates;
+    links.stats.flow_points = flow_points;
+    links.stats.flow_points_matching = flow_points_matching;
+    gpu_to_runtime(ev, &mut links, &by_correlation);
     links
 }
 
@@ -116,8 +133,7 @@ struct Host {
 }
 
 fn nest(ev: &Events, links: &mut Links) {
-    let mut hosts: Vec<Host> = Vec::with_capacity(ev.cpu.len() + ev.runtime.len());
-    hosts.extend(ev.cpu.iter().enumerate().map(|(i, c)| Host {
+    let cpu = ev.cpu.iter().enumerate().map(|(i, c)| Host {
         thread: c.thread,
         start: c.start,
         end: c.end,
@@ -128,17 +144,16 @@ fn nest(ev: &Events, links: &mut Links) {
         },
         runtime: false,
         index: idx(i),
-    }));
-    hosts.extend(ev.runtime.iter().enumerate().map(|(i, r)| Host {
+    });
+    let runtime = ev.runtime.iter().enumerate().map(|(i, r)| Host {
         thread: r.thread,
         start: r.start,
         end: r.end,
         order: if r.driver { 4 } else { 3 },
         runtime: true,
         index: idx(i),
-    }));
-    // In parallel: the pool is idle once the events are read, and this sort is most of the link.
-    hosts.par_sort_unstable_by_key(|h| (h.thread, h.start, Reverse(h.end), h.order, h.index));
+    });
+    let hosts = by_thread(cpu.chain(runtime), ev.threads.len());
     let mut stack: Vec<Host> = Vec::new();
     let mut thread = NONE;
     for h in hosts {
@@ -183,6 +198,52 @@ fn nest(ev: &Events, links: &mut Links) {
         }
         stack.push(h);
     }
+}
+
+/// The host ranges sorted by (thread, start, longest first, kind, index). Grouped by thread first
+/// (a counting sort that keeps file order), then each thread's ranges sorted on their own: Kineto
+/// writes each category in start order, so a thread's ranges are a few sorted runs, which the
+/// stable sort merges in linear time (a general sort of all ranges was most of the link).
+fn by_thread(hosts: impl Iterator<Item = Host> + Clone, threads: usize) -> Vec<Host> {
+    // Bucket of a thread id (ids are below `threads`; anything else shares the last bucket).
+    let bucket = |t: u32| (t as usize).min(threads);
+    let mut starts = vec![0_usize; threads + 2];
+    for h in hosts.clone() {
+        if let Some(n) = starts.get_mut(bucket(h.thread) + 1) {
+            *n += 1;
+        }
+    }
+    for i in 1..starts.len() {
+        let before = starts.get(i - 1).copied().unwrap_or(0);
+        if let Some(n) = starts.get_mut(i) {
+            *n += before;
+        }
+    }
+    let total = starts.last().copied().unwrap_or(0);
+    let mut out = vec![
+        Host {
+            thread: NONE,
+            start: 0,
+            end: 0,
+            order: 0,
+            runtime: false,
+            index: NONE,
+        };
+        total
+    ];
+    for h in hosts {
+        if let Some(next) = starts.get_mut(bucket(h.thread)) {
+            if let Some(slot) = out.get_mut(*next) {
+                *slot = h;
+            }
+            *next += 1;
+        }
+    }
+    out.par_chunk_by_mut(|a, b| a.thread == b.thread)
+        .for_each(|thread| {
+            thread.sort_by_key(|h| (h.thread, h.start, Reverse(h.end), h.order, h.index))
+        });
+    out
 }
 
 fn ops_of_runtime(ev: &Events, links: &mut Links) {
@@ -233,21 +294,27 @@ fn ops_of_runtime(ev: &Events, links: &mut Links) {
     }
 }
 
-fn gpu_to_runtime(ev: &Events, links: &mut Links) {
+/// Runtime calls by correlation id (the first call with an id keeps it), and how many calls
+/// repeated an id.
+fn correlations(ev: &Events) -> (FastMap<i64, u32>, u64) {
     let mut by_correlation: FastMap<i64, u32> = FastMap::default();
     by_correlation.reserve(ev.runtime.len());
+    let mut duplicates = 0;
     for (r, call) in ev.runtime.iter().enumerate() {
         if call.correlation < 0 {
             continue;
         }
-        // The first call with an id keeps it.
         match by_correlation.entry(call.correlation) {
-            Entry::Occupied(_) => links.stats.duplicate_correlations += 1,
+            Entry::Occupied(_) => duplicates += 1,
             Entry::Vacant(slot) => {
                 slot.insert(idx(r));
             }
         }
     }
+    (by_correlation, duplicates)
+}
+
+fn gpu_to_runtime(ev: &Events, links: &mut Links, by_correlation: &FastMap<i64, u32>) {
     let mut per_runtime = vec![0_u32; ev.runtime.len() + 1];
     for (g, gpu) in ev.gpu.iter().enumerate() {
         links.stats.gpu_events += 1;
@@ -297,9 +364,10 @@ fn gpu_to_runtime(ev: &Events, links: &mut Links) {
     links.runtime_gpu_start = per_runtime;
 }
 
-fn check_flows(ev: &Events, links: &mut Links) {
+/// Flow end points, and how many sit exactly on a call or GPU event with their id.
+fn check_flows(ev: &Events) -> (u64, u64) {
     if ev.flows.is_empty() {
-        return;
+        return (0, 0);
     }
     let starts: HashSet<(i64, i64), BuildHasherDefault<FastHasher>> = ev
         .runtime
@@ -307,10 +375,10 @@ fn check_flows(ev: &Events, links: &mut Links) {
         .map(|c| (c.correlation, c.start))
         .chain(ev.gpu.iter().map(|g| (g.correlation, g.start)))
         .collect();
-    for flow in &ev.flows {
-        links.stats.flow_points += 1;
-        if starts.contains(&(flow.id, flow.ts)) {
-            links.stats.flow_points_matching += 1;
-        }
-    }
+    let matching = ev
+        .flows
+        .iter()
+        .filter(|flow| starts.contains(&(flow.id, flow.ts)))
+        .count();
+    (ev.flows.len() as u64, matching as u64)
 }

@@ -7,8 +7,8 @@
 //! reader reads the event from its start: errors, and every rare case, stay serde_json's.
 
 use super::raw::{
-    arg_bit, field_bit, first_sighting, parse_event_into, timestamp, unread_arg, unread_field,
-    Args, Dim3, Ident, Num, Problem, RawEvent,
+    arg_bit, field_bit, finish_args, first_sighting, parse_event_into, set_shape, timestamp,
+    unread_arg, unread_field, Args, Dim3, Ident, Num, Problem, RawEvent,
 };
 use super::scan::{Cursor, GiveUp, Quick};
 use std::borrow::Cow;
@@ -186,7 +186,10 @@ fn args<'de>(c: &mut Cursor<'de>, args: &mut Args<'de>) -> Quick<()> {
         arg(c, key, &mut seen, args)?;
         match c.next()? {
             b',' => {}
-            b'}' => return Ok(()),
+            b'}' => {
+                finish_args(args);
+                return Ok(());
+            }
             _ => return Err(GiveUp),
         }
     }
@@ -216,8 +219,9 @@ fn arg<'de>(c: &mut Cursor<'de>, key: &'de str, seen: &mut u64, args: &mut Args<
                 _ => launch.occupancy = Some(num(c)?),
             }
         }
-        16 => args.meta_name = maybe_str(c)?,
-        17 => args.labels = maybe_str(c)?,
+        16 => args.meta.get_or_insert_with(Box::default).name = maybe_str(c)?,
+        17 => args.meta.get_or_insert_with(Box::default).labels = maybe_str(c)?,
+        18..=21 => set_shape(args, bit, c.raw_value(2)?),
         _ => {
             let comm = args.comm.get_or_insert_with(Box::default);
             match bit {

@@ -62,16 +62,12 @@ pub const UNUSED_FIELDS: [&str; 9] = [
 ];
 
 /// Argument keys gpuopt knows and does not read (bit i of `Args::unused`).
-pub const UNUSED_ARGS: [&str; 40] = [
+pub const UNUSED_ARGS: [&str; 36] = [
     "Record function id",
     "Ev Idx",
     "Sequence number",
     "Fwd thread id",
-    "Input Dims",
-    "Input dims",
-    "Input type",
     "Input Strides",
-    "Concrete Inputs",
     "Input names",
     "Output dims",
     "Output type",
@@ -113,42 +109,38 @@ pub(super) fn unused_arg_bit(key: &str) -> Option<u32> {
         "Ev Idx" => 1,
         "Sequence number" => 2,
         "Fwd thread id" => 3,
-        "Input Dims" => 4,
-        "Input dims" => 5,
-        "Input type" => 6,
-        "Input Strides" => 7,
-        "Concrete Inputs" => 8,
-        "Input names" => 9,
-        "Output dims" => 10,
-        "Output type" => 11,
-        "Output names" => 12,
-        "Extra arguments" => 13,
-        "Trace name" => 14,
-        "Trace iteration" => 15,
-        "Profiler Event Index" => 16,
-        "Module Hierarchy" => 17,
-        "Call stack" => 18,
-        "context" => 19,
-        "queued" => 20,
-        "blocks per SM" => 21,
-        "warps per SM" => 22,
-        "memory bandwidth (GB/s)" => 23,
-        "cbid" => 24,
-        "external ts" => 25,
-        "Device" => 26,
-        "Op count" => 27,
-        "sort_index" => 28,
-        "Process Group Description" => 29,
-        "Process Group Ranks" => 30,
-        "In split size" => 31,
-        "Out split size" => 32,
-        "Global rank start" => 33,
-        "Global rank stride" => 34,
-        "Python id" => 35,
-        "Python parent id" => 36,
-        "Python thread" => 37,
-        "kind" => 38,
-        "cuda_sync_kind" => 39,
+        "Input Strides" => 4,
+        "Input names" => 5,
+        "Output dims" => 6,
+        "Output type" => 7,
+        "Output names" => 8,
+        "Extra arguments" => 9,
+        "Trace name" => 10,
+        "Trace iteration" => 11,
+        "Profiler Event Index" => 12,
+        "Module Hierarchy" => 13,
+        "Call stack" => 14,
+        "context" => 15,
+        "queued" => 16,
+        "blocks per SM" => 17,
+        "warps per SM" => 18,
+        "memory bandwidth (GB/s)" => 19,
+        "cbid" => 20,
+        "external ts" => 21,
+        "Device" => 22,
+        "Op count" => 23,
+        "sort_index" => 24,
+        "Process Group Description" => 25,
+        "Process Group Ranks" => 26,
+        "In split size" => 27,
+        "Out split size" => 28,
+        "Global rank start" => 29,
+        "Global rank stride" => 30,
+        "Python id" => 31,
+        "Python parent id" => 32,
+        "Python thread" => 33,
+        "kind" => 34,
+        "cuda_sync_kind" => 35,
         _ => return None,
     })
 }
@@ -166,9 +158,10 @@ pub struct Args<'a> {
     pub launch: Option<Box<LaunchRaw>>,
     /// Collective arguments (rare: allocated only when present).
     pub comm: Option<Box<CommRaw<'a>>>,
-    /// `name` / `labels` of metadata (`M`) events.
-    pub meta_name: MaybeStr<'a>,
-    pub labels: MaybeStr<'a>,
+    /// `record_shapes` arguments of a `cpu_op` (allocated only when present).
+    pub shapes: Option<Box<ShapesRaw<'a>>>,
+    /// `name` / `labels` of metadata (`M`) events (allocated only when present).
+    pub meta: Option<Box<MetaRaw<'a>>>,
     pub unused: u64,
     pub unknown: Vec<Cow<'a, str>>,
     pub problem: Option<Box<Problem>>,
@@ -184,6 +177,13 @@ pub struct LaunchRaw {
     pub occupancy: Option<Num>,
 }
 
+/// Arguments of a metadata (`M`) event.
+#[derive(Debug, Default)]
+pub struct MetaRaw<'a> {
+    pub name: MaybeStr<'a>,
+    pub labels: MaybeStr<'a>,
+}
+
 /// Arguments of a collective (`record_param_comms` ops, NCCL kernels).
 #[derive(Debug, Default)]
 pub struct CommRaw<'a> {
@@ -193,6 +193,39 @@ pub struct CommRaw<'a> {
     pub group_size: Option<Num>,
     pub dtype: MaybeStr<'a>,
     pub group_name: MaybeStr<'a>,
+}
+
+/// The `record_shapes` arguments of an op, each kept as its JSON text (read when a fact needs it:
+/// most ops repeat a few shapes, so the text is interned, not parsed per event).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct ShapesRaw<'a> {
+    /// `Input Dims` (2021 format: `Input dims`).
+    pub dims: Option<&'a str>,
+    /// `Input type`.
+    pub types: Option<&'a str>,
+    /// `Concrete Inputs`.
+    pub concrete: Option<&'a str>,
+    /// [`ShapesRaw::text_hash`], set once the `args` object is read: computed where events are
+    /// parsed in parallel, so the store thread interns a record with one probe.
+    pub hash: u64,
+}
+
+impl ShapesRaw<'_> {
+    /// A hash of the three texts.
+    pub fn text_hash(&self) -> u64 {
+        use std::hash::Hasher;
+        let mut h = crate::fxhash::FxHasher::default();
+        for part in [self.dims, self.types, self.concrete] {
+            match part {
+                Some(text) => {
+                    h.write(text.as_bytes());
+                    h.write_u64(text.len() as u64);
+                }
+                None => h.write_u64(u64::MAX),
+            }
+        }
+        h.finish()
+    }
 }
 
 /// A `grid`/`block` triple; `None` inside when the value was not three integers.
@@ -529,6 +562,10 @@ pub(super) fn arg_bit(key: &str) -> Option<u32> {
         "Process Group Name" => 15,
         "name" => 16,
         "labels" => 17,
+        "Input Dims" => 18,
+        "Input type" => 19,
+        "Concrete Inputs" => 20,
+        "Input dims" => 21,
         _ => return None,
     })
 }
@@ -538,6 +575,27 @@ pub(super) fn unread_arg<'a>(args: &mut Args<'a>, key: Cow<'a, str>) {
     match unused_arg_bit(&key) {
         Some(i) => args.unused |= 1 << i,
         None => args.unknown.push(key),
+    }
+}
+
+/// Keeps the text of a `record_shapes` argument (`bit` 18..=21 of [`arg_bit`]); the 2021 spelling
+/// `Input dims` fills the dims only when `Input Dims` did not.
+pub(super) fn set_shape<'a>(args: &mut Args<'a>, bit: u32, text: &'a str) {
+    let shapes = args.shapes.get_or_insert_with(Box::default);
+    match bit {
+        18 => shapes.dims = Some(text),
+        19 => shapes.types = Some(text),
+        20 => shapes.concrete = Some(text),
+        _ => {
+            shapes.dims.get_or_insert(text);
+        }
+    }
+}
+
+/// Completes an `args` object both readers have read.
+pub(super) fn finish_args(args: &mut Args<'_>) {
+    if let Some(shapes) = args.shapes.as_deref_mut() {
+        shapes.hash = shapes.text_hash();
     }
 }
 
@@ -677,11 +735,18 @@ impl<'de> Visitor<'de> for ArgsVisitor<'_, 'de> {
                     continue;
                 }
                 16 => {
-                    args.meta_name = map.next_value_seed(MaybeStrSeed)?;
+                    args.meta.get_or_insert_with(Box::default).name =
+                        map.next_value_seed(MaybeStrSeed)?;
                     continue;
                 }
                 17 => {
-                    args.labels = map.next_value_seed(MaybeStrSeed)?;
+                    args.meta.get_or_insert_with(Box::default).labels =
+                        map.next_value_seed(MaybeStrSeed)?;
+                    continue;
+                }
+                18..=21 => {
+                    let raw: &'de RawValue = map.next_value()?;
+                    set_shape(args, bit, raw.get());
                     continue;
                 }
                 _ => {
@@ -699,6 +764,7 @@ impl<'de> Visitor<'de> for ArgsVisitor<'_, 'de> {
             };
             *num = Some(map.next_value_seed(NumSeed)?);
         }
+        finish_args(args);
         Ok(())
     }
 }

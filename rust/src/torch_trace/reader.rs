@@ -20,15 +20,31 @@ use std::collections::BTreeMap;
 use std::io::{BufReader, Read};
 use std::path::Path;
 
-/// Bytes read from the source per refill.
-const CHUNK: usize = 4 << 20;
 /// Event bytes framed into one batch before it is parsed (framing path).
 const BATCH: usize = 8 << 20;
-/// Bytes of `traceEvents` parsed per round of the fast path.
-const BLOCK: usize = 16 << 20;
-/// Bytes per parallel segment of a block: enough segments for the threads to share the block evenly,
-/// each long enough that a segment's guessed start costs nothing beside its parse.
-const SEGMENT: usize = 512 << 10;
+
+/// The reader's buffer sizes (tests make them tiny, so that every boundary is crossed often).
+#[derive(Debug, Clone, Copy)]
+struct Sizes {
+    /// Bytes read from the source per refill.
+    chunk: usize,
+    /// Bytes of `traceEvents` parsed per round of the fast path.
+    block: usize,
+    /// Bytes per parallel segment of a block: enough segments for the threads to share the block
+    /// evenly, each long enough that a segment's guessed start costs nothing beside its parse.
+    segment: usize,
+    /// Room kept free at the front of the next block's buffer, read while the pool parses this
+    /// block: the unfinished event at the end of this block is copied there, just before the bytes
+    /// that follow it, so a block's bytes are read once into place and never moved.
+    gap: usize,
+}
+
+const SIZES: Sizes = Sizes {
+    chunk: 4 << 20,
+    block: 16 << 20,
+    segment: 512 << 10,
+    gap: 1 << 20,
+};
 
 /// The header keys (everything but `traceEvents`) and the events of one trace file.
 pub struct ReadTrace {
@@ -100,20 +116,26 @@ fn read_up_to(reader: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> 
 }
 
 /// Reads a whole trace from any byte stream.
-pub fn read_stream<R: Read>(reader: R, shown: &str) -> Result<(BTreeMap<String, Value>, Events)> {
-    read_stream_with(reader, shown, true)
+pub fn read_stream<R: Read + Send>(
+    reader: R,
+    shown: &str,
+) -> Result<(BTreeMap<String, Value>, Events)> {
+    read_stream_with(reader, shown, true, SIZES)
 }
 
-fn read_stream_with<R: Read>(
+fn read_stream_with<R: Read + Send>(
     reader: R,
     shown: &str,
     fast: bool,
+    sizes: Sizes,
 ) -> Result<(BTreeMap<String, Value>, Events)> {
     let mut framer = Framer {
         reader,
-        buf: Vec::with_capacity(BLOCK + CHUNK),
+        buf: Vec::with_capacity(sizes.block + sizes.chunk),
+        sizes,
         pos: 0,
         eof: false,
+        pending: None,
         base: 0,
         shown: shown.to_owned(),
         fast,
@@ -197,14 +219,17 @@ struct Framer<R> {
     /// Next unread byte in `buf`.
     pos: usize,
     eof: bool,
+    /// A read error met while reading ahead, reported when those bytes are needed.
+    pending: Option<std::io::Error>,
     /// Offset in the (decompressed) stream of `buf[0]`.
     base: u64,
     shown: String,
     /// Whether `traceEvents` takes the fast path (off only in tests, to compare the two paths).
     fast: bool,
+    sizes: Sizes,
 }
 
-impl<R: Read> Framer<R> {
+impl<R: Read + Send> Framer<R> {
     /// Reads the whole document: header values are parsed here, `traceEvents` goes into `events`.
     fn document(&mut self, events: &mut Events) -> Result<BTreeMap<String, Value>> {
         self.skip_bom()?;
@@ -275,13 +300,16 @@ impl<R: Read> Framer<R> {
 
     /// Appends up to one chunk; false at the end of the stream.
     fn fill(&mut self) -> Result<bool> {
+        if let Some(e) = self.pending.take() {
+            return Err(self.read_error(&e));
+        }
         if self.eof {
             return Ok(false);
         }
         // `take` + `read_to_end` fills the spare capacity without zeroing a chunk per read (gzip
         // decoders return a few KiB per call) and retries interrupted reads.
         let got = (&mut self.reader)
-            .take(CHUNK as u64)
+            .take(self.sizes.chunk as u64)
             .read_to_end(&mut self.buf);
         match got {
             Ok(0) => {
@@ -542,47 +570,106 @@ impl<R: Read> Framer<R> {
     /// path takes over.
     fn events_fast(&mut self, events: &mut Events) -> Result<Option<u64>> {
         let mut index = 0_u64;
-        let mut want = BLOCK;
-        let spare = segments::Spare::default();
+        let Sizes {
+            block: block_size,
+            segment,
+            gap,
+            ..
+        } = self.sizes;
+        let mut want = block_size;
+        // The next block: `gap` bytes of room, then what was read while the pool parsed.
+        let mut ahead: Vec<u8> = Vec::new();
         loop {
-            self.compact();
-            while self.buf.len() < want && self.fill()? {}
+            while self.buf.len() - self.pos < want && self.fill()? {}
+            let Framer {
+                reader,
+                buf,
+                pos,
+                eof,
+                pending,
+                ..
+            } = self;
+            let block = buf.get(*pos..).unwrap_or_default();
             // A block may end inside a multi-byte character; the text stops before it and the
             // event holding it is read again with the next block. A byte that is not UTF-8 at all
             // (`broken`) is left to the framing path, which names it.
-            let (text, broken) = match std::str::from_utf8(&self.buf) {
+            // simdutf8 first (SIMD chosen at run time, several times std's rate: this check is
+            // on the calling thread), std's for where and why a block is not UTF-8.
+            let checked = simdutf8::basic::from_utf8(block).or_else(|_| std::str::from_utf8(block));
+            let (text, broken) = match checked {
                 Ok(text) => (text, false),
                 Err(e) => {
-                    let valid = self.buf.get(..e.valid_up_to()).unwrap_or_default();
+                    let valid = block.get(..e.valid_up_to()).unwrap_or_default();
                     (
                         std::str::from_utf8(valid).unwrap_or_default(),
                         e.error_len().is_some(),
                     )
                 }
             };
-            let (end, added) = segments::round(text, 0, SEGMENT, index, events, &spare)?;
-            index += added;
-            want = BLOCK;
-            match end {
-                End::Next(at) => self.pos = at,
-                End::Closed(after) => {
-                    self.pos = after;
-                    return Ok(None);
+            ahead.clear();
+            ahead.resize(gap, 0);
+            let read_ahead = || {
+                if !*eof && pending.is_none() {
+                    // Bytes read before an error stay in `ahead`; the error waits for `fill`.
+                    match reader
+                        .by_ref()
+                        .take(block_size as u64)
+                        .read_to_end(&mut ahead)
+                    {
+                        Ok(0) => *eof = true,
+                        Ok(_) => {}
+                        Err(e) => *pending = Some(e),
+                    }
                 }
-                End::Incomplete(at) if !self.eof && !broken => {
+            };
+            let (end, added) = segments::round(text, 0, segment, events, read_ahead);
+            index += added;
+            let (End::Next(at) | End::Closed(at) | End::Incomplete(at) | End::Anomaly(at)) = end;
+            let grown = self.take_ahead(self.pos + at, &mut ahead);
+            want = block_size;
+            match end {
+                End::Next(_) => {}
+                End::Closed(_) => return Ok(None),
+                End::Incomplete(at) if (grown || !self.eof) && !broken => {
                     // One event longer than the block: read twice as much before trying again
                     // (doubling keeps the re-parses of a huge event linear in its size).
                     if at == 0 {
-                        want = self.buf.len().saturating_mul(2).max(BLOCK);
+                        want = (self.buf.len() - self.pos)
+                            .saturating_mul(2)
+                            .max(block_size);
                     }
-                    self.pos = at;
                 }
-                End::Incomplete(at) | End::Anomaly(at) => {
-                    self.pos = at;
-                    return Ok(Some(index));
+                End::Incomplete(_) | End::Anomaly(_) => return Ok(Some(index)),
+            }
+        }
+    }
+
+    /// Moves on to `at` (an index into `buf`) with the bytes read ahead after the buffer's end: the
+    /// bytes from `at` are copied into the room in front of them, and that buffer becomes `buf`.
+    /// True when bytes were added.
+    fn take_ahead(&mut self, at: usize, ahead: &mut Vec<u8>) -> bool {
+        let gap = self.sizes.gap;
+        let read = ahead.len().saturating_sub(gap);
+        let tail = self.buf.get(at..).unwrap_or_default();
+        let start = gap.saturating_sub(tail.len());
+        let base = (self.base + at as u64).checked_sub(start as u64);
+        match (base, ahead.get_mut(start..gap)) {
+            (Some(base), Some(room)) if read > 0 && room.len() == tail.len() => {
+                room.copy_from_slice(tail);
+                std::mem::swap(&mut self.buf, ahead);
+                self.base = base;
+                self.pos = start;
+            }
+            _ => {
+                self.pos = at;
+                if read > 0 {
+                    self.compact();
+                    self.buf
+                        .extend_from_slice(ahead.get(gap..).unwrap_or_default());
                 }
             }
         }
+        read > 0
     }
 
     /// The framing path: frames the rest of the array (from the event at `pos`, numbered `index`)
@@ -749,10 +836,29 @@ mod tests {
     /// What a read gave, to compare the fast path with the framing path.
     fn outcome(result: Result<(BTreeMap<String, Value>, Events)>) -> String {
         match result {
-            Ok((header, e)) => format!(
-                "{header:?} {:?} {:?} {:?} {:?} {:?} {:?}",
-                e.strings.values, e.cpu, e.runtime, e.gpu, e.flows, e.counts
-            ),
+            Ok((header, e)) => {
+                let mut names: Vec<_> = e.thread_names.iter().collect();
+                names.sort();
+                let mut labels: Vec<_> =
+                    e.process_labels.iter().map(|p| format!("{p:?}")).collect();
+                labels.sort();
+                format!(
+                    "{header:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {names:?} {labels:?} {:?}",
+                    e.strings.values,
+                    e.cpu,
+                    e.runtime,
+                    e.gpu,
+                    e.flows,
+                    e.counts,
+                    e.threads,
+                    e.launch_configs,
+                    e.gpu_annotations,
+                    e.comms,
+                    e.syncs,
+                    (e.first_start, e.last_end),
+                    e.unmodeled.items(),
+                )
+            }
             Err(e) => e.code.to_string(),
         }
     }
@@ -769,9 +875,19 @@ mod tests {
   {"ph": "s", "cat": "ac2g", "id": 9, "pid": 1, "tid": 1, "ts": 2, "name": "ac2g"}
 ], "traceName": "t"}"#;
         let bytes = text.as_bytes();
+        // Blocks of a few events, read ahead in small pieces: every cut and damage also lands
+        // on a block's edge, the room in front of the next block, or a refill.
+        let small = Sizes {
+            chunk: 7,
+            block: 96,
+            segment: 24,
+            gap: 160,
+        };
         let both = |data: &[u8]| {
-            let fast = outcome(read_stream_with(data, "t.json", true));
-            let framed = outcome(read_stream_with(data, "t.json", false));
+            let fast = outcome(read_stream_with(data, "t.json", true, SIZES));
+            let framed = outcome(read_stream_with(data, "t.json", false, SIZES));
+            let blocks = outcome(read_stream_with(data, "t.json", true, small));
+            assert_eq!(blocks, fast, "small blocks");
             (fast, framed)
         };
         let (fast, framed) = both(bytes);
@@ -787,6 +903,50 @@ mod tests {
                 damaged[at] = b;
                 let (fast, framed) = both(&damaged);
                 assert_eq!(fast, framed, "byte {at} set to {b:#x}");
+            }
+        }
+    }
+
+    /// A source that gives at most `step` bytes per read (a pipe, a gzip decoder).
+    struct Trickle<'a> {
+        data: &'a [u8],
+        step: usize,
+    }
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.step.min(buf.len()).min(self.data.len());
+            let (head, rest) = self.data.split_at(n);
+            buf[..n].copy_from_slice(head);
+            self.data = rest;
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn blocks_read_ahead_give_the_events_of_one_reading() {
+        let path = crate::testdata::fixtures().join("h200/torch/eager_trace.json");
+        let bytes = std::fs::read(path).unwrap();
+        let whole = outcome(read_stream_with(bytes.as_slice(), "t.json", true, SIZES));
+        let framed = outcome(read_stream_with(bytes.as_slice(), "t.json", false, SIZES));
+        assert_eq!(whole, framed);
+        // Room enough for the unfinished event (moved in front of the next block), and too little
+        // for it (the fallback copies); blocks smaller than one event (read again, twice as long).
+        for (block, segment, gap) in [
+            (8 << 10, 1 << 10, 4 << 10),
+            (8 << 10, 1 << 10, 64),
+            (256, 64, 512),
+        ] {
+            for step in [1 << 20, 333] {
+                let sizes = Sizes {
+                    chunk: 1000,
+                    block,
+                    segment,
+                    gap,
+                };
+                let source = Trickle { data: &bytes, step };
+                let got = outcome(read_stream_with(source, "t.json", true, sizes));
+                assert_eq!(got, whole, "{sizes:?}, reads of {step}");
             }
         }
     }

@@ -193,6 +193,14 @@ impl<'a> Cursor<'a> {
         Ok(())
     }
 
+    /// The JSON text of one value (checked as [`Cursor::skip_value`] checks it), escapes and all.
+    pub fn raw_value(&mut self, depth: u32) -> Quick<&'a str> {
+        self.peek()?;
+        let start = self.pos;
+        self.skip_value(depth)?;
+        self.text.get(start..self.pos).ok_or(GiveUp)
+    }
+
     /// Skips one value, checking its syntax; `depth` counts the containers it is inside.
     pub fn skip_value(&mut self, depth: u32) -> Quick<()> {
         match self.peek()? {
@@ -383,12 +391,34 @@ fn blanks_end(bytes: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// The value of the ASCII digits from `from` (at most `max` of them) and where they end.
+/// The value of the ASCII digits from `from` (at most `max` of them, `max` ≤ 18) and where they end:
+/// eight bytes at a time (timestamps run to 16 digits), byte by byte near the end of the text.
 #[inline]
 fn digit_run(bytes: &[u8], from: usize, max: usize) -> (i64, usize) {
     let (mut value, mut i) = (0_i64, from);
+    let end = from + max;
+    while i < end {
+        let Some(Ok(word)) = bytes.get(i..i + 8).map(<[u8; 8]>::try_from) else {
+            return digit_run_bytes(bytes, i, end, value);
+        };
+        let v = u64::from_le_bytes(word);
+        let n = (leading_digits(v)).min(end - i);
+        if n == 0 {
+            break;
+        }
+        value = value * POW10.get(n).copied().unwrap_or(1) + eight_digits(v, n);
+        i += n;
+        if n < 8 {
+            break;
+        }
+    }
+    (value, i)
+}
+
+/// [`digit_run`] byte by byte, from `i` (with the value so far) up to `end`.
+fn digit_run_bytes(bytes: &[u8], mut i: usize, end: usize, mut value: i64) -> (i64, usize) {
     while let Some(&b) = bytes.get(i) {
-        if !b.is_ascii_digit() || i - from == max {
+        if !b.is_ascii_digit() || i == end {
             break;
         }
         value = value * 10 + i64::from(b - b'0');
@@ -397,18 +427,53 @@ fn digit_run(bytes: &[u8], from: usize, max: usize) -> (i64, usize) {
     (value, i)
 }
 
+const POW10: [i64; 9] = [
+    1,
+    10,
+    100,
+    1_000,
+    10_000,
+    100_000,
+    1_000_000,
+    10_000_000,
+    100_000_000,
+];
+
+/// Per byte of `v`, the high bit set unless the byte is an ASCII digit (no carries cross bytes:
+/// 0x0f + 0x06 < 0x100, 0x7f + 0x7f < 0x100).
+#[inline]
+fn non_digits(v: u64) -> u64 {
+    let odd = ((v & (ONES * 0xf0)) ^ (ONES * 0x30))
+        | (((v & (ONES * 0x0f)) + ONES * 0x06) & (ONES * 0x10));
+    (((odd & (ONES * 0x7f)) + ONES * 0x7f) | odd) & (ONES * 0x80)
+}
+
+/// How many of the eight bytes of `v` (first byte lowest) are digits before the first other one.
+#[inline]
+fn leading_digits(v: u64) -> usize {
+    (non_digits(v).trailing_zeros() / 8) as usize
+}
+
+/// The value of the first `n` (1 to 8) bytes of `v`, all ASCII digits, first byte most significant.
+#[inline]
+fn eight_digits(v: u64, n: usize) -> i64 {
+    // The `n` digits moved to the top, `0`s below them: the same value as eight digits.
+    let shift = 64 - 8 * n as u32;
+    let v =
+        v.checked_shl(shift).unwrap_or(0) | (ONES * 0x30).checked_shr(8 * n as u32).unwrap_or(0);
+    let v = v.wrapping_sub(ONES * 0x30);
+    let v = (v.wrapping_mul(10) + (v >> 8)) & 0x00ff_00ff_00ff_00ff;
+    let v = (v.wrapping_mul(100) + (v >> 16)) & 0x0000_ffff_0000_ffff;
+    let v = (v.wrapping_mul(10_000) + (v >> 32)) & 0x0000_0000_ffff_ffff;
+    v as i64
+}
+
 /// The end of the run of ASCII digits at `i`: eight bytes at a time (timestamps run to 16 digits),
 /// then byte by byte.
 #[inline]
 fn digits_end(bytes: &[u8], mut i: usize) -> usize {
     while let Some(Ok(word)) = bytes.get(i..i + 8).map(<[u8; 8]>::try_from) {
-        let v = u64::from_le_bytes(word);
-        // Per byte, nonzero unless a digit: high nibble not 3, or low nibble above 9 (no carries
-        // cross bytes: 0x0f + 0x06 < 0x100).
-        let odd = ((v & (ONES * 0xf0)) ^ (ONES * 0x30))
-            | (((v & (ONES * 0x0f)) + ONES * 0x06) & (ONES * 0x10));
-        // The high bit of each nonzero byte (0x7f + 0x7f < 0x100: again no carries).
-        let flags = (((odd & (ONES * 0x7f)) + ONES * 0x7f) | odd) & (ONES * 0x80);
+        let flags = non_digits(u64::from_le_bytes(word));
         if flags != 0 {
             return i + (flags.trailing_zeros() / 8) as usize;
         }

@@ -10,13 +10,12 @@
 //! the end of the input) stops the fast path at the last event start known to be right; the reader's
 //! framing path takes over from there and reports exactly what it always reported.
 
-use super::events::Events;
+use super::events::{Events, SegmentStrings};
 use super::quick::read_event_into;
 use super::raw::RawEvent;
-use crate::error::Result;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::mpsc::Receiver;
 
 /// How a segment (or a round of segments) ended; offsets are into the round's text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,11 +31,12 @@ pub enum End {
     Anomaly(usize),
 }
 
+/// One segment, read into its own events (names borrowed from the text) on a pool thread.
 struct Segment<'a> {
     start: usize,
-    events: Vec<RawEvent<'a>>,
-    /// Where each event starts.
-    offsets: Vec<usize>,
+    events: Events<SegmentStrings<'a>>,
+    /// Events read and kept (the store refused none of them).
+    added: u64,
     end: End,
 }
 
@@ -74,110 +74,72 @@ fn guess_start(bytes: &[u8], from: usize) -> Option<usize> {
     }
 }
 
-/// Emptied vectors of events, kept from round to round: a segment's vector is about a megabyte,
-/// and a fresh one each time costs more in page faults than the events cost to move into it.
-pub type Spare = Mutex<Vec<Vec<RawEvent<'static>>>>;
-
-/// Empties `events` and keeps its allocation (`filter_map` + `collect` reuse it in place; the
-/// lifetime of the text the events borrowed from ends here, so the empty vector outlives it).
-fn recycle(spare: &Spare, mut events: Vec<RawEvent<'_>>) {
-    events.clear();
-    // Not `filter`: the point is the new element type (another lifetime), which `filter` keeps.
-    #[allow(clippy::unnecessary_filter_map)]
-    let empty: Vec<RawEvent<'static>> = events.into_iter().filter_map(|_| None).collect();
-    if let Ok(mut spare) = spare.lock() {
-        spare.push(empty);
-    }
-}
-
-/// Parses events from `start` until the next one starts at or past `limit` (or the text ends).
-fn parse_segment<'a>(text: &'a str, start: usize, limit: usize, spare: &Spare) -> Segment<'a> {
+/// Reads events from `start` until the next one starts at or past `limit` (or the text ends), each
+/// into the segment's own store as soon as it is read: the store's work (names, threads, the
+/// compact structs) runs on the pool with the parse, and the event's text is still in cache.
+fn parse_segment(text: &str, start: usize, limit: usize) -> Segment<'_> {
     let bytes = text.as_bytes();
-    let mut events: Vec<RawEvent<'a>> = spare
-        .lock()
-        .ok()
-        .and_then(|mut spare| spare.pop())
-        .unwrap_or_default();
-    // Room for the segment's events up front (Kineto events run 200-400 bytes): `RawEvent` is
-    // large, and growing the vector would move every event again.
-    events.reserve(limit.min(text.len()).saturating_sub(start) / 192 + 8);
-    let mut offsets = Vec::with_capacity(events.capacity());
+    let mut events = Events::<SegmentStrings<'_>>::default();
+    let mut added = 0_u64;
     let mut at = skip_blank(bytes, start);
     let end = loop {
         let Some(rest) = text.get(at..) else {
             break End::Anomaly(at);
         };
-        // The event is parsed in its place in the vector; any way out but the last pops it.
-        events.push(RawEvent::default());
-        let parsed = events
-            .last_mut()
-            .and_then(|slot| read_event_into(rest, slot));
-        let len = match parsed {
+        let mut event = RawEvent::default();
+        let len = match read_event_into(rest, &mut event) {
             Some(Ok(len)) => len,
-            Some(Err(e)) if !e.is_eof() => {
-                events.pop();
-                break End::Anomaly(at);
-            }
-            _ => {
-                events.pop();
-                break End::Incomplete(at);
-            }
+            Some(Err(e)) if !e.is_eof() => break End::Anomaly(at),
+            _ => break End::Incomplete(at),
         };
         let after = skip_blank(bytes, at + len);
         let next = match bytes.get(after) {
-            Some(b']') => {
-                offsets.push(at);
-                break End::Closed(after + 1);
+            Some(b']') => None,
+            Some(b',') => {
+                let next = skip_blank(bytes, after + 1);
+                match bytes.get(next) {
+                    None => break End::Incomplete(at),
+                    // A trailing comma: the framing path reports it.
+                    Some(b']') => break End::Anomaly(at),
+                    Some(_) => Some(next),
+                }
             }
-            Some(b',') => skip_blank(bytes, after + 1),
             // The text ends between events: this one is re-read with what follows it.
-            None => {
-                events.pop();
-                break End::Incomplete(at);
-            }
-            Some(_) => {
-                events.pop();
-                break End::Anomaly(at);
-            }
+            None => break End::Incomplete(at),
+            Some(_) => break End::Anomaly(at),
         };
-        match bytes.get(next) {
-            None => {
-                events.pop();
-                break End::Incomplete(at);
-            }
-            // A trailing comma: the framing path reports it.
-            Some(b']') => {
-                events.pop();
-                break End::Anomaly(at);
-            }
-            Some(_) => {}
+        // An event the store refuses goes to the framing path too: a framing error further on
+        // (in the same batch) is reported before it, as it always was.
+        if events.push(added, &event).is_err() {
+            break End::Anomaly(at);
         }
-        offsets.push(at);
-        if next >= limit {
-            break End::Next(next);
+        added += 1;
+        match next {
+            None => break End::Closed(after + 1),
+            Some(next) if next >= limit => break End::Next(next),
+            Some(next) => at = next,
         }
-        at = next;
     };
     Segment {
         start,
         events,
-        offsets,
+        added,
         end,
     }
 }
 
 /// Parses what `text` holds of the array from `start` (an event start known to be right, blanks
 /// allowed before it) in segments of about `segment` bytes, and adds the events it can vouch for to
-/// `events` in file order, numbered from `first`. Returns how it ended and how many events it added;
-/// `End::Next` means a guess was wrong and the next round should start there.
+/// `events` in file order. Returns how it ended and how many events it added; `End::Next` means a
+/// guess was wrong and the next round should start there. `meanwhile` runs on the calling thread
+/// while the pool parses (the reader reads the next block there).
 pub fn round<'a>(
     text: &'a str,
     start: usize,
     segment: usize,
-    first: u64,
     events: &mut Events,
-    spare: &Spare,
-) -> Result<(End, u64)> {
+    meanwhile: impl FnOnce() + Send,
+) -> (End, u64) {
     let bytes = text.as_bytes();
     let mut starts = vec![start];
     let mut from = start + segment;
@@ -188,82 +150,98 @@ pub fn round<'a>(
         starts.push(guess);
         from = guess + segment;
     }
+    let limit = |k: usize| starts.get(k + 1).copied().unwrap_or(usize::MAX);
+    if rayon::current_thread_index().is_some() {
+        // On a pool thread (ranks read in parallel) this thread must not block on a channel while
+        // its own queued segments wait for it: parse them all, then walk.
+        let (parsed, ()) = rayon::join(
+            || {
+                starts
+                    .par_iter()
+                    .enumerate()
+                    .map(|(k, &s)| parse_segment(text, s, limit(k)))
+                    .collect::<Vec<_>>()
+            },
+            meanwhile,
+        );
+        return walk(parsed, start, events);
+    }
+    // Segments parse on the pool while this thread runs `meanwhile`, then adds them to the store
+    // in order as they come.
     let stop = AtomicBool::new(false);
     let (sender, receiver) = std::sync::mpsc::channel::<(usize, Segment<'a>)>();
-    let parse = |k: usize, s: usize, sender: &std::sync::mpsc::Sender<(usize, Segment<'a>)>| {
-        if !stop.load(Ordering::Relaxed) {
-            let limit = starts.get(k + 1).copied().unwrap_or(usize::MAX);
-            // The receiver is gone only when the walk stopped early; the result is unused.
-            let _ = sender.send((k, parse_segment(text, s, limit, spare)));
-        }
-    };
-    if rayon::current_thread_index().is_some() {
-        // On a pool thread (ranks read in parallel) this thread must not block on the channel
-        // while its own queued segments wait for it: parse them all, then walk.
-        starts
-            .par_iter()
-            .enumerate()
-            .for_each_with(sender, |sender, (k, &s)| parse(k, s, sender));
-        return walk(&receiver, starts.len(), start, first, events, spare);
-    }
-    // Segments parse on the pool while this thread adds them to the store in order as they come:
-    // the store (serial) overlaps the parsing instead of waiting for the whole block.
     rayon::in_place_scope(|scope| {
         for (k, &s) in starts.iter().enumerate() {
-            let (sender, parse) = (sender.clone(), &parse);
-            scope.spawn(move |_| parse(k, s, &sender));
+            let (sender, stop, limit) = (sender.clone(), &stop, &limit);
+            scope.spawn(move |_| {
+                if !stop.load(Ordering::Relaxed) {
+                    // The receiver is gone only when the walk stopped early; the result is unused.
+                    let _ = sender.send((k, parse_segment(text, s, limit(k))));
+                }
+            });
         }
         drop(sender);
-        let walked = walk(&receiver, starts.len(), start, first, events, spare);
+        meanwhile();
+        let walked = walk(InOrder::new(receiver, starts.len()), start, events);
         stop.store(true, Ordering::Relaxed);
-        drop(receiver);
         walked
     })
 }
 
-/// Takes the parsed segments in any order and adds them in file order while each one starts where
-/// the one before it ended.
-fn walk(
-    receiver: &std::sync::mpsc::Receiver<(usize, Segment<'_>)>,
-    count: usize,
-    start: usize,
-    first: u64,
-    events: &mut Events,
-    spare: &Spare,
-) -> Result<(End, u64)> {
-    let mut parked: Vec<Option<Segment<'_>>> = (0..count).map(|_| None).collect();
-    let mut added = 0_u64;
-    let mut cursor = start;
-    for k in 0..count {
-        let segment = loop {
-            if let Some(segment) = parked.get_mut(k).and_then(Option::take) {
-                break segment;
+/// The segments from a channel (sent in any order), in order.
+struct InOrder<'a> {
+    receiver: Receiver<(usize, Segment<'a>)>,
+    parked: Vec<Option<Segment<'a>>>,
+    next: usize,
+}
+
+impl<'a> InOrder<'a> {
+    fn new(receiver: Receiver<(usize, Segment<'a>)>, count: usize) -> Self {
+        InOrder {
+            receiver,
+            parked: (0..count).map(|_| None).collect(),
+            next: 0,
+        }
+    }
+}
+
+impl<'a> Iterator for InOrder<'a> {
+    type Item = Segment<'a>;
+
+    fn next(&mut self) -> Option<Segment<'a>> {
+        loop {
+            if let Some(segment) = self.parked.get_mut(self.next)?.take() {
+                self.next += 1;
+                return Some(segment);
             }
-            let Ok((j, segment)) = receiver.recv() else {
-                return Ok((End::Next(cursor), added));
-            };
-            if let Some(slot) = parked.get_mut(j) {
+            let (k, segment) = self.receiver.recv().ok()?;
+            if let Some(slot) = self.parked.get_mut(k) {
                 *slot = Some(segment);
             }
-        };
+        }
+    }
+}
+
+/// Adds the segments in file order while each one starts where the one before it ended.
+fn walk<'a>(
+    segments: impl IntoIterator<Item = Segment<'a>>,
+    start: usize,
+    events: &mut Events,
+) -> (End, u64) {
+    let mut added = 0_u64;
+    let mut cursor = start;
+    for segment in segments {
         if segment.start != cursor {
             break;
         }
-        for (event, &at) in segment.events.iter().zip(&segment.offsets) {
-            // An event the store refuses goes to the framing path too: a framing error further on
-            // (in the same batch) is reported before it, as it always was.
-            if events.push(first + added, event).is_err() {
-                return Ok((End::Anomaly(at), added));
-            }
-            added += 1;
-        }
-        recycle(spare, segment.events);
+        events.append(segment.events);
+        added += segment.added;
         match segment.end {
             End::Next(next) => cursor = next,
-            other => return Ok((other, added)),
+            other => return (other, added),
         }
     }
-    Ok((End::Next(cursor), added))
+    (End::Next(cursor), added)
 }
 
 #[cfg(test)]
@@ -272,7 +250,7 @@ mod tests {
 
     fn events_of(text: &str, segment: usize) -> (End, u64, Events) {
         let mut events = Events::default();
-        let (end, added) = round(text, 0, segment, 0, &mut events, &Spare::default()).unwrap();
+        let (end, added) = round(text, 0, segment, &mut events, || {});
         (end, added, events)
     }
 
@@ -320,9 +298,8 @@ mod tests {
     fn read_all(text: &str, start: usize, segment: usize) -> (u64, Events) {
         let mut events = Events::default();
         let (mut at, mut total) = (start, 0);
-        let spare = Spare::default();
         loop {
-            let (end, added) = round(text, at, segment, total, &mut events, &spare).unwrap();
+            let (end, added) = round(text, at, segment, &mut events, || {});
             total += added;
             match end {
                 End::Next(next) => at = next,
@@ -392,19 +369,5 @@ mod tests {
             .unwrap();
         let (n, parts) = pool.install(|| read_all(text, start, 1 << 10));
         assert_eq!((n, same_parts(&parts)), (total, same_parts(&whole)));
-    }
-
-    #[test]
-    fn recycled_vectors_keep_their_room() {
-        let spare = Spare::default();
-        let text = String::from(EV);
-        let mut events = vec![RawEvent::default()];
-        read_event_into(&text, &mut events[0]).unwrap().unwrap();
-        events.reserve(100);
-        let room = events.capacity();
-        recycle(&spare, events);
-        drop(text);
-        let kept = spare.lock().unwrap().pop().unwrap();
-        assert_eq!((kept.len(), kept.capacity()), (0, room));
     }
 }

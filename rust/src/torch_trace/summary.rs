@@ -130,17 +130,29 @@ fn trace_summary(trace: &Trace, threshold: i64) -> TraceSummary {
         .filter(|c| c.kind == CpuKind::Annotation)
         .map(|c| trace.name(c.name))
         .collect();
-    let gpu = trace.gpu_present().then(|| GpuSummary {
-        devices: timeline::devices(trace, threshold),
-        kernel_time_ns: ev
-            .gpu
-            .iter()
-            .filter(|e| e.kind == GpuKind::Kernel)
-            .map(|e| e.end - e.start)
-            .sum(),
-        launch_latency: launches::latency(trace),
-        transfers: transfers::totals(trace),
-        collectives: collectives::totals(trace),
+    let gpu = trace.gpu_present().then(|| {
+        // Independent passes over the same events: on the pool side by side.
+        let (devices, (launch_latency, (transfers, collectives))) = rayon::join(
+            || timeline::devices(trace, threshold),
+            || {
+                rayon::join(
+                    || launches::latency(trace),
+                    || rayon::join(|| transfers::totals(trace), || collectives::totals(trace)),
+                )
+            },
+        );
+        GpuSummary {
+            devices,
+            kernel_time_ns: ev
+                .gpu
+                .iter()
+                .filter(|e| e.kind == GpuKind::Kernel)
+                .map(|e| e.end - e.start)
+                .sum(),
+            launch_latency,
+            transfers,
+            collectives,
+        }
     });
     let gpu_absent = gpu_absent(trace);
     TraceSummary {

@@ -128,6 +128,24 @@ fn digit_runs_end_at_the_first_other_byte() {
 }
 
 #[test]
+fn digit_runs_read_by_words_agree_with_bytes() {
+    let text = b"9876543210123456789012345";
+    for start in 0..text.len() {
+        for stop in start..=text.len() {
+            let mut t = text.to_vec();
+            if let Some(b) = t.get_mut(stop) {
+                *b = b'.';
+            }
+            for max in 0..=18 {
+                let words = digit_run(&t, start, max);
+                let bytes = digit_run_bytes(&t, start, start + max, 0);
+                assert_eq!(words, bytes, "start {start} stop {stop} max {max}");
+            }
+        }
+    }
+}
+
+#[test]
 fn int_or_number_splits_as_small_int_does() {
     for text in [
         "0",

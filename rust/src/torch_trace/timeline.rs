@@ -10,7 +10,7 @@
 //! else *other*. A gap whose next event has no runtime call cannot be host wait.
 
 use super::columns::{count, float, int, pct, text};
-use super::events::{GpuKind, NONE};
+use super::events::{GpuEvent, GpuKind, NONE};
 use super::fields;
 use super::kernels::is_communication;
 use super::{Trace, TraceSet};
@@ -40,12 +40,24 @@ impl Cause {
     }
 }
 
-/// The work class of GPU event `g` (0 compute, 1 communication, 2 memory).
-fn class(trace: &Trace, g: usize) -> usize {
-    match trace.events.gpu.get(g) {
-        Some(e) if e.kind != GpuKind::Kernel => 2,
-        Some(e) if is_communication(trace.name(e.name)) => 1,
-        _ => 0,
+/// The work class of each name id a kernel may carry (0 compute, 1 communication): the name test
+/// once per name, not once per event (kernel names run to hundreds of bytes).
+fn kernel_classes(trace: &Trace) -> Vec<u8> {
+    trace
+        .events
+        .strings
+        .values
+        .iter()
+        .map(|name| u8::from(is_communication(name)))
+        .collect()
+}
+
+/// The work class of a GPU event (0 compute, 1 communication, 2 memory).
+fn class(e: &GpuEvent, kernel_classes: &[u8]) -> usize {
+    if e.kind == GpuKind::Kernel {
+        usize::from(kernel_classes.get(e.name as usize).copied().unwrap_or(0))
+    } else {
+        2
     }
 }
 
@@ -179,30 +191,30 @@ pub struct DeviceTimeline {
 
 /// The per-device facts of one trace (empty when it has no GPU activity).
 pub fn devices(trace: &Trace, threshold: i64) -> Vec<DeviceTimeline> {
-    let streams = tracks(trace, true);
+    let streams: std::collections::BTreeSet<(i64, i64)> = trace
+        .events
+        .gpu
+        .iter()
+        .map(|e| (e.device, e.stream))
+        .collect();
+    let classes = kernel_classes(trace);
     tracks(trace, false)
         .into_iter()
         .filter_map(|((device, _), events)| {
             let track = Track::new(trace, events);
             let Span { start, end } = track.window()?;
             let busy = intervals::total(&track.union);
-            let class_union = |c: usize| {
-                intervals::union(
-                    track
-                        .events
-                        .iter()
-                        .filter(|&&g| class(trace, g as usize) == c)
-                        .filter_map(|&g| {
-                            trace
-                                .events
-                                .gpu
-                                .get(g as usize)
-                                .map(|e| Span::new(e.start, e.end))
-                        })
-                        .collect(),
-                )
-            };
-            let unions = [class_union(0), class_union(1), class_union(2)];
+            let mut spans: [Vec<Span>; 3] = Default::default();
+            for e in track
+                .events
+                .iter()
+                .filter_map(|&g| trace.events.gpu.get(g as usize))
+            {
+                if let Some(class) = spans.get_mut(class(e, &classes)) {
+                    class.push(Span::new(e.start, e.end));
+                }
+            }
+            let unions = spans.map(intervals::union);
             let [compute, comm, memory] = &unions;
             let comm_only = intervals::subtract(comm, compute);
             let compute_or_comm = intervals::union([compute.clone(), comm.clone()].concat());
@@ -210,7 +222,7 @@ pub fn devices(trace: &Trace, threshold: i64) -> Vec<DeviceTimeline> {
             let gaps = track.gaps(trace, threshold);
             Some(DeviceTimeline {
                 device,
-                streams: streams.keys().filter(|(d, _)| *d == device).count(),
+                streams: streams.iter().filter(|(d, _)| *d == device).count(),
                 first_start_ns: start - trace.origin(),
                 last_end_ns: end - trace.origin(),
                 busy_ns: busy,
@@ -357,28 +369,43 @@ pub fn streams_table(set: &TraceSet, threshold: i64) -> Result<Table> {
 
 /// `rank, device, stream, start_ns, end_ns, duration_ns, cause, next_kind, next_name`: every idle gap
 /// between busy spans of every stream, with the event that ends it.
+/// Every idle gap of every stream of a trace: `((device, stream), gap, next GPU event, cause)`, in
+/// (device, stream, start) order.
+pub fn stream_gaps(trace: &Trace, threshold: i64) -> Vec<((i64, i64), Span, u32, Cause)> {
+    let mut out = Vec::new();
+    for (key, events) in tracks(trace, true) {
+        let track = Track::new(trace, events);
+        out.extend(
+            track
+                .gaps(trace, threshold)
+                .into_iter()
+                .map(|(gap, next, why)| (key, gap, next, why)),
+        );
+    }
+    out
+}
+
 pub fn gaps_table(set: &TraceSet, threshold: i64) -> Result<Table> {
     let mut c: [Vec<i64>; 6] = Default::default();
     let (mut cause, mut next_kind, mut next_name) = (Vec::new(), Vec::new(), Vec::new());
     for trace in &set.traces {
-        for ((device, stream), events) in tracks(trace, true) {
-            let track = Track::new(trace, events);
-            for (Span { start: a, end: b }, next, why) in track.gaps(trace, threshold) {
-                for (col, v) in c.iter_mut().zip([
-                    trace.rank,
-                    device,
-                    stream,
-                    a - trace.origin(),
-                    b - trace.origin(),
-                    b - a,
-                ]) {
-                    col.push(v);
-                }
-                cause.push(why.as_str());
-                let next = trace.events.gpu.get(next as usize);
-                next_kind.push(next.map_or("", |e| e.kind.as_str()));
-                next_name.push(next.map_or("", |e| trace.name(e.name)).to_owned());
+        for ((device, stream), Span { start: a, end: b }, next, why) in
+            stream_gaps(trace, threshold)
+        {
+            for (col, v) in c.iter_mut().zip([
+                trace.rank,
+                device,
+                stream,
+                a - trace.origin(),
+                b - trace.origin(),
+                b - a,
+            ]) {
+                col.push(v);
             }
+            cause.push(why.as_str());
+            let next = trace.events.gpu.get(next as usize);
+            next_kind.push(next.map_or("", |e| e.kind.as_str()));
+            next_name.push(next.map_or("", |e| trace.name(e.name)).to_owned());
         }
     }
     let [rank, device, stream, start, end, duration] = c;

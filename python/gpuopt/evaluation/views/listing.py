@@ -2,7 +2,8 @@
 
 ``ls`` lists from the ledger (the keys each publication recorded) plus the live status of invocations that
 have no result yet; it opens no invocation directory of a completed invocation. ``show`` prints one record
-verified against its ledger hash, or one table of an invocation.
+verified against its ledger hash, or one table of an invocation. :func:`ls_document` and
+:func:`show_document` answer what the commands print (a :class:`gpuopt.answer.Answer`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ from gpuopt.models.evaluation.views import ShowData
 
 if TYPE_CHECKING:
     import polars as pl
+
+    from gpuopt.answer import Answer
+    from gpuopt.models.table import TableResult
 
 KINDS = ("invocations", "experiments", "selections", "maps", "objects")
 FILTERS = ("operation", "experiment", "mechanism", "verdict", "status")
@@ -275,3 +279,36 @@ def show(root_path: str | Path, rid: str, *, part: str | None = None) -> tuple[S
         ),
         frame,
     )
+
+
+def ls_document(
+    root_path: str | Path,
+    kind: str = "invocations",
+    *,
+    limit: int = 50,
+    sort: str | None = None,
+    **filters: str | None,
+) -> Answer[TableResult]:
+    """``gpuopt ls``: :func:`ls` as a document, in ``sort`` order with the first ``limit`` rows (0: all)."""
+    from gpuopt._tables import sorted_by, table_data
+    from gpuopt.answer import Answer
+    from gpuopt.models.table import TableResult
+
+    frame = sorted_by(ls(root_path, kind, **filters), sort)
+    return Answer(TableResult(table=table_data(kind, frame, limit)), tables={kind: frame})
+
+
+def show_document(
+    root_path: str | Path, rid: str, *, part: str | None = None, limit: int = 50, sort: str | None = None
+) -> Answer[ShowData]:
+    """``gpuopt show``: :func:`show` as a document; a ``part`` table in ``sort`` order with the first
+    ``limit`` rows (0: all)."""
+    from gpuopt._tables import sorted_by, table_data
+    from gpuopt.answer import Answer
+
+    data, frame = show(root_path, rid, part=part)
+    if frame is None:
+        return Answer(data)
+    name = part or "table"
+    frame = sorted_by(frame, sort)
+    return Answer(data.model_copy(update={"table": table_data(name, frame, limit)}), tables={name: frame})

@@ -44,7 +44,9 @@ InvocationId = Annotated[
 ]
 Role = Literal["original", "reference", "candidate"]
 VariantKind = Literal["source", "artifact"]
-Operation = Literal["readiness_smoke", "baseline", "noise", "screen", "target", "final_audit", "capture"]
+Operation = Literal[
+    "readiness_smoke", "baseline", "noise", "screen", "target", "final_audit", "capture", "gate"
+]
 
 
 class RecordRef(Record):

@@ -16,6 +16,7 @@ from pydantic import Field
 from gpuopt.models.evaluation.capture import CaptureCore, CaptureFrozen
 from gpuopt.models.evaluation.common import RecordRef, ResultRef
 from gpuopt.models.evaluation.experiment import Contract
+from gpuopt.models.evaluation.gate import GateSpec
 from gpuopt.models.evaluation.invocation import EvidenceStep, FrozenRequest, RequestCore
 from gpuopt.models.evaluation.operations import Binding, ChampionFacts
 
@@ -73,6 +74,14 @@ class FinalAuditCore(BoundCore):
     )
 
 
+class GateCore(ContractCore):
+    """``gate``: the current code against a saved baseline's variant or the Champion (``gate check``)."""
+
+    operation: Literal["gate"]
+    gate: GateSpec
+    noise: ResultRef | None = Field(description="The noise record used for the resolution")
+
+
 # ---- frozen requests: what request.json holds --------------------------------------------------------------
 
 
@@ -100,6 +109,10 @@ class FinalAuditFrozen(FinalAuditCore, FrozenRequest):
     """A frozen ``final_audit`` request."""
 
 
+class GateFrozen(GateCore, FrozenRequest):
+    """A frozen ``gate`` request."""
+
+
 CORE_MODELS: dict[str, type[RequestCore]] = {
     "readiness_smoke": SmokeCore,
     "baseline": BaselineCore,
@@ -108,6 +121,7 @@ CORE_MODELS: dict[str, type[RequestCore]] = {
     "target": TargetCore,
     "final_audit": FinalAuditCore,
     "capture": CaptureCore,
+    "gate": GateCore,
 }
 """The core model per operation (an operation with its own fields registers a subclass here)."""
 
@@ -119,5 +133,6 @@ FROZEN_MODELS: dict[str, type[FrozenRequest]] = {
     "target": TargetFrozen,
     "final_audit": FinalAuditFrozen,
     "capture": CaptureFrozen,
+    "gate": GateFrozen,
 }
 """The frozen-request model per operation."""

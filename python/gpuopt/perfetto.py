@@ -1,0 +1,154 @@
+"""Perfetto traces of nsys exports and Kineto traces, with gpuopt's facts as tracks.
+
+``export_nsys(path, out)`` and ``export_torch(path, out)`` write Perfetto's protobuf trace format
+(``perfetto.protos.Trace``), which the Perfetto UI (ui.perfetto.dev) and its trace processor open:
+the profile's own timeline (GPU streams, host threads, launch flows) and gpuopt's facts as tracks of
+their own (idle gaps by cause, CUDA graph executions, the keys a ``gpuopt profile diff`` flagged).
+``references/perfetto.md`` says why this format and what each track holds::
+
+    from gpuopt import perfetto
+    perfetto.export_nsys("run.sqlite", "run.pftrace", diff="diff.json")
+
+Other analyses add tracks through ``extra``: a :class:`FactTrack` is a name and its ``(start_ns,
+end_ns, label)`` slices in the export's time base (nsys: the export's ns; torch: ns from the trace's
+first event, as every ``gpuopt torch`` table prints them).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gpuopt import _native, nsys, torch_trace
+from gpuopt._files import read_bounded
+from gpuopt.errors import InputError
+from gpuopt.models.flops import PerfettoExport
+
+if TYPE_CHECKING:
+    from gpuopt.torch_trace import TorchTrace
+
+__all__ = ["FactTrack", "Flagged", "export_nsys", "export_torch", "flagged_of_diff"]
+
+_MAX_DIFF_BYTES = 256 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class FactTrack:
+    """A track of facts another analysis computed (iterations, a critical path): ``slices`` are
+    ``(start_ns, end_ns, label)`` in the export's time base."""
+
+    name: str
+    slices: Sequence[tuple[int, int, str]] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class Flagged:
+    """The keys a profile diff flagged: its dimension and, per key, the change in percent."""
+
+    by: str
+    keys: dict[str, float | None]
+
+
+def flagged_of_diff(path: str | Path) -> Flagged:
+    """The flagged keys of a saved ``gpuopt profile diff --json`` envelope (the whole table must be in
+    it: ``--limit 0``)."""
+    path = Path(path)
+    raw = read_bounded(path, "profile diff JSON", _MAX_DIFF_BYTES)
+    try:
+        doc = json.loads(raw)
+        data = doc["data"]
+        by = str(data["by"])
+        table = data["table"]
+        rows = table["rows"]
+        truncated = bool(table["truncated"])
+    except (ValueError, KeyError, TypeError) as e:
+        raise InputError(
+            "perfetto_diff_invalid",
+            f"{path}: not a `gpuopt profile diff --json` envelope",
+            path=str(path),
+            expected="the JSON envelope of gpuopt.profile.diff (data.by, data.table.rows)",
+            observed=type(e).__name__,
+        ) from None
+    if truncated:
+        raise InputError(
+            "perfetto_diff_truncated",
+            f"{path}: the diff's table holds fewer rows than it has (--limit); flagged keys could be missing",
+            path=str(path),
+            expected="a diff saved with --limit 0 (every key)",
+        )
+    keys = {str(r["key"]): r.get("change_pct") for r in rows if r.get("flagged")}
+    return Flagged(by=by, keys=keys)
+
+
+def _flag_args(diff: Flagged | None) -> tuple[str | None, list[tuple[str, float | None]]]:
+    if diff is None:
+        return None, []
+    return diff.by, [(k, None if v is None else float(v)) for k, v in diff.keys.items()]
+
+
+def _tracks(extra: Sequence[FactTrack]) -> list[tuple[str, list[tuple[int, int, str]]]]:
+    return [(t.name, [(int(a), int(b), str(label)) for a, b, label in t.slices]) for t in extra]
+
+
+def _result(out: Path, written: bytes, extra: Sequence[FactTrack], diff: Flagged | None) -> PerfettoExport:
+    w = json.loads(written)
+    return PerfettoExport(
+        out=str(out),
+        format="perfetto-protobuf",
+        fact_tracks=[t.name for t in extra],
+        flagged_keys=len(diff.keys) if diff else 0,
+        **w,
+    )
+
+
+def export_torch(
+    trace: str | Path | TorchTrace,
+    out: str | Path,
+    *,
+    diff: Flagged | None = None,
+    extra: Sequence[FactTrack] = (),
+    kernel_wait_threshold_ns: int = 30_000,
+) -> PerfettoExport:
+    """Writes a Perfetto trace of a Kineto trace (a path, or an opened and possibly scoped trace)."""
+    opened = torch_trace.open(trace) if isinstance(trace, (str, Path)) else trace
+    by, keys = _flag_args(diff)
+    written = _native.torch_export_perfetto(
+        opened._native,
+        str(out),
+        kernel_wait_threshold_ns=kernel_wait_threshold_ns,
+        flagged_by=by,
+        flagged=keys,
+        extra=_tracks(extra),
+    )
+    return _result(Path(out), written, extra, diff)
+
+
+def export_nsys(
+    report: str | Path | nsys.Report,
+    out: str | Path,
+    *,
+    window: tuple[int | None, int | None] = (None, None),
+    nvtx: str | None = None,
+    all_api: bool = False,
+    diff: Flagged | None = None,
+    extra: Sequence[FactTrack] = (),
+) -> PerfettoExport:
+    """Writes a Perfetto trace of an nsys export (a path, or a report ``gpuopt.nsys.open`` opened;
+    ``all_api``: every CUDA API call, not only those that launched GPU work)."""
+    opened = nsys.open(report) if isinstance(report, (str, Path)) else report
+    by, keys = _flag_args(diff)
+    written = _native.nsys_export_perfetto(
+        opened._native,
+        str(out),
+        start=window[0],
+        end=window[1],
+        nvtx=nvtx,
+        all_api=all_api,
+        flagged_by=by,
+        flagged=keys,
+        extra=_tracks(extra),
+    )
+    return _result(Path(out), written, extra, diff)
