@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from gpuopt.cli import _views
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._tables import answered, current_sort, for_people, render_frame, table_options
 from gpuopt.cli.ncu import _PATH, _source_options, ncu
@@ -73,9 +74,8 @@ def flops(
     named = sorted({g.key for g in answer.source if g is not None})
     header = f"datasheet peaks: {', '.join(named) or 'none (the report names no GPU in the table; --gpu)'}"
     frame = answer.table
-    shown = [c for c in _SHOWN if c in frame.columns]
     return answered(
         answer,
-        lambda: "\n".join([header, render_frame(for_people(frame, frame.select(shown)), limit)]),
+        lambda: "\n".join([header, render_frame(for_people(frame, _views.columns(frame, _SHOWN)), limit)]),
         out=out,
     )

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from gpuopt.cli import _views
 from gpuopt.cli._many import many_options
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._table_command import table_command
@@ -56,20 +57,23 @@ def _render_flops(result: TorchFlops, limit: int, scope: str | None) -> str:
     for g in result.gpus:
         peak = f"{g.label} ({g.key}, NVIDIA datasheet {g.date}: gpuopt.flops.peaks())" if g.key else "none"
         lines.append(f"rank {g.rank}: peaks from {peak} [{g.how}]")
-    shown = result.ops.select(
-        "rank",
-        "name",
-        "class",
-        "precision",
-        "counted",
-        "instances",
-        "flop",
-        "bytes",
-        "gpu_time_ns",
-        "achieved_tflop_per_s",
-        "achieved_gb_per_s",
-        "flop_pct_of_peak",
-        "bandwidth_pct_of_peak",
+    shown = _views.columns(
+        result.ops,
+        [
+            "rank",
+            "name",
+            "class",
+            "precision",
+            "counted",
+            "instances",
+            "flop",
+            "bytes",
+            "gpu_time_ns",
+            "achieved_tflop_per_s",
+            "achieved_gb_per_s",
+            "flop_pct_of_peak",
+            "bandwidth_pct_of_peak",
+        ],
     )
     lines.append(render_frame(shown, limit) if shown.height else "(no ops)")
     lines.append("Steps (model FLOPs: counted GEMM, convolution and attention work)")
