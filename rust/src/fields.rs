@@ -9,6 +9,8 @@ use crate::column::Declared;
 pub fn tables() -> Vec<Declared> {
     let mut all = crate::nsys::fields::tables();
     all.extend(crate::torch_trace::fields::tables());
+    all.extend(crate::torch_trace::paths::fields::tables());
+    all.extend(crate::torch_trace::flops::fields::tables());
     all.extend(crate::ncu::fields::tables());
     all.extend(crate::sass::fields::tables());
     all.extend(crate::stats::fields::tables());

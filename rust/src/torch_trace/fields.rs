@@ -289,7 +289,8 @@ pub fn comm() -> Vec<Column> {
     columns
 }
 
-/// Every table of the engine, by its `gpuopt schema` key.
+/// Every table of the engine, by its `gpuopt schema` key (the analyses declare their own:
+/// `paths::fields`, `flops::fields`).
 pub fn tables() -> Vec<Declared> {
     vec![
         Declared::new("torch.api", API),
@@ -299,11 +300,7 @@ pub fn tables() -> Vec<Declared> {
         Declared::new("torch.graphs", GRAPHS),
         Declared::new("torch.kernels", KERNELS),
         Declared::new("torch.launches", LAUNCHES),
-        Declared::new("torch.flops", super::flops::fields::OPS),
-        Declared::new("torch.flops_steps", super::flops::fields::STEPS),
-        Declared::new("torch.kernel_paths", super::paths::fields::KERNEL_PATHS),
         Declared::new("torch.ops", OPS),
-        Declared::new("torch.paths", super::paths::fields::PATHS),
         Declared::new("torch.steps", STEPS),
         Declared::new("torch.streams", STREAMS),
         Declared::new("torch.transfers", TRANSFERS),

@@ -1,7 +1,7 @@
 //! The columns of the FLOPs tables (`torch.flops`, `torch.flops_steps`), declared once (see
 //! `crate::column`); `Rows::into_table` of `flops` and of `steps` build exactly these.
 
-use crate::column::{Column, Dtype, Unit};
+use crate::column::{Column, Declared, Dtype, Unit};
 use crate::torch_trace::fields::RANK;
 
 const GPU_TIME_NS: Column = Column::int(
@@ -150,3 +150,11 @@ pub const STEPS: &[Column] = &[
     ),
     GPU_TIME_NS.meaning("GPU time launched by every runtime call that starts in the step (ns)"),
 ];
+
+/// The FLOPs tables, by their `gpuopt schema` keys.
+pub fn tables() -> Vec<Declared> {
+    vec![
+        Declared::new("torch.flops", OPS),
+        Declared::new("torch.flops_steps", STEPS),
+    ]
+}

@@ -1,7 +1,7 @@
 //! The columns of the call-path tables (`torch.paths`, `torch.kernel_paths`), declared once (see
 //! `crate::column`); `table` and `kernels_table` build exactly these.
 
-use crate::column::{Column, Unit};
+use crate::column::{Column, Declared, Unit};
 use crate::torch_trace::fields::RANK;
 
 /// `torch.paths`
@@ -111,3 +111,11 @@ pub const KERNEL_PATHS: &[Column] = &[
         "Summed duration of those events (ns)",
     ),
 ];
+
+/// The call-path tables, by their `gpuopt schema` keys.
+pub fn tables() -> Vec<Declared> {
+    vec![
+        Declared::new("torch.paths", PATHS),
+        Declared::new("torch.kernel_paths", KERNEL_PATHS),
+    ]
+}
