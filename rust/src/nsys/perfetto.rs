@@ -431,7 +431,7 @@ fn write_flagged<W: Write>(
         }
         _ => {}
     }
-    hits.sort_by(|a, b| (a.0, std::cmp::Reverse(a.1)).cmp(&(b.0, std::cmp::Reverse(b.1))));
+    hits.sort_by_key(|a| (a.0, std::cmp::Reverse(a.1)));
     hits.dedup_by(|a, b| a.0 == b.0 && a.1 == b.1 && a.2 == b.2);
     let mut lanes = Lanes::new(
         format!("profile diff: flagged {}s", f.by),

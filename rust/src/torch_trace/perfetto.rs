@@ -267,7 +267,7 @@ fn write_flagged<W: Write>(
     by: &str,
     mut list: Vec<(i64, i64, String, Option<f64>)>,
 ) -> Result<()> {
-    list.sort_by(|a, b| (a.0, std::cmp::Reverse(a.1)).cmp(&(b.0, std::cmp::Reverse(b.1))));
+    list.sort_by_key(|a| (a.0, std::cmp::Reverse(a.1)));
     let mut lanes = Lanes::new(
         format!("rank {rank} · profile diff: flagged {by}s"),
         None,

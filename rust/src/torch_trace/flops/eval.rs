@@ -49,7 +49,7 @@ fn models(trace: &Trace) -> (Vec<Model>, Vec<u32>) {
             });
             let m = match read {
                 Ok(a) => model(trace.name(c.name), Some(a.as_slice()), ""),
-                Err(why) => model(trace.name(c.name), None, *why),
+                Err(why) => model(trace.name(c.name), None, why),
             };
             out.push(m);
             idx(out.len() - 1)

@@ -112,7 +112,7 @@ fn rates(
     ns: i64,
 ) -> (Option<f64>, Option<f64>, Option<f64>) {
     #[allow(clippy::cast_precision_loss)]
-    let seconds = (ns > 0).then(|| ns as f64 * 1e-9);
+    let seconds = (ns > 0).then_some(ns as f64 * 1e-9);
     let per_s = |v: Option<f64>| v.zip(seconds).map(|(v, s)| v / s);
     let ai = flop.zip(bytes).and_then(|(f, b)| (b > 0.0).then(|| f / b));
     (

@@ -707,7 +707,7 @@ fn reduce(a: &[Arg], op: &str, index: bool) -> Formula {
     let mut out = n;
     for d in reduced(a, xd.len(), op)? {
         let size = xd.get(d).copied().unwrap_or(1);
-        out = if size == 0 { 0 } else { out / size };
+        out = out.checked_div(size).unwrap_or(0);
     }
     let dtype_given = a.get(3).and_then(Arg::value).is_some_and(|v| !v.is_empty())
         || (op == "sum"

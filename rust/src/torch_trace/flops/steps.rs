@@ -175,7 +175,7 @@ pub fn trace_rows(trace: &Trace, gpu: Option<&GpuPeaks>, ev: &Evaluated, rows: &
             end - start
         };
         #[allow(clippy::cast_precision_loss)]
-        let seconds = (duration > 0).then(|| duration as f64 * 1e-9);
+        let seconds = (duration > 0).then_some(duration as f64 * 1e-9);
         let model: f64 = s.model.values().sum();
         let mut basis = Vec::new();
         let mut fraction = Some(0.0);
