@@ -55,7 +55,7 @@ def test_root_help_imports_no_command_module() -> None:
 
 
 def test_every_area_help_imports_neither_pydantic_nor_polars() -> None:
-    found = _imported_after([[area, "--help"] for area in sorted(_registry.COMMANDS)])
+    found = _imported_after([[area, "--help"] for area in sorted(_registry.commands())])
     assert {args: mods for args, mods in found.items() if mods} == {}
 
 
@@ -98,15 +98,15 @@ def test_version_reader_skips_unreadable_entries_and_finds_none_outside_an_insta
     assert gpuopt._installed_version() == "9.8.7"
 
 
-@pytest.mark.parametrize("name", sorted(_registry.COMMANDS))
+@pytest.mark.parametrize("name", sorted(_registry.commands()))
 def test_registry_line_is_the_commands_own_short_help(name: str) -> None:
     command = _registry.load(name)
     assert command.name == name
-    assert _registry.COMMANDS[name].short_help == command.get_short_help_str(limit=10_000)
+    assert _registry.commands()[name].short_help == command.get_short_help_str(limit=10_000)
 
 
 def test_root_help_equals_the_eagerly_loaded_listing() -> None:
-    eager = click.Group(name="gpuopt", commands={n: _registry.load(n) for n in _registry.COMMANDS})
+    eager = click.Group(name="gpuopt", commands={n: _registry.load(n) for n in _registry.commands()})
     lazy_ctx = click.Context(cli, info_name="gpuopt", max_content_width=110, terminal_width=110)
     eager_ctx = click.Context(eager, info_name="gpuopt", max_content_width=110, terminal_width=110)
     lazy, plain = click.HelpFormatter(width=110), click.HelpFormatter(width=110)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from conftest import gpuopt
-from gpuopt import many, ncu, nsys, profile, sass, torch_trace
+from gpuopt import flops, many, ncu, nsys, profile, sass, torch_trace
 from gpuopt.answer import Answer
 
 Case = tuple[list[str], Callable[[Path], Answer[Any]]]
@@ -19,6 +19,10 @@ Case = tuple[list[str], Callable[[Path], Answer[Any]]]
 
 def _eager(shared: Path) -> Path:
     return shared / "h200" / "nsys" / "eager.sqlite"
+
+
+def _decode(shared: Path) -> Path:
+    return shared / "gpuopt" / "h200" / "decode" / "decode_eager_trace.json.gz"
 
 
 def _public(shared: Path, name: str) -> Path:
@@ -61,6 +65,24 @@ CASES: dict[str, Case] = {
             s / "h200" / "torch" / "eager_trace.json", "steps", window="1ms:", limit=3
         ),
     ),
+    "torch paths": (
+        ["torch", "paths", "{torch}", "--window", "1ms:", "--sort", "gpu_inclusive_ns", "--limit", "3"],
+        lambda s: torch_trace.table_document(
+            s / "h200" / "torch" / "eager_trace.json",
+            "paths",
+            window="1ms:",
+            sort="gpu_inclusive_ns",
+            limit=3,
+        ),
+    ),
+    "torch flops": (
+        ["torch", "flops", "{decode}", "--sort", "flop", "--limit", "3"],
+        lambda s: flops.torch_flops_document(_decode(s), sort="flop", limit=3),
+    ),
+    "ncu flops": (
+        ["ncu", "flops", "{ncu}", "--gpu", "h200", "--limit", "2"],
+        lambda s: flops.ncu_flops_document(s / "h200" / "ncu" / "kernels_full.raw.csv", gpu="h200", limit=2),
+    ),
     "ncu launches": (
         ["ncu", "launches", "{ncu}", "--kernel", "gemm", "--limit", "2"],
         lambda s: ncu.launches_document(s / "h200" / "ncu" / "kernels_full.raw.csv", kernel="gemm", limit=2),
@@ -86,6 +108,7 @@ def _argv(shared: Path, argv: list[str]) -> list[str]:
         "before": _public(shared, "mfu_2gpu_before"),
         "after": _public(shared, "mfu_2gpu_after"),
         "torch": shared / "h200" / "torch" / "eager_trace.json",
+        "decode": _decode(shared),
         "ncu": shared / "h200" / "ncu" / "kernels_full.raw.csv",
         "sass": shared / "h200" / "sass" / "kernels_sm90.nvdisasm.sass",
     }

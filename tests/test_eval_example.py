@@ -430,3 +430,78 @@ def test_the_drivers_captured_output_is_private(example: dict[str, Any]) -> None
     logs += sorted(example["root"].glob("invocations/*/supervisor.log"))
     assert len(logs) > 10
     assert {p.stat().st_mode & 0o777 for p in logs} == {0o600}
+
+
+def test_show_says_why_a_candidate_was_rejected_and_why_its_pair_is_invalid(example: dict[str, Any]) -> None:
+    """One `show` answers "why was this candidate rejected" (issue 30): the reason with the rule and its
+    numbers, each case's outcome and each invalid pair's reasons, in the JSON and for people."""
+    root, steps = example["root"], example["steps"]
+    inv = steps[("screen", "wrong")]["record"]
+    screen = _result(root, inv, ScreenResult)
+    failed = next(c for c in screen.correctness if not c.passed)
+    rule = failed.rules[0]
+    shown = _valid("gpuopt.show/v1", gpuopt("show", str(root), inv, "--json").json())
+    (outcome,) = shown["outcomes"]
+    assert (outcome["invocation_id"], outcome["verdict"], outcome["stop_reason"]) == (
+        inv,
+        "rejected",
+        "correctness_failed",
+    )
+    check = (
+        f"case {failed.case_id}, candidate (call {failed.call_index}): {rule.metric} was {rule.observed}, "
+        f"the rule requires at most {rule.value}"
+    )
+    assert outcome["why"][0] == f"rejected because correctness failed in 1 check(s): {check}"
+    assert "the first failure stopped the plan: 3 calls were skipped" in outcome["why"]
+    assert "1 of 1 pairs are invalid: candidate_correctness_failed (1)" in outcome["why"]
+    case = outcome["cases"][0]
+    assert (case["case_id"], case["correctness"], case["pairs_valid"], case["pairs_invalid"]) == (
+        failed.case_id,
+        "failed",
+        0,
+        1,
+    )
+    assert outcome["invalid_pairs"] == [
+        {
+            "pair_index": screen.pairs[0].pair_index,
+            "case_id": screen.pairs[0].case_id,
+            "reasons": [
+                "candidate_correctness_failed: the candidate's output failed a correctness rule in this pair"
+            ],
+        }
+    ]
+    text = gpuopt("show", str(root), inv).stdout
+    assert f"why: rejected because correctness failed in 1 check(s): {check}" in text
+    assert (
+        f"invalid pair {screen.pairs[0].pair_index} ({screen.pairs[0].case_id}): candidate_correctness_failed"
+        in text
+    )
+    # The Experiment's own record shows every result of it with its reasons.
+    exp = steps[("experiment", "wrong")]["record"]
+    shown = _valid("gpuopt.show/v1", gpuopt("show", str(root), exp, "--json").json())
+    assert [(o["invocation_id"], o["verdict"]) for o in shown["outcomes"]] == [(inv, "rejected")]
+
+
+def test_a_passed_target_and_an_evaluation_command_carry_their_outcome(example: dict[str, Any]) -> None:
+    root, steps = example["root"], example["steps"]
+    inv = steps[("target", "faster")]["record"]
+    target = _result(root, inv, TargetResult)
+    (outcome,) = _valid("gpuopt.show/v1", gpuopt("show", str(root), inv, "--json").json())["outcomes"]
+    assert (outcome["verdict"], outcome["stop_reason"], outcome["invalid_pairs"]) == (
+        "passed",
+        "completed",
+        [],
+    )
+    per_case = {c.case_id: c for c in target.statistics.per_case}
+    assert [
+        (c["case_id"], c["correctness"], c["pairs_valid"], c["estimate_pct"]) for c in outcome["cases"]
+    ] == [(c, "passed", per_case[c].n_valid, per_case[c].estimate_pct) for c in ("rows512", "rows1024")]
+    assert outcome["why"][0].startswith(f"primary {target.statistics.primary.metric}: improved ")
+    # An evaluation command (here a deduplicated baseline) carries the same outcome beside its result.
+    run = gpuopt("baseline", "--request", "requests/02-baseline.json", "--json", cwd=example["dir"])
+    data = _valid("gpuopt.baseline/v1", run.json())
+    assert (data["outcome"]["verdict"], data["outcome"]["invocation_id"]) == (
+        "passed",
+        data["submission"]["invocation_id"],
+    )
+    assert all(c["correctness"] == "passed" for c in data["outcome"]["cases"])

@@ -11,18 +11,11 @@ import pytest
 from pydantic import ValidationError
 
 from gpuopt.errors import InputError
-from gpuopt.evaluation import invocation, jsonio
+from gpuopt.evaluation import invocation, jsonio, registry
 from gpuopt.evaluation.store import Store
 from gpuopt.models.evaluation.common import RecordRef, ResultRef
 from gpuopt.models.evaluation.experiment import Contract
-from gpuopt.models.evaluation.frozen import (
-    CORE_MODELS,
-    FROZEN_MODELS,
-    BoundCore,
-    ContractCore,
-    TargetCore,
-    TargetFrozen,
-)
+from gpuopt.models.evaluation.frozen import BoundCore, ContractCore, TargetCore, TargetFrozen
 from gpuopt.models.evaluation.invocation import FrozenRequest, Limits, RequestCore, ToolIdentity
 from gpuopt.models.evaluation.operations import Binding
 
@@ -79,12 +72,15 @@ def test_every_frozen_request_is_its_core_plus_what_gpuopt_adds() -> None:
         "created_at_epoch",
         "request_digest",
     }
-    assert set(FROZEN_MODELS) == set(CORE_MODELS)
-    for operation, frozen in FROZEN_MODELS.items():
-        core = CORE_MODELS[operation]
+    for verb in registry.verbs():
+        if verb.supervised is None:
+            continue
+        operation = verb.name
+        core = registry.load(verb.supervised.core)
+        frozen = registry.load(verb.supervised.frozen)
         assert issubclass(frozen, core) and issubclass(frozen, FrozenRequest), operation
         assert set(frozen.model_fields) == set(core.model_fields) | added, operation
-        # the operation is pinned in the core and survives the second base (FrozenRequest's wider Literal)
+        # the operation is pinned in the core and survives the second base (FrozenRequest's registry enum)
         assert frozen.model_fields["operation"].annotation == Literal[operation], operation
 
 

@@ -17,8 +17,7 @@ from gpuopt.errors import GpuoptError, InputError
 from gpuopt.evaluation import driver as drv
 from gpuopt.evaluation import jsonio, readiness
 from gpuopt.evaluation import target as targets
-from gpuopt.evaluation.env_key import ENV_KEY
-from gpuopt.evaluation.store import Store
+from gpuopt.evaluation.store import ENV_KEY, Store
 from gpuopt.models.evaluation.target import DiagnosticTarget, Target
 
 

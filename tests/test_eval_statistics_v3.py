@@ -172,6 +172,6 @@ def test_every_view_shows_the_same_numbers_for_v2_and_v3() -> None:
     primary += "| 10 | 25 |"
     assert primary in rows
     assert "| rows1024 | 5 | +9910.59 % (100x better) | [+6892.46 %, +13748.70 %] |" in rows
-    keys = store._evaluation_keys(d2)
-    assert keys == store._evaluation_keys(d3)
+    keys = store.ledger_keys(d2)
+    assert keys == store.ledger_keys(d3)
     assert (keys["primary_verdict"], keys["primary_estimate_pct"]) == ("improved", 6662.118245477455)

@@ -14,7 +14,6 @@ import pytest
 from conftest import gpuopt
 from gpuopt import _native
 from gpuopt.errors import InputError
-from gpuopt.evaluation import store as store_module
 from gpuopt.evaluation.store import Store, hash_tree, reindex
 from gpuopt.evaluation.verify import verify
 from gpuopt.models.evaluation.store import ScanLimits
@@ -297,7 +296,7 @@ def test_repair_during_a_freeze_removes_nothing_the_freeze_wrote(
     sha = _sha(b"shared\n")  # pkg/a.py and pkg/b.py: a blob this freeze has already published
     blob = store.root / "objects" / "blobs" / sha[:2] / sha
     half = store.root / "objects" / "tmp" / ".tmp-1-2-3"
-    real = store_module._native.store_freeze
+    real = _native.store_freeze
     seen: dict[str, object] = {}
 
     def freeze_with_a_concurrent_repair(*args: object) -> bytes:
@@ -315,7 +314,7 @@ def test_repair_during_a_freeze_removes_nothing_the_freeze_wrote(
         half.unlink(missing_ok=True)
         return real(*args)  # type: ignore[no-any-return]
 
-    monkeypatch.setattr(store_module._native, "store_freeze", freeze_with_a_concurrent_repair)
+    monkeypatch.setattr(_native, "store_freeze", freeze_with_a_concurrent_repair)
     frozen = store.freeze(src, exclude=[".git/**"], limits=LIMITS)
     monkeypatch.undo()
     assert seen["left"] == (True, True), "repair deleted what a running freeze wrote"

@@ -55,6 +55,13 @@ RUNS: list[list[str]] = [
     ["torch", "paths", "{torch}", "--kernels"],
     *(["torch", "flops", "{torch2}", "--part", p] for p in ["table", "steps"]),
     ["ncu", "flops", "{ncu}"],
+    *(
+        [a, c, f"{{{a}}}"]
+        for a in ["nsys", "torch"]
+        for c in ["iterations", "critical-path", "queue", "sequences"]
+    ),
+    *([a, "critical-path", f"{{{a}}}", "--part", "edges"] for a in ["nsys", "torch"]),
+    *([a, "queue", f"{{{a}}}", "--series"] for a in ["nsys", "torch"]),
 ]
 
 # Tables of the evaluation views (ls, show --part) need a store with records: not covered here.

@@ -143,7 +143,52 @@ def test_no_module_imports_upward() -> None:
     assert upward == []
 
 
-@pytest.mark.parametrize("name", ["gpuopt.evaluation.store", "gpuopt.evaluation.executor", "gpuopt.cli.nsys"])
+RANKS = {
+    "gpuopt.evaluation.registry": 0,
+    "gpuopt.evaluation.store": 4,
+    "gpuopt.evaluation.store.root": 4,
+    "gpuopt.evaluation.executor": 6,
+    "gpuopt.evaluation.builders": 7,
+    "gpuopt.cli.nsys": 9,
+}
+
+
+@pytest.mark.parametrize("name", sorted(RANKS))
 def test_known_modules_rank_as_the_table_says(name: str) -> None:
-    ranks = {"gpuopt.evaluation.store": 4, "gpuopt.evaluation.executor": 6, "gpuopt.cli.nsys": 9}
-    assert rank_of(name, layers()) == ranks[name]
+    assert rank_of(name, layers()) == RANKS[name]
+
+
+# Packages whose ``__init__`` states their public surface: modules outside import only the package.
+SURFACES = ("gpuopt.evaluation.store",)
+
+
+def _behind_a_surface(importer: str, target: str) -> str | None:
+    for package in SURFACES:
+        inside = importer == package or importer.startswith(package + ".")
+        if target.startswith(package + ".") and not inside:
+            return package
+    return None
+
+
+def test_outside_a_package_only_its_surface_is_imported() -> None:
+    found = [
+        f"{name}:{line} imports {target} (import it from {package})"
+        for name, targets in graph().items()
+        for target, line in targets
+        if (package := _behind_a_surface(name, target)) is not None
+    ]
+    known = set(modules())
+    for folder in ("tests", "benchmarks"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            for target, line in imports(path.stem, path, known):
+                if (package := _behind_a_surface(path.stem, target)) is not None:
+                    found.append(f"{folder}/{path.name}:{line} imports {target} (import it from {package})")
+    assert found == []
+
+
+def test_the_surface_rule_sees_a_private_import() -> None:
+    assert _behind_a_surface("gpuopt.evaluation.records", "gpuopt.evaluation.store.root") == (
+        "gpuopt.evaluation.store"
+    )
+    assert _behind_a_surface("gpuopt.evaluation.store.reindex", "gpuopt.evaluation.store.root") is None
+    assert _behind_a_surface("gpuopt.evaluation.records", "gpuopt.evaluation.store") is None

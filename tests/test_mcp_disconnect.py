@@ -36,7 +36,7 @@ def _hanging_request(tmp_path: Path) -> Path:
 
 
 def _call_that_hangs(request: Path) -> dict[str, Any]:
-    params = {"name": "readiness_check", "arguments": {"request_file": str(request)}}
+    params = {"name": "readiness_check", "arguments": {"request": str(request)}}
     return {
         "jsonrpc": "2.0",
         "id": 1,

@@ -153,7 +153,7 @@ def test_unknown_arguments_are_refused_naming_the_accepted_ones(wire: Wire) -> N
     (error,) = _tool_error(wire, 1, "nsys_kernels", {"files": ["x.sqlite"], "limt": 3})
     assert error["code"] == "argument_unknown" and error["path"] == "limt"
     assert "did you mean 'limit'?" in error["message"]
-    assert error["expected"].startswith("files, window, nvtx, short_names")
+    assert error["expected"].startswith("files, window, nvtx, short_names")  # the CLI's --nvtx
     (error,) = _tool_error(wire, 2, "nsys_kernels", {"files": ["x.sqlite"], "zzzz": 1})
     assert "did you mean" not in error["message"] and "it takes: files, window" in error["message"]
     _ends_cleanly(wire)

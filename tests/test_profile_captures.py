@@ -41,3 +41,18 @@ def test_faster_candidate_changes_its_kernels_and_aa_flags_no_more_than_declared
     assert inside is not None and float(inside) >= 0.8
     single = profile.diff_files(original[:1], faster[:1], by="kernel")
     assert single.method.uncertainty == NO_UNCERTAINTY
+
+
+def test_detected_iterations_of_a_changed_launch_sequence_divide_nothing(shared: Path) -> None:
+    # No --marker: the original repeats a 6-kernel unit 512 times a capture, the fused candidate a
+    # different unit twice. Dividing by those counts compared different units (the candidate's values
+    # came out ~256x too large); the counts stay facts and the values stay per capture.
+    diff = profile.diff_files(
+        _captures(shared, "nsys", "original_a")[:3], _captures(shared, "nsys", "faster")[:3]
+    )
+    work = diff.comparability.work
+    assert (work.source, work.steps_baseline, work.steps_candidate) == ("detected", [512] * 3, [2] * 3)
+    assert (work.same_unit, work.per_step) == (False, False)
+    assert [t.name for t in diff.totals] == ["kernel time"]
+    warning = next(w for w in diff.warnings if w.code == "steps_differ")
+    assert "values are per capture" in warning.message and "--marker" in warning.message

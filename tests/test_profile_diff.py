@@ -86,20 +86,42 @@ def test_the_hta_trace_diff_pair_was_made_on_two_gpu_models(shared: Path) -> Non
     assert err.value.expected == "NVIDIA A100-PG509-200" and err.value.observed == "Tesla V100-SXM2-16GB"
 
 
-def test_nsys_ai_before_after_pair_says_the_work_is_unknown_with_the_kernel_counts(shared: Path) -> None:
+def test_nsys_ai_before_after_pair_counts_the_detected_iterations(shared: Path) -> None:
     # nsys-ai's diff called this pair "improvement_likely, -29 %" without a warning. The captures hold
-    # 4,010 and 3,587 kernels and no step marker: gpuopt cannot tell fewer steps from a fusion, and says
-    # that each capture is assumed to hold the same work, with the counts.
+    # 4,010 and 3,587 kernels and no step marker; their launch sequences repeat one unit of 157 operations,
+    # 16 times before and 14 times after (device 0 of each; device 1 agrees): fewer steps, not only faster
+    # ones. gpuopt compares per detected iteration and says so.
     nsys = shared / "public" / "nsys"
     result = profile.diff_files([nsys / "mfu_2gpu_before.sqlite"], [nsys / "mfu_2gpu_after.sqlite"])
     work = result.comparability.work
     assert (result.baseline[0].kernels, result.candidate[0].kernels) == (4010, 3587)
-    assert (work.source, work.steps_baseline, work.per_step) == ("unknown", [None], False)
-    warning = next(w for w in result.warnings if w.code == "work_unknown")
-    assert "baseline [4010], candidate [3587]" in warning.message
-    assert not [w for w in result.warnings if w.code == "work_differs"]
+    assert (work.source, work.step_ranges, work.steps_baseline, work.steps_candidate) == (
+        "detected",
+        [],
+        [16],
+        [14],
+    )
+    assert work.per_step and result.method.values == "time per step (step counts differ)"
+    warning = next(w for w in result.warnings if w.code == "steps_differ")
+    assert (
+        "detected from their launch sequences" in warning.message
+        and "baseline [16], candidate [14]" in warning.message
+    )
+    assert not [w for w in result.warnings if w.code in ("work_differs", "work_unknown")]
+    assert result.totals[1].name == "GPU time of a detected iteration"
+    assert result.totals[1].baseline == [pytest.approx(257977819 / 16)]
+    assert result.totals[1].candidate == [pytest.approx(221341272 / 14)]
     # Run identities (session UUID, duration) are not capture settings: no capture_options warning.
     assert not [w for w in result.warnings if w.code == "capture_options_differs"]
+
+
+def test_work_is_unknown_where_a_capture_has_no_repeat(shared: Path) -> None:
+    # ncu reports hold no launch sequence to detect iterations in: the work stays unknown.
+    ncu = shared / "h200" / "ncu" / "kernels_full.ncu-rep"
+    result = profile.diff_files([ncu], [Path(__file__).parent / "data" / "ncu_collect" / "report.ncu-rep"])
+    assert result.comparability.work.source == "unknown"
+    warning = next(w for w in result.warnings if w.code == "work_unknown")
+    assert "no iterations detected in every capture" in warning.message
 
 
 @pytest.mark.parametrize("marker", [":aten::copy_", "aten::copy_"])

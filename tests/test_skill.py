@@ -129,3 +129,16 @@ def test_install_never_writes_through_a_link(tmp_path: Path, link: str, force: b
     assert run.json()["errors"][0]["code"] == "skill_path_is_link"
     assert victim.read_text() == "precious\n"
     assert sorted(p.name for p in outside.iterdir()) == [victim.name]
+
+
+def test_the_first_page_maps_questions_to_one_command_starting_with_overview() -> None:
+    """Issue 30: the skill's first section after the envelope maps each common question to the one command
+    that answers it, the overview of a capture first; every command it names exists (above)."""
+    text = skill.text()
+    sections = [m.start() for m in re.finditer(r"^## ", text, re.M)]
+    first = text[sections[0] : sections[1]]
+    assert first.startswith("## One question, one command")
+    rows = [line for line in first.splitlines() if line.startswith("| ") and "`gpuopt " in line]
+    assert len(rows) >= 8
+    assert SPAN.findall(rows[0])[0] == "gpuopt profile overview FILE..."
+    assert any("rejected" in row and "`gpuopt show ROOT INVOCATION_ID`" in row for row in rows)

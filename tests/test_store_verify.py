@@ -16,8 +16,7 @@ import pytest
 
 from conftest import gpuopt
 from gpuopt import _native
-from gpuopt.evaluation.env_key import ENV_KEY, env_digest
-from gpuopt.evaluation.store import Store, scan_records
+from gpuopt.evaluation.store import ENV_KEY, Store, env_digest, scan_records
 from gpuopt.evaluation.verify import verify
 from gpuopt.evaluation.verify.env import check_env_key
 from gpuopt.evaluation.verify.objects import references

@@ -10,6 +10,11 @@ __all__ = [
     "NsysStatsDoc",
     "TorchTrace",
     "__version__",
+    "analysis_critical_path",
+    "analysis_detected_steps",
+    "analysis_iterations",
+    "analysis_queue",
+    "analysis_sequences",
     "build_info_json",
     "call_processes",
     "canonical_json",
@@ -143,6 +148,27 @@ class TorchTrace:
 
     def streams(self, kernel_wait_threshold_ns: int) -> ArrowTable: ...
     def gaps(self, kernel_wait_threshold_ns: int) -> ArrowTable: ...
+
+def analysis_iterations(
+    source: NsysReport | TorchTrace, marker: str | None = None
+) -> tuple[ArrowTable, bytes]:
+    """Iterations of every source and a JSON list of how they were found (one entry per trace)."""
+
+def analysis_critical_path(
+    source: NsysReport | TorchTrace, marker: str | None = None, using: str | None = None
+) -> tuple[ArrowTable, ArrowTable, bytes]:
+    """Per-step critical paths, their stretches, and the JSON list of how the steps were found."""
+
+def analysis_queue(
+    source: NsysReport | TorchTrace, series: bool = False
+) -> tuple[ArrowTable, ArrowTable | None]:
+    """Queue facts per stream and device, and (``series``) the depth over time."""
+
+def analysis_sequences(source: NsysReport | TorchTrace, n: int = 3) -> ArrowTable:
+    """The repeating unit and the kernel n-grams of every device."""
+
+def analysis_detected_steps(source: NsysReport | TorchTrace) -> bytes:
+    """JSON list of detected iterations per trace (device, count, kernel time)."""
 
 def torch_trace_open(path: str) -> TorchTrace:
     """Reads a Kineto trace (``.json``/``.json.gz``) or a folder of them; raises ``InputError``."""

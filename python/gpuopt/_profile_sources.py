@@ -6,10 +6,12 @@ record (``gpuopt capture``) will be one more loader returning the same :class:`C
 
 from __future__ import annotations
 
+import functools
 import gzip
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gpuopt.errors import InputError, shape_of
 from gpuopt.models.profile import CaptureFacts, Dimension, ProfileKind
@@ -34,11 +36,31 @@ class Capture:
     normalised key); ``ranges`` has name, count, gpu_ns (NVTX / record_function ranges, for ``--marker``
     and ProfilerStep, with the GPU time launched inside them: nsys kernels and graph executions, torch
     every GPU event; empty when the kind has none). ``facts.kernels`` and ``facts.kernel_time_ns`` cover
-    every kernel of the capture (and the graph executions of a graph-level nsys trace), whatever ``by``."""
+    every kernel of the capture (and the graph executions of a graph-level nsys trace), whatever ``by``.
+    ``detect``: the iterations detected from the launch sequence (:func:`detected`), asked for only when
+    no marker counts the steps; None where the kind has no launch sequence or ``--nvtx`` restricts it."""
 
     facts: CaptureFacts
     table: pl.DataFrame
     ranges: pl.DataFrame
+    detect: Callable[[], Detected] | None = None
+
+
+@dataclass(frozen=True)
+class Detected:
+    """Iterations detected in a capture (summed over its traces) and the GPU time they hold."""
+
+    steps: int
+    gpu_ns: float
+
+
+def detected(source: Any) -> Detected:
+    """:func:`gpuopt.analyses.detected_steps` of an opened nsys report or Kineto trace, summed over its
+    traces (the ranks of a Kineto job, as their ProfilerStep ranges are)."""
+    from gpuopt import analyses
+
+    found = analyses.detected_steps(source)
+    return Detected(sum(d.iterations for d in found), float(sum(d.gpu_time_ns for d in found)))
 
 
 def detect_kind(path: Path) -> ProfileKind:
@@ -196,7 +218,10 @@ def _nsys(path: Path, by: Dimension, nvtx: str | None) -> Capture:
         options=options,
         trace_mode=report.graph_trace_mode(),
     )
-    return Capture(facts, table, ranges.with_columns(pl.col("count").cast(pl.Int64)))
+    detect = (
+        None if nvtx is not None else functools.cache(lambda: detected(report))
+    )  # detection reads the whole export
+    return Capture(facts, table, ranges.with_columns(pl.col("count").cast(pl.Int64)), detect)
 
 
 def _torch(path: Path, by: Dimension) -> Capture:
@@ -230,7 +255,7 @@ def _torch(path: Path, by: Dimension) -> Capture:
         tool=f"kineto schema {', '.join(schemas)}",
         options=options,
     )
-    return Capture(facts, table, ranges)
+    return Capture(facts, table, ranges, functools.cache(lambda: detected(trace)))
 
 
 def _ncu(path: Path, by: Dimension) -> Capture:

@@ -16,17 +16,26 @@ from gpuopt.names import matches, resolve
 
 def work(baseline: Sequence[Capture], candidate: Sequence[Capture], marker: str | None) -> Work:
     """Steps per capture: instances of the --marker range (matched by :mod:`gpuopt.names`; a name that
-    matches no range is an error), else of ProfilerStep#N, else unknown."""
+    matches no range is an error), else of ProfilerStep#N, else the iterations detected from each
+    capture's launch sequence (when every capture has some), else unknown."""
     import polars as pl
 
     captures = [*baseline, *candidate]
     names = {str(n) for c in captures for n in c.ranges["name"].to_list()}
     if marker is not None:
         wanted = resolve(marker, names, option="--marker", what="NVTX range")
-        source: Literal["marker", "profiler_step", "unknown"] = "marker"
+        source: Literal["marker", "profiler_step", "detected", "unknown"] = "marker"
     else:
         wanted = [n for n in names if matches("ProfilerStep", n)]
         source = "profiler_step" if wanted else "unknown"
+    if source == "unknown":
+        found = _detected(captures)
+        if found is not None:
+            per_iteration = [c.facts.kernels / n for c, n in zip(captures, found, strict=True) if n]
+            same_unit = max(per_iteration) <= 1.1 * min(per_iteration)
+            return _steps_work(
+                "detected", [], found[: len(baseline)], found[len(baseline) :], same_unit=same_unit
+            )
 
     def steps(c: Capture) -> int | None:
         if not wanted:
@@ -34,15 +43,49 @@ def work(baseline: Sequence[Capture], candidate: Sequence[Capture], marker: str 
         return int(c.ranges.filter(pl.col("name").is_in(wanted))["count"].sum())
 
     counts = [steps(c) for c in captures]
+    return _steps_work(source, sorted(wanted), counts[: len(baseline)], counts[len(baseline) :])
+
+
+def _steps_work(
+    source: Literal["marker", "profiler_step", "detected", "unknown"],
+    ranges: list[str],
+    baseline: list[int | None],
+    candidate: list[int | None],
+    *,
+    same_unit: bool = True,
+) -> Work:
+    """Per step when every capture's steps are known, none is 0 and the counts differ. Detected iterations
+    count only when every capture repeats the same unit, as far as kernels per iteration (within 10 %)
+    tell: what detection finds follows the launch sequence, which is what a candidate changes (a fused
+    softmax repeats a short unit twice where the original repeats a 6-kernel unit 512 times), and dividing
+    by units that differ compares different things; their counts then stay facts, with a warning."""
+    counts = [*baseline, *candidate]
     known = [n for n in counts if n is not None]
-    per_step = bool(known) and len(known) == len(counts) and min(known) > 0 and len(set(known)) > 1
+    per_step = (
+        same_unit and bool(known) and len(known) == len(counts) and min(known) > 0 and len(set(known)) > 1
+    )
     return Work(
         source=source,
-        step_ranges=sorted(wanted),
-        steps_baseline=counts[: len(baseline)],
-        steps_candidate=counts[len(baseline) :],
+        step_ranges=ranges,
+        steps_baseline=baseline,
+        steps_candidate=candidate,
         per_step=per_step,
+        same_unit=same_unit,
     )
+
+
+def _detected(captures: Sequence[Capture]) -> list[int | None] | None:
+    """Iterations detected in each capture, or None unless every capture has at least one (a kind without
+    a launch sequence, an --nvtx restriction or a capture where nothing repeats leaves the work unknown)."""
+    counts: list[int | None] = []
+    for c in captures:
+        if c.detect is None:
+            return None
+        steps = c.detect().steps
+        if steps == 0:
+            return None
+        counts.append(steps)
+    return counts
 
 
 #: Capture options that identify one run rather than how it was captured (never compared): the session's
@@ -128,9 +171,32 @@ def _work_warnings(
         return [
             DiffWarning(
                 code="work_unknown",
-                message="no --marker and no ProfilerStep ranges: each capture is assumed to hold the same "
+                message="no --marker, no ProfilerStep ranges and no iterations detected in every capture: "
+                "each capture is assumed to hold the same "
                 f"work (give --marker RANGE to count steps); kernels per capture: baseline {kb}, "
                 f"candidate {kc} (fewer kernels can be the optimisation itself, e.g. a fusion)",
+            )
+        ]
+    if work.per_step and work.source == "detected":
+        return [
+            DiffWarning(
+                code="steps_differ",
+                message="captures hold different numbers of iterations detected from their launch sequences "
+                f"(no marker, no ProfilerStep; baseline {work.steps_baseline}, candidate "
+                f"{work.steps_candidate}; about the same kernels per iteration): per-key values are per "
+                "iteration",
+            )
+        ]
+    if work.source == "detected" and len(set(steps)) > 1:
+        return [
+            DiffWarning(
+                code="steps_differ",
+                message="captures hold different numbers of iterations detected from their launch sequences "
+                f"(no marker, no ProfilerStep; baseline {work.steps_baseline}, candidate "
+                f"{work.steps_candidate}) of different lengths (kernels per iteration differ by more "
+                "than 10 %): values are per capture, not per iteration, because a change to the launch "
+                "sequence (the optimisation itself) changes what detection finds; give --marker RANGE to "
+                "count steps",
             )
         ]
     if any(n == 0 for n in steps):

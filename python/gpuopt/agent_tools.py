@@ -93,12 +93,25 @@ def _params(cmd: click.Command) -> list[click.Parameter]:
     return [p for p in cmd.params if p.name not in (None, "as_json", "help") and p.expose_value]
 
 
+def param_name(param: click.Parameter) -> str:
+    """The name a tool call gives a parameter: the CLI's own words, so an agent reading ``--help`` and a
+    person typing the command use one name (``--request`` is ``request``, ``--timeout-s`` is
+    ``timeout_s``, an argument keeps its name), whatever the Python function calls it."""
+    assert param.name is not None
+    if isinstance(param, click.Option):
+        long = [o for o in param.opts if o.startswith("--")]
+        if long:
+            return long[0][2:].replace("-", "_")
+    return param.name
+
+
 def input_schema(cmd: click.Command) -> dict[str, Any]:
-    """The JSON Schema of a command's inputs: one property per click argument or option."""
+    """The JSON Schema of a command's inputs: one property per click argument or option, named as the CLI
+    names it (:func:`param_name`)."""
     properties: dict[str, Any] = {}
     required: list[str] = []
     for p in _params(cmd):
-        assert p.name is not None
+        name = param_name(p)
         schema = _type_schema(p)
         if p.multiple or p.nargs == -1:
             schema = {"type": "array", "items": schema}
@@ -111,9 +124,9 @@ def input_schema(cmd: click.Command) -> dict[str, Any]:
                     schema["default"] = default
         else:
             schema["description"] = f"argument {p.human_readable_name}"
-        properties[p.name] = schema
+        properties[name] = schema
         if p.required:
-            required.append(p.name)
+            required.append(name)
     return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
 
 
@@ -129,9 +142,9 @@ def argv(tool: Tool, arguments: dict[str, Any]) -> list[str]:
     options: list[str] = []
     positionals: list[str] = []
     for p in _params(tool.command):
-        if p.name not in arguments or arguments[p.name] is None:
+        value = arguments.get(param_name(p))
+        if value is None:
             continue
-        value = arguments[p.name]
         values = value if isinstance(value, list) else [value]
         if isinstance(p, click.Argument):
             positionals += [_word(p, v) for v in values]

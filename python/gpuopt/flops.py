@@ -11,6 +11,9 @@ per ``ProfilerStep`` the model FLOPs and MFU. ``peaks()`` is the datasheet table
     result = flops.torch_flops(torch_trace.open("trace.json.gz"))
     result.ops.filter(pl.col("class") == "gemm")
     result.steps["mfu_pct"]
+
+The documents ``gpuopt torch flops`` and ``gpuopt ncu flops`` print, as :class:`gpuopt.answer.Answer`:
+:func:`torch_flops_document` and :func:`ncu_flops_document`.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ if TYPE_CHECKING:
     from gpuopt.torch_trace import TorchTrace
 
 __all__ = [
+    "NcuFlops",
     "TorchFlops",
     "ncu_flops",
     "ncu_flops_document",
@@ -203,18 +207,15 @@ def torch_flops_document(
     limit: int = 50,
     sort: str | None = None,
 ) -> Answer[TorchFlopsData]:
-    """``gpuopt torch flops``: :func:`torch_flops` of a trace (``steps``/``window``: the part of it, as
-    ``gpuopt.torch_trace.scope`` reads them), the per-op table in ``sort`` order and the per-step table,
-    each cut to ``limit`` rows in the document (0: all)."""
+    """``gpuopt torch flops``: :func:`torch_flops` of a trace (or folder of ranks) restricted to ``steps``
+    or ``window`` (``gpuopt.torch_trace.scope``). The tables ``flops`` (per op, in ``sort`` order) and
+    ``flops_steps``; ``unmodeled`` lists the trace's and the ops without a formula."""
     from gpuopt import torch_trace
     from gpuopt._tables import sorted_by, table_data
     from gpuopt.answer import Answer
     from gpuopt.models.flops import TorchFlopsData
 
-    chosen = torch_trace.scope(steps=steps, window=window)
-    trace = torch_trace.open(path)
-    if chosen is not None:
-        trace = trace.scoped(steps=chosen.steps, window=chosen.window)
+    trace, chosen = torch_trace.open_scoped(path, steps=steps, window=window)
     result = torch_flops(trace, gpu=gpu)
     ops = sorted_by(result.ops, sort)
     data = TorchFlopsData(
@@ -224,22 +225,30 @@ def torch_flops_document(
         scope=chosen.text if chosen else None,
     )
     tables = {"flops": ops, "flops_steps": result.steps}
-    return Answer(data, trace.inputs(), [*trace.unmodeled(), *result.unmodeled], tables, source=result)
+    return Answer(data, trace.inputs(), [*trace.unmodeled(), *result.unmodeled], tables, source=trace)
+
+
+@dataclass(frozen=True)
+class NcuFlops:
+    """What :func:`ncu_flops_document` read: the report, and the datasheet row chosen per device name
+    (None: the GPU is not in the table)."""
+
+    report: NcuReport
+    gpus: list[GpuPeaks | None]
 
 
 def ncu_flops_document(
     path: str | Path,
     *,
+    gpu: str | None = None,
     session: str | Path | None = None,
     details: str | Path | None = None,
     reader: Reader = "auto",
-    gpu: str | None = None,
     limit: int = 50,
     sort: str | None = None,
 ) -> Answer[TableResult]:
-    """``gpuopt ncu flops``: :func:`ncu_flops` of a report, in ``sort`` order, ``limit`` rows in the
-    document (0: all); the answer's ``source`` is the datasheet rows used (None: the GPU is not in the
-    table)."""
+    """``gpuopt ncu flops``: :func:`ncu_flops` of a report as the table ``ncu_flops`` (in ``sort`` order);
+    the answer's ``source`` is an :class:`NcuFlops` (the datasheet rows used)."""
     from gpuopt import ncu
     from gpuopt._tables import sorted_by, table_data
     from gpuopt.answer import Answer
@@ -249,4 +258,4 @@ def ncu_flops_document(
     frame, gpus = ncu_flops(report, gpu=gpu)
     frame = sorted_by(frame, sort)
     data = TableResult(table=table_data("ncu_flops", frame, limit))
-    return Answer(data, report.inputs(), [], {"ncu_flops": frame}, source=gpus)
+    return Answer(data, report.inputs(), [], {"ncu_flops": frame}, source=NcuFlops(report, gpus))

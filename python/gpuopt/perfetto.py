@@ -12,6 +12,9 @@ their own (idle gaps by cause, CUDA graph executions, the keys a ``gpuopt profil
 Other analyses add tracks through ``extra``: a :class:`FactTrack` is a name and its ``(start_ns,
 end_ns, label)`` slices in the export's time base (nsys: the export's ns; torch: ns from the trace's
 first event, as every ``gpuopt torch`` table prints them).
+
+The documents ``gpuopt torch export perfetto`` and ``gpuopt nsys export perfetto`` print, as
+:class:`gpuopt.answer.Answer`: :func:`export_torch_document` and :func:`export_nsys_document`.
 """
 
 from __future__ import annotations
@@ -28,9 +31,18 @@ from gpuopt.errors import InputError
 from gpuopt.models.flops import PerfettoExport
 
 if TYPE_CHECKING:
+    from gpuopt.answer import Answer
     from gpuopt.torch_trace import TorchTrace
 
-__all__ = ["FactTrack", "Flagged", "export_nsys", "export_torch", "flagged_of_diff"]
+__all__ = [
+    "FactTrack",
+    "Flagged",
+    "export_nsys",
+    "export_nsys_document",
+    "export_torch",
+    "export_torch_document",
+    "flagged_of_diff",
+]
 
 _MAX_DIFF_BYTES = 256 * 1024 * 1024
 
@@ -152,3 +164,49 @@ def export_nsys(
         extra=_tracks(extra),
     )
     return _result(Path(out), written, extra, diff)
+
+
+# --- documents: what `gpuopt torch|nsys export perfetto` print under `data` ---------------------------
+
+
+def export_torch_document(
+    path: str | Path,
+    out: str | Path,
+    *,
+    steps: str | None = None,
+    window: str | None = None,
+    diff: str | Path | None = None,
+    kernel_wait_threshold_ns: int = torch_trace.DEFAULT_KERNEL_WAIT_NS,
+) -> Answer[PerfettoExport]:
+    """``gpuopt torch export perfetto``: :func:`export_torch` of a trace (or folder of ranks) restricted
+    to ``steps`` or ``window`` (``gpuopt.torch_trace.scope``); ``diff``: a saved profile diff envelope
+    whose flagged keys become a track (:func:`flagged_of_diff`)."""
+    from gpuopt.answer import Answer
+
+    trace, _ = torch_trace.open_scoped(path, steps=steps, window=window)
+    flagged = flagged_of_diff(diff) if diff is not None else None
+    data = export_torch(trace, out, diff=flagged, kernel_wait_threshold_ns=kernel_wait_threshold_ns)
+    return Answer(data, trace.inputs(), trace.unmodeled(), source=trace)
+
+
+def export_nsys_document(
+    path: str | Path,
+    out: str | Path,
+    *,
+    window: str | nsys.Window | None = None,
+    nvtx: str | None = None,
+    all_api: bool = False,
+    diff: str | Path | None = None,
+) -> Answer[PerfettoExport]:
+    """``gpuopt nsys export perfetto``: :func:`export_nsys` of an export (or ``.nsys-rep``) restricted to
+    ``window`` (``(start_ns, end_ns)`` or ``--window`` text) and ``nvtx``; ``diff`` as for
+    :func:`export_torch_document`."""
+    from gpuopt.answer import Answer
+    from gpuopt.provenance import file_identity, identify_in_background
+
+    parsed = nsys.parse_window(window) if isinstance(window, str) else window  # fails before reading
+    identify_in_background(Path(path))  # hashing (on a cache miss) overlaps the engine's work
+    report = nsys.open(path)
+    flagged = flagged_of_diff(diff) if diff is not None else None
+    data = export_nsys(report, out, window=parsed or (None, None), nvtx=nvtx, all_api=all_api, diff=flagged)
+    return Answer(data, [file_identity(Path(path))], report.unmodeled(), source=report)

@@ -224,18 +224,23 @@ def _totals(
     c = [whole(x) for x in candidate]
     rows = [(name, b, c)]
     steps_b, steps_c = work.steps_baseline, work.steps_candidate
-    if work.source != "unknown" and all(n for n in [*steps_b, *steps_c]):
-        # Per step: the GPU time launched inside the step ranges (work outside them, a prefill or the
-        # set-up, is not a step's), over the steps.
+    if work.source != "unknown" and work.same_unit and all(n for n in [*steps_b, *steps_c]):
+        # Per step: the GPU time launched inside the step ranges, or of the detected iterations (work
+        # outside them, a prefill or the set-up, is not a step's), over the steps.
         wanted = work.step_ranges
 
         def inside(x: Capture, n: int | None) -> float:
+            if work.source == "detected" and x.detect is not None:
+                return x.detect().gpu_ns / float(n or 1)
             hits = x.ranges.filter(pl.col("name").is_in(wanted))["gpu_ns"].sum()
             return float(hits) / float(n or 1)
 
         per = [inside(x, n) for x, n in zip(baseline, steps_b, strict=True)]
         per_c = [inside(x, n) for x, n in zip(candidate, steps_c, strict=True)]
-        rows.append(("GPU time launched in a step", per, per_c))
+        label = (
+            "GPU time of a detected iteration" if work.source == "detected" else "GPU time launched in a step"
+        )
+        rows.append((label, per, per_c))
     stats = _native_rows(
         [r[0] for r in rows],
         pl.DataFrame([r[1] for r in rows], orient="row"),

@@ -10,6 +10,7 @@ from typing import Any, Literal, cast
 
 from pydantic import BaseModel, Field, create_model
 
+from gpuopt.evaluation import registry
 from gpuopt.models.envelope import Envelope
 
 
@@ -22,7 +23,8 @@ def envelope_for(name: str, data_model: type[BaseModel] | None) -> type[Envelope
     return cast("type[Envelope[Any]]", model)
 
 
-# Name -> data model. Bump the version suffix when a model changes incompatibly.
+# Name -> data model. Bump the version suffix when a model changes incompatibly. The evaluation verbs'
+# envelopes are their entries' in the operations registry (:func:`_paths` adds them).
 _DATA_MODEL_PATHS: dict[str, str | None] = {
     "gpuopt.doctor/v1": "gpuopt.models.doctor:DoctorReport",
     "gpuopt.schema/v1": "gpuopt.models.schema:SchemaDocument",
@@ -39,10 +41,6 @@ _DATA_MODEL_PATHS: dict[str, str | None] = {
     "gpuopt.torch.transfers/v1": "gpuopt.models.torch_trace:TorchTable",
     "gpuopt.torch.collectives/v1": "gpuopt.models.torch_trace:TorchTable",
     "gpuopt.torch.comm/v1": "gpuopt.models.torch_trace:TorchTable",
-    "gpuopt.torch.paths/v1": "gpuopt.models.torch_trace:TorchTable",
-    "gpuopt.torch.flops/v1": "gpuopt.models.flops:TorchFlopsData",
-    "gpuopt.torch.export/v1": "gpuopt.models.flops:PerfettoExport",
-    "gpuopt.nsys.export/v1": "gpuopt.models.flops:PerfettoExport",
     "gpuopt.stats.compare/v1": "gpuopt.models.stats:CompareData",
     "gpuopt.stats.noise/v1": "gpuopt.models.stats:NoiseData",
     "gpuopt.sass.scan/v1": "gpuopt.models.sass:SassScanReport",
@@ -57,28 +55,17 @@ _DATA_MODEL_PATHS: dict[str, str | None] = {
     "gpuopt.ncu.launches/v2": "gpuopt.models.table:TableResult",
     "gpuopt.ncu.table/v2": "gpuopt.models.table:TableResult",
     "gpuopt.ncu.roofline/v2": "gpuopt.models.table:TableResult",
-    "gpuopt.ncu.flops/v1": "gpuopt.models.table:TableResult",
     "gpuopt.ncu.compare/v2": "gpuopt.models.table:TableResult",
     "gpuopt.ncu.collect/v1": "gpuopt.models.ncu:NcuCollection",
-    "gpuopt.target-result/v1": "gpuopt.models.evaluation.target:ReadinessResult",
     "gpuopt.readiness-plan/v1": "gpuopt.models.evaluation.target:ReadinessPlan",
-    "gpuopt.submit/v1": "gpuopt.models.evaluation.invocation:SubmitOutcome",
     "gpuopt.driver-init/v1": "gpuopt.models.evaluation.cli:DriverInit",
     "gpuopt.status/v1": "gpuopt.models.evaluation.cli:StatusReport",
     "gpuopt.cancel/v1": "gpuopt.models.evaluation.invocation:InvocationStatus",
     "gpuopt.idle-check/v1": "gpuopt.models.evaluation.resources:IdleReport",
     "gpuopt.store-verify/v2": "gpuopt.models.evaluation.store:StoreVerification",
     "gpuopt.store-reindex/v1": "gpuopt.models.evaluation.store:StoreReindex",
-    "gpuopt.baseline/v1": "gpuopt.models.evaluation.operations:BaselineData",
-    "gpuopt.noise/v1": "gpuopt.models.evaluation.operations:NoiseEvaluationData",
-    "gpuopt.experiment-create/v1": "gpuopt.models.evaluation.experiment:ExperimentOutcome",
     "gpuopt.experiment-init/v1": "gpuopt.models.evaluation.skeleton:RequestSkeleton",
-    "gpuopt.screen/v1": "gpuopt.models.evaluation.operations:ScreenData",
-    "gpuopt.target-evaluation/v1": "gpuopt.models.evaluation.operations:TargetData",
-    "gpuopt.final-audit/v1": "gpuopt.models.evaluation.operations:FinalAuditData",
     "gpuopt.champion-show/v1": "gpuopt.models.evaluation.champion:ChampionState",
-    "gpuopt.champion-select/v1": "gpuopt.models.evaluation.champion:SelectOutcome",
-    "gpuopt.champion-restore/v1": "gpuopt.models.evaluation.champion:SelectOutcome",
     "gpuopt.champion-history/v1": "gpuopt.models.evaluation.champion:ChampionHistory",
     "gpuopt.ls/v2": "gpuopt.models.table:TableResult",
     "gpuopt.show/v1": "gpuopt.models.evaluation.views:ShowData",
@@ -95,14 +82,13 @@ _DATA_MODEL_PATHS: dict[str, str | None] = {
     "gpuopt.nsys.graphs/v1": "gpuopt.models.nsys:NsysGraphsData",
     "gpuopt.html-report/v1": "gpuopt.models.html:HtmlReportData",
     "gpuopt.profile.diff/v2": "gpuopt.models.profile:ProfileDiffData",
-    "gpuopt.capture/v1": "gpuopt.models.evaluation.capture:CaptureData",
     "gpuopt.gate.save/v1": "gpuopt.models.gate:GateSaveData",
     "gpuopt.gate.list/v1": "gpuopt.models.gate:GateListData",
     "gpuopt.gate.show/v1": "gpuopt.models.gate:GateShowData",
     "gpuopt.gate.delete/v1": "gpuopt.models.gate:GateDeleteData",
     "gpuopt.gate.export/v1": "gpuopt.models.gate:GateTransferData",
     "gpuopt.gate.import/v1": "gpuopt.models.gate:GateTransferData",
-    "gpuopt.gate.check/v1": "gpuopt.models.gate:GateCheckData",
+    "gpuopt.profile.overview/v1": "gpuopt.models.overview:OverviewData",
     "gpuopt.skill.show/v1": "gpuopt.models.agent:SkillShown",
     "gpuopt.skill.install/v1": "gpuopt.models.agent:SkillInstalled",
     "gpuopt.knowledge.query/v1": "gpuopt.models.knowledge:KnowledgeQueryData",
@@ -111,8 +97,13 @@ _DATA_MODEL_PATHS: dict[str, str | None] = {
 }
 
 
+def _paths() -> dict[str, str | None]:
+    """The table above and each verb's envelope from the operations registry."""
+    return {**_DATA_MODEL_PATHS, **{v.envelope: v.data for v in registry.verbs()}}
+
+
 def _data_model(name: str) -> type[BaseModel] | None:
-    path = _DATA_MODEL_PATHS[name]
+    path = _paths()[name]
     if path is None:
         return None
     module, _, attribute = path.partition(":")
@@ -133,15 +124,15 @@ class _Lazy(Mapping[str, Any]):
         self._build = build
 
     def __getitem__(self, name: str) -> Any:
-        if name not in _DATA_MODEL_PATHS:
+        if name not in _paths():
             raise KeyError(name)
         return self._build(name)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(_DATA_MODEL_PATHS)
+        return iter(_paths())
 
     def __len__(self) -> int:
-        return len(_DATA_MODEL_PATHS)
+        return len(_paths())
 
 
 DATA_MODELS: Mapping[str, type[BaseModel] | None] = _Lazy(_data_model)
@@ -153,18 +144,25 @@ def json_schema(name: str) -> dict[str, Any]:
     return ENVELOPES[name].model_json_schema(by_alias=True, mode="serialization")
 
 
+RESULT_VERSIONS = (1, 2, 3)
+"""``gpuopt.invocation-result.<verb>/vN``: every name gives the schema that reads every result format."""
+
+
+def _verb_documents(verbs: tuple[registry.Verb, ...]) -> dict[str, Any]:
+    """Each verb's request and, for a supervised verb, its frozen request and result."""
+    out: dict[str, Any] = {}
+    for verb in verbs:
+        if verb.request_schema is not None:
+            out[verb.request_schema] = verb.request_model()
+        if verb.supervised is not None:
+            out[f"gpuopt.invocation-request.{verb.document}/v1"] = registry.load(verb.supervised.frozen)
+            result = registry.load(verb.supervised.result)
+            out.update({f"gpuopt.invocation-result.{verb.document}/v{n}": result for n in RESULT_VERSIONS})
+    return out
+
+
 def _document_models() -> dict[str, Any]:
-    from gpuopt.models.evaluation import (
-        champion,
-        driver,
-        experiment,
-        frozen,
-        gate,
-        invocation,
-        operations,
-        store,
-        target,
-    )
+    from gpuopt.models.evaluation import champion, driver, experiment, gate, invocation, store, target
     from gpuopt.models.gate import GateBundle
     from gpuopt.models.knowledge import CardsFile, FactCatalog, SourcesFile
     from gpuopt.models.map import ExecutionMap
@@ -172,7 +170,6 @@ def _document_models() -> dict[str, Any]:
     return {
         "gpuopt.target/v1": target.Target | target.DiagnosticTarget,
         "gpuopt.target/v2": target.Target | target.DiagnosticTarget,
-        "gpuopt.request.readiness-check/v1": target.ReadinessRequest | target.DiagnosticRequest,
         "gpuopt.readiness-failure/v1": target.ReadinessFailure,
         "gpuopt.tree/v1": store.TreeManifest,
         "gpuopt.ledger-line/v1": store.LedgerLine,
@@ -188,38 +185,8 @@ def _document_models() -> dict[str, Any]:
         "gpuopt.invocation-active-child/v1": invocation.ActiveChild,
         "gpuopt.gpu-occupancy/v1": invocation.Occupancy,
         "gpuopt.experiment/v1": experiment.Experiment,
-        "gpuopt.request.experiment/v1": experiment.ExperimentRequest,
-        "gpuopt.request.baseline/v1": operations.BaselineRequest,
-        "gpuopt.request.noise/v1": operations.NoiseRequest,
-        "gpuopt.request.screen/v1": operations.ScreenRequest,
-        "gpuopt.request.target/v1": operations.TargetRequest,
-        "gpuopt.request.final-audit/v1": operations.FinalAuditRequest,
-        "gpuopt.request.champion-select/v1": champion.SelectRequest,
-        "gpuopt.request.champion-restore/v1": champion.RestoreRequest,
         "gpuopt.champion-pointer/v1": champion.ChampionPointer,
         "gpuopt.selection/v1": champion.Selection,
-        "gpuopt.invocation-request.baseline/v1": frozen.BaselineFrozen,
-        "gpuopt.invocation-request.noise/v1": frozen.NoiseFrozen,
-        "gpuopt.invocation-request.screen/v1": frozen.ScreenFrozen,
-        "gpuopt.invocation-request.target/v1": frozen.TargetFrozen,
-        "gpuopt.invocation-request.final-audit/v1": frozen.FinalAuditFrozen,
-        "gpuopt.invocation-result.baseline/v1": operations.BaselineResult,
-        "gpuopt.invocation-result.baseline/v2": operations.BaselineResult,
-        "gpuopt.invocation-result.baseline/v3": operations.BaselineResult,
-        "gpuopt.invocation-result.noise/v1": operations.NoiseResult,
-        "gpuopt.invocation-result.noise/v2": operations.NoiseResult,
-        "gpuopt.invocation-result.noise/v3": operations.NoiseResult,
-        "gpuopt.invocation-result.screen/v1": operations.ScreenResult,
-        "gpuopt.invocation-result.screen/v2": operations.ScreenResult,
-        "gpuopt.invocation-result.screen/v3": operations.ScreenResult,
-        "gpuopt.invocation-result.target/v1": operations.TargetResult,
-        "gpuopt.invocation-result.target/v2": operations.TargetResult,
-        "gpuopt.invocation-result.target/v3": operations.TargetResult,
-        "gpuopt.invocation-result.final-audit/v1": operations.FinalAuditResult,
-        "gpuopt.invocation-result.final-audit/v2": operations.FinalAuditResult,
-        "gpuopt.invocation-result.final-audit/v3": operations.FinalAuditResult,
-        "gpuopt.invocation-request.gate/v1": frozen.GateFrozen,
-        "gpuopt.invocation-result.gate/v3": gate.GateResult,
         "gpuopt.gate-baseline/v1": gate.GateBaseline,
         "gpuopt.gate-name/v1": gate.GateName,
         "gpuopt.gate-bundle/v1": GateBundle,
@@ -238,9 +205,13 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'gpuopt.schemas' has no attribute {name!r}")
 
 
-@lru_cache(maxsize=1)
 def _documents() -> dict[str, Any]:
-    return _document_models()
+    return _cached_documents(registry.verbs())
+
+
+@lru_cache(maxsize=4)
+def _cached_documents(verbs: tuple[registry.Verb, ...]) -> dict[str, Any]:
+    return {**_document_models(), **_verb_documents(verbs)}
 
 
 def document_schema(name: str) -> dict[str, Any]:

@@ -16,8 +16,10 @@ single trace without ``distributedInfo``).
 Every document ``gpuopt torch ...`` prints, as a :class:`gpuopt.answer.Answer` (``.data`` is the document
 ``--json`` prints under ``data``, ``.table`` the whole table, ``.inputs`` the files' identities):
 :func:`summary_document` (``gpuopt torch summary``), :func:`table_document` (``kernels``, ``api``, ``ops``,
-``timeline``, ``gaps``, ``steps``, ``launches``, ``graphs``, ``transfers``, ``collectives``, ``comm``;
-several paths or a glob give one table keyed by ``file``) and :func:`ranks_document` (``ranks``). They take
+``timeline``, ``gaps``, ``steps``, ``launches``, ``graphs``, ``transfers``, ``collectives``, ``comm``,
+``paths``, ``kernel_paths``; several paths or a glob give one table keyed by ``file``) and
+:func:`ranks_document` (``ranks``); ``gpuopt torch flops`` and ``export perfetto`` answer through
+:func:`gpuopt.flops.torch_flops_document` and :func:`gpuopt.perfetto.export_torch_document`. They take
 the scope as ``gpuopt torch`` does: ``steps="2:9"`` (ProfilerStep#2..#9) or ``window="1ms:2ms"``::
 
     torch_trace.table_document("trace.json.gz", "kernels", steps="2:9", limit=20).data.table.rows
@@ -51,6 +53,7 @@ __all__ = [
     "TorchTrace",
     "open",
     "open_paths",
+    "open_scoped",
     "ranks_document",
     "scope",
     "summary_document",
@@ -295,6 +298,15 @@ def _opened(path: str | Path, chosen: Scope | None) -> TorchTrace:
     return _scoped(open(path), chosen)
 
 
+def open_scoped(
+    path: str | Path, *, steps: str | None = None, window: str | None = None
+) -> tuple[TorchTrace, Scope | None]:
+    """:func:`open`, restricted to ``steps`` or ``window`` (``--steps`` / ``--window`` text, see
+    :func:`scope`), the files hashed while it parses; with the :class:`Scope` (None: the whole trace)."""
+    chosen = scope(steps=steps, window=window)
+    return _opened(path, chosen), chosen
+
+
 def summary_document(
     path: str | Path,
     *,
@@ -315,7 +327,18 @@ def summary_document(
 
 #: The tables whose facts are of GPU activity: a trace without any says so (``not_present``).
 _GPU_TABLES = frozenset(
-    {"kernels", "streams", "gaps", "launches", "graphs", "transfers", "collectives", "comm"}
+    {
+        "kernels",
+        "streams",
+        "gaps",
+        "launches",
+        "paths",
+        "kernel_paths",
+        "graphs",
+        "transfers",
+        "collectives",
+        "comm",
+    }
 )
 
 

@@ -3,7 +3,7 @@
 //! `_native.table_fields_json()` and generates `gpuopt schema AREA.TABLE`, `references/fields.md`, the
 //! units people's tables scale by and the column lists of the agent tools.
 
-use crate::column::Declared;
+use crate::column::{Column, Declared};
 
 /// Every declared table, sorted by key.
 pub fn tables() -> Vec<Declared> {
@@ -15,6 +15,13 @@ pub fn tables() -> Vec<Declared> {
     all.extend(crate::sass::fields::tables());
     all.extend(crate::stats::fields::tables());
     all.extend(crate::ranks::tables());
+    for &(nsys, torch, columns) in crate::analyses::fields::TABLES {
+        all.push(Declared::new(nsys, columns));
+        let ranked: Vec<Column> = std::iter::once(crate::torch_trace::fields::RANK)
+            .chain(columns.iter().copied())
+            .collect();
+        all.push(Declared::new(torch, &ranked));
+    }
     all.sort_by_key(|t| t.key);
     all
 }

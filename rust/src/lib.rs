@@ -1,5 +1,6 @@
 //! gpuopt's native engines. Everything outside `py/` is free of pyo3 and tested by `cargo test`.
 
+pub mod analyses;
 pub mod build_info;
 pub mod column;
 pub mod comm;

@@ -169,6 +169,16 @@ def _touch_inputs(values: Any) -> None:
                 _identity.touch(item)
 
 
+def with_output(doc: str | None, schema: str) -> str:
+    """A command's help with the shape of its output stated last (every command's ``--help`` says it)."""
+    import inspect
+
+    return (
+        f"{inspect.cleandoc(doc or '')}\n\nOutput: with --json, one {schema} envelope (gpuopt schema "
+        f"{schema} describes every field)."
+    )
+
+
 def command(schema: str) -> Callable[[F], F]:
     """Adds ``--json`` to a click callback returning an :class:`Outcome` and applies the contract."""
 
@@ -222,6 +232,7 @@ def command(schema: str) -> Callable[[F], F]:
                 sys.exit(code)
 
         wrapper.gpuopt_schema = schema  # type: ignore[attr-defined]  # which envelope: read by tests, MCP
+        wrapper.__doc__ = with_output(fn.__doc__, schema)
         return wrapper  # type: ignore[return-value]
 
     return decorate

@@ -123,7 +123,9 @@ def formatter(column: str) -> Callable[[Any], str]:
             return "yes" if value else "no"
         if isinstance(value, (int, float)):
             return unit(value)
-        return " ".join(str(value).split())
+        text = str(value)
+        indent = len(text) - len(text.lstrip(" "))  # a tree's indentation (torch paths) stays
+        return " " * indent + " ".join(text.split())
 
     return fmt
 

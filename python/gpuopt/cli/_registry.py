@@ -3,14 +3,21 @@
 A command's module is imported when that command runs (or its own ``--help`` is asked for); the
 root's listing prints the one-line help kept here. ``tests/test_cli_startup.py`` checks that every
 line equals the command's own short help, so this table cannot drift from the docstrings.
+
+The commands the operations registry generates (``gpuopt baseline``, ..., ``gpuopt capture``) are not in
+:data:`COMMANDS`: :func:`commands` adds them from :mod:`gpuopt.evaluation.registry`, whose entries hold
+their help (the registry imports nothing heavy).
 """
 
 from __future__ import annotations
 
+import difflib
 import importlib
 from typing import NamedTuple
 
 import click
+
+from gpuopt.evaluation import registry
 
 
 class Entry(NamedTuple):
@@ -72,39 +79,11 @@ COMMANDS: dict[str, Entry] = {
         "Cancel an invocation: its supervisor terminates the running call; an orphaned call is killed here.",
     ),
     "store": Entry("store", "store", "Check and rebuild an artifact root's store and ledger."),
-    "baseline": Entry(
-        "evaluate",
-        "baseline",
-        "Run the original on every case (isolated calls, raw samples kept; correctness first).",
-    ),
-    "noise": Entry(
-        "evaluate",
-        "noise",
-        "Measure noise: A/A pairs of the original against itself (two separate copies) in the same plan "
-        "machinery; reports SD, CI half-width and minimum detectable effect (warning aa_effect_detected "
-        "when the A/A interval excludes 0).",
-    ),
     "experiment": Entry(
         "evaluate",
         "experiment",
         "Freeze a candidate against the current Champion (or the original) with its comparison contract, "
         "screen design, opportunity claim and premises.",
-    ),
-    "screen": Entry(
-        "evaluate",
-        "screen",
-        "Run an Experiment's short screen: verdict rejected or not_rejected (it never passes).",
-    ),
-    "target": Entry(
-        "evaluate",
-        "target",
-        "Run an Experiment's formal comparison against the current Champion: passed, rejected or "
-        "inconclusive.",
-    ),
-    "final-audit": Entry(
-        "evaluate",
-        "final_audit",
-        "Audit the current Champion against the original (needs a selected Champion).",
     ),
     "champion": Entry(
         "champion",
@@ -152,13 +131,10 @@ COMMANDS: dict[str, Entry] = {
         "busy).",
     ),
     "map": Entry("map", "map_group", "Execution maps: where a window's time goes, per group of events."),
-    "capture": Entry(
-        "capture",
-        "capture",
-        "Capture profiles (nsys, ncu or torch) of Target variants through the frozen driver.",
-    ),
     "profile": Entry(
-        "profile", "profile", "Profiles: compare captures of a baseline and a candidate key by key."
+        "profile",
+        "profile",
+        "Profiles: what is in a capture (overview); compare baseline and candidate captures key by key.",
     ),
     "knowledge": Entry(
         "knowledge",
@@ -185,31 +161,76 @@ COMMANDS: dict[str, Entry] = {
 }
 
 
+GENERATED = "evaluate"
+"""The module that builds the registry's generated commands (``cli/evaluate.py``, its ``generated``)."""
+
+
+def commands() -> dict[str, Entry]:
+    """Every top-level command: :data:`COMMANDS` and the registry's generated verbs."""
+    out = dict(COMMANDS)
+    for verb in registry.verbs():
+        if verb.generated and len(verb.command) == 1:
+            short = click.Command(verb.command[0], help=verb.help).get_short_help_str(limit=10_000)
+            out[verb.command[0]] = Entry(GENERATED, verb.name, short)
+    return out
+
+
 def load(name: str) -> click.Command:
     """Imports the module of a top-level command and returns the command."""
-    entry = COMMANDS[name]
-    found = getattr(importlib.import_module(f"gpuopt.cli.{entry.module}"), entry.attribute)
+    verb = registry.by_command((name,))
+    if verb is not None and verb.generated:
+        found = importlib.import_module(f"gpuopt.cli.{GENERATED}").generated(verb)
+        where = f"the generated command of {verb.name}"
+    else:
+        entry = COMMANDS[name]
+        found = getattr(importlib.import_module(f"gpuopt.cli.{entry.module}"), entry.attribute)
+        where = f"gpuopt.cli.{entry.module}.{entry.attribute}"
     if not isinstance(found, click.Command):
-        raise TypeError(f"gpuopt.cli.{entry.module}.{entry.attribute} is not a click command")
+        raise TypeError(f"{where} is not a click command")
     return found
 
 
-class LazyGroup(click.Group):
+class Group(click.Group):
+    """A click group whose unknown command is a usage error (exit 2) naming the closest commands."""
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if (
+            name
+            and not name.startswith("-")
+            and not ctx.resilient_parsing
+            and self.get_command(ctx, name) is None
+        ):
+            known = self.list_commands(ctx)
+            close = difflib.get_close_matches(name, known, n=3)
+            hint = (
+                f"Did you mean {' or '.join(repr(c) for c in close)}?"
+                if close
+                else f"Commands: {', '.join(known)}."
+            )
+            raise click.UsageError(f"No such command {name!r}. {hint}", ctx)
+        return super().resolve_command(ctx, args)
+
+
+class LazyGroup(Group):
     """A click group whose subcommands are imported on first use (click's documented lazy pattern)."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(COMMANDS)
+        return sorted(commands())
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        return load(cmd_name) if cmd_name in COMMANDS else None
+        return load(cmd_name) if cmd_name in commands() else None
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The listing from the table: the same text click would print, without importing anything."""
-        names = self.list_commands(ctx)
+        table = commands()
+        names = sorted(table)
         if not names:
             return
         limit = formatter.width - 6 - max(len(n) for n in names)
         # A bare Command shortens the text exactly as the real one would.
-        rows = [(n, click.Command(n, help=COMMANDS[n].short_help).get_short_help_str(limit)) for n in names]
+        rows = [(n, click.Command(n, help=table[n].short_help).get_short_help_str(limit)) for n in names]
         with formatter.section("Commands"):
             formatter.write_dl(rows)

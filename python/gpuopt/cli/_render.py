@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gpuopt.models.flops import PerfettoExport
 
 
 def section(title: str, rows: Iterable[tuple[str, object]], *, wrap: bool = False) -> str:
@@ -34,3 +38,11 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
 
     out = [line(headers), line(["-" * w for w in widths])] + [line(r) for r in cells]
     return "\n".join(out)
+
+
+def render_export(data: PerfettoExport) -> str:
+    """``gpuopt nsys|torch export perfetto``: the file written and what it holds."""
+    return (
+        f"wrote {data.out}: {data.tracks} tracks, {data.slices} slices, {data.flows} flows, "
+        f"{data.bytes} bytes (open it in https://ui.perfetto.dev)"
+    )

@@ -62,11 +62,13 @@ def table_command(
     out: Path | None,
     workers: int | None = None,
     dask_scheduler: str | None = None,
+    render: Callable[[Answer[Any], int], str] | None = None,
     **options: Any,
 ) -> Outcome:
     """``table`` of ``source`` (the command's input argument) through ``area``'s library, with the
     command's other options passed on by name; ``workers`` and ``dask_scheduler`` (the many-file options)
-    become the library's ``readers``."""
+    become the library's ``readers``. ``render`` draws one input's answer instead of the area's
+    ``render_table`` (several files are always the many-file table)."""
     from gpuopt.models.many import ManyTableData
 
     spec = _AREAS[area]
@@ -78,5 +80,5 @@ def table_command(
     answer: Answer[Any] = library.table_document(source, table, limit=limit, sort=current_sort(), **options)
     if isinstance(answer.data, ManyTableData):
         return answered(answer, lambda: render_many(answer, limit), out=out, schema=MANY_SCHEMA)
-    render: Callable[[Answer[Any], int], str] = importlib.import_module(spec.render).render_table
-    return answered(answer, lambda: render(answer, limit), out=out)
+    draw: Callable[[Answer[Any], int], str] = render or importlib.import_module(spec.render).render_table
+    return answered(answer, lambda: draw(answer, limit), out=out)

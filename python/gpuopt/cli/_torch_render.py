@@ -5,12 +5,30 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from gpuopt.cli import _views
 from gpuopt.cli._render import section, table
-from gpuopt.cli._tables import render_frame
+from gpuopt.cli._tables import for_people, render_frame
 
 if TYPE_CHECKING:
     from gpuopt.answer import Answer
+    from gpuopt.models.flops import TorchFlopsData
     from gpuopt.models.torch_trace import TorchSummary, TorchTable, TraceSummary
+
+_FLOPS_COLUMNS = (
+    "rank",
+    "name",
+    "class",
+    "precision",
+    "counted",
+    "instances",
+    "flop",
+    "bytes",
+    "gpu_time_ns",
+    "achieved_tflop_per_s",
+    "achieved_gb_per_s",
+    "flop_pct_of_peak",
+    "bandwidth_pct_of_peak",
+)
 
 
 def render_table(answer: Answer[Any], limit: int) -> str:
@@ -18,6 +36,29 @@ def render_table(answer: Answer[Any], limit: int) -> str:
     d: TorchTable = answer.data
     body = render_frame(answer.table, limit) if answer.table.height else "(no rows)"
     return "\n".join([*([f"scope: {d.scope}"] if d.scope else []), *d.not_present, body])
+
+
+def render_paths(answer: Answer[Any], limit: int) -> str:
+    """``gpuopt torch paths``: the call paths as a tree (each name indented by its depth)."""
+    d: TorchTable = answer.data
+    frame = answer.table
+    lines = [f"scope: {d.scope}"] if d.scope else []
+    return "\n".join([*lines, render_frame(for_people(frame, _views.path_tree(frame)), limit)])
+
+
+def render_flops(answer: Answer[Any], limit: int) -> str:
+    """``gpuopt torch flops``: the peaks used per rank, the per-op table and the per-step MFU."""
+    d: TorchFlopsData = answer.data
+    lines = [f"scope: {d.scope}"] if d.scope else []
+    for g in d.gpus:
+        peak = f"{g.label} ({g.key}, NVIDIA datasheet {g.date}: gpuopt.flops.peaks())" if g.key else "none"
+        lines.append(f"rank {g.rank}: peaks from {peak} [{g.how}]")
+    ops = _views.columns(answer.tables["flops"], _FLOPS_COLUMNS)
+    steps = answer.tables["flops_steps"]
+    lines.append(render_frame(ops, limit) if ops.height else "(no ops)")
+    lines.append("Steps (model FLOPs: counted GEMM, convolution and attention work)")
+    lines.append(render_frame(steps, limit) if steps.height else "(no steps)")
+    return "\n".join(lines)
 
 
 def _ms(ns: int | None) -> str | None:

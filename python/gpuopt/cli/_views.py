@@ -45,6 +45,24 @@ def roofline_points(frame: pl.DataFrame) -> tuple[pl.DataFrame, int]:
     return columns(kept, _ROOFLINE_COLUMNS), frame.height - kept.height
 
 
+def path_tree(frame: pl.DataFrame) -> pl.DataFrame:
+    """Call paths as a tree: each path's own name indented by its depth, the time columns beside it."""
+    import polars as pl
+
+    indented = pl.lit("  ").repeat_by(pl.col("depth") - 1).list.join("") + pl.col("name")
+    return frame.select(
+        "rank",
+        "path_id",
+        indented.alias("path"),
+        "instances",
+        "cpu_inclusive_ns",
+        "cpu_exclusive_ns",
+        "gpu_inclusive_ns",
+        "gpu_exclusive_ns",
+        "graph_replay_inclusive_ns",
+    )
+
+
 def compact_signatures(frame: pl.DataFrame) -> pl.DataFrame:
     """Evidence as `/*addr*/ text` lines, pattern lists joined: what fits on a screen."""
     import polars as pl

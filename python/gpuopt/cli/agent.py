@@ -7,10 +7,11 @@ from pathlib import Path
 import click
 
 from gpuopt.cli._output import Outcome, command
+from gpuopt.cli._registry import Group
 from gpuopt.errors import AbsentError
 
 
-@click.group()
+@click.group(cls=Group)
 def skill() -> None:
     """The agent skill shipped with this package: SKILL.md and the command reference it links.
 
@@ -24,7 +25,12 @@ def skill() -> None:
 @skill.command("show")
 @command("gpuopt.skill.show/v1")
 def skill_show() -> Outcome:
-    """Print SKILL.md (what an agent should read first)."""
+    """Print SKILL.md (what an agent should read first).
+
+    \b
+    Example:
+      gpuopt skill show
+    """
     from gpuopt import skill as lib
     from gpuopt.models.agent import SkillShown
 

@@ -8,13 +8,14 @@ from typing import TYPE_CHECKING
 import click
 
 from gpuopt.cli._output import Outcome, command
+from gpuopt.cli._registry import Group
 from gpuopt.cli._render import section, table
 
 if TYPE_CHECKING:
     from gpuopt.models.knowledge import VersionAuditData
 
 
-@click.group()
+@click.group(cls=Group)
 def audit() -> None:
     """Audits of identity records."""
 

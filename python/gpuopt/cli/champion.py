@@ -9,13 +9,15 @@ import click
 
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._params import RequestFile, RequestSource
+from gpuopt.cli._registry import Group
 from gpuopt.cli._render import section, table
+from gpuopt.evaluation import registry
 
 if TYPE_CHECKING:
     from gpuopt.models.evaluation.champion import ChampionHistory, ChampionState, SelectOutcome
 
 
-@click.group()
+@click.group(cls=Group)
 def champion() -> None:
     """The Champion: the variant currently selected (the original until an explicit select).
 
@@ -72,7 +74,7 @@ def _render_select(o: SelectOutcome) -> str:
 @click.option(
     "--request", "request_file", required=True, type=RequestFile(), help="The request JSON ('-' = stdin)."
 )
-@command("gpuopt.champion-select/v1")
+@command(registry.get("champion_select").envelope)
 def select(request_file: RequestSource) -> Outcome:
     """Select the candidate of a target result that passed against the current Champion.
 
@@ -85,9 +87,7 @@ def select(request_file: RequestSource) -> Outcome:
       gpuopt champion select --request select.json
       gpuopt schema gpuopt.request.champion-select/v1
     """
-    from gpuopt.evaluation import champion as lib
-
-    out = lib.select(request_file.read(), cwd=Path.cwd())
+    out: SelectOutcome = registry.get("champion_select").entry()(request_file.read(), cwd=Path.cwd())
     return Outcome(data=out, render=lambda: _render_select(out))
 
 
@@ -95,7 +95,7 @@ def select(request_file: RequestSource) -> Outcome:
 @click.option(
     "--request", "request_file", required=True, type=RequestFile(), help="The request JSON ('-' = stdin)."
 )
-@command("gpuopt.champion-restore/v1")
+@command(registry.get("champion_restore").envelope)
 def restore_original(request_file: RequestSource) -> Outcome:
     """Restore the original, justified by a final audit of the current Champion that was rejected with
     restore_supported: true.
@@ -104,9 +104,7 @@ def restore_original(request_file: RequestSource) -> Outcome:
     Examples:
       gpuopt champion restore-original --request restore.json
     """
-    from gpuopt.evaluation import champion as lib
-
-    out = lib.restore_original(request_file.read(), cwd=Path.cwd())
+    out: SelectOutcome = registry.get("champion_restore").entry()(request_file.read(), cwd=Path.cwd())
     return Outcome(data=out, render=lambda: _render_select(out))
 
 

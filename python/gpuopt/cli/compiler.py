@@ -10,6 +10,7 @@ import click
 
 from gpuopt._files import read_stream_bounded
 from gpuopt.cli._output import Outcome, command
+from gpuopt.cli._registry import Group
 from gpuopt.cli._tables import render_frame
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ def _outcome(parsed: Parsed[Any], header: str) -> Outcome:
     return Outcome(data=parsed.report, render=render, inputs=parsed.inputs, unmodeled=parsed.unmodeled)
 
 
-@click.group()
+@click.group(cls=Group)
 def compiler() -> None:
     """Facts from compiler reports (ptxas -v, cuobjdump -res-usage) and caches (Triton, TorchInductor).
 
@@ -57,6 +58,7 @@ def ptxas(path: Path) -> Outcome:
 
     \b
     Examples:
+      gpuopt compiler ptxas ptxas.txt
       nvcc -Xptxas -v -cubin k.cu 2> ptxas.txt && gpuopt compiler ptxas ptxas.txt
       nvcc -Xptxas -v -cubin k.cu 2>&1 | gpuopt compiler ptxas - --json
     """

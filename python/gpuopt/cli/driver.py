@@ -9,13 +9,14 @@ from typing import TYPE_CHECKING
 import click
 
 from gpuopt.cli._output import Outcome, command
+from gpuopt.cli._registry import Group
 from gpuopt.errors import InputError
 
 if TYPE_CHECKING:
     pass
 
 
-@click.group()
+@click.group(cls=Group)
 def driver() -> None:
     """The workload driver protocol (gpuopt.driver/v1)."""
 

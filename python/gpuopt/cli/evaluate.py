@@ -1,35 +1,50 @@
-"""``gpuopt baseline | noise | experiment | screen | target | final-audit``."""
+"""The evaluation verbs' commands: every supervised verb of the operations registry with a request
+(``gpuopt baseline``, ``noise``, ``screen``, ``target``, ``final-audit``, ``capture``: generated from its
+entry by :func:`generated`) and ``gpuopt experiment``."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import click
 
-from gpuopt.cli._output import Outcome, command
+from gpuopt.cli._output import Outcome, command, with_output
 from gpuopt.cli._params import FiniteFloatRange, RequestFile, RequestSource
 from gpuopt.cli._render import section, table
 from gpuopt.errors import InputError
+from gpuopt.evaluation import registry
+from gpuopt.evaluation.registry import Verb
 
 if TYPE_CHECKING:
     from gpuopt.models.evaluation.experiment import ExperimentOutcome
     from gpuopt.models.evaluation.invocation import SubmitOutcome
-    from gpuopt.models.evaluation.operations import EvaluationData
     from gpuopt.models.evaluation.skeleton import RequestSkeleton
 
 
-def _render(data: EvaluationData) -> str:
-    head = data.operation.replace("_", "-")
+class _Submitted(Protocol):
+    """What a supervised verb's command data holds (``EvaluationData``, ``CaptureData``)."""
+
+    @property
+    def dry_run(self) -> object: ...
+    @property
+    def submission(self) -> SubmitOutcome | None: ...
+    @property
+    def summary(self) -> list[str]: ...
+
+
+def _render(name: str, data: _Submitted) -> str:
     if data.dry_run is not None:
-        return f"{head} (dry run: nothing written)\n" + "\n".join(f"  {line}" for line in data.summary)
-    return head + "\n" + "\n".join(f"  {line}" for line in data.summary)
+        return f"{name} (dry run: nothing written)\n" + "\n".join(f"  {line}" for line in data.summary)
+    return name + "\n" + "\n".join(f"  {line}" for line in data.summary)
 
 
-def _evaluation(operation: str, schema: str, doc: str) -> Callable[..., Any]:
-    @click.command(operation.replace("_", "-"), help=doc)
+def generated(verb: Verb) -> click.Command:
+    """The command of a supervised verb the operations registry generates: its help, its envelope, the
+    request file and the submission options; it calls the verb's entry point."""
+
+    @click.command(verb.command[-1], help=with_output(verb.help or "", verb.envelope))
     @click.option(
         "--request",
         "request_file",
@@ -51,25 +66,17 @@ def _evaluation(operation: str, schema: str, doc: str) -> Callable[..., Any]:
     @click.option(
         "--dry-run", is_flag=True, help="Print the plan, dedupe decision and estimate; write nothing."
     )
-    @command(schema)
-    def verb(request_file: RequestSource, wait: bool, timeout_s: float | None, dry_run: bool) -> Outcome:
-        from gpuopt.evaluation import operations
-
-        data = operations.run(
-            operation,
-            request_file.read(),
-            cwd=Path.cwd(),
-            dry_run=dry_run,
-            wait=wait,
-            timeout_s=timeout_s,
+    @command(verb.envelope)
+    def submit(request_file: RequestSource, wait: bool, timeout_s: float | None, dry_run: bool) -> Outcome:
+        data: Any = verb.entry()(
+            request_file.read(), cwd=Path.cwd(), dry_run=dry_run, wait=wait, timeout_s=timeout_s
         )
-        return Outcome(data=data, render=lambda: _render(data), failure=_lost(data) if wait else None)
+        name = " ".join(verb.command)
+        return Outcome(
+            data=data, render=lambda: _render(name, data), failure=lost(data.submission) if wait else None
+        )
 
-    return verb
-
-
-def _lost(data: EvaluationData) -> InputError | None:
-    return lost(data.submission)
+    return submit
 
 
 def lost(sub: SubmitOutcome | None) -> InputError | None:
@@ -82,77 +89,6 @@ def lost(sub: SubmitOutcome | None) -> InputError | None:
         f"(cleanup {sub.status.cleanup_status}); `gpuopt cancel` ends what it left, then retry with retry_of",
         path=sub.invocation_id,
     )
-
-
-baseline = _evaluation(
-    "baseline",
-    "gpuopt.baseline/v1",
-    """Run the original on every case (isolated calls, raw samples kept; correctness first).
-
-    The first correctness failure stops it (failed, remaining calls skipped). Identical requests return the
-    existing result; a failed one needs retry_of.
-
-    \b
-    Examples:
-      gpuopt baseline --request baseline.json --wait
-      gpuopt baseline --request baseline.json --dry-run     # plan and expected duration
-      gpuopt schema gpuopt.request.baseline/v1
-    """,
-)
-noise = _evaluation(
-    "noise",
-    "gpuopt.noise/v1",
-    """Measure noise: A/A pairs of the original against itself (two separate copies) in the same plan
-    machinery; reports SD, CI half-width and minimum detectable effect (warning aa_effect_detected when the
-    A/A interval excludes 0).
-
-    \b
-    Examples:
-      gpuopt noise --request noise.json --wait
-      gpuopt schema gpuopt.request.noise/v1
-    """,
-)
-screen = _evaluation(
-    "screen",
-    "gpuopt.screen/v1",
-    """Run an Experiment's short screen: verdict rejected or not_rejected (it never passes).
-
-    Seeded balanced AB/BA pairs frozen before running; the first correctness or contract failure stops it;
-    no statistical rejection below the screen's minimum pairs.
-
-    \b
-    Examples:
-      gpuopt screen --request screen.json --wait
-      gpuopt screen --request screen.json --dry-run
-    """,
-)
-target = _evaluation(
-    "target",
-    "gpuopt.target-evaluation/v1",
-    """Run an Experiment's formal comparison against the current Champion: passed, rejected or inconclusive.
-
-    Needs a completed not_rejected screen of the same Experiment (screen_required, screen_rejected,
-    screen_attempt_changed) and allows one formal attempt per Experiment (target_attempt_exists). Only a
-    passed target can be selected, explicitly, with `gpuopt champion select`.
-
-    \b
-    Examples:
-      gpuopt target --request target.json --wait
-    """,
-)
-final_audit = _evaluation(
-    "final_audit",
-    "gpuopt.final-audit/v1",
-    """Audit the current Champion against the original (needs a selected Champion).
-
-    If the Champion fails correctness, the remaining comparisons are skipped and one original call per case
-    checks that restoring the original is supported (restore_supported).
-
-    \b
-    Examples:
-      gpuopt final-audit --request audit.json --wait
-    """,
-)
 
 
 def _render_experiment(o: ExperimentOutcome) -> str:
@@ -208,7 +144,7 @@ def _render_skeleton(s: RequestSkeleton) -> str:
     type=click.Path(path_type=Path, dir_okay=False),
     help="With `init`: write the skeleton to this file (never overwritten) instead of stdout.",
 )
-@command("gpuopt.experiment-create/v1")
+@command(registry.get("experiment").envelope)
 def experiment(
     action: str | None, root: str | None, request_file: RequestSource | None, dry_run: bool, out: Path | None
 ) -> Outcome:
@@ -232,8 +168,6 @@ def experiment(
       gpuopt experiment --request experiment.json
       gpuopt schema gpuopt.request.experiment/v1
     """
-    from gpuopt.evaluation import experiment as lib
-
     if action == "init":
         return _init(root, out)
     if root is not None or out is not None:
@@ -244,7 +178,9 @@ def experiment(
             "--request FILE is required (or `gpuopt experiment init ROOT`)",
             path="--request",
         )
-    done = lib.create(request_file.read(), cwd=Path.cwd(), dry_run=dry_run)
+    done: ExperimentOutcome = registry.get("experiment").entry()(
+        request_file.read(), cwd=Path.cwd(), dry_run=dry_run
+    )
     return Outcome(data=done, render=lambda: _render_experiment(done))
 
 

@@ -8,13 +8,14 @@ from typing import TYPE_CHECKING
 import click
 
 from gpuopt.cli._output import Outcome, command
+from gpuopt.cli._registry import Group
 from gpuopt.cli._render import table
 
 if TYPE_CHECKING:
     from gpuopt.models.example import ExampleRun
 
 
-@click.group()
+@click.group(cls=Group)
 def example() -> None:
     """The bundled example: a small real workload with an original, a faster, a wrong and a no-effect
     candidate, and its driver."""

@@ -110,7 +110,13 @@ def _render_list(data: GateListData) -> str:
 @ROOT
 @command("gpuopt.gate.list/v1")
 def list_(root: Path) -> Outcome:
-    """List the saved baselines: name, record, what it holds."""
+    """List the saved baselines: name, record, what it holds.
+
+    \b
+    Examples:
+      gpuopt gate list --root root
+      gpuopt gate list --root root --json
+    """
     from gpuopt.evaluation.gate import baselines
 
     data = baselines.listing(root)
@@ -147,7 +153,12 @@ def _render_show(data: GateShowData) -> str:
 @ROOT
 @command("gpuopt.gate.show/v1")
 def show(name: str, root: Path) -> Outcome:
-    """Show a saved baseline, verified against its name's sha256 and its id."""
+    """Show a saved baseline, verified against its name's sha256 and its id.
+
+    \b
+    Examples:
+      gpuopt gate show main --root root
+    """
     from gpuopt.evaluation.gate import baselines
 
     data = baselines.show(root, name)
@@ -159,7 +170,12 @@ def show(name: str, root: Path) -> Outcome:
 @ROOT
 @command("gpuopt.gate.delete/v1")
 def delete(name: str, root: Path) -> Outcome:
-    """Delete a name, and its record when no other name points at it (frozen trees stay)."""
+    """Delete a name, and its record when no other name points at it (frozen trees stay).
+
+    \b
+    Examples:
+      gpuopt gate delete main --root root
+    """
     from gpuopt.evaluation.gate import baselines
 
     data = baselines.delete(root, name)
@@ -196,6 +212,10 @@ def export(name: str, root: Path, out: Path) -> Outcome:
     """Export a baseline as one file: its record and the frozen trees it names (a POSIX tar).
 
     Cache it or upload it as an artifact; `gpuopt gate import` restores it into a root of the same Target.
+
+    \b
+    Examples:
+      gpuopt gate export main --root root --out main.gate.tar
     """
     from gpuopt.evaluation.gate import bundle
 
@@ -210,7 +230,13 @@ def export(name: str, root: Path, out: Path) -> Outcome:
 @click.option("--replace", is_flag=True, help="Point an existing name at the imported baseline.")
 @command("gpuopt.gate.import/v1")
 def import_(file: Path, root: Path, name: str | None, replace: bool) -> Outcome:
-    """Import a baseline bundle into a root of the same Target (every member verified first)."""
+    """Import a baseline bundle into a root of the same Target (every member verified first).
+
+    \b
+    Examples:
+      gpuopt gate import main.gate.tar --root root
+      gpuopt gate import main.gate.tar --root root --name main --replace
+    """
     from gpuopt.evaluation.gate import bundle
 
     data = bundle.import_(root, file, name=name, replace=replace)

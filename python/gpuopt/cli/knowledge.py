@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from gpuopt.cli._output import Outcome, command
+from gpuopt.cli._registry import Group
 from gpuopt.cli._render import section, table
 from gpuopt.errors import InputError
 
@@ -21,7 +22,7 @@ _REGISTRY = click.option(
 )
 
 
-@click.group()
+@click.group(cls=Group)
 def knowledge() -> None:
     """Advisory knowledge cards: what a mechanism is, how to tell it apart, where NVIDIA, PyTorch,
     Triton or NCCL documentation says so. Facts and material only: nothing is ranked or recommended."""
@@ -46,7 +47,7 @@ def _render_query(data: KnowledgeQueryData) -> str:
     ident = data.identity
     frameworks = ", ".join(f"{k}={v}" for k, v in ident.frameworks.items()) or None
     head = section(
-        f"knowledge query ({len(data.hits)} cards; registry v{data.registry_version})",
+        f"knowledge query ({len(data.hits)} of {data.total_hits} cards; registry v{data.registry_version})",
         [("identity", ident.source), ("arch", ident.arch), ("cuda", ident.cuda), ("frameworks", frameworks)],
     )
     rows = []
@@ -98,6 +99,13 @@ def _render_query(data: KnowledgeQueryData) -> str:
     type=click.Path(path_type=Path, file_okay=False, exists=True),
     help="Artifact root: identity from its frozen Target (options override it).",
 )
+@click.option(
+    "--limit",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Show only the first N cards (compatible ones first); 0: all.",
+)
 @_REGISTRY
 @command("gpuopt.knowledge.query/v1")
 def query(
@@ -107,13 +115,14 @@ def query(
     cuda: str | None,
     frameworks: tuple[str, ...],
     target: Path | None,
+    limit: int,
     registry: Path | None,
 ) -> Outcome:
     """Candidate cards with applicability (compatible, related, incompatible) and why each matched.
 
     \b
     Examples:
-      gpuopt knowledge query --phenomenon "register spills" --arch sm_90
+      gpuopt knowledge query --phenomenon "register spills" --arch sm_90 --limit 3
       gpuopt knowledge query --phenomenon sm__pipe_tensor_op_hmma_cycles_active.pct_of_peak
       gpuopt knowledge query --mechanism cuda_graphs --cuda 13.0 --framework torch=2.11
       gpuopt knowledge query --target runs/decode --phenomenon "launch overhead" --json
@@ -128,6 +137,7 @@ def query(
         frameworks=_frameworks(frameworks),
         target=target,
         registry=registry,
+        limit=limit,
     )
     return Outcome(data=data, render=lambda: _render_query(data))
 

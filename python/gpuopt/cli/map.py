@@ -8,13 +8,14 @@ from typing import TYPE_CHECKING
 import click
 
 from gpuopt.cli._output import Outcome, command
+from gpuopt.cli._registry import Group
 from gpuopt.cli._render import section, table
 
 if TYPE_CHECKING:
     from gpuopt.models.map import MapAccountData
 
 
-@click.group("map")
+@click.group("map", cls=Group)
 def map_group() -> None:
     """Execution maps: where a window's time goes, per group of events."""
 

@@ -14,6 +14,7 @@ import click
 from gpuopt.cli import _views
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._params import FiniteFloatRange
+from gpuopt.cli._registry import Group
 from gpuopt.cli._render import section
 from gpuopt.cli._table_command import table_command
 from gpuopt.cli._tables import answered, current_sort, for_people, render_frame, table_options
@@ -62,7 +63,7 @@ def _source_options(fn: click.decorators.FC) -> click.decorators.FC:
     return fn
 
 
-@click.group()
+@click.group(cls=Group)
 def ncu() -> None:
     """Nsight Compute: per-launch facts from .ncu-rep files and ncu --csv exports, and collection.
 
@@ -88,6 +89,10 @@ def summary(
 
     Aggregates are per (kernel, grid, block) and state how many launches they cover; launches of
     different kernels are never averaged together.
+
+    \b
+    Example:
+      gpuopt ncu summary kernels_full.ncu-rep
     """
     from gpuopt import ncu as lib
 
@@ -148,7 +153,12 @@ def launches(
     limit: int,
     out: Path | None,
 ) -> Outcome:
-    """One row per profiled launch: identity, configuration and every fact, in base units."""
+    """One row per profiled launch: identity, configuration and every fact, in base units.
+
+    \b
+    Example:
+      gpuopt ncu launches kernels_full.ncu-rep --kernel gemm
+    """
     from gpuopt import ncu as lib
 
     answer = lib.launches_document(
@@ -199,6 +209,10 @@ def table_cmd(path: Path, name: str, **options: Any) -> Outcome:
     """Another table of a report: kernels, warp_stalls, instruction_mix, rules, sections or metrics.
 
     Rule results are ncu's own text, reported verbatim.
+
+    \b
+    Example:
+      gpuopt ncu table kernels_full.ncu-rep warp_stalls --limit 10
     """
     return table_command("ncu", name, path, **options)
 
@@ -233,6 +247,10 @@ def roofline(
     launch x precision, against the device's peaks from the report or the ceilings given.
 
     A point states where a launch sits under these assumptions; it predicts nothing.
+
+    \b
+    Example:
+      gpuopt ncu roofline kernels_full.ncu-rep
     """
     from gpuopt import ncu as lib
 
@@ -275,6 +293,10 @@ def compare(
     """Per-kernel deltas (B - A) of the same facts between two reports, with each side's counts.
 
     Kernels are matched by name; a kernel on one side only has the other side empty.
+
+    \b
+    Example:
+      gpuopt ncu compare kernels_full.ncu-rep kernels_full.raw.csv
     """
     from gpuopt import ncu as lib
 

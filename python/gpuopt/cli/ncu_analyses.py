@@ -1,7 +1,8 @@
 """``gpuopt ncu flops``: per launch, achieved FLOP/s and DRAM bandwidth against the GPU's datasheet peaks.
 
 The command joins the ``gpuopt ncu`` group of :mod:`gpuopt.cli.ncu` (the registry loads ``ncu`` from
-here, so the group has it whenever it is shown).
+here, so the group has it whenever it is shown); it is its options and one call to
+:func:`gpuopt.flops.ncu_flops_document`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from gpuopt.cli._tables import answered, current_sort, for_people, render_frame,
 from gpuopt.cli.ncu import _PATH, _source_options, ncu
 
 if TYPE_CHECKING:
+    from gpuopt.flops import NcuFlops
     from gpuopt.ncu import Reader
 
 __all__ = ["ncu"]
@@ -69,13 +71,13 @@ def flops(
     from gpuopt import flops as lib
 
     answer = lib.ncu_flops_document(
-        path, session=session, details=details, reader=reader, gpu=gpu, limit=limit, sort=current_sort()
+        path, gpu=gpu, session=session, details=details, reader=reader, limit=limit, sort=current_sort()
     )
-    named = sorted({g.key for g in answer.source if g is not None})
+    read: NcuFlops = answer.source
+    named = sorted({g.key for g in read.gpus if g is not None})
     header = f"datasheet peaks: {', '.join(named) or 'none (the report names no GPU in the table; --gpu)'}"
     frame = answer.table
+    shown = _views.columns(frame, _SHOWN)
     return answered(
-        answer,
-        lambda: "\n".join([header, render_frame(for_people(frame, _views.columns(frame, _SHOWN)), limit)]),
-        out=out,
+        answer, lambda: "\n".join([header, render_frame(for_people(frame, shown), limit)]), out=out
     )

@@ -13,10 +13,12 @@ from typing import Any, TypeVar
 
 import click
 
+from gpuopt.cli import analyses
 from gpuopt.cli._html import html_option, render_html
 from gpuopt.cli._many import files_argument, many_options
 from gpuopt.cli._nsys_render import render_graphs_data, render_summary, render_timeline_data
 from gpuopt.cli._output import Outcome, command, json_requested
+from gpuopt.cli._registry import Group
 from gpuopt.cli._table_command import table_command
 from gpuopt.cli._tables import answered, current_columns, current_sort, table_options
 
@@ -52,7 +54,7 @@ def _per_device(fn: F) -> F:
     )(fn)
 
 
-@click.group()
+@click.group(cls=Group)
 def nsys() -> None:
     """Nsight Systems: facts from an nsys SQLite export (`nsys export --type sqlite`).
 
@@ -83,7 +85,12 @@ def nsys() -> None:
 @_selection_options
 @command("gpuopt.nsys.summary/v1")
 def summary(file: Path, window: str | None, nvtx: str | None) -> Outcome:
-    """The export's identity (versions, GPUs, what was captured) and headline timeline facts."""
+    """The export's identity (versions, GPUs, what was captured) and headline timeline facts.
+
+    \b
+    Example:
+      gpuopt nsys summary decode_eager.sqlite
+    """
     from gpuopt import nsys as lib
 
     answer = lib.summary_document(file, window=window, nvtx=nvtx)
@@ -102,6 +109,10 @@ def kernels(files: tuple[Path, ...], **options: Any) -> Outcome:
     """Kernel time by name: cuda_gpu_kern_sum (Time %, total, instances, avg/med/min/max/stddev).
 
     Several FILEs or a glob: one table keyed by `file` (see `gpuopt nsys --help`).
+
+    \b
+    Example:
+      gpuopt nsys kernels decode_eager.sqlite --sort total_time_ns --limit 5
     """
     return table_command("nsys", "kernels", files, **options)
 
@@ -114,7 +125,12 @@ def kernels(files: tuple[Path, ...], **options: Any) -> Outcome:
 @table_options
 @command(TABLE_SCHEMA)
 def api(files: tuple[Path, ...], **options: Any) -> Outcome:
-    """CUDA runtime/driver call time by name: cuda_api_sum (--per-device: by the calling process's device)."""
+    """CUDA runtime/driver call time by name: cuda_api_sum (--per-device: by the calling process's device).
+
+    \b
+    Example:
+      gpuopt nsys api decode_eager.sqlite --limit 5
+    """
     return table_command("nsys", "api", files, **options)
 
 
@@ -125,7 +141,12 @@ def api(files: tuple[Path, ...], **options: Any) -> Outcome:
 @table_options
 @command(TABLE_SCHEMA)
 def mem(files: tuple[Path, ...], **options: Any) -> Outcome:
-    """Memcpy/memset by device and kind: count, bytes, time, bandwidth (GB/s), pageable vs pinned."""
+    """Memcpy/memset by device and kind: count, bytes, time, bandwidth (GB/s), pageable vs pinned.
+
+    \b
+    Example:
+      gpuopt nsys mem decode_eager.sqlite
+    """
     return table_command("nsys", "memory", files, **options)
 
 
@@ -141,6 +162,10 @@ def nvtx(files: tuple[Path, ...], **options: Any) -> Outcome:
     """GPU work per NVTX push/pop range: kernel time inclusive/exclusive, GPU projection.
 
     --per-device: per device, the ranges of the processes that used it and the work they launched on it.
+
+    \b
+    Example:
+      gpuopt nsys nvtx decode_eager.sqlite --sort cpu_total_ns
     """
     return table_command("nsys", "nvtx", files, **options)
 
@@ -182,6 +207,10 @@ def comm(files: tuple[Path, ...], **options: Any) -> Outcome:
 
     Collectives are kernels named nccl*/rccl* (or gloo:). Busy times are interval unions per device;
     overlap = communication ∩ compute; exposed = communication busy - overlap.
+
+    \b
+    Example:
+      gpuopt nsys comm decode_eager.sqlite
     """
     return table_command("nsys", "comm", files, **options)
 
@@ -219,7 +248,12 @@ def _printed_natively(files: tuple[Path, ...], out: Path | None) -> bool:
 @table_options
 @command(TABLE_SCHEMA)
 def stats(files: tuple[Path, ...], report_name: str, as_csv: bool, **options: Any) -> Outcome:
-    """An `nsys stats` report by its nsys name, equal to NVIDIA's own output (unrounded in --json)."""
+    """An `nsys stats` report by its nsys name, equal to NVIDIA's own output (unrounded in --json).
+
+    \b
+    Example:
+      gpuopt nsys stats decode_eager.sqlite --report cuda_gpu_kern_sum --csv
+    """
     from gpuopt import many
     from gpuopt import nsys as lib
 
@@ -251,6 +285,10 @@ def ranks(files: tuple[Path, ...], step_range: str | None, limit: int, out: Path
     One rank per process that ran kernels, in FILE order and then by pid (exports carry no rank
     metadata). The k-th NCCL kernel of every rank is taken as the same collective; a rank arrives when
     its kernel starts; skew = last - first arrival; wait = last arrival - own arrival.
+
+    \b
+    Example:
+      gpuopt nsys ranks mfu_2gpu_before.sqlite --limit 5
     """
     from gpuopt import nsys as lib
     from gpuopt.cli._ranks import render_ranks
@@ -272,7 +310,12 @@ def ranks(files: tuple[Path, ...], step_range: str | None, limit: int, out: Path
 )
 @command("gpuopt.nsys.timeline/v1")
 def timeline(file: Path, window: str | None, nvtx: str | None, limit: int) -> Outcome:
-    """Per device and stream: busy/idle, gaps, concurrency, compute/copy overlap, sync, launch latency."""
+    """Per device and stream: busy/idle, gaps, concurrency, compute/copy overlap, sync, launch latency.
+
+    \b
+    Example:
+      gpuopt nsys timeline decode_eager.sqlite --window 0:1s
+    """
     from gpuopt import nsys as lib
 
     answer = lib.timeline_document(file, window=window, nvtx=nvtx, limit=limit)
@@ -288,6 +331,10 @@ def graphs(file: Path, window: str | None, nvtx: str | None) -> Outcome:
 
     Graph-level traces (--cuda-graph-trace=graph) give one CUPTI_ACTIVITY_KIND_GRAPH_TRACE row per
     execution; node-level traces (node) give the kernels, grouped by their cudaGraphLaunch call.
+
+    \b
+    Example:
+      gpuopt nsys graphs graph_graph.sqlite
     """
     from gpuopt import nsys as lib
 
@@ -315,3 +362,7 @@ def report(file: Path, window: str | None, nvtx: str | None, html_out: Path) -> 
 
     answer = profiles.nsys_report_document(file, html_out, window=window, nvtx=nvtx)
     return answered(answer, lambda: render_html(answer.data))
+
+
+for _analysis in analyses.commands("nsys"):
+    nsys.add_command(_analysis)

@@ -1,7 +1,8 @@
 """``gpuopt nsys export perfetto``: an nsys export as a Perfetto trace with gpuopt's facts as tracks.
 
 The command joins the ``gpuopt nsys`` group of :mod:`gpuopt.cli.nsys` (the registry loads ``nsys`` from
-here, so the group has it whenever it is shown).
+here, so the group has it whenever it is shown); it is its options and one call to
+:func:`gpuopt.perfetto.export_nsys_document`.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from pathlib import Path
 import click
 
 from gpuopt.cli._output import Outcome, command
+from gpuopt.cli._render import render_export
+from gpuopt.cli._tables import answered
 from gpuopt.cli.nsys import _file_argument, _selection_options, nsys
 
 __all__ = ["nsys"]
@@ -53,21 +56,7 @@ def perfetto(
       gpuopt nsys export perfetto profile.sqlite --out profile.pftrace
       gpuopt nsys export perfetto profile.sqlite --out p.pftrace --window 7.2s:7.3s --diff diff.json
     """
-    from gpuopt import nsys as reader
     from gpuopt import perfetto as lib
-    from gpuopt.provenance import file_identity
 
-    parsed = reader.parse_window(window) if window is not None else None
-    report = reader.open(file)
-    flagged = lib.flagged_of_diff(diff) if diff is not None else None
-    result = lib.export_nsys(
-        report, out, window=parsed or (None, None), nvtx=nvtx, all_api=all_api, diff=flagged
-    )
-
-    def render() -> str:
-        return (
-            f"wrote {result.out}: {result.tracks} tracks, {result.slices} slices, {result.flows} flows, "
-            f"{result.bytes} bytes (open it in https://ui.perfetto.dev)"
-        )
-
-    return Outcome(data=result, render=render, inputs=[file_identity(file)], unmodeled=report.unmodeled())
+    answer = lib.export_nsys_document(file, out, window=window, nvtx=nvtx, all_api=all_api, diff=diff)
+    return answered(answer, lambda: render_export(answer.data))

@@ -1,7 +1,9 @@
-"""``gpuopt profile diff``: per-key comparison of k captures per side, with CIs over captures.
+"""``gpuopt profile overview``: what is in each capture; ``gpuopt profile diff``: per-key comparison of k
+captures per side, with CIs over captures.
 
-The command is its options and one call, :func:`gpuopt.evaluation.capture.diff.diff_document` (capture
-files or ``cap:`` references, and ``--cite``), rendered here.
+Each command is its options and one call, :func:`gpuopt.overview.overview_document` and
+:func:`gpuopt.evaluation.capture.diff.diff_document` (capture files or ``cap:`` references, and
+``--cite``), rendered here.
 """
 
 from __future__ import annotations
@@ -14,18 +16,106 @@ import click
 from gpuopt.cli import _views
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._params import FiniteFloatRange
+from gpuopt.cli._registry import Group
 from gpuopt.cli._render import section
 from gpuopt.cli._tables import answered, check_out, current_sort, for_people, render_frame, table_options
 
 if TYPE_CHECKING:
+    from gpuopt.answer import Answer
+    from gpuopt.models.overview import FileOverview, OverviewData, OverviewTop
     from gpuopt.models.profile import Dimension, ProfileDiffData
 
 _FILE = click.Path(path_type=Path)
 
 
-@click.group("profile")
+@click.group("profile", cls=Group)
 def profile() -> None:
-    """Profiles: compare captures of a baseline and a candidate key by key."""
+    """Profiles: what is in a capture (overview); compare baseline and candidate captures key by key."""
+
+
+def _ms(ns: float | None) -> str:
+    return "—" if ns is None else f"{ns / 1e6:.3f} ms"
+
+
+def _gpus(f: FileOverview) -> str:
+    if f.identity is None or not f.identity.gpus:
+        return "none recorded"
+    return ", ".join(
+        f"{'' if g.device is None else f'{g.device}: '}{g.name or '?'}"
+        + (f" (sm {g.compute_capability})" if g.compute_capability else "")
+        for g in f.identity.gpus
+    )
+
+
+def _render_top(title: str, top: OverviewTop | None, i: int, answer: Answer[OverviewData]) -> str | None:
+    if top is None:
+        return None
+    frame = answer.tables[f"{i}:{top.table.name}"]
+    more = f" (first {len(top.table.rows)} of {top.table.total_rows})" if top.table.truncated else ""
+    return f"{title}{more} — all: {top.command}\n{render_frame(frame, 0, totals=False)}"
+
+
+def _render_file(i: int, f: FileOverview, answer: Answer[OverviewData]) -> str:
+    if f.error is not None:
+        return f"{f.path}\n  error[{f.error.code}]: {f.error.message}"
+    assert f.identity is not None and f.totals is not None  # a file read has both
+    ident, t = f.identity, f.totals
+    counts = [f"{t.kernels} kernels ({_ms(t.kernel_time_ns)} summed)"]
+    counts += [f"{n} {what}" for n, what in ((t.memcpys, "memcpys"), (t.memsets, "memsets")) if n is not None]
+    if t.graph_executions is not None:
+        counts.append(f"{t.graph_executions} graph executions")
+    rows: list[tuple[str, object]] = [("tool", ident.tool), ("driver", ident.driver), ("gpus", _gpus(f))]
+    if f.kind == "nsys":
+        rows.append(("cuda graph trace", ident.trace_mode or "not recorded"))
+    rows.append(("totals", ", ".join(counts)))
+    if t.span_ns is not None:
+        rows.append(("span", _ms(t.span_ns)))
+    rows.append(("identity, totals", ident.command))
+    parts = [section(f"{f.kind} — {f.path}", rows)]
+    if f.busy is not None:
+        busy = [
+            (
+                f"device {d.device}" + ("" if d.rank is None else f" (rank {d.rank})"),
+                f"busy {_ms(d.busy_ns)} of {_ms(d.span_ns)} ({d.busy_pct:.1f} %), idle {_ms(d.idle_ns)}",
+            )
+            for d in f.busy.devices
+        ]
+        parts.append(section(f"Busy/idle — all: {f.busy.command}", busy or [("devices", "no GPU activity")]))
+    for title, top in (
+        ("Top kernels", f.top_kernels),
+        ("Top ops", f.top_ops),
+        ("Top NVTX ranges", f.top_ranges),
+    ):
+        text = _render_top(title, top, i, answer)
+        if text:
+            parts.append(text)
+    if f.graphs is not None:
+        parts.append(
+            section(
+                f"CUDA graphs — all: {f.graphs.command}",
+                [("graphs", f.graphs.graphs), ("executions", f.graphs.executions)],
+            )
+        )
+    it = f.iterations
+    steps = (
+        [("steps", "none: no ProfilerStep#N range (--marker RANGE names another)")]
+        if it is None
+        else [
+            ("marker", f"{it.marker}: {', '.join(it.ranges[:3])}" + (" ..." if len(it.ranges) > 3 else "")),
+            ("steps", it.steps),
+            ("mean host time", _ms(it.mean_host_ns)),
+            ("gpu time in steps", _ms(it.gpu_time_ns)),
+            ("all", it.command),
+        ]
+    )
+    if f.kind != "ncu":
+        parts.append(section("Iterations", steps))
+    if f.warnings:
+        parts.append(section("Warnings", [(w.code, w.message) for w in f.warnings], wrap=True))
+    if f.unmodeled:
+        items = ", ".join(f"{n} {kind}" for kind, n in f.unmodeled.items())
+        parts.append(section("Unmodeled", [("items", f"{items} (--json lists each under unmodeled)")]))
+    return "\n\n".join(parts)
 
 
 def _pct(low: float | None, high: float | None) -> str:
@@ -91,6 +181,40 @@ def _render_totals(d: ProfileDiffData) -> str:
     ]
     head = ["total", "baseline mean", "candidate mean", "change", "interval", "level"]
     return "Totals (each its own test, not part of the key family)\n" + table(head, rows)
+
+
+@profile.command("overview")
+@click.argument("files", nargs=-1, required=True)
+@click.option(
+    "--marker",
+    help="The range whose instances are steps (NVTX or record_function; its text is enough: decode_step "
+    "finds :decode_step). Default: ProfilerStep#N when present.",
+)
+@command("gpuopt.profile.overview/v1")
+def overview(files: tuple[str, ...], marker: str | None) -> Outcome:
+    """What is in each capture (nsys .sqlite export or .nsys-rep, Kineto trace or folder of rank traces,
+    .ncu-rep): one call instead of six.
+
+    Per file: the profiler, driver and GPUs, the CUDA-graph trace mode (nsys), totals (kernels, summed
+    kernel time, memcpys, memsets, graph executions, span), busy/idle per device, the 5 kernels with the
+    most GPU time, the 5 torch ops with the most GPU time of their own or the 5 NVTX ranges with the most
+    host time, CUDA graphs, steps (ProfilerStep#N or --marker) and warnings and content gpuopt does not
+    model. Each section names the command that prints it whole, in the same order. A file that cannot be
+    read is an entry with its error (exit 2 only when every file failed). Globs are expanded.
+
+    \b
+    Examples:
+      gpuopt profile overview profile.sqlite
+      gpuopt profile overview 'runs/*.sqlite' trace.json.gz kernels.ncu-rep --json
+    """
+    from gpuopt.overview import overview_document
+
+    answer = overview_document(files, marker=marker)
+
+    def render() -> str:
+        return "\n\n\n".join(_render_file(i, f, answer) for i, f in enumerate(answer.data.files))
+
+    return answered(answer, render)
 
 
 @profile.command("diff")

@@ -9,14 +9,16 @@ import click
 
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._params import FiniteFloatRange, RequestFile, RequestSource
+from gpuopt.cli._registry import Group
 from gpuopt.cli._render import section, table
+from gpuopt.evaluation import registry
 
 if TYPE_CHECKING:
     from gpuopt.models.evaluation.invocation import SubmitOutcome
     from gpuopt.models.evaluation.target import ReadinessPlan, ReadinessResult
 
 
-@click.group()
+@click.group(cls=Group)
 def readiness() -> None:
     """Freeze a Target (readiness check) and re-run its smoke as a supervised invocation."""
 
@@ -64,7 +66,7 @@ def _render_plan(p: ReadinessPlan) -> str:
     help="Validate the request, probe the storage and hash the inputs; run and write nothing "
     "(envelope gpuopt.readiness-plan/v1).",
 )
-@command("gpuopt.target-result/v1")
+@command(registry.get("readiness_check").envelope)
 def check(request_file: RequestSource, dry_run: bool) -> Outcome:
     """Freeze a Target into a new artifact root after a 2-sample smoke call through its driver.
 
@@ -83,7 +85,7 @@ def check(request_file: RequestSource, dry_run: bool) -> Outcome:
     if dry_run:
         plan = lib.plan(request_file.read(), cwd=Path.cwd())
         return Outcome(data=plan, render=lambda: _render_plan(plan), schema="gpuopt.readiness-plan/v1")
-    result = lib.check(request_file.read(), cwd=Path.cwd())
+    result: ReadinessResult = registry.get("readiness_check").entry()(request_file.read(), cwd=Path.cwd())
     return Outcome(data=result, render=lambda: _render(result))
 
 
@@ -115,7 +117,7 @@ def _render_submit(s: SubmitOutcome) -> str:
 @click.option(
     "--wait", "wait_s", type=FiniteFloatRange(min=0), help="Wait up to this many seconds for the end."
 )
-@command("gpuopt.submit/v1")
+@command(registry.get("readiness_smoke").envelope)
 def smoke(
     root: Path,
     cases: tuple[str, ...],
@@ -138,7 +140,7 @@ def smoke(
     from gpuopt.models.evaluation.invocation import Limits
 
     limits = Limits() if command_timeout_s is None else Limits(command_timeout_s=command_timeout_s)
-    out = invocation.submit_smoke(
+    out: SubmitOutcome = registry.get("readiness_smoke").entry()(
         root,
         case_ids=list(cases) or None,
         samples_per_call=samples,

@@ -14,6 +14,7 @@ import click
 
 from gpuopt._files import read_stream_bounded
 from gpuopt.cli._output import Outcome, command
+from gpuopt.cli._registry import Group
 from gpuopt.cli._sass_render import render_scan
 from gpuopt.cli._table_command import table_command
 from gpuopt.cli._tables import answered, table_options
@@ -33,7 +34,7 @@ _CATALOG = click.option(
 )
 
 
-@click.group()
+@click.group(cls=Group)
 def sass() -> None:
     """Facts from SASS: cuobjdump -sass / nvdisasm listings, or binaries run through them.
 

@@ -15,6 +15,7 @@ import click
 from gpuopt._effects import ratio_note
 from gpuopt.cli._output import Outcome, command
 from gpuopt.cli._params import FiniteFloatRange
+from gpuopt.cli._registry import Group
 from gpuopt.cli._render import section
 from gpuopt.cli._tables import answered, current_sort, render_frame, table_options
 from gpuopt.errors import InputError
@@ -178,7 +179,7 @@ def _render_comparison(c: Comparison) -> str:
     return "\n\n".join(parts)
 
 
-@click.group()
+@click.group(cls=Group)
 def stats() -> None:
     """Paired statistics: bootstrap CIs of effects and verdicts against a minimum effect."""
 

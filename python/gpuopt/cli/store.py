@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from gpuopt.cli._output import Outcome, command
+from gpuopt.cli._registry import Group
 from gpuopt.cli._render import section, table
 from gpuopt.errors import InputError
 
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
     from gpuopt.models.evaluation.store import StoreReindex, StoreVerification
 
 
-@click.group()
+@click.group(cls=Group)
 def store() -> None:
     """Check and rebuild an artifact root's store and ledger."""
 

@@ -1,25 +1,25 @@
 """``gpuopt torch paths | flops | export perfetto``: call paths, FLOPs and bandwidth, a Perfetto trace.
 
 These commands join the ``gpuopt torch`` group of :mod:`gpuopt.cli.torch_trace` (the registry loads
-``torch`` from here, so the group has them whenever it is shown).
+``torch`` from here, so the group has them whenever it is shown). Each is its options and one library
+call (``gpuopt.torch_trace.table_document``, ``gpuopt.flops.torch_flops_document``,
+``gpuopt.perfetto.export_torch_document``), rendered by :mod:`gpuopt.cli._torch_render`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
-from gpuopt.cli import _views
 from gpuopt.cli._many import many_options
 from gpuopt.cli._output import Outcome, command
+from gpuopt.cli._render import render_export
 from gpuopt.cli._table_command import table_command
-from gpuopt.cli._tables import answered, current_sort, render_frame, table_options
+from gpuopt.cli._tables import answered, current_sort, table_options
+from gpuopt.cli._torch_render import render_flops, render_paths
 from gpuopt.cli.torch_trace import _path, _threshold, files_argument, torch
-
-if TYPE_CHECKING:
-    from gpuopt.flops import TorchFlops
 
 __all__ = ["torch"]
 
@@ -49,36 +49,10 @@ def paths(paths: tuple[Path, ...], by_kernel: bool, **options: Any) -> Outcome:
       gpuopt torch paths trace.json.gz --sort gpu_inclusive_ns --limit 20
       gpuopt torch paths trace.json.gz --kernels --json | jq '.data.table.rows[0]'
     """
-    return table_command("torch", "kernel_paths" if by_kernel else "paths", paths, **options)
-
-
-def _render_flops(result: TorchFlops, limit: int, scope: str | None) -> str:
-    lines = [f"scope: {scope}"] if scope else []
-    for g in result.gpus:
-        peak = f"{g.label} ({g.key}, NVIDIA datasheet {g.date}: gpuopt.flops.peaks())" if g.key else "none"
-        lines.append(f"rank {g.rank}: peaks from {peak} [{g.how}]")
-    shown = _views.columns(
-        result.ops,
-        [
-            "rank",
-            "name",
-            "class",
-            "precision",
-            "counted",
-            "instances",
-            "flop",
-            "bytes",
-            "gpu_time_ns",
-            "achieved_tflop_per_s",
-            "achieved_gb_per_s",
-            "flop_pct_of_peak",
-            "bandwidth_pct_of_peak",
-        ],
-    )
-    lines.append(render_frame(shown, limit) if shown.height else "(no ops)")
-    lines.append("Steps (model FLOPs: counted GEMM, convolution and attention work)")
-    lines.append(render_frame(result.steps, limit) if result.steps.height else "(no steps)")
-    return "\n".join(lines)
+    if by_kernel:
+        return table_command("torch", "kernel_paths", paths, **options)
+    # People see the tree: each name indented by its depth, the time columns beside it.
+    return table_command("torch", "paths", paths, render=render_paths, **options)
 
 
 @torch.command()
@@ -114,7 +88,7 @@ def flops(
     answer = lib.torch_flops_document(
         path, steps=steps, window=window, gpu=gpu, limit=limit, sort=current_sort()
     )
-    return answered(answer, lambda: _render_flops(answer.source, limit, answer.data.scope), out=out)
+    return answered(answer, lambda: render_flops(answer, limit), out=out)
 
 
 @torch.group(name="export")
@@ -154,19 +128,8 @@ def perfetto(
       gpuopt torch export perfetto trace.json.gz --out t.pftrace --diff diff.json
     """
     from gpuopt import perfetto as lib
-    from gpuopt import torch_trace
 
-    chosen = torch_trace.scope(steps=steps, window=window)
-    trace = torch_trace.open(path)
-    if chosen is not None:
-        trace = trace.scoped(steps=chosen.steps, window=chosen.window)
-    flagged = lib.flagged_of_diff(diff) if diff is not None else None
-    result = lib.export_torch(trace, out, diff=flagged, kernel_wait_threshold_ns=kernel_wait_threshold_ns)
-
-    def render() -> str:
-        return (
-            f"wrote {result.out}: {result.tracks} tracks, {result.slices} slices, {result.flows} flows, "
-            f"{result.bytes} bytes (open it in https://ui.perfetto.dev)"
-        )
-
-    return Outcome(data=result, render=render, inputs=trace.inputs(), unmodeled=trace.unmodeled())
+    answer = lib.export_torch_document(
+        path, out, steps=steps, window=window, diff=diff, kernel_wait_threshold_ns=kernel_wait_threshold_ns
+    )
+    return answered(answer, lambda: render_export(answer.data))

@@ -13,9 +13,11 @@ from typing import Any, TypeVar
 
 import click
 
+from gpuopt.cli import analyses
 from gpuopt.cli._html import html_option, render_html
 from gpuopt.cli._many import many_options
 from gpuopt.cli._output import Outcome, command
+from gpuopt.cli._registry import Group
 from gpuopt.cli._table_command import table_command
 from gpuopt.cli._tables import answered, current_sort, table_options
 from gpuopt.cli._torch_render import render_summary
@@ -65,7 +67,7 @@ def _threshold(fn: F) -> F:
     )(fn)
 
 
-@click.group(name="torch")
+@click.group(name="torch", cls=Group)
 def torch() -> None:
     """PyTorch profiler (Kineto) Chrome traces: kernels, ops, GPU timeline, record_function steps.
 
@@ -111,7 +113,12 @@ def summary(path: Path, steps: str | None, window: str | None, kernel_wait_thres
 @table_options
 @command("gpuopt.torch.kernels/v1")
 def kernels(paths: tuple[Path, ...], **options: Any) -> Outcome:
-    """Per kernel name: count, total, mean, median, min, max, stddev (ns) and share of kernel time."""
+    """Per kernel name: count, total, mean, median, min, max, stddev (ns) and share of kernel time.
+
+    \b
+    Example:
+      gpuopt torch kernels decode_eager_trace.json.gz --sort total_ns --limit 5
+    """
     return table_command("torch", "kernels", paths, **options)
 
 
@@ -122,7 +129,12 @@ def kernels(paths: tuple[Path, ...], **options: Any) -> Outcome:
 @command("gpuopt.torch.api/v1")
 def api(paths: tuple[Path, ...], **options: Any) -> Outcome:
     """Per CUDA runtime/driver call name: count, total, mean, median, min, max, stddev (ns) and share
-    of the rank's call time (host time inside the calls, like `nsys api`)."""
+    of the rank's call time (host time inside the calls, like `nsys api`).
+
+    \b
+    Example:
+      gpuopt torch api decode_eager_trace.json.gz
+    """
     return table_command("torch", "api", paths, **options)
 
 
@@ -132,7 +144,12 @@ def api(paths: tuple[Path, ...], **options: Any) -> Outcome:
 @table_options
 @command("gpuopt.torch.ops/v1")
 def ops(paths: tuple[Path, ...], **options: Any) -> Outcome:
-    """Per cpu_op name: CPU total/self time and the GPU time of the work it launched."""
+    """Per cpu_op name: CPU total/self time and the GPU time of the work it launched.
+
+    \b
+    Example:
+      gpuopt torch ops decode_eager_trace.json.gz --sort gpu_time_ns --limit 5
+    """
     return table_command("torch", "ops", paths, **options)
 
 
@@ -143,7 +160,12 @@ def ops(paths: tuple[Path, ...], **options: Any) -> Outcome:
 @table_options
 @command("gpuopt.torch.timeline/v1")
 def timeline(paths: tuple[Path, ...], **options: Any) -> Outcome:
-    """Per GPU stream: busy and idle time, gaps, and idle time by cause (host wait, kernel wait, other)."""
+    """Per GPU stream: busy and idle time, gaps, and idle time by cause (host wait, kernel wait, other).
+
+    \b
+    Example:
+      gpuopt torch timeline decode_eager_trace.json.gz
+    """
     return table_command("torch", "streams", paths, **options)
 
 
@@ -154,7 +176,12 @@ def timeline(paths: tuple[Path, ...], **options: Any) -> Outcome:
 @table_options
 @command("gpuopt.torch.gaps/v1")
 def gaps(paths: tuple[Path, ...], **options: Any) -> Outcome:
-    """Every idle gap on every GPU stream: when, how long, its cause and the event that ended it."""
+    """Every idle gap on every GPU stream: when, how long, its cause and the event that ended it.
+
+    \b
+    Example:
+      gpuopt torch gaps decode_eager_trace.json.gz --sort duration_ns --limit 5
+    """
     return table_command("torch", "gaps", paths, **options)
 
 
@@ -164,7 +191,12 @@ def gaps(paths: tuple[Path, ...], **options: Any) -> Outcome:
 @table_options
 @command("gpuopt.torch.steps/v1")
 def steps(paths: tuple[Path, ...], **options: Any) -> Outcome:
-    """Per record_function / ProfilerStep#N range: CPU time and the GPU work launched inside it."""
+    """Per record_function / ProfilerStep#N range: CPU time and the GPU work launched inside it.
+
+    \b
+    Example:
+      gpuopt torch steps decode_eager_trace.json.gz
+    """
     return table_command("torch", "steps", paths, **options)
 
 
@@ -174,7 +206,12 @@ def steps(paths: tuple[Path, ...], **options: Any) -> Outcome:
 @table_options
 @command("gpuopt.torch.launches/v1")
 def launches(paths: tuple[Path, ...], **options: Any) -> Outcome:
-    """Per GPU event: runtime call, launch latency, launching op and launch configuration."""
+    """Per GPU event: runtime call, launch latency, launching op and launch configuration.
+
+    \b
+    Example:
+      gpuopt torch launches decode_eager_trace.json.gz --limit 10
+    """
     return table_command("torch", "launches", paths, **options)
 
 
@@ -187,6 +224,10 @@ def graphs(paths: tuple[Path, ...], **options: Any) -> Outcome:
     """Per CUDA graph: replays of cudaGraphLaunch (executions, GPU time per execution, host time).
 
     Kineto records no graph id: a graph is keyed by the ordered names of its kernels (graph_key).
+
+    \b
+    Example:
+      gpuopt torch graphs graph_trace.json
     """
     return table_command("torch", "graphs", paths, **options)
 
@@ -197,7 +238,12 @@ def graphs(paths: tuple[Path, ...], **options: Any) -> Outcome:
 @table_options
 @command("gpuopt.torch.transfers/v1")
 def transfers(paths: tuple[Path, ...], **options: Any) -> Outcome:
-    """Per memcpy/memset: bytes, duration and bandwidth (bytes / duration)."""
+    """Per memcpy/memset: bytes, duration and bandwidth (bytes / duration).
+
+    \b
+    Example:
+      gpuopt torch transfers decode_eager_trace.json.gz
+    """
     return table_command("torch", "transfers", paths, **options)
 
 
@@ -207,7 +253,12 @@ def transfers(paths: tuple[Path, ...], **options: Any) -> Outcome:
 @table_options
 @command("gpuopt.torch.collectives/v1")
 def collectives(paths: tuple[Path, ...], **options: Any) -> Outcome:
-    """Per NCCL kernel: collective, dtype, element counts, bytes and overlap with compute kernels."""
+    """Per NCCL kernel: collective, dtype, element counts, bytes and overlap with compute kernels.
+
+    \b
+    Example:
+      gpuopt torch collectives decode_eager_trace.json.gz
+    """
     return table_command("torch", "collectives", paths, **options)
 
 
@@ -221,6 +272,10 @@ def comm(paths: tuple[Path, ...], **options: Any) -> Outcome:
 
     Busy times are interval unions per device; overlap = communication ∩ compute kernels; exposed =
     communication busy - overlap. Per-collective sizes and algbw: `gpuopt torch collectives`.
+
+    \b
+    Example:
+      gpuopt torch comm decode_eager_trace.json.gz
     """
     return table_command("torch", "comm", paths, **options)
 
@@ -267,3 +322,7 @@ def report(path: Path, steps: str | None, window: str | None, html_out: Path) ->
 
     answer = profiles.torch_report_document(path, html_out, steps=steps, window=window)
     return answered(answer, lambda: render_html(answer.data))
+
+
+for _analysis in analyses.commands("torch"):
+    torch.add_command(_analysis)

@@ -98,10 +98,13 @@ def _render_show(data: ShowData, text: str | None) -> str:
     ]
     if data.status is not None:
         rows += [("state", data.status.state), ("cleanup", data.status.cleanup_status)]
+    from gpuopt.evaluation.outcome import outcome_lines
+
     head = section("Record", rows)
     if text is not None:
         return head + "\n\n" + text
-    return head + "\n\n" + json.dumps(data.record, indent=2)
+    why = "\n".join(line for o in data.outcomes for line in outcome_lines(o))
+    return head + ("\n\nOutcome\n" + why if why else "") + "\n\n" + json.dumps(data.record, indent=2)
 
 
 @click.command("show")

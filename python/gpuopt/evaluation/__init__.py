@@ -9,27 +9,23 @@ Layers, bottom up (``references/architecture.md`` draws them; a test enforces th
 :mod:`invocation`, :mod:`invocation_status`, :mod:`operations`, :mod:`experiment`, :mod:`champion`,
 :mod:`readiness`, :mod:`detached`) and views (:mod:`views`: ls, show, report, handoff).
 
-The CLI verbs' Python twins are importable from here (loaded on first use): :func:`baseline`,
+Every verb is one entry of the operations registry (:mod:`registry`). The CLI verbs' Python twins are
+importable from here (loaded on first use): each registry entry's ``api`` name — :func:`baseline`,
 :func:`noise`, :func:`screen`, :func:`formal_target` (``gpuopt target``; ``gpuopt.evaluation.target`` is the
 module that reads Targets), :func:`final_audit` (a request model, JSON bytes or a dict -> the command's
-data model), :func:`create_experiment`, :func:`select`, :func:`restore_original`,
+data model), :func:`create_experiment`, :func:`select`, :func:`restore_original` — and the views'
 :func:`show_champion`, :func:`champion_history`, :func:`ls`, :func:`show`, :func:`report`,
 :func:`handoff`.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
-_TWINS = {
-    "baseline": ("operations", "baseline"),
-    "noise": ("operations", "noise"),
-    "screen": ("operations", "screen"),
-    "formal_target": ("operations", "target"),
-    "final_audit": ("operations", "final_audit"),
-    "create_experiment": ("experiment", "create"),
-    "select": ("champion", "select"),
-    "restore_original": ("champion", "restore_original"),
+from gpuopt.evaluation import registry
+
+_VIEWS = {
     "show_champion": ("champion", "show"),
     "champion_history": ("champion", "history"),
     "ls": ("views.listing", "ls"),
@@ -40,10 +36,12 @@ _TWINS = {
 
 
 def __getattr__(name: str) -> Any:
-    """The CLI twins, imported lazily (the supervisor imports this package before anything heavy)."""
-    if name in _TWINS:
-        import importlib
-
-        module, attribute = _TWINS[name]
+    """The CLI twins, imported lazily (the supervisor imports this package before anything heavy): the
+    verbs' from the operations registry (each entry's ``api`` name), the views' from :data:`_VIEWS`."""
+    for verb in registry.verbs():
+        if verb.api == name:
+            return verb.entry()
+    if name in _VIEWS:
+        module, attribute = _VIEWS[name]
         return getattr(importlib.import_module(f"gpuopt.evaluation.{module}"), attribute)
     raise AttributeError(f"module 'gpuopt.evaluation' has no attribute {name!r}")

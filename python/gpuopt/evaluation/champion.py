@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from gpuopt import _native
 from gpuopt.errors import InputError
-from gpuopt.evaluation import formats, jsonio
+from gpuopt.evaluation import formats, jsonio, registry
 from gpuopt.evaluation import target as targets
 from gpuopt.evaluation.records import (
     LOCK,
@@ -39,7 +39,6 @@ from gpuopt.models.evaluation.champion import (
     SelectRequest,
 )
 from gpuopt.models.evaluation.common import RecordRef, ResultRef
-from gpuopt.models.evaluation.operations import RESULT_MODELS
 from gpuopt.models.evaluation.target import Target
 
 
@@ -81,7 +80,8 @@ def _read_result(store: Store, ref: ResultRef, operation: str) -> Any:
         observed = raw.get("operation") if isinstance(raw, dict) else None
         raise _not_eligible(f"the result is not a {operation} result", f"operation {observed}")
     try:
-        result, _ = store.read_record(rel, RESULT_MODELS[operation], what="result", sha256=ref.sha256)
+        model = registry.load(registry.supervised(operation)[1].result)
+        result, _ = store.read_record(rel, model, what="result", sha256=ref.sha256)
     except InputError as exc:
         if exc.code == "record_changed":
             raise InputError(

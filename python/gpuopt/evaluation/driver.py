@@ -16,8 +16,7 @@ from typing import Any
 
 from gpuopt.errors import InputError
 from gpuopt.evaluation import formats, jsonio, redaction
-from gpuopt.evaluation.env_key import env_digest, env_key
-from gpuopt.evaluation.store import Store, hash_tree
+from gpuopt.evaluation.store import Store, env_digest, env_key, hash_tree
 from gpuopt.models.evaluation.driver import (
     DEFAULT_ENV_INHERIT,
     ArgFile,

@@ -19,26 +19,16 @@ from typing import Any, Literal
 from gpuopt import _native
 from gpuopt.errors import InputError
 from gpuopt.evaluation import driver as drv
-from gpuopt.evaluation import formats, identity, jsonio
+from gpuopt.evaluation import formats, identity, jsonio, registry
 from gpuopt.evaluation import target as targets
-from gpuopt.evaluation.analysis import HANDLERS
-from gpuopt.evaluation.capture.worker import CaptureHandler
-from gpuopt.evaluation.execution import ExecutionSpec
-from gpuopt.evaluation.gate.handler import GateHandler
+from gpuopt.evaluation.execution import ExecutionSpec, OperationHandler
 from gpuopt.evaluation.identity import tool_identity
 from gpuopt.evaluation.invocation_status import cancel, root_status, status, wait
 from gpuopt.evaluation.records import invocation_rel, read_request, read_result
 from gpuopt.evaluation.store import Store, ledger_keys
 from gpuopt.evaluation.supervisor import Supervisor
 from gpuopt.models.evaluation.common import RecordRef
-from gpuopt.models.evaluation.frozen import (
-    CORE_MODELS,
-    FROZEN_MODELS,
-    BoundCore,
-    ContractCore,
-    FinalAuditCore,
-    SmokeCore,
-)
+from gpuopt.models.evaluation.frozen import BoundCore, ContractCore, FinalAuditCore, SmokeCore
 from gpuopt.models.evaluation.invocation import (
     EvidenceStep,
     FrozenRequest,
@@ -58,6 +48,7 @@ __all__ = [
     "decide",
     "execution_spec",
     "frozen_document",
+    "handler_for",
     "is_final",
     "prepare",
     "read_request",
@@ -75,8 +66,6 @@ __all__ = [
 ]
 
 LAUNCH_WINDOW_S = 60.0
-OWN_HANDLERS: dict[str, Any] = {"capture": CaptureHandler, "gate": GateHandler}
-"""Operations whose handler lives with the operation (the rest are in ``analysis.HANDLERS``)."""
 DIGEST_EXCLUDES = ("limits", "retry_of", "keep_workspace", "created_at_epoch", "request_digest")
 MAX_RETRIES = 100_000
 
@@ -193,10 +182,12 @@ class Prepared:
 
 def request_core(core: RequestCore | dict[str, Any]) -> RequestCore:
     """A typed core as is; a dict (the Python API's JSON-shaped input) validated strictly into the core
-    model of its operation (``field_unknown``, ``field_missing``, ``field_invalid`` with the path)."""
+    model of its operation in the registry (``field_unknown``, ``field_missing``, ``field_invalid`` with the
+    path; an operation the registry does not run is refused by the base model)."""
     if isinstance(core, RequestCore):
         return core
-    model = CORE_MODELS.get(str(core.get("operation")), RequestCore)
+    found = registry.find_supervised(core.get("operation"))
+    model: type[RequestCore] = RequestCore if found is None else registry.load(found.core)
     return jsonio.validate(model, core, what="request core")
 
 
@@ -278,7 +269,7 @@ def decide(store: Store, first: str, retry_of: str | None) -> tuple[Dedupe, str]
 def frozen_document(
     prepared: Prepared, *, limits: Limits, retry_of: str | None, keep_workspace: bool, now: float
 ) -> FrozenRequest:
-    model = FROZEN_MODELS.get(prepared.core.operation, FrozenRequest)
+    model: type[FrozenRequest] = registry.load(registry.supervised(prepared.core.operation)[1].frozen)
     return jsonio.validate(
         model,
         {
@@ -354,9 +345,7 @@ def supervisor_for(root: Path, inv_id: str) -> Supervisor:
 
     return Supervisor(
         spec=spec,
-        handler=OWN_HANDLERS[request.operation]()
-        if request.operation in OWN_HANDLERS
-        else HANDLERS[request.operation],
+        handler=handler_for(request.operation),
         inv_dir=store.root / invocation_rel(inv_id),
         mode="detached",
         launch_deadline_epoch=request.limits.launch_deadline_epoch,
@@ -364,6 +353,12 @@ def supervisor_for(root: Path, inv_id: str) -> Supervisor:
         ledger_store=store,
         target_checks=checks,
     )
+
+
+def handler_for(operation: str) -> OperationHandler:
+    """The registered handler that turns an execution of ``operation`` into its result."""
+    handler: OperationHandler = registry.load(registry.supervised(operation)[1].handler)()
+    return handler
 
 
 def execution_spec(store: Store, inv_id: str, request: FrozenRequest, target: Target) -> ExecutionSpec:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
 
 from gpuopt.errors import InputError
 from gpuopt.evaluation.records import read_request, read_result
@@ -217,7 +216,3 @@ def role_counts(steps: list[EvidenceStep]) -> dict[str, int]:
         for role in step.roles:
             counts[role] = counts.get(role, 0) + 1
     return counts
-
-
-def step_dicts(steps: list[EvidenceStep]) -> list[dict[str, Any]]:
-    return [s.model_dump() for s in steps]

@@ -8,30 +8,24 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
 from gpuopt import _native
 from gpuopt.errors import InputError
-from gpuopt.evaluation import jsonio
+from gpuopt.evaluation import jsonio, registry
 from gpuopt.evaluation.store import Store
 from gpuopt.models._base import Model
-from gpuopt.models.evaluation.capture import CaptureResult
 from gpuopt.models.evaluation.champion import ChampionPointer, Selection
 from gpuopt.models.evaluation.common import RecordRef
 from gpuopt.models.evaluation.experiment import Experiment, ReferenceAtCreation
-from gpuopt.models.evaluation.frozen import FROZEN_MODELS
-from gpuopt.models.evaluation.gate import GateResult
 from gpuopt.models.evaluation.invocation import FrozenRequest, InvocationResult, Warning
-from gpuopt.models.evaluation.operations import RESULT_MODELS, BindingStatus
+from gpuopt.models.evaluation.operations import BindingStatus
 from gpuopt.models.evaluation.target import Target, Variant
 
 M = TypeVar("M", bound=Model)
 
 POINTER = "champion/current.json"
 LOCK = "locks/champion.lock"
-
-REQUEST_MODELS: dict[str, type[FrozenRequest]] = FROZEN_MODELS
-"""Frozen-request model per operation (:data:`gpuopt.models.evaluation.frozen.FROZEN_MODELS`)."""
 
 
 # ---- invocations -------------------------------------------------------------------------------------------
@@ -50,21 +44,21 @@ def read_request(store: Store, inv_id: str) -> FrozenRequest:
     return jsonio.validate(request_model(raw), raw, what=rel)
 
 
+def _supervised(raw: Any) -> registry.Supervised | None:
+    return registry.find_supervised(raw.get("operation") if isinstance(raw, dict) else None)
+
+
 def request_model(raw: Any) -> type[FrozenRequest]:
-    """The frozen-request model of a parsed ``request.json`` (by its ``operation``)."""
-    operation = raw.get("operation") if isinstance(raw, dict) else None
-    return REQUEST_MODELS.get(str(operation), FrozenRequest)
+    """The frozen-request model of a parsed ``request.json`` (its ``operation``'s in the registry; an
+    unknown operation is refused by the base model)."""
+    found = _supervised(raw)
+    return FrozenRequest if found is None else cast("type[FrozenRequest]", registry.load(found.frozen))
 
 
 def result_model(raw: Any) -> type[InvocationResult]:
     """The result model of a parsed ``result.json`` (by its ``operation``)."""
-    operation = raw.get("operation") if isinstance(raw, dict) else None
-    models: dict[str, type[InvocationResult]] = {
-        **RESULT_MODELS,
-        "capture": CaptureResult,
-        "gate": GateResult,
-    }
-    return models.get(str(operation), InvocationResult)
+    found = _supervised(raw)
+    return InvocationResult if found is None else cast("type[InvocationResult]", registry.load(found.result))
 
 
 def read_result(store: Store, inv_id: str) -> tuple[InvocationResult, str] | None:

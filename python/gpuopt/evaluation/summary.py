@@ -9,25 +9,7 @@ from typing import Any
 from gpuopt._effects import effect
 from gpuopt.models.evaluation.common import ResultRef
 from gpuopt.models.evaluation.invocation import InvocationResult
-from gpuopt.models.evaluation.operations import (
-    BaselineRequest,
-    DryRun,
-    EvaluationRequestBase,
-    FinalAuditRequest,
-    NoiseRequest,
-    ScreenRequest,
-    TargetRequest,
-)
-
-REQUESTS: dict[str, type[EvaluationRequestBase]] = {
-    "baseline": BaselineRequest,
-    "noise": NoiseRequest,
-    "screen": ScreenRequest,
-    "target": TargetRequest,
-    "final_audit": FinalAuditRequest,
-}
-WAIT_MARGIN_S = 120.0
-
+from gpuopt.models.evaluation.operations import DryRun
 
 # ---- summaries for people ----------------------------------------------------------------------------------
 

@@ -61,6 +61,8 @@ COMMAND_TABLES: dict[str, str] = {
     "torch.timeline": "torch.streams",
     "ncu.summary": "ncu.kernels",
     "profile.diff": "profile.keys",
+    "nsys.critical-path": "nsys.critical_path",
+    "torch.critical-path": "torch.critical_path",
 }
 """``AREA.COMMAND`` -> the table that command prints, where the two names differ (people ask for the
 command they ran; ``tests/test_fields.py`` runs each command and checks this)."""

@@ -12,15 +12,11 @@ import re
 from pathlib import Path
 from typing import Any
 
+from gpuopt.evaluation import registry
 from gpuopt.evaluation.views import report as views
 from gpuopt.html.page import Page, plotly
 
-OPERATION_COLORS = {
-    "noise": "#7F7F7F",
-    "screen": "#F58518",
-    "target": "#4C78A8",
-    "final_audit": "#54A24B",
-}
+OTHER_COLOR = "#B279A2"
 NOTE = "A view of the records, never evidence. Effects in %, > 0: the candidate is better."
 
 
@@ -38,6 +34,12 @@ def _band(fig: Any, minimum: float | None) -> None:
         )
 
 
+def _color(group: str) -> str:
+    """A group is an operation: its colour in the operations registry."""
+    verb = registry.find(group)
+    return OTHER_COLOR if verb is None or verb.color is None else verb.color
+
+
 def _forest(rows: list[dict[str, Any]], minimum: float | None, x_title: str) -> Any:
     """rows: label, estimate, low, high, group (colour), hover."""
     go = plotly()
@@ -50,7 +52,7 @@ def _forest(rows: list[dict[str, Any]], minimum: float | None, x_title: str) -> 
                 y=[r["label"] for r in part],
                 mode="markers",
                 name=group,
-                marker={"color": OPERATION_COLORS.get(group, "#B279A2"), "size": 9},
+                marker={"color": _color(group), "size": 9},
                 error_x={
                     "type": "data",
                     "symmetric": False,

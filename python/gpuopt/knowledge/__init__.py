@@ -67,8 +67,10 @@ def query(
     frameworks: Mapping[str, str] | None = None,
     target: PathLike | None = None,
     registry: PathLike | None = None,
+    limit: int = 0,
 ) -> KnowledgeQueryData:
-    """Candidate cards with applicability; identity from ``target`` when given (options then refine it)."""
+    """Candidate cards with applicability; identity from ``target`` when given (options then refine it);
+    the first ``limit`` of them (0: all), compatible cards first."""
     reg = load_registry(registry)
     base = identity_from_target(target) if target is not None else Identity(source="options")
     if arch is not None:
@@ -83,13 +85,16 @@ def query(
         frameworks={**base.frameworks, **dict(frameworks or {})},
         source=base.source,
     )
+    if limit < 0:
+        raise InputError("usage_invalid", f"--limit {limit}", expected="0 (all) or a positive count")
     hits = _query.query(reg, identity, list(mechanisms), list(phenomena))
     return KnowledgeQueryData(
         registry_version=reg.version,
         registry_sha256=reg.sha256,
         identity=identity,
         normalisation=_query.NORMALISATION,
-        hits=hits,
+        hits=hits[:limit] if limit else hits,
+        total_hits=len(hits),
     )
 
 

@@ -122,7 +122,7 @@ def sentence(
         other_words, other_unit = label(c.other)
         other = f"the {other_words} {_with_unit(other_value, other_unit)}"
         if c.value != 1:
-            other = f"{number(c.value)} x {other} = {_with_unit(threshold, other_unit)}"
+            other = f"{number(c.value)} times {other} ({_with_unit(threshold, other_unit)})"
         return f"{subject} {verb} {other}"
     if source is not None:
         origin = f" (threshold from {source.title}: {source.locator})"

@@ -201,7 +201,8 @@ class KnowledgeQueryData(Model):
     registry_sha256: str
     identity: Identity
     normalisation: str
-    hits: list[QueryHit]
+    hits: list[QueryHit] = Field(description="The cards found, compatible first (at most --limit)")
+    total_hits: int = Field(description="Cards found before --limit kept the first of them")
 
 
 # --- match ---------------------------------------------------------------------------------------

@@ -61,18 +61,26 @@ class Work(Model):
     """The amount of work in each capture, as steps; per-key values are compared per step when the step
     counts differ."""
 
-    source: Literal["marker", "profiler_step", "unknown"] = Field(
-        description="What counts steps: the --marker range, PyTorch's ProfilerStep#N ranges, or nothing "
-        "(then each capture is assumed to hold the same work)"
+    source: Literal["marker", "profiler_step", "detected", "unknown"] = Field(
+        description="What counts steps: the --marker range, PyTorch's ProfilerStep#N ranges, the iterations "
+        "detected from each capture's launch sequence (no marker or ProfilerStep; gpuopt nsys|torch "
+        "iterations), or nothing (then each capture is assumed to hold the same work)"
     )
     step_ranges: list[str] = Field(
-        description="The range names counted as steps, as the captures name them (empty: unknown)"
+        description="The range names counted as steps, as the captures name them (empty: detected or unknown)"
     )
     steps_baseline: list[int | None] = Field(description="Steps in each baseline capture")
     steps_candidate: list[int | None] = Field(description="Steps in each candidate capture")
     per_step: bool = Field(
         description="True when per-key values were divided by each capture's step count (step counts "
         "differ between captures); else they are totals per capture"
+    )
+    same_unit: bool = Field(
+        default=True,
+        description="For detected iterations: whether every capture repeats a unit of about the same "
+        "kernels per iteration (within 10 %), so that steps can be counted in it; false when the launch "
+        "sequence changed (a fusion), and then nothing is divided by the detected counts. True for the "
+        "other sources",
     )
 
 

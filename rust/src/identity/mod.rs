@@ -9,7 +9,7 @@
 use crate::error::{codes, Error, Result};
 use serde::Serialize;
 use std::io::Read;
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
 
 pub mod cache;
@@ -36,8 +36,10 @@ pub struct Identified {
     pub version: String,
 }
 
-/// Blocks read while the previous one hashes: large enough that BLAKE3 splits each over every core.
-const BLOCK_BYTES: usize = 32 << 20;
+/// The largest subtree one pool thread reads and hashes at once (a power of two, so every leaf but the
+/// last is whole): small enough that a 100 MB file spreads over 16 cores, large enough that each read
+/// and each hash call runs at full speed.
+const LEAF_BYTES: u64 = 4 << 20;
 
 fn not_a_file(path: &Path) -> Error {
     let shown = path.display().to_string();
@@ -177,48 +179,101 @@ pub fn identify(path: &Path, cache: &IdentityCache) -> Result<Identified> {
     })
 }
 
-/// Reads `file` in blocks on this thread while the block before hashes on the pool. Two buffers are
-/// reused, so the pages of a block are touched once, not faulted in again for every block.
-fn read_and_hash(path: &Path, mut file: std::fs::File) -> Result<(blake3::Hash, u64)> {
-    let mut hasher = blake3::Hasher::new();
-    let mut total: u64 = 0;
-    let mut pending: Vec<u8> = Vec::with_capacity(BLOCK_BYTES);
-    let mut block: Vec<u8> = Vec::with_capacity(BLOCK_BYTES);
-    loop {
-        block.clear();
-        let (read, ()) = rayon::join(
-            || (&mut file).take(BLOCK_BYTES as u64).read_to_end(&mut block),
-            || {
-                hasher.update_rayon(&pending);
-            },
-        );
-        let n = read.map_err(|e| Error::io(path, &e))?;
-        total += n as u64;
-        if n == 0 {
-            return Ok((hasher.finalize(), total));
-        }
-        std::mem::swap(&mut pending, &mut block);
+/// Hashes the first `size` bytes of `file`. Up to one leaf it is read and hashed on this thread;
+/// above, BLAKE3's tree is split where the format splits it (`hazmat::left_subtree_len`) and each leaf
+/// of at most [`LEAF_BYTES`] is read with `pread` and hashed on the pool, each thread into its own reused
+/// buffer, the subtrees' chaining values merged back up to the root: reading is spread over the cores
+/// as hashing is, and the digest is the one-shot `blake3::hash` of the same bytes. A file shorter than
+/// `size` ends the read with `UnexpectedEof` (the caller reports the change).
+fn read_and_hash(file: &std::fs::File, size: u64) -> std::io::Result<blake3::Hash> {
+    use blake3::hazmat::{left_subtree_len, merge_subtrees_root, Mode};
+    if size <= LEAF_BYTES {
+        return with_leaf_buffer(size, |buf| {
+            file.read_exact_at(buf, 0)?;
+            Ok(blake3::hash(buf))
+        });
     }
+    let left = left_subtree_len(size);
+    let (l, r) = rayon::join(
+        || subtree(file, 0, left),
+        || subtree(file, left, size - left),
+    );
+    Ok(merge_subtrees_root(&l?, &r?, Mode::Hash))
+}
+
+/// The chaining value of the subtree of `len` bytes at `offset` (a subtree the root's splits made).
+fn subtree(
+    file: &std::fs::File,
+    offset: u64,
+    len: u64,
+) -> std::io::Result<blake3::hazmat::ChainingValue> {
+    use blake3::hazmat::{left_subtree_len, merge_subtrees_non_root, HasherExt, Mode};
+    if len <= LEAF_BYTES {
+        return with_leaf_buffer(len, |buf| {
+            file.read_exact_at(buf, offset)?;
+            let mut hasher = blake3::Hasher::new();
+            hasher.set_input_offset(offset);
+            hasher.update(buf);
+            Ok(hasher.finalize_non_root())
+        });
+    }
+    let left = left_subtree_len(len);
+    let (l, r) = rayon::join(
+        || subtree(file, offset, left),
+        || subtree(file, offset + left, len - left),
+    );
+    Ok(merge_subtrees_non_root(&l?, &r?, Mode::Hash))
+}
+
+thread_local! {
+    /// Each thread's leaf buffer, kept: its pages are faulted in once, not for every leaf.
+    static LEAF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Runs `work` on this thread's buffer of `len` bytes (`len` ≤ [`LEAF_BYTES`]).
+fn with_leaf_buffer<T>(
+    len: u64,
+    work: impl FnOnce(&mut [u8]) -> std::io::Result<T>,
+) -> std::io::Result<T> {
+    let len = usize::try_from(len).unwrap_or(usize::MAX);
+    LEAF.with(|cell| {
+        let mut buf = cell.borrow_mut();
+        if buf.len() < len {
+            buf.resize(len, 0);
+        }
+        match buf.get_mut(..len) {
+            Some(slice) => work(slice),
+            None => Err(std::io::Error::other("leaf buffer")),
+        }
+    })
 }
 
 /// BLAKE3 of the file's bytes; an error when the file is not the version `key` describes at the end.
 fn hash_unchanged(path: &Path, file: std::fs::File, key: &StatKey) -> Result<String> {
-    let (digest, total) = read_and_hash(path, file)?;
+    let read = read_and_hash(&file, key.size);
     let after = StatKey::of(&std::fs::metadata(path).map_err(|e| Error::io(path, &e))?);
-    if total != key.size || after != *key {
-        let shown = path.display().to_string();
-        return Err(Error::input(
-            codes::FILE_CHANGED_DURING_READ,
-            format!("{shown} changed while it was being hashed"),
-        )
-        .with_path(shown)
-        .with_expected(format!("{} bytes, mtime_ns {}", key.size, key.mtime_ns))
-        .with_observed(format!(
-            "{total} bytes read; now {} bytes, mtime_ns {}",
-            after.size, after.mtime_ns
-        )));
-    }
-    Ok(digest.to_hex().to_string())
+    let short = match read {
+        Ok(digest) if after == *key => return Ok(digest.to_hex().to_string()),
+        Ok(_) => false,
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => true,
+        Err(e) => return Err(Error::io(path, &e)),
+    };
+    let shown = path.display().to_string();
+    let read = if short {
+        "fewer bytes than that could be read"
+    } else {
+        "read whole"
+    };
+    Err(Error::input(
+        codes::FILE_CHANGED_DURING_READ,
+        format!("{shown} changed while it was being hashed"),
+    )
+    .with_path(shown)
+    .with_expected(format!("{} bytes, mtime_ns {}", key.size, key.mtime_ns))
+    .with_observed(format!(
+        "{read}; now {} bytes, mtime_ns {}",
+        after.size, after.mtime_ns
+    )))
 }
 
 /// Identities of many files, hashed in parallel; the first failure (in input order) is the error.
@@ -392,16 +447,52 @@ mod tests {
     }
 
     #[test]
-    fn blocks_hash_to_the_one_shot_digest() {
-        // Three blocks and a tail: the pipelined reader agrees with hashing the bytes at once.
-        let dir = scratch("blocks");
+    fn leaves_hash_to_the_one_shot_digest() {
+        // Sizes around a chunk, a leaf and the tree's splits: the subtrees read and hashed on the
+        // pool agree with hashing the bytes at once.
+        let dir = scratch("leaves");
         let path = dir.join("big.bin");
-        let bytes: Vec<u8> = (0..(2 * BLOCK_BYTES + 12_345))
-            .map(|i| (i % 251) as u8)
-            .collect();
-        std::fs::write(&path, &bytes).unwrap_or_default();
-        let id = file_identity(&path).map(|i| i.blake3);
-        assert_eq!(id, Ok(blake3::hash(&bytes).to_hex().to_string()));
+        let leaf = LEAF_BYTES as usize;
+        for size in [
+            0,
+            1,
+            1023,
+            1024,
+            1025,
+            leaf - 1,
+            leaf,
+            leaf + 1,
+            2 * leaf + 12_345,
+            5 * leaf + 3,
+        ] {
+            let bytes: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
+            std::fs::write(&path, &bytes).unwrap_or_default();
+            let id = file_identity(&path).map(|i| i.blake3);
+            assert_eq!(
+                id,
+                Ok(blake3::hash(&bytes).to_hex().to_string()),
+                "size {size}"
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_file_shorter_than_its_size_ends_the_read() {
+        let dir = scratch("short");
+        let path = dir.join("f.bin");
+        std::fs::write(&path, vec![7_u8; 3 * LEAF_BYTES as usize]).unwrap_or_default();
+        if let Ok(file) = std::fs::File::open(&path) {
+            // Claimed sizes past the end, inside the first leaf's reach and in a later leaf's.
+            for claimed in [3 * LEAF_BYTES + 1, 4 * LEAF_BYTES, 8 * LEAF_BYTES + 5] {
+                let kind = read_and_hash(&file, claimed).err().map(|e| e.kind());
+                assert_eq!(
+                    kind,
+                    Some(std::io::ErrorKind::UnexpectedEof),
+                    "claimed {claimed}"
+                );
+            }
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 

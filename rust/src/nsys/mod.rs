@@ -5,6 +5,7 @@
 //! columns of every table present) and interns `StringIds`; every fact is then a method that scans
 //! only the columns it needs, in parallel, and returns an Arrow [`Table`] or a serializable document.
 
+pub mod activity;
 pub mod api;
 pub mod busy;
 pub mod comm;
@@ -198,6 +199,11 @@ impl Report {
     /// Every gap, or (`top = Some(k)`) the `k` longest, longest first.
     pub fn gaps(&self, req: &Request, keep: timeline::GapKeep) -> Result<Table> {
         timeline::gaps(&self.schema, &self.strings, &self.selection(req)?, keep)
+    }
+
+    /// The launch and execution record the analyses read (`crate::analyses`).
+    pub fn activity(&self, req: &Request) -> Result<crate::analyses::activity::Activity> {
+        activity::load(&self.schema, &self.strings, &self.selection(req)?)
     }
 
     /// One row per GPU operation (what plots draw).

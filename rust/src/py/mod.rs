@@ -1,5 +1,6 @@
 //! The only place that uses pyo3: thin functions that convert arguments, call an engine and map errors.
 
+mod analyses;
 mod arrow;
 mod boundary;
 mod fields;
@@ -21,6 +22,11 @@ use pyo3::prelude::*;
 
 #[pymodule(gil_used = false)]
 mod _native {
+    #[pymodule_export]
+    use super::analyses::{
+        analysis_critical_path, analysis_detected_steps, analysis_iterations, analysis_queue,
+        analysis_sequences,
+    };
     #[pymodule_export]
     use super::arrow::ArrowTable;
     #[pymodule_export]

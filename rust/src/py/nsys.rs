@@ -16,7 +16,7 @@ use std::sync::Arc;
 /// An opened, validated nsys SQLite export.
 #[pyclass(frozen, module = "gpuopt._native")]
 pub struct NsysReport {
-    inner: Arc<Report>,
+    pub(super) inner: Arc<Report>,
 }
 
 fn request(start: Option<i64>, end: Option<i64>, nvtx: Option<String>) -> Request {

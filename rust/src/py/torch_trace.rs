@@ -12,7 +12,7 @@ use std::sync::Arc;
 /// A trace file or folder of rank traces, read and linked once; each method builds one table.
 #[pyclass(frozen, module = "gpuopt._native")]
 pub struct TorchTrace {
-    set: Arc<TraceSet>,
+    pub(super) set: Arc<TraceSet>,
 }
 
 impl TorchTrace {

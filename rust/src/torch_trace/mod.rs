@@ -5,6 +5,7 @@
 //! the table functions (`kernels::table`, `ops::table`, ...) and `summary::summary` read from it.
 //! Times are integer nanoseconds relative to each trace's first complete event (see `time`).
 
+pub mod activity;
 pub mod api;
 pub mod collectives;
 mod columns;

@@ -1,5 +1,6 @@
 """The operation handlers (baseline, noise, screen, target, final audit): each turns an executed plan into
-its verdict and result fields. :data:`HANDLERS` is what the supervisor's entry point hands the runner."""
+its verdict and result fields. The operations registry (:mod:`gpuopt.evaluation.registry`) names each one;
+the supervisor's entry point hands it to the runner."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from gpuopt.errors import InputError
 from gpuopt.evaluation.analysis.pairs import Context, cv, median, pair_records
 from gpuopt.evaluation.analysis.statistics import resolution, resolution_warning, sides, statistics
 from gpuopt.evaluation.analysis.verdicts import Judgment, formal_judgment, prediction, screen_judgment
-from gpuopt.evaluation.execution import Execution, ExecutionSpec, OperationHandler, SmokeHandler
+from gpuopt.evaluation.execution import Execution, ExecutionSpec
 from gpuopt.evaluation.store import Store
 from gpuopt.models.evaluation.frozen import BoundCore, FinalAuditCore, ScreenCore, TargetCore
 from gpuopt.models.evaluation.invocation import InvocationResult, Warning
@@ -369,13 +370,3 @@ class FinalAuditHandler(_Handler):
             }
         )
         return _judged(ctx, fields, judgment)
-
-
-HANDLERS: dict[str, OperationHandler] = {
-    "readiness_smoke": SmokeHandler(),
-    "baseline": BaselineHandler(),
-    "noise": NoiseHandler(),
-    "screen": ScreenHandler(),
-    "target": TargetHandler(),
-    "final_audit": FinalAuditHandler(),
-}

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuopt.errors import InputError
-from gpuopt.evaluation import jsonio
+from gpuopt.evaluation import jsonio, registry
 from gpuopt.evaluation.capture import refs
 from gpuopt.evaluation.records import read_result
 from gpuopt.evaluation.store import Store
@@ -19,7 +19,6 @@ from gpuopt.models.profile import ProfileDiffData
 
 FORMAT = "gpuopt.capture-diff-citation/v1"
 FOLDER = "citations"
-CITED_OPERATIONS = ("target", "final_audit")
 MAX_KEYS = 20
 
 
@@ -48,7 +47,7 @@ def cite(
         )
     store = Store.open(root)
     found = read_result(store, inv_id)
-    if found is None or found[0].operation not in CITED_OPERATIONS:
+    if found is None or found[0].operation not in registry.citing_names():
         raise InputError(
             "citation_result_invalid",
             f"{inv_id} has no target or final-audit result to cite the diff",

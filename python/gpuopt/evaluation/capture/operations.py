@@ -1,5 +1,6 @@
-"""``gpuopt capture``: validates a capture request, resolves its variants and profiler, builds the interleaved
-plan and submits one supervised invocation (or, with ``dry_run``, returns the plan and writes nothing).
+"""``gpuopt capture``: its builder (the operations registry names it) resolves the request's variants and
+profiler and builds the interleaved plan; :func:`gpuopt.evaluation.operations.run` submits it as one
+supervised invocation, like every evaluation (or, with ``dry_run``, returns the plan and writes nothing).
 
 The plan: for each repeat, for each case, every variant once; the variant order rotates by one each repeat
 (``original, candidate`` then ``candidate, original``), and every call of one repeat and case gets the same
@@ -8,37 +9,29 @@ input seed, so capture ``r`` of each variant saw the same input.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from gpuopt.errors import InputError
-from gpuopt.evaluation import invocation, jsonio, plans
+from gpuopt.evaluation import operations, plans
 from gpuopt.evaluation import target as targets
 from gpuopt.evaluation.capture import profilers
-from gpuopt.evaluation.records import load_experiment, read_result, resolve_champion
+from gpuopt.evaluation.operations import Built
+from gpuopt.evaluation.records import load_experiment, resolve_champion
 from gpuopt.evaluation.store import Store
 from gpuopt.models.evaluation.capture import (
     VARIANT_ROLES,
+    CaptureCore,
     CaptureData,
     CaptureRequest,
     CaptureResult,
+    CaptureSettings,
     CaptureVariantRef,
 )
-from gpuopt.models.evaluation.common import RecordRef, ResultRef
-from gpuopt.models.evaluation.invocation import EvidenceStep
-from gpuopt.models.evaluation.operations import CallCounts, DryRun
+from gpuopt.models.evaluation.common import RecordRef
+from gpuopt.models.evaluation.invocation import EvidenceStep, FrozenVariant, Plan
+from gpuopt.models.evaluation.operations import DryRun
 from gpuopt.models.evaluation.target import Target
-
-WAIT_MARGIN_S = 120.0
-
-
-def parse(data: bytes | dict[str, Any] | CaptureRequest) -> CaptureRequest:
-    if isinstance(data, CaptureRequest):
-        return data
-    if isinstance(data, bytes):
-        return jsonio.load(CaptureRequest, data, what="capture request")
-    return jsonio.validate(CaptureRequest, data, what="capture request")
 
 
 def _variants(req: CaptureRequest, store: Store, target: Target, tref: RecordRef) -> list[CaptureVariantRef]:
@@ -108,8 +101,8 @@ def steps(cases: list[str], variants: list[CaptureVariantRef], repeats: int) -> 
     return out
 
 
-def build(req: CaptureRequest, cwd: Path) -> tuple[Store, Target, dict[str, Any]]:
-    """The operation's frozen core (what :func:`invocation.submit` freezes)."""
+def build(req: CaptureRequest, cwd: Path) -> Built:
+    """The operation's typed frozen core (what :func:`invocation.submit` freezes)."""
     store = Store.open(cwd / req.root)
     target, tref = targets.load(store, req.target)
     target = targets.optimizable(target)
@@ -119,71 +112,50 @@ def build(req: CaptureRequest, cwd: Path) -> tuple[Store, Target, dict[str, Any]
     options, argv = profilers.settings(req, profiler)
     cases = plans.case_ids(target, req.plan.case_ids)
     plans.check_samples(target.metrics, req.plan.samples_per_call)
-    plan = steps(cases, variants, req.plan.repeats)
-    core = {
-        "operation": "capture",
-        "plan": {
-            "case_ids": cases,
-            "pairs": None,
-            "calls_per_case": req.plan.repeats * len(variants),
-            "samples_per_call": req.plan.samples_per_call,
-            "warmup_per_call": req.plan.warmup_per_call,
-            "seed": target.statistics.seed if req.plan.seed is None else req.plan.seed,
-            "lifecycle": "isolated",
-        },
-        "evidence_plan": plans.step_dicts(plan),
-        "variants": {v.role: {"kind": v.kind, "digest": v.digest} for v in variants},
-        "capture": {
-            "tool": req.tool,
-            "profiler": None if profiler is None else profiler.model_dump(),
-            "options": options,
-            "argv": argv,
-            "variants": [v.model_dump() for v in variants],
-            "repeats": req.plan.repeats,
-        },
-        "experiment": None if req.experiment is None else req.experiment.model_dump(),
-    }
-    return store, target, core
-
-
-def _dry_run(store: Store, target: Target, core: dict[str, Any], req: CaptureRequest) -> DryRun:
-    prepared = invocation.prepare(store.root, core)
-    try:
-        action, inv_id = invocation.decide(store, prepared.first, req.retry_of)
-        dedupe: Any = action
-    except InputError as exc:
-        if exc.code != "retry_required":
-            raise
-        dedupe, inv_id = "retry_required", prepared.first
-    now = time.time()
-    frozen = invocation.frozen_document(
-        prepared,
-        limits=invocation.resolve_limits(req.limits, now),
-        retry_of=req.retry_of,
-        keep_workspace=req.keep_workspace,
-        now=now,
+    core = CaptureCore(
+        operation="capture",
+        plan=Plan(
+            case_ids=cases,
+            pairs=None,
+            calls_per_case=req.plan.repeats * len(variants),
+            samples_per_call=req.plan.samples_per_call,
+            warmup_per_call=req.plan.warmup_per_call,
+            seed=target.statistics.seed if req.plan.seed is None else req.plan.seed,
+            lifecycle="isolated",
+        ),
+        evidence_plan=steps(cases, variants, req.plan.repeats),
+        variants={v.role: FrozenVariant(kind=v.kind, digest=v.digest) for v in variants},
+        capture=CaptureSettings(
+            tool=req.tool,
+            profiler=profiler,
+            options=options,
+            argv=argv,
+            variants=variants,
+            repeats=req.plan.repeats,
+        ),
+        experiment=req.experiment,
     )
-    plan = [EvidenceStep.model_validate(s) for s in core["evidence_plan"]]
-    return DryRun(
-        request=frozen.model_dump(mode="json"),
-        request_digest=prepared.digest,
-        invocation_id=inv_id,
-        dedupe=dedupe,
-        evidence_plan=plan,
-        restore_checks=[],
-        calls=CallCounts(total=len(plan), by_role=plans.role_counts(plan), restore_checks=0),  # type: ignore[arg-type]
-        estimate=_estimate(store, target, core),
-    )
-
-
-def _estimate(store: Store, target: Target, core: dict[str, Any]) -> Any:
-    return plans.estimate(
+    return Built(
         store,
         target,
-        [EvidenceStep.model_validate(s) for s in core["evidence_plan"]],
-        samples_per_call=core["plan"]["samples_per_call"],
-        warmup_per_call=core["plan"]["warmup_per_call"],
+        core,
+        dry_run_lines=lambda plan: dry_run_lines(req, core, plan),
+        result_lines=lambda result, _ref: summary(cast("CaptureResult", result)),
     )
+
+
+def dry_run_lines(req: CaptureRequest, core: CaptureCore, plan: DryRun) -> list[str]:
+    """The plan for people: the captures, the profiler's argv, one line per call."""
+    names = {v.role: v.variant for v in core.capture.variants}
+    return [
+        f"{plan.invocation_id} ({plan.dedupe}): {plan.calls.total} captures with {req.tool}, "
+        f"{req.plan.repeats} per variant and case, interleaved",
+        "profiler argv: " + " ".join(core.capture.argv or ["(none: the driver writes the trace)"]),
+        *(
+            f"  call {s.call_index}: {s.case_id} repeat {s.pair_index} {names[s.roles[0]]}"
+            for s in plan.evidence_plan
+        ),
+    ]
 
 
 def summary(result: CaptureResult) -> list[str]:
@@ -208,61 +180,8 @@ def summary(result: CaptureResult) -> list[str]:
     return lines
 
 
-def run(
-    data: bytes | dict[str, Any] | CaptureRequest,
-    *,
-    cwd: Path | None = None,
-    dry_run: bool = False,
-    wait: bool = False,
-    timeout_s: float | None = None,
-    start: bool = True,
-) -> CaptureData:
-    """Validates and submits one capture (or only plans it with ``dry_run``)."""
-    cwd = Path.cwd() if cwd is None else cwd
-    req = parse(data)
-    store, target, core = build(req, cwd)
-    if dry_run:
-        plan = _dry_run(store, target, core, req)
-        lines = [
-            f"{plan.invocation_id} ({plan.dedupe}): {plan.calls.total} captures with {req.tool}, "
-            f"{req.plan.repeats} per variant and case, interleaved",
-            "profiler argv: " + " ".join(core["capture"]["argv"] or ["(none: the driver writes the trace)"]),
-        ]
-        names = {v["role"]: v["variant"] for v in core["capture"]["variants"]}
-        lines += [
-            f"  call {s.call_index}: {s.case_id} repeat {s.pair_index} {names[s.roles[0]]}"
-            for s in plan.evidence_plan
-        ]
-        return CaptureData(
-            operation="capture",
-            dry_run=plan,
-            submission=None,
-            estimate=plan.estimate,
-            result_ref=None,
-            result=None,
-            summary=lines,
-        )
-    sub = invocation.submit(
-        store.root,
-        core,
-        limits=req.limits,
-        retry_of=req.retry_of,
-        keep_workspace=req.keep_workspace,
-        start=start,
-    )
-    if wait:
-        limit = timeout_s if timeout_s is not None else req.limits.operation_timeout_s + WAIT_MARGIN_S
-        sub = sub.model_copy(
-            update={"status": invocation.wait(store.root, sub.invocation_id, timeout_s=limit)}
-        )
-    found = read_result(store, sub.invocation_id) if sub.status.state == "completed" else None
-    result = found[0] if found is not None and isinstance(found[0], CaptureResult) else None
-    return CaptureData(
-        operation="capture",
-        dry_run=None,
-        submission=sub,
-        estimate=_estimate(store, target, core),
-        result_ref=None if found is None else ResultRef(invocation_id=sub.invocation_id, sha256=found[1]),
-        result=result,
-        summary=summary(result) if result is not None else [f"{sub.invocation_id}: {sub.status.state}"],
-    )
+def run(data: bytes | dict[str, Any] | CaptureRequest, **kw: Any) -> CaptureData:
+    """``gpuopt capture``: validates and submits one capture (or only plans it with ``dry_run``); the
+    keywords of :func:`gpuopt.evaluation.operations.run`."""
+    out: CaptureData = operations.run("capture", data, **kw)
+    return out

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import io
 from collections import defaultdict
-from typing import Any
+from typing import Any, cast
 
 from gpuopt import stats
 from gpuopt.errors import InputError
-from gpuopt.evaluation import jsonio
+from gpuopt.evaluation import jsonio, registry
 from gpuopt.evaluation.records import invocation_rel, read_request, read_result
 from gpuopt.evaluation.store import Store
 from gpuopt.models.evaluation.common import RecordRef, ResultRef, Role
@@ -25,15 +25,6 @@ from gpuopt.models.evaluation.gate import BaselineCall, BaselinePlan, BaselineSa
 from gpuopt.models.evaluation.invocation import FrozenVariant, InvocationResult
 from gpuopt.models.evaluation.target import Target
 
-OPERATIONS = ("baseline", "noise", "screen", "target", "final_audit", "gate")
-DEFAULT_ROLE: dict[str, Role] = {
-    "baseline": "original",
-    "noise": "reference",
-    "screen": "candidate",
-    "target": "candidate",
-    "final_audit": "candidate",
-    "gate": "candidate",
-}
 MAX_SAMPLES_BYTES = 1 << 30
 
 
@@ -45,7 +36,7 @@ def _source(store: Store, target_ref: RecordRef, inv_id: str) -> tuple[Invocatio
         )
     result, sha = found
     problem = None
-    if result.operation not in OPERATIONS:
+    if result.operation not in registry.gate_roles():
         problem = f"a {result.operation} result holds no measured calls of a variant"
     elif result.target is None or result.target.id != target_ref.id:
         problem = "it belongs to another Target"
@@ -152,7 +143,7 @@ def samples(
     for inv_id in dict.fromkeys(inv_ids):
         result, ref = _source(store, target_ref, inv_id)
         this_plan, variants = _plan(store, inv_id)
-        this_role = role or DEFAULT_ROLE[result.operation]
+        this_role = role or cast("Role", registry.gate_roles()[result.operation])
         if this_role not in variants:
             raise InputError(
                 "gate_role_unknown",

@@ -12,7 +12,6 @@ from gpuopt.errors import GpuoptError, InputError
 from gpuopt.evaluation import driver as drv
 from gpuopt.evaluation import formats, identity, jsonio
 from gpuopt.evaluation import target as targets
-from gpuopt.evaluation.env_key import create_env_key
 from gpuopt.evaluation.execution import ExecutionSpec
 from gpuopt.evaluation.executor import SMOKE_SAMPLES
 from gpuopt.evaluation.readiness.attempt import (
@@ -32,7 +31,7 @@ from gpuopt.evaluation.readiness.validate import (
     parse_request,
     validate,
 )
-from gpuopt.evaluation.store import Store, hash_tree
+from gpuopt.evaluation.store import Store, create_env_key, hash_tree
 from gpuopt.models.evaluation.common import UNAVAILABLE, RecordRef
 from gpuopt.models.evaluation.driver import DriverRequest, NormalizedDriver
 from gpuopt.models.evaluation.invocation import EvidenceStep, FrozenVariant

@@ -6,8 +6,7 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from gpuopt.errors import InputError
-from gpuopt.evaluation.env_key import ENV_KEY, env_digest, key_problem
-from gpuopt.evaluation.store import Store
+from gpuopt.evaluation.store import ENV_KEY, Store, env_digest, key_problem
 from gpuopt.models.evaluation.driver import InheritedVariable
 from gpuopt.models.evaluation.store import Defect
 from gpuopt.models.evaluation.target import Target

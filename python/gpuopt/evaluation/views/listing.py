@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any
 from gpuopt import _native
 from gpuopt.errors import InputError
 from gpuopt.evaluation import invocation, jsonio
+from gpuopt.evaluation.outcome import outcome
 from gpuopt.evaluation.sampler import resource_rows
 from gpuopt.evaluation.views.records import Root
-from gpuopt.models.evaluation.views import ShowData
+from gpuopt.models.evaluation.views import ResultOutcome, ShowData
 
 if TYPE_CHECKING:
     import polars as pl
@@ -244,6 +245,21 @@ def _table(root: Root, inv_id: str, part: str) -> pl.DataFrame:
     )
 
 
+def _outcomes(root: Root, kind: str, rid: str) -> list[ResultOutcome]:
+    """Why each result came out as it did: an invocation's own result, or every result of an Experiment's
+    invocations (in ledger order)."""
+    if kind == "invocation":
+        ids = [rid]
+    elif kind == "experiment":
+        ids = [
+            i for i in root.ids("invocation") if root.latest[("invocation", i)].keys.get("experiment") == rid
+        ]
+    else:
+        return []
+    found = [root.result(i) for i in ids]
+    return [outcome(f[0]) for f in found if f is not None]
+
+
 def show(root_path: str | Path, rid: str, *, part: str | None = None) -> tuple[ShowData, pl.DataFrame | None]:
     """One record verified by its ledger hash (with derived status for invocations), or one part table."""
     root = Root.open(root_path)
@@ -266,6 +282,7 @@ def show(root_path: str | Path, rid: str, *, part: str | None = None) -> tuple[S
         if kind != "invocation":
             raise InputError("field_invalid", f"--{part} needs an invocation id", path="id")
         frame = _table(root, rid, part)
+    outcomes = [] if part is not None else _outcomes(root, kind, rid)
     return (
         ShowData(
             kind=ledger_kind,
@@ -276,6 +293,7 @@ def show(root_path: str | Path, rid: str, *, part: str | None = None) -> tuple[S
             status=status,
             record=None if part is not None else value,
             table=None,
+            outcomes=outcomes,
         ),
         frame,
     )

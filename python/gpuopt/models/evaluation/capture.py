@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints
 
 from gpuopt.models.evaluation.common import (
+    CitingOperation,
     Count,
     Name,
     ObjectDigest,
@@ -231,7 +232,7 @@ class CaptureDiffCitation(Record):
     format: Literal["gpuopt.capture-diff-citation/v1"]
     id: Annotated[str, StringConstraints(pattern=r"^cit-[0-9a-f]{32}$")]
     result: ResultRef
-    operation: Literal["target", "final_audit"]
+    operation: CitingOperation
     kind: str
     by: str
     baseline: list[str] = Field(description="The cap: references of the baseline side, as given")

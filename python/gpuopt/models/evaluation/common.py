@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, StringConstraints
+from pydantic import ConfigDict, Field, GetCoreSchemaHandler, GetJsonSchemaHandler, StringConstraints
+from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 
+from gpuopt.evaluation import registry
 from gpuopt.models._base import Model
 
 
@@ -44,9 +47,38 @@ InvocationId = Annotated[
 ]
 Role = Literal["original", "reference", "candidate"]
 VariantKind = Literal["source", "artifact"]
-Operation = Literal[
-    "readiness_smoke", "baseline", "noise", "screen", "target", "final_audit", "capture", "gate"
-]
+
+
+class Registered:
+    """A string that must be one of the names ``names()`` gives when a record is validated: an enum read
+    from the operations registry (:mod:`gpuopt.evaluation.registry`), so no model lists the verbs. Its
+    error and JSON Schema are those of the ``Literal`` it stands for."""
+
+    def __init__(self, names: Callable[[], list[str]]) -> None:
+        self.names = names
+
+    def __repr__(self) -> str:
+        return f"Registered({', '.join(self.names())})"
+
+    def _check(self, value: str) -> str:
+        names = self.names()
+        if value not in names:
+            quoted = [repr(n) for n in names]
+            expected = quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+            raise PydanticCustomError("literal_error", "Input should be {expected}", {"expected": expected})
+        return value
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        return core_schema.no_info_after_validator_function(self._check, handler(str))
+
+    def __get_pydantic_json_schema__(self, schema: CoreSchema, handler: GetJsonSchemaHandler) -> Any:
+        return {"enum": self.names(), "type": "string"}
+
+
+Operation = Annotated[str, Registered(registry.operation_names)]
+"""The operation a frozen request, a result or a driver request names: a supervised verb of the registry."""
+CitingOperation = Annotated[str, Registered(registry.citing_names)]
+"""An operation whose results may cite capture diffs."""
 
 
 class RecordRef(Record):

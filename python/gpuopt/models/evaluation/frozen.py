@@ -13,7 +13,6 @@ from typing import Literal
 
 from pydantic import Field
 
-from gpuopt.models.evaluation.capture import CaptureCore, CaptureFrozen
 from gpuopt.models.evaluation.common import RecordRef, ResultRef
 from gpuopt.models.evaluation.experiment import Contract
 from gpuopt.models.evaluation.gate import GateSpec
@@ -111,28 +110,3 @@ class FinalAuditFrozen(FinalAuditCore, FrozenRequest):
 
 class GateFrozen(GateCore, FrozenRequest):
     """A frozen ``gate`` request."""
-
-
-CORE_MODELS: dict[str, type[RequestCore]] = {
-    "readiness_smoke": SmokeCore,
-    "baseline": BaselineCore,
-    "noise": NoiseCore,
-    "screen": ScreenCore,
-    "target": TargetCore,
-    "final_audit": FinalAuditCore,
-    "capture": CaptureCore,
-    "gate": GateCore,
-}
-"""The core model per operation (an operation with its own fields registers a subclass here)."""
-
-FROZEN_MODELS: dict[str, type[FrozenRequest]] = {
-    "readiness_smoke": SmokeFrozen,
-    "baseline": BaselineFrozen,
-    "noise": NoiseFrozen,
-    "screen": ScreenFrozen,
-    "target": TargetFrozen,
-    "final_audit": FinalAuditFrozen,
-    "capture": CaptureFrozen,
-    "gate": GateFrozen,
-}
-"""The frozen-request model per operation."""

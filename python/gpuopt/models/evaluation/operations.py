@@ -36,6 +36,7 @@ from gpuopt.models.evaluation.statistics import (
     MetricVerdict,
     check_statistics_format,
 )
+from gpuopt.models.evaluation.views import ResultOutcome
 
 Seed = Annotated[int, Field(ge=0, le=2**53 - 1)]
 PathText = Annotated[str, Field(min_length=1, max_length=4096)]
@@ -335,14 +336,6 @@ class FinalAuditResult(PairedResult):
         return self
 
 
-RESULT_MODELS: dict[str, type[InvocationResult]] = {
-    "baseline": BaselineResult,
-    "noise": NoiseResult,
-    "screen": ScreenResult,
-    "target": TargetResult,
-    "final_audit": FinalAuditResult,
-}
-
 # ---- dry run and command data ------------------------------------------------------------------------------
 
 
@@ -385,6 +378,11 @@ class EvaluationData(Record):
     submission: SubmitOutcome | None
     estimate: Estimate | None
     result_ref: ResultRef | None
+    outcome: ResultOutcome | None = Field(
+        default=None,
+        description="Why the result came out as it did: reasons, each case's outcome, every invalid pair "
+        "(null until there is a result)",
+    )
     summary: list[Text] = Field(description="One line per fact shown to a person")
 
 
@@ -406,12 +404,3 @@ class TargetData(EvaluationData):
 
 class FinalAuditData(EvaluationData):
     result: FinalAuditResult | None
-
-
-DATA_MODELS: dict[str, type[EvaluationData]] = {
-    "baseline": BaselineData,
-    "noise": NoiseEvaluationData,
-    "screen": ScreenData,
-    "target": TargetData,
-    "final_audit": FinalAuditData,
-}

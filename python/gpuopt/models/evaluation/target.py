@@ -376,6 +376,10 @@ class DiagnosticRequest(Record):
     scan_limits: ScanLimits = Field(default_factory=ScanLimits)
 
 
+ReadinessRequests = ReadinessRequest | DiagnosticRequest
+"""``gpuopt.request.readiness-check/v1``: an optimization or a diagnostic Target's request (by ``mode``)."""
+
+
 class SmokeSummary(Record):
     elapsed_s: NonNegative
     invocation_id: str

@@ -6,9 +6,52 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from gpuopt.models.evaluation.common import Record, Sha256
+from gpuopt.models.evaluation.common import Count, Record, Sha256
 from gpuopt.models.evaluation.invocation import InvocationStatus
 from gpuopt.models.table import TableData
+
+
+class InvalidPair(Record):
+    """A pair left out of the statistics, and why."""
+
+    pair_index: int = Field(description="The pair's index in the plan")
+    case_id: str = Field(description="Its case")
+    reasons: list[str] = Field(description="Why it is invalid, each a sentence beginning with its code")
+
+
+class CaseOutcome(Record):
+    """What happened to one case of an invocation."""
+
+    case_id: str = Field(description="The case")
+    correctness: Literal["passed", "failed", "not_checked"] = Field(
+        description="failed: some call of the case failed a correctness rule or gate; not_checked: no call "
+        "of it completed"
+    )
+    failures: list[str] = Field(description="Each failed correctness check: role, call, rule, observed value")
+    pairs_valid: Count = Field(description="Valid pairs of the case (what the statistics used)")
+    pairs_invalid: Count = Field(description="Pairs of the case left out (see invalid_pairs)")
+    estimate_pct: float | None = Field(
+        description="The primary metric's effect within the case (%; > 0: the candidate is better); null "
+        "when not computed"
+    )
+    ci_low_pct: float | None = Field(description="Low end of its confidence interval (%)")
+    ci_high_pct: float | None = Field(description="High end of its confidence interval (%)")
+
+
+class ResultOutcome(Record):
+    """Why an invocation's result came out as it did, in one place: the verdict, the reasons, each case."""
+
+    invocation_id: str = Field(description="The invocation")
+    operation: str = Field(description="baseline, noise, screen, target or final_audit")
+    verdict: str = Field(description="The result's verdict")
+    stop_reason: str = Field(description="The code the verdict was reached with (correctness_failed, ...)")
+    why: list[str] = Field(
+        description="Sentences saying why: the rule or statistic that decided the verdict, with its numbers"
+    )
+    cases: list[CaseOutcome] = Field(description="Each case of the plan, in plan order")
+    invalid_pairs: list[InvalidPair] = Field(
+        description="Every pair left out of the statistics, with its reasons"
+    )
 
 
 class ShowData(Record):
@@ -22,6 +65,11 @@ class ShowData(Record):
     status: InvocationStatus | None = Field(description="Derived status (invocations)")
     record: dict[str, Any] | None = Field(description="The record itself (without --pairs/--calls/...)")
     table: TableData | None = Field(description="The part asked for (--pairs, --samples, --calls, --events)")
+    outcomes: list[ResultOutcome] = Field(
+        default_factory=list,
+        description="Why each result came out as it did: an invocation's own result, or every screen and "
+        "target result of an Experiment (empty for other records and for --part)",
+    )
 
 
 class ReportData(Record):

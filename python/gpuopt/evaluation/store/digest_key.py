@@ -10,7 +10,7 @@ import re
 import secrets
 
 from gpuopt.errors import InputError
-from gpuopt.evaluation.store import Store
+from gpuopt.evaluation.store.root import Store
 
 ENV_KEY = "keys/env.key"
 KEY_FILE = re.compile(rb"[0-9a-f]{64}\n")

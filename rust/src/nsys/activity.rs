@@ -1,0 +1,197 @@
+//! An export as the analyses' [`Activity`]: GPU operations (kernels, memcpys, memsets, graph
+//! executions) with the runtime/driver call that launched each (joined on correlationId and process),
+//! the calls of synchronizing APIs, and the NVTX ranges that end on their own thread.
+//!
+//! Names: a kernel's demangled name, `[CUDA memcpy <ENUM_CUDA_MEMCPY_OPER label>]`, `[CUDA memset]`,
+//! `[CUDA graph <graphId>]` (as `nsys stats` and `gpuopt nsys` name them). Threads are `pid/tid`.
+
+use super::api::strip_version;
+use super::memory::enum_labels;
+use super::ops::{self, Call, Op, OpKind};
+use super::ranges;
+use super::schema::{Schema, ENUM_MEMCPY_OPER};
+use super::select::Selection;
+use super::strings::Strings;
+use super::sync::sync_api_flags;
+use crate::analyses::activity::{
+    Activity, Builder, CallKind, GpuOp, HostCall, Lane, Marker, OpClass, NONE,
+};
+use crate::error::Result;
+use std::collections::HashMap;
+
+/// What an operation keeps while the calls are joined.
+#[derive(Debug, Clone, Copy)]
+struct Raw {
+    start: i64,
+    end: i64,
+    device: i64,
+    stream: i64,
+    global_pid: i64,
+    correlation: i64,
+    /// Kernel: string index; memcpy: copyKind; graph: graphId.
+    name: i64,
+    kind: OpKind,
+}
+
+impl Raw {
+    fn of(op: &Op) -> Self {
+        Self {
+            start: op.start,
+            end: op.end,
+            device: op.device,
+            stream: op.stream,
+            global_pid: op.global_pid,
+            correlation: op.correlation,
+            name: op.name,
+            kind: op.kind,
+        }
+    }
+}
+
+fn pid(global: i64) -> i64 {
+    (global >> 24) & 0x00FF_FFFF
+}
+
+fn tid(global: i64) -> i64 {
+    global & 0x00FF_FFFF
+}
+
+/// The selected part of an export as an [`Activity`].
+pub fn load(schema: &Schema, strings: &Strings, sel: &Selection) -> Result<Activity> {
+    let kinds = [
+        OpKind::Kernel,
+        OpKind::Memcpy,
+        OpKind::Memset,
+        OpKind::Graph,
+    ];
+    let raws = ops::load_as(schema, strings, sel, &kinds, Raw::of, |r| {
+        (r.start, r.end, r.kind)
+    })?;
+    let flags = sync_api_flags(strings);
+    // Per worker: (operation, call) hits and the calls of synchronizing APIs.
+    type Acc = (Vec<(u32, Call)>, Vec<Call>);
+    let parts = ops::join_each_named(
+        schema,
+        strings,
+        raws.len(),
+        |i| {
+            raws.get(i)
+                .map_or((0, 0), |r| (r.global_pid, r.correlation))
+        },
+        || -> Acc { (Vec::new(), Vec::new()) },
+        |acc: &mut Acc, i, call| {
+            acc.0.push((crate::analyses::activity::index(i), call));
+            Ok(())
+        },
+        &flags,
+        |acc: &mut Acc, _corr, call| {
+            if sel.keep_cpu(call.start, call.end, call.global_tid) {
+                acc.1.push(call);
+            }
+            Ok(())
+        },
+    )?;
+    let opers = enum_labels(schema, &ENUM_MEMCPY_OPER)?;
+    let mut b = Builder::new("nvtx");
+    // Calls: one entry per distinct call (graph nodes share their cudaGraphLaunch).
+    let mut call_index: HashMap<(i64, i64, i64, u32), u32> = HashMap::new();
+    let mut add_call = |b: &mut Builder, call: &Call, kind: CallKind| -> Result<u32> {
+        let key = (call.global_tid, call.start, call.end, call.name);
+        if let Some(&i) = call_index.get(&key) {
+            return Ok(i);
+        }
+        let process = b.process(&pid(call.global_tid).to_string())?;
+        let thread = b.thread(
+            process,
+            &format!("{}/{}", pid(call.global_tid), tid(call.global_tid)),
+        )?;
+        let name = b.name(strip_version(strings.value(call.name)))?;
+        let i = b.call(HostCall {
+            start: call.start,
+            end: call.end,
+            thread,
+            name,
+            kind,
+        })?;
+        call_index.insert(key, i);
+        Ok(i)
+    };
+    let mut call_of = vec![NONE; raws.len()];
+    for (hits, syncs) in &parts {
+        for (i, call) in hits {
+            let is_sync = flags.get(call.name as usize).copied().unwrap_or(false);
+            let kind = if is_sync {
+                CallKind::Sync
+            } else {
+                CallKind::Launch
+            };
+            let c = add_call(&mut b, call, kind)?;
+            if let Some(slot) = call_of.get_mut(*i as usize) {
+                *slot = c;
+            }
+        }
+        for call in syncs {
+            add_call(&mut b, call, CallKind::Sync)?;
+        }
+    }
+    let mut names: HashMap<(OpKind, i64), u32> = HashMap::new();
+    b.reserve_ops(raws.len());
+    for (r, call) in raws.iter().zip(call_of) {
+        let name = match names.get(&(r.kind, r.name)) {
+            Some(&n) => n,
+            None => {
+                let text = match r.kind {
+                    OpKind::Kernel => strings
+                        .value(u32::try_from(r.name).unwrap_or(u32::MAX))
+                        .to_string(),
+                    OpKind::Memcpy => format!(
+                        "[CUDA memcpy {}]",
+                        opers.get(&r.name).map_or("Unknown", String::as_str)
+                    ),
+                    OpKind::Memset => "[CUDA memset]".to_string(),
+                    OpKind::Graph => format!("[CUDA graph {}]", r.name),
+                };
+                let n = b.name(&text)?;
+                names.insert((r.kind, r.name), n);
+                n
+            }
+        };
+        let process = b.process(&pid(r.global_pid).to_string())?;
+        let lane = b.lane(Lane {
+            device: r.device,
+            stream: r.stream,
+            process,
+        })?;
+        b.op(GpuOp {
+            start: r.start,
+            end: r.end,
+            lane,
+            name,
+            call,
+            class: match r.kind {
+                OpKind::Kernel => OpClass::Kernel,
+                OpKind::Memcpy => OpClass::Memcpy,
+                OpKind::Memset => OpClass::Memset,
+                OpKind::Graph => OpClass::Graph,
+            },
+        })?;
+    }
+    drop(raws);
+    let nvtx = ranges::load(schema, strings)?;
+    for r in nvtx.ranges.iter().filter(|r| r.same_thread()) {
+        let Some(end) = r.end() else { continue };
+        if !sel.keep_cpu(r.start, end, r.tid) {
+            continue;
+        }
+        let process = b.process(&pid(r.tid).to_string())?;
+        let thread = b.thread(process, &format!("{}/{}", pid(r.tid), tid(r.tid)))?;
+        let name = b.name(nvtx.text(r))?;
+        b.range(Marker {
+            name,
+            start: r.start,
+            end,
+            thread,
+        });
+    }
+    Ok(b.finish())
+}
