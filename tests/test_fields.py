@@ -80,7 +80,8 @@ def _table(data: dict[str, object], part: str | None = None) -> dict[str, object
     raise AssertionError(f"no table in {sorted(data)}")
 
 
-def _emitted(shared: Path, tmp_path: Path) -> list[tuple[str, list[str]]]:
+def _emitted(shared: Path, tmp_path: Path) -> list[tuple[str, list[tuple[str, str]]]]:
+    """(table key, [(column, polars dtype)]) of every run of RUNS."""
     aa = tmp_path / "aa.csv"
     aa.write_text("a,b\n1.0,1.1\n2.0,2.1\n3.0,2.9\n4.0,4.2\n")
     files = {
@@ -105,22 +106,59 @@ def _emitted(shared: Path, tmp_path: Path) -> list[tuple[str, list[str]]]:
         result = runner.invoke(cli, [*argv, "--json", "--limit", "1"])
         assert result.exit_code == 0, (argv, result.output[-2000:])
         table = _table(json.loads(result.output)["data"], part)
-        columns = [c["name"] for c in table["columns"]]  # type: ignore[index]
+        columns = [(c["name"], c["dtype"]) for c in table["columns"]]  # type: ignore[index]
         found.append((fields.qualified(args[0], str(table["name"])), columns))
     return found
 
 
-def test_every_emitted_column_has_a_definition(shared: Path, tmp_path: Path) -> None:
+def _same_dtype(declared: str, emitted: str) -> bool:
+    """``List(Struct)`` declares a list of records whatever their fields (polars prints them)."""
+    return emitted == declared or (declared == "List(Struct)" and emitted.startswith("List(Struct("))
+
+
+def test_every_emitted_column_has_exactly_one_declaration_of_its_dtype(shared: Path, tmp_path: Path) -> None:
+    """The recipe of references/architecture.md ("Where to add a new nsys fact") stays true: a column a
+    command prints is declared once, with the dtype it has, and no declaration outlives its column."""
     emitted = _emitted(shared, tmp_path)
-    missing = {key: fields.undefined(key, columns) for key, columns in emitted}
-    assert {k: v for k, v in missing.items() if v} == {}
+    common = {c.name: c for c in fields.COMMON_COLUMNS}
+    wrong = {}
+    for key, columns in emitted:
+        own = [c.name for c in fields.COLUMNS.get(key, ())]
+        assert len(own) == len(set(own)), f"{key} declares a column twice"
+        declared = {c.name: c for c in fields.COLUMNS.get(key, ())}
+        for name, dtype in columns:
+            found = declared.get(name) or common.get(name)  # a table's own declaration first
+            if found is None or not _same_dtype(found.dtype, dtype):
+                wrong[f"{key}.{name}"] = (dtype, found)
+    assert wrong == {}
     # No definition outlives its column: every defined table is emitted, with every defined column.
     seen: dict[str, set[str]] = {}
     for key, columns in emitted:
-        seen.setdefault(key, set()).update(columns)
-    assert set(fields.TABLES) == set(seen)
-    assert set(fields.COMMON) <= {c for _, columns in emitted for c in columns}
-    assert {k: set(v) - seen[k] for k, v in fields.TABLES.items() if set(v) - seen[k]} == {}
+        seen.setdefault(key, set()).update(name for name, _ in columns)
+    assert set(fields.TABLES) - fields.LIBRARY_TABLES == set(seen)
+    assert set(fields.COMMON) <= {name for _, columns in emitted for name, _ in columns}
+    assert {k: set(v) - seen[k] for k, v in fields.TABLES.items() if k in seen and set(v) - seen[k]} == {}
+
+
+def test_library_tables_are_built_as_declared(shared: Path) -> None:
+    from gpuopt import nsys
+
+    frame = nsys.open(shared / NSYS).operations()
+    declared = [(c.name, c.dtype) for c in fields.COLUMNS["nsys.operations"]]
+    assert [(n, str(t)) for n, t in frame.schema.items()] == declared
+
+
+def test_a_column_name_has_one_unit_wherever_it_is_declared() -> None:
+    """People's tables scale a column by its name's declared unit (``cli/_people.py``): a name declared
+    with two units would be shown by neither; only names whose units are not scaled may differ."""
+    from gpuopt.cli._people import _SCALES
+
+    units: dict[str, set[str]] = {}
+    for c in (*(c for cs in fields.COLUMNS.values() for c in cs), *fields.COMMON_COLUMNS):
+        units.setdefault(c.name, set()).add(c.unit)
+    several = {name: u for name, u in units.items() if len(u) > 1}
+    assert {name: u for name, u in several.items() if u & set(_SCALES)} == {}
+    assert fields.units()["total_time_ns"] == "ns" and "value" not in fields.units()
 
 
 def test_every_table_command_is_run_here() -> None:

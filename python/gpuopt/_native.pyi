@@ -72,6 +72,7 @@ __all__ = [
     "store_replace",
     "store_verify_objects",
     "store_write_once",
+    "table_fields_json",
     "terminate",
     "torch_export_perfetto",
     "torch_flops",
@@ -108,6 +109,10 @@ def build_info_json() -> bytes:
 
 def debug_panic() -> None:
     """Panics inside the engine on purpose; surfaces as ``gpuopt.errors.InternalError``."""
+
+def table_fields_json() -> bytes:
+    """JSON ``[{key, columns: [{name, dtype, unit, meaning}]}]``: every table the engines build, each
+    column declared once where it is computed (``rust/src/<area>/fields.rs``), sorted by key."""
 
 @final
 class TorchTrace:

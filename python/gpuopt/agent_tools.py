@@ -25,7 +25,15 @@ class Tool:
 
     @property
     def description(self) -> str:
-        return (self.command.help or self.command.short_help or "").strip()
+        """The command's help, and for a command that prints one table, its columns (with units) from
+        their declarations (``gpuopt.fields``), so an agent can pick ``--sort`` and ``--columns``."""
+        text = (self.command.help or self.command.short_help or "").strip()
+        from gpuopt import fields
+
+        keys = fields.resolve(".".join(self.path)) if len(self.path) == 2 else []
+        if len(keys) != 1:
+            return text
+        return f"{text}\n\nColumns (gpuopt schema {keys[0]} defines each): {fields.columns_line(keys[0])}."
 
 
 def walk(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], click.Command]]:

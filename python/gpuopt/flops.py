@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gpuopt import _native
+from gpuopt._columns import Column
 from gpuopt.models.envelope import UnmodeledItem
 from gpuopt.models.flops import GpuChoice, GpuPeaks
 
@@ -111,6 +112,40 @@ def ncu_peak(precision: str) -> tuple[str | None, float]:
     return None, 1.0
 
 
+NCU_COLUMNS: tuple[Column, ...] = (
+    Column("device_name", "String", "none", "The launch's GPU as the report names it"),
+    Column(
+        "datasheet_gpu",
+        "String",
+        "none",
+        "The datasheet row used (references/gpu-peaks.md); null when the GPU is not in the table",
+    ),
+    Column(
+        "datasheet_peak",
+        "String",
+        "none",
+        "The datasheet column compared with (fp64, fp32, bf16_tensor, ...; 'sparse' for a sparsity_on"
+        " tensor path); null where the datasheets give no figure (fp16 HFMA2 pipe, integer paths)",
+    ),
+    Column(
+        "datasheet_peak_tflop_per_s",
+        "Float64",
+        "tflop_per_s",
+        "That peak (TFLOP/s; a sparse path's is twice the dense figure)",
+    ),
+    Column("flop_pct_of_datasheet_peak", "Float64", "pct", "achieved_flop_per_s / datasheet peak (%)"),
+    Column("datasheet_peak_gb_per_s", "Float64", "gbps", "The GPU's datasheet memory bandwidth (GB/s)"),
+    Column(
+        "dram_pct_of_datasheet_peak",
+        "Float64",
+        "pct",
+        "dram_bytes_per_s / datasheet memory bandwidth (%)",
+    ),
+)
+"""The columns :func:`ncu_flops` puts after ``gpuopt ncu roofline``'s (``ncu.flops``): the launch's device
+and the datasheet figures."""
+
+
 def ncu_flops(report: NcuReport, *, gpu: str | None = None) -> tuple[pl.DataFrame, list[GpuPeaks | None]]:
     """``gpuopt ncu roofline``'s points (per launch x precision that ran) with the datasheet peak of the
     report's GPU beside the report's own: ``datasheet_peak_tflop_per_s``, ``flop_pct_of_datasheet_peak``,
@@ -155,17 +190,8 @@ def ncu_flops(report: NcuReport, *, gpu: str | None = None) -> tuple[pl.DataFram
                 ),
             }
         )
-    extra = pl.DataFrame(
-        rows,
-        schema={
-            "datasheet_gpu": pl.String,
-            "datasheet_peak": pl.String,
-            "datasheet_peak_tflop_per_s": pl.Float64,
-            "flop_pct_of_datasheet_peak": pl.Float64,
-            "datasheet_peak_gb_per_s": pl.Float64,
-            "dram_pct_of_datasheet_peak": pl.Float64,
-        },
-    )
+    dtypes = {"String": pl.String, "Float64": pl.Float64}
+    extra = pl.DataFrame(rows, schema={c.name: dtypes[c.dtype] for c in NCU_COLUMNS[1:]})
     return pl.concat([points, extra], how="horizontal"), list(chosen.values())
 
 

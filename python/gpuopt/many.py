@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gpuopt._columns import Column
 from gpuopt.errors import AbsentError, GpuoptError, InputError, ToolAbsentError
 
 if TYPE_CHECKING:
@@ -246,6 +247,24 @@ def shown_name(text: str) -> str:
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
+KEY_COLUMNS: tuple[Column, ...] = (
+    Column(
+        "file",
+        "String",
+        "none",
+        "The file (or folder) this row comes from, when several files or a glob were read",
+    ),
+    Column(
+        "error_code",
+        "String",
+        "none",
+        "The typed error code when this file could not be read (its only row); null otherwise",
+    ),
+    Column("error", "String", "none", "That error's message; null otherwise"),
+)
+"""The key columns :func:`combine` puts before every table when several files are read at once."""
+
+
 def combine(results: Sequence[FileResult]) -> pl.DataFrame:
     """One table: ``file``, ``error_code``, ``error`` (null for files read), then every file's columns
     (a column some files lack is null in their rows); a failed file is one row of nulls and its error. A
@@ -254,17 +273,18 @@ def combine(results: Sequence[FileResult]) -> pl.DataFrame:
 
     frames: list[pl.DataFrame] = []
     for r in results:
+        file, code, error = (c.name for c in KEY_COLUMNS)
         head = {
-            "file": pl.lit(shown_name(r.file), dtype=pl.String),
-            "error_code": pl.lit(r.error["code"] if r.error else None, dtype=pl.String),
-            "error": pl.lit(shown_name(r.error["message"]) if r.error else None, dtype=pl.String),
+            file: pl.lit(shown_name(r.file), dtype=pl.String),
+            code: pl.lit(r.error["code"] if r.error else None, dtype=pl.String),
+            error: pl.lit(shown_name(r.error["message"]) if r.error else None, dtype=pl.String),
         }
         if r.frame is not None:
             frames.append(r.frame.select(*(v.alias(k) for k, v in head.items()), pl.all()))
         else:
             frames.append(pl.select(*(v.alias(k) for k, v in head.items())))
     if not frames:
-        return pl.DataFrame(schema={"file": pl.String, "error_code": pl.String, "error": pl.String})
+        return pl.DataFrame(schema={c.name: pl.String for c in KEY_COLUMNS})
     return pl.concat(frames, how="diagonal_relaxed")
 
 

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from gpuopt import _native, _profile_work
+from gpuopt._columns import Column
 from gpuopt._profile_sources import Capture, detect_kind, load
 from gpuopt.errors import InputError
 from gpuopt.models.profile import (
@@ -52,6 +53,71 @@ if TYPE_CHECKING:
     from gpuopt.models.profile import ProfileDiffData
 
 __all__ = ["Capture", "DiffResult", "diff", "diff_data", "diff_document", "diff_files", "load"]
+
+
+KEY_COLUMNS: tuple[Column, ...] = (
+    Column(
+        "key",
+        "String",
+        "none",
+        "The normalised key: kernel name (or [CUDA graph G exec E] in a graph-level nsys trace), NVTX"
+        " range or op (see references/profile-diff.md)",
+    ),
+    Column("status", "String", "none", "both, new (candidate only) or vanished (baseline only)"),
+    Column("baseline_count", "Float64", "count", "Mean instances of the key per baseline capture"),
+    Column("candidate_count", "Float64", "count", "Mean instances of the key per candidate capture"),
+    Column(
+        "baseline_mean_ns",
+        "Float64",
+        "ns",
+        "Mean over baseline captures of the key's time per capture, or per step when method.values says"
+        " so (ns; 0 where absent)",
+    ),
+    Column(
+        "candidate_mean_ns",
+        "Float64",
+        "ns",
+        "Mean over candidate captures of the key's time (ns; as baseline_mean_ns)",
+    ),
+    Column("baseline_per_instance_ns", "Float64", "ns", "Baseline total time / instances (ns)"),
+    Column("candidate_per_instance_ns", "Float64", "ns", "Candidate total time / instances (ns)"),
+    Column("change_ns", "Float64", "ns", "candidate_mean_ns - baseline_mean_ns (ns)"),
+    Column(
+        "change_pct",
+        "Float64",
+        "pct",
+        "100 x (candidate_mean_ns / baseline_mean_ns - 1); null when the baseline mean is 0",
+    ),
+    Column(
+        "ci_low_ns",
+        "Float64",
+        "ns",
+        "Lower end of the t interval of change_ns (Welch, or paired) at ci_level (ns; k >= 2 per side)",
+    ),
+    Column("ci_high_ns", "Float64", "ns", "Upper end of that interval (ns)"),
+    Column(
+        "ci_low_pct",
+        "Float64",
+        "pct",
+        "Lower end of the interval of change_pct (Fieller's, same t and level; null when the baseline mean"
+        " is not distinguishable from 0)",
+    ),
+    Column("ci_high_pct", "Float64", "pct", "Upper end of the interval of change_pct"),
+    Column(
+        "ci_level",
+        "Float64",
+        "ratio",
+        "Two-sided level of the row's intervals: 1 - max(R, 1) x fdr / m (false-coverage-rate adjusted;"
+        " R flagged of m tested keys), so flagged rows exclude 0 and others do not",
+    ),
+    Column(
+        "p_value", "Float64", "ratio", "Welch's t test on per-capture values (paired t test with --paired)"
+    ),
+    Column("q_value", "Float64", "ratio", "Benjamini-Hochberg adjusted p-value over every tested key"),
+    Column("flagged", "Boolean", "none", "q_value <= --fdr and |change_pct| >= --min-effect"),
+)
+"""The columns of ``profile.keys`` (``gpuopt profile diff``), in order: declared here, where the table is
+built (the statistics columns come from ``_native.profile_diff_keys``)."""
 
 
 @dataclass(frozen=True)
@@ -305,17 +371,7 @@ def diff(
         .with_columns(pl.col(["baseline_per_instance_ns", "candidate_per_instance_ns"]).fill_nan(None))
         .sort(pl.col("change_ns").abs(), "key", descending=[True, False])
     )
-    table = table.select(
-        "key",
-        "status",
-        "baseline_count",
-        "candidate_count",
-        "baseline_mean_ns",
-        "candidate_mean_ns",
-        "baseline_per_instance_ns",
-        "candidate_per_instance_ns",
-        *stats.columns[2:],
-    )
+    table = table.select(c.name for c in KEY_COLUMNS)
     comparability, warnings = _profile_work.comparability(baseline, candidate, work)
     facts_b = [_with_steps(c.facts, n) for c, n in zip(baseline, work.steps_baseline, strict=True)]
     facts_c = [_with_steps(c.facts, n) for c, n in zip(candidate, work.steps_candidate, strict=True)]

@@ -6,8 +6,60 @@
 //! union of every other kernel's; `overlap = |comm ∩ compute|`; `exposed = comm_busy − overlap` (time
 //! the device only communicated). Copies are neither.
 
+use crate::column::{Column, Unit};
 use crate::intervals::{self, Span};
 use serde::Serialize;
+
+/// The columns of the communication table, the same in both engines (`nsys comm`; `torch comm` puts
+/// the trace's `rank` first).
+pub const COLUMNS: &[Column] = &[
+    Column::int("device", Unit::Id, "Device id"),
+    Column::int(
+        "stream",
+        Unit::Id,
+        "Communication stream; null for the device row (all streams)",
+    ),
+    Column::int(
+        "kernels",
+        Unit::Count,
+        "Kernels of the device (device row) or stream (stream row)",
+    ),
+    Column::int(
+        "comm_kernels",
+        Unit::Count,
+        "Communication kernels: names starting nccl/rccl or containing gloo:",
+    ),
+    Column::int(
+        "comm_time_ns",
+        Unit::Ns,
+        "Summed duration of the communication kernels (ns; overlapping ones each count)",
+    ),
+    Column::int(
+        "comm_busy_ns",
+        Unit::Ns,
+        "Union of the communication kernels' intervals (ns)",
+    ),
+    Column::int(
+        "compute_busy_ns",
+        Unit::Ns,
+        "Union of the device's other kernels' intervals (ns); copies are neither",
+    ),
+    Column::int(
+        "overlap_ns",
+        Unit::Ns,
+        "Time communication and compute ran at once: |comm union ∩ compute union| (ns)",
+    ),
+    Column::int(
+        "exposed_comm_ns",
+        Unit::Ns,
+        "Communication not hidden by compute: comm_busy_ns - overlap_ns (ns)",
+    ),
+    Column::float(
+        "overlap_pct",
+        Unit::Pct,
+        "overlap_ns / comm_busy_ns (%; 0 without communication)",
+    ),
+];
 
 /// A collective/communication kernel by its name: NCCL and RCCL (`nccl…`, `rccl…`, including
 /// `ncclDevKernel_*` and `ncclKernel_*`) and Gloo's GPU work (`gloo:`).

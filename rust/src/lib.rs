@@ -2,8 +2,10 @@
 
 pub mod analyses;
 pub mod build_info;
+pub mod column;
 pub mod comm;
 pub mod error;
+pub mod fields;
 #[cfg(test)]
 mod fuzz;
 pub mod fxhash;

@@ -12,11 +12,143 @@
 //! * The **latest rank** of a collective is the one with the last arrival (the lowest rank on a tie).
 //! * **Step time** per rank: the durations of its step ranges (`ProfilerStep#N`, or a named NVTX range).
 
+use crate::column::{Column, Declared, Unit};
 use crate::error::Result;
 use crate::intervals::Span;
 use crate::table::Table;
 use arrow_array::{ArrayRef, BooleanArray, Int64Array, StringArray};
 use std::sync::Arc;
+
+const ARRIVED_LAST: Column = Column::int(
+    "arrived_last",
+    Unit::Count,
+    "Matched collectives at which this rank arrived last (lowest rank on a tie)",
+);
+const LABEL: Column = Column::text(
+    "label",
+    "Where the rank came from (file, process, device), for people",
+);
+const RANK: Column = Column::int(
+    "rank",
+    Unit::Id,
+    "The rank: distributedInfo's rank, or its position in the files given (see data.rank_source)",
+);
+
+/// `AREA.rank_collectives`: one row per matched collective.
+pub const COLLECTIVES_COLUMNS: &[Column] = &[
+    Column::int(
+        "index",
+        Unit::Id,
+        "k: the k-th collective kernel of every rank, by start time",
+    ),
+    Column::text("name", "The first rank's kernel name for it"),
+    Column::flag(
+        "names_agree",
+        "Whether every rank's k-th collective kernel has that name (false: ranks may not match)",
+    ),
+    Column::int(
+        "latest_rank",
+        Unit::Id,
+        "The rank that arrived last (its kernel started last; lowest rank on a tie)",
+    ),
+    Column::int(
+        "first_start_ns",
+        Unit::Ns,
+        "Earliest arrival (kernel start, ns on data.clock)",
+    ),
+    Column::int(
+        "last_start_ns",
+        Unit::Ns,
+        "Latest arrival (kernel start, ns on data.clock)",
+    ),
+    Column::int("skew_ns", Unit::Ns, "last_start_ns - first_start_ns (ns)"),
+    Column::int(
+        "others_wait_ns",
+        Unit::Ns,
+        "Sum over ranks of last arrival - own arrival (ns): the waiting the latest caused",
+    ),
+];
+
+/// `AREA.rank_stragglers`: the ranks others waited for.
+pub const STRAGGLERS_COLUMNS: &[Column] = &[
+    RANK,
+    LABEL,
+    ARRIVED_LAST,
+    Column::int(
+        "others_wait_ns",
+        Unit::Ns,
+        "Summed waiting of the other ranks at the collectives this rank arrived last to (ns)",
+    ),
+    Column::int(
+        "max_skew_ns",
+        Unit::Ns,
+        "The largest skew among those collectives (ns)",
+    ),
+];
+
+/// `AREA.ranks`: one row per rank.
+pub const RANKS_COLUMNS: &[Column] = &[
+    RANK,
+    LABEL,
+    Column::int(
+        "steps",
+        Unit::Count,
+        "Step ranges of the rank (ProfilerStep#N in torch; instances of --step RANGE in nsys)",
+    ),
+    Column::int(
+        "step_mean_ns",
+        Unit::Ns,
+        "Mean step duration (ns, integer division); null without steps",
+    ),
+    Column::int(
+        "step_max_ns",
+        Unit::Ns,
+        "Longest step (ns); null without steps",
+    ),
+    Column::int(
+        "collectives",
+        Unit::Count,
+        "Collective (NCCL) kernels the rank ran",
+    ),
+    Column::int(
+        "matched",
+        Unit::Count,
+        "Collectives matched across ranks: the fewest any rank ran (the k-th of each rank is one)",
+    ),
+    Column::int(
+        "collective_time_ns",
+        Unit::Ns,
+        "Summed duration of the rank's collective kernels (ns; end - start, each counted)",
+    ),
+    Column::int(
+        "collective_wait_ns",
+        Unit::Ns,
+        "Summed wait at the matched collectives: last arrival - own arrival (ns)",
+    ),
+    ARRIVED_LAST,
+];
+
+/// The three tables, declared for both areas that compare ranks (`gpuopt nsys ranks`, `torch ranks`).
+pub fn tables() -> Vec<Declared> {
+    let mut out = Vec::new();
+    for (ranks, collectives, stragglers) in [
+        (
+            "nsys.ranks",
+            "nsys.rank_collectives",
+            "nsys.rank_stragglers",
+        ),
+        (
+            "torch.ranks",
+            "torch.rank_collectives",
+            "torch.rank_stragglers",
+        ),
+    ] {
+        out.push(Declared::new(ranks, RANKS_COLUMNS));
+        out.push(Declared::new(collectives, COLLECTIVES_COLUMNS));
+        out.push(Declared::new(stragglers, STRAGGLERS_COLUMNS));
+    }
+    out
+}
 
 /// One collective kernel of a rank.
 #[derive(Debug, Clone)]
@@ -127,93 +259,99 @@ pub fn compare(ranks: &[Rank]) -> Result<Tables> {
         let d: Vec<i64> = r.steps.iter().map(Span::len).collect();
         f(&d)
     };
-    let ranks_table = Table::from_columns(vec![
-        ("rank", ints(ranks.iter().map(|r| r.rank).collect())),
-        (
-            "label",
-            texts(ranks.iter().map(|r| r.label.clone()).collect()),
-        ),
-        (
-            "steps",
-            ints(ranks.iter().map(|r| count(r.steps.len())).collect()),
-        ),
-        (
-            "step_mean_ns",
-            opt_ints(
-                ranks
-                    .iter()
-                    .map(|r| {
-                        step_stat(r, |d| {
-                            (!d.is_empty()).then(|| d.iter().sum::<i64>() / count(d.len()))
+    let ranks_table = Table::declared(
+        RANKS_COLUMNS,
+        vec![
+            ("rank", ints(ranks.iter().map(|r| r.rank).collect())),
+            (
+                "label",
+                texts(ranks.iter().map(|r| r.label.clone()).collect()),
+            ),
+            (
+                "steps",
+                ints(ranks.iter().map(|r| count(r.steps.len())).collect()),
+            ),
+            (
+                "step_mean_ns",
+                opt_ints(
+                    ranks
+                        .iter()
+                        .map(|r| {
+                            step_stat(r, |d| {
+                                (!d.is_empty()).then(|| d.iter().sum::<i64>() / count(d.len()))
+                            })
                         })
-                    })
-                    .collect(),
+                        .collect(),
+                ),
             ),
-        ),
-        (
-            "step_max_ns",
-            opt_ints(
-                ranks
-                    .iter()
-                    .map(|r| step_stat(r, |d| d.iter().copied().max()))
-                    .collect(),
+            (
+                "step_max_ns",
+                opt_ints(
+                    ranks
+                        .iter()
+                        .map(|r| step_stat(r, |d| d.iter().copied().max()))
+                        .collect(),
+                ),
             ),
-        ),
-        (
-            "collectives",
-            ints(ranks.iter().map(|r| count(r.collectives.len())).collect()),
-        ),
-        ("matched", ints(vec![count(matched_n); ranks.len()])),
-        (
-            "collective_time_ns",
-            ints(
-                ranks
-                    .iter()
-                    .map(|r| r.collectives.iter().map(|c| c.end - c.start).sum())
-                    .collect(),
+            (
+                "collectives",
+                ints(ranks.iter().map(|r| count(r.collectives.len())).collect()),
             ),
-        ),
-        ("collective_wait_ns", ints(wait)),
-        ("arrived_last", ints(last_count.clone())),
-    ])?;
-    let collectives = Table::from_columns(vec![
-        ("index", ints((0..matched.len()).map(count).collect())),
-        (
-            "name",
-            texts(matched.iter().map(|m| m.name.clone()).collect()),
-        ),
-        (
-            "names_agree",
-            Arc::new(BooleanArray::from(
-                matched.iter().map(|m| m.names_agree).collect::<Vec<bool>>(),
-            )) as ArrayRef,
-        ),
-        (
-            "latest_rank",
-            ints(matched.iter().map(|m| rank_of(m.latest)).collect()),
-        ),
-        (
-            "first_start_ns",
-            ints(matched.iter().map(|m| m.first_start).collect()),
-        ),
-        (
-            "last_start_ns",
-            ints(matched.iter().map(|m| m.last_start).collect()),
-        ),
-        (
-            "skew_ns",
-            ints(
-                matched
-                    .iter()
-                    .map(|m| m.last_start - m.first_start)
-                    .collect(),
+            ("matched", ints(vec![count(matched_n); ranks.len()])),
+            (
+                "collective_time_ns",
+                ints(
+                    ranks
+                        .iter()
+                        .map(|r| r.collectives.iter().map(|c| c.end - c.start).sum())
+                        .collect(),
+                ),
             ),
-        ),
-        (
-            "others_wait_ns",
-            ints(matched.iter().map(|m| m.others_wait).collect()),
-        ),
-    ])?;
+            ("collective_wait_ns", ints(wait)),
+            ("arrived_last", ints(last_count.clone())),
+        ],
+    )?;
+    let collectives = Table::declared(
+        COLLECTIVES_COLUMNS,
+        vec![
+            ("index", ints((0..matched.len()).map(count).collect())),
+            (
+                "name",
+                texts(matched.iter().map(|m| m.name.clone()).collect()),
+            ),
+            (
+                "names_agree",
+                Arc::new(BooleanArray::from(
+                    matched.iter().map(|m| m.names_agree).collect::<Vec<bool>>(),
+                )) as ArrayRef,
+            ),
+            (
+                "latest_rank",
+                ints(matched.iter().map(|m| rank_of(m.latest)).collect()),
+            ),
+            (
+                "first_start_ns",
+                ints(matched.iter().map(|m| m.first_start).collect()),
+            ),
+            (
+                "last_start_ns",
+                ints(matched.iter().map(|m| m.last_start).collect()),
+            ),
+            (
+                "skew_ns",
+                ints(
+                    matched
+                        .iter()
+                        .map(|m| m.last_start - m.first_start)
+                        .collect(),
+                ),
+            ),
+            (
+                "others_wait_ns",
+                ints(matched.iter().map(|m| m.others_wait).collect()),
+            ),
+        ],
+    )?;
     let late: Vec<usize> = (0..ranks.len())
         .filter(|&i| last_count.get(i).is_some_and(|&n| n > 0))
         .collect();
@@ -222,20 +360,23 @@ pub fn compare(ranks: &[Rank]) -> Result<Tables> {
             .map(|&i| v.get(i).copied().unwrap_or(0))
             .collect()
     };
-    let stragglers = Table::from_columns(vec![
-        ("rank", ints(late.iter().map(|&i| rank_of(i)).collect())),
-        (
-            "label",
-            texts(
-                late.iter()
-                    .map(|&i| ranks.get(i).map_or_else(String::new, |r| r.label.clone()))
-                    .collect(),
+    let stragglers = Table::declared(
+        STRAGGLERS_COLUMNS,
+        vec![
+            ("rank", ints(late.iter().map(|&i| rank_of(i)).collect())),
+            (
+                "label",
+                texts(
+                    late.iter()
+                        .map(|&i| ranks.get(i).map_or_else(String::new, |r| r.label.clone()))
+                        .collect(),
+                ),
             ),
-        ),
-        ("arrived_last", ints(pick(&last_count))),
-        ("others_wait_ns", ints(pick(&caused))),
-        ("max_skew_ns", ints(pick(&max_skew))),
-    ])?;
+            ("arrived_last", ints(pick(&last_count))),
+            ("others_wait_ns", ints(pick(&caused))),
+            ("max_skew_ns", ints(pick(&max_skew))),
+        ],
+    )?;
     Ok(Tables {
         ranks: ranks_table,
         collectives,

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpuopt import _native
+from gpuopt._columns import Column
 from gpuopt._nsys.export import export_report, is_report
 from gpuopt.errors import InputError
 
@@ -45,6 +46,11 @@ SOURCES: dict[str, tuple[str, ...]] = {
         "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
     ),
 }
+
+PER_DEVICE = Column(
+    "device_id", "Int64", "id", "Device (CUDA device id) this block of rows belongs to (--per-device)"
+)
+"""The leading column :meth:`Report.per_device` puts before an nsys table read ``--per-device``."""
 
 
 class Report:
@@ -134,12 +140,11 @@ class Report:
         """``build(device)`` for every device, stacked under a leading ``device_id`` column."""
         import polars as pl
 
-        frames = [
-            build(d).select(pl.lit(d, dtype=pl.Int64).alias("device_id"), pl.all()) for d in self.devices()
-        ]
+        key = PER_DEVICE.name
+        frames = [build(d).select(pl.lit(d, dtype=pl.Int64).alias(key), pl.all()) for d in self.devices()]
         if frames:
             return pl.concat(frames)
-        return build(-1).select(pl.lit(None, dtype=pl.Int64).alias("device_id"), pl.all()).clear()
+        return build(-1).select(pl.lit(None, dtype=pl.Int64).alias(key), pl.all()).clear()
 
     def kernel_summary(self, *, window: Window | None = None, nvtx: str | None = None) -> pl.DataFrame:
         """``cuda_gpu_kern_sum``: kernel time by (demangled) name."""

@@ -2,8 +2,9 @@
 wide tables of few rows transposed, a totals row where a sum means something; everything in 120 columns.
 
 Only the terminal rendering: ``--json`` and ``--out`` carry the full, unscaled, unshortened table.
-The unit of a column comes from its name (STYLE: units in the name): ``*_ns`` time, ``*bytes`` sizes,
-``*_gbps`` and ``*_bytes_per_s`` bandwidth, ``*_pct`` percent.
+The unit of a column is the one its declaration gives (``gpuopt.fields``: ns become µs/ms/s, bytes
+KB/MB/GB, bytes per second GB/s, ``pct`` a percent); a column no table declares falls back on the unit in
+its name (STYLE: units in the name).
 """
 
 from __future__ import annotations
@@ -76,25 +77,44 @@ def _number(v: float) -> str:
     return f"{v:,.0f}" if abs(v) >= 1e5 else f"{v:.4g}"
 
 
-def formatter(column: str) -> Callable[[Any], str]:
-    """How a column's values read: by the unit its name carries."""
+_SCALES: dict[str, Callable[[Any], str]] = {
+    "ns": _time,
+    "bytes": _size,
+    "gbps": lambda v: f"{v:,.1f} GB/s",
+    "bytes_per_s": lambda v: f"{v / 1e9:,.1f} GB/s",
+    "flop_per_s": lambda v: f"{v / 1e12:,.2f} TFLOP/s",
+    "flop_per_byte": lambda v: f"{v:,.3g} FLOP/B",
+    "pct": lambda v: f"{v:.1f} %",
+}
+
+
+def _unit_in_name(column: str) -> str | None:
+    """The unit a column's name carries, for columns no table declares (a table built in a command)."""
     column, _ = split_aggregate(column)
-    if column.endswith("_ns"):
-        unit: Callable[[Any], str] = _time
-    elif column == "bytes" or column.endswith("_bytes"):
-        unit = _size
-    elif column.endswith("_gbps"):
-        unit = lambda v: f"{v:,.1f} GB/s"  # noqa: E731
-    elif column.endswith("_bytes_per_s"):
-        unit = lambda v: f"{v / 1e9:,.1f} GB/s"  # noqa: E731
-    elif column.endswith("_flop_per_s"):
-        unit = lambda v: f"{v / 1e12:,.2f} TFLOP/s"  # noqa: E731
-    elif column.endswith("_flop_per_byte"):
-        unit = lambda v: f"{v:,.3g} FLOP/B"  # noqa: E731
-    elif column.endswith(("_pct", "_pct_of_peak")):
-        unit = lambda v: f"{v:.1f} %"  # noqa: E731
-    else:
-        unit = _number
+    for suffix, unit in _NAME_UNITS:
+        if column.endswith(suffix):
+            return unit
+    return "bytes" if column == "bytes" else None
+
+
+_NAME_UNITS = (
+    ("_ns", "ns"),
+    ("_bytes", "bytes"),
+    ("_gbps", "gbps"),
+    ("_bytes_per_s", "bytes_per_s"),
+    ("_flop_per_s", "flop_per_s"),
+    ("_flop_per_byte", "flop_per_byte"),
+    ("_pct", "pct"),
+    ("_pct_of_peak", "pct"),
+)
+
+
+def formatter(column: str) -> Callable[[Any], str]:
+    """How a column's values read: by its declared unit (``gpuopt.fields``), else the unit its name
+    carries."""
+    from gpuopt import fields
+
+    unit = _SCALES.get(fields.units().get(column) or _unit_in_name(column) or "", _number)
 
     def fmt(value: Any) -> str:
         if value is None:

@@ -50,10 +50,9 @@ def schema(name: str | None) -> Outcome:
     if keys:
         key = keys[0]
         table = SchemaShown(name=key, json_schema=fields.row_schema(key))
-        width = max(len(c) for c in fields.TABLES[key])
         return Outcome(
             data=SchemaDocument(names=names, shown=table, documents=documents, tables=tables),
-            render=lambda: "\n".join(f"{c:<{width}}  {t}" for c, t in fields.TABLES[key].items()),
+            render=lambda: fields.render(key),
         )
     if name in DOCUMENTS:
         doc = SchemaShown(name=name, json_schema=document_schema(name))

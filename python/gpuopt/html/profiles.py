@@ -19,15 +19,24 @@ if TYPE_CHECKING:
     from gpuopt.models.html import HtmlReportData
 
 TOP = 20
-KERNEL_AXIS = "total GPU time (ms)"
-NVTX_AXIS = "GPU projection (ms): first to last GPU operation launched in the range"
 NO_NVTX = "No NVTX range with GPU work in the selection (none captured, or none launched GPU work)."
-OPS_AXIS = "GPU time of the operator's kernels (ms)"
 NO_OPS = "No operator launched GPU work in this trace."
 
 
 def _ms(ns: float) -> str:
     return f"{ns / 1e6:,.3f} ms"
+
+
+def declared(key: str, column: str) -> tuple[str, str]:
+    """The axis title and the caption of bars of one declared ns column (``gpuopt.fields``): the
+    column's name in ms, and what it means."""
+    from gpuopt import fields
+
+    meaning = fields.TABLES[key][column]
+    return (
+        f"{column.removesuffix('_ns').replace('_', ' ')} (ms)",
+        f"Bars: {column}, {meaning[:1].lower()}{meaning[1:]}",
+    )
 
 
 def top_bars(
@@ -36,16 +45,18 @@ def top_bars(
     title: str,
     frame: pl.DataFrame,
     value: str,
-    label: str,
+    column: tuple[str, str],
     empty: str,
     note: str = "",
     colour: str | None = None,
 ) -> None:
-    """A horizontal bar per row (the ``TOP`` largest ``value``), longest on top; full names on hover.
+    """A horizontal bar per row (the ``TOP`` largest ``value``), longest on top; full names on hover;
+    ``column`` is (table, column) of the declared column the values are (axis and caption say which).
     ``colour`` names a column holding each row's kind (``kernel``, ``graph``: the timeline's colours);
     without it every bar is a kernel's colour."""
     import polars as pl
 
+    label, caption = declared(*column)
     frame = frame.filter(pl.col(value).is_not_null() & (pl.col(value) > 0))
     if frame.is_empty():
         page.nothing(name, title, empty)
@@ -74,7 +85,7 @@ def top_bars(
         yaxis={"autorange": "reversed", "automargin": True},
     )
     more = f" (the {TOP} largest of {frame.height})" if frame.height > TOP else ""
-    page.figure(name, title, fig, f"{label}{more}; hover for the full name.{note}")
+    page.figure(name, title, fig, f"{caption}{more}; hover for the full name.{note}")
 
 
 def _kernels_and_graphs(
@@ -162,7 +173,7 @@ def nsys_page(
         else "Top kernels by total GPU time",
         kernels,
         "total",
-        KERNEL_AXIS,
+        ("nsys.cuda_gpu_kern_sum", "total_time_ns"),
         "No kernels or CUDA-graph executions in the selection."
         if graph_note
         else "No kernels in the selection.",
@@ -171,7 +182,13 @@ def nsys_page(
     )
     by_range = report.nvtx(window=window, nvtx=nvtx_range).rename({"range": "name"})
     top_bars(
-        page, "nvtx", "NVTX ranges by GPU time (projection)", by_range, "gpu_projected_ns", NVTX_AXIS, NO_NVTX
+        page,
+        "nvtx",
+        "NVTX ranges by GPU time (projection)",
+        by_range,
+        "gpu_projected_ns",
+        ("nsys.nvtx_ranges", "gpu_projected_ns"),
+        NO_NVTX,
     )
     return page.write(out)
 
@@ -224,7 +241,7 @@ def torch_page(trace: torch_trace.TorchTrace, out: Path) -> HtmlReportData:
         "Top kernels by total GPU time",
         kernels,
         "total",
-        KERNEL_AXIS,
+        ("torch.kernels", "total_ns"),
         "No GPU kernels in this trace.",
     )
     top_bars(
@@ -233,7 +250,7 @@ def torch_page(trace: torch_trace.TorchTrace, out: Path) -> HtmlReportData:
         "Top operators by GPU time of their kernels",
         trace.ops(),
         "gpu_time_ns",
-        OPS_AXIS,
+        ("torch.ops", "gpu_time_ns"),
         NO_OPS,
     )
     return page.write(out)

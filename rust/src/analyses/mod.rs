@@ -9,6 +9,7 @@
 pub mod activity;
 pub mod critical;
 pub mod facts;
+pub mod fields;
 pub mod iterations;
 pub mod period;
 pub mod queue;

@@ -1,7 +1,8 @@
-//! The analyses' results as Arrow tables (column definitions: `python/gpuopt/fields/_analyses.py`).
+//! The analyses' results as Arrow tables, exactly the columns `super::fields` declares.
 
 use super::activity::{Activity, OpClass};
 use super::critical::{Category, Node, Path};
+use super::fields;
 use super::iterations::{Iterations, Row};
 use super::queue::{Level, Queue};
 use super::sequences::Pattern;
@@ -44,29 +45,32 @@ pub fn iterations(a: &Activity, it: &Iterations) -> Result<Table> {
     let rows: Vec<&Row> = it.rows.iter().collect();
     let col = |f: &dyn Fn(&Row) -> Option<i64>| opt_int(rows.iter().map(|r| f(r)).collect());
     let txt = |f: &dyn Fn(&Row) -> Option<String>| text(rows.iter().map(|r| f(r)).collect());
-    Table::from_columns(vec![
-        ("device_id", col(&|r| Some(r.device))),
-        ("source", txt(&|r| Some(r.source_name.to_string()))),
-        ("row", col(&|r| Some(n(r.index)))),
-        ("iteration", col(&|r| r.iteration.map(n))),
-        ("name", txt(&|r| r.name.clone())),
-        (
-            "thread",
-            txt(&|r| r.thread.map(|t| a.thread_label(t).to_string())),
-        ),
-        ("host_start_ns", col(&|r| r.host_start)),
-        ("start_ns", col(&|r| r.m.start)),
-        ("end_ns", col(&|r| r.m.end)),
-        ("span_ns", col(&|r| r.m.span)),
-        ("extent_ns", col(&|r| r.m.extent())),
-        ("gpu_busy_ns", col(&|r| Some(r.m.busy))),
-        ("kernels", col(&|r| Some(r.m.kernels))),
-        ("memory_ops", col(&|r| Some(r.m.memory_ops))),
-        ("graph_executions", col(&|r| Some(r.m.graph_executions))),
-        ("gpu_ops", col(&|r| Some(n(r.ops.len())))),
-        ("odd", txt(&|r| r.odd.map(str::to_string))),
-        ("odd_rule", txt(&|r| r.odd_rule.clone())),
-    ])
+    Table::declared(
+        fields::ITERATIONS,
+        vec![
+            ("device_id", col(&|r| Some(r.device))),
+            ("source", txt(&|r| Some(r.source_name.to_string()))),
+            ("row", col(&|r| Some(n(r.index)))),
+            ("iteration", col(&|r| r.iteration.map(n))),
+            ("name", txt(&|r| r.name.clone())),
+            (
+                "thread",
+                txt(&|r| r.thread.map(|t| a.thread_label(t).to_string())),
+            ),
+            ("host_start_ns", col(&|r| r.host_start)),
+            ("start_ns", col(&|r| r.m.start)),
+            ("end_ns", col(&|r| r.m.end)),
+            ("span_ns", col(&|r| r.m.span)),
+            ("extent_ns", col(&|r| r.m.extent())),
+            ("gpu_busy_ns", col(&|r| Some(r.m.busy))),
+            ("kernels", col(&|r| Some(r.m.kernels))),
+            ("memory_ops", col(&|r| Some(r.m.memory_ops))),
+            ("graph_executions", col(&|r| Some(r.m.graph_executions))),
+            ("gpu_ops", col(&|r| Some(n(r.ops.len())))),
+            ("odd", txt(&|r| r.odd.map(str::to_string))),
+            ("odd_rule", txt(&|r| r.odd_rule.clone())),
+        ],
+    )
 }
 
 /// Per step: the critical path's extent and its time by category.
@@ -131,7 +135,7 @@ pub fn critical_summary(paths: &[Path], rows: &[&Row]) -> Result<Table> {
         "segments",
         int(paths.iter().map(|p| n(p.segments.len())).collect()),
     ));
-    Table::from_columns(columns)
+    Table::declared(fields::CRITICAL_PATH, columns)
 }
 
 /// Every stretch of every path, in time order.
@@ -170,20 +174,23 @@ pub fn critical_edges(a: &Activity, paths: &[Path], rows: &[&Row]) -> Result<Tab
             thread.push(th);
         }
     }
-    Table::from_columns(vec![
-        ("device_id", opt_int(device)),
-        ("row", opt_int(row)),
-        ("seq", int(seq)),
-        ("start_ns", int(start)),
-        ("end_ns", int(end)),
-        ("duration_ns", int(dur)),
-        ("category", text(category)),
-        ("edge", text(edge)),
-        ("node", text(node)),
-        ("name", text(name)),
-        ("stream_id", opt_int(stream)),
-        ("thread", text(thread)),
-    ])
+    Table::declared(
+        fields::CRITICAL_PATH_EDGES,
+        vec![
+            ("device_id", opt_int(device)),
+            ("row", opt_int(row)),
+            ("seq", int(seq)),
+            ("start_ns", int(start)),
+            ("end_ns", int(end)),
+            ("duration_ns", int(dur)),
+            ("category", text(category)),
+            ("edge", text(edge)),
+            ("node", text(node)),
+            ("name", text(name)),
+            ("stream_id", opt_int(stream)),
+            ("thread", text(thread)),
+        ],
+    )
 }
 
 /// (node kind, name, stream, thread) of a path node.
@@ -230,44 +237,50 @@ pub fn queues(q: &[Queue]) -> Result<Table> {
     let col = |f: &dyn Fn(&Queue) -> i64| int(q.iter().map(f).collect());
     let pc =
         |f: &dyn Fn(&Queue) -> i64| float(q.iter().map(|x| pct(f(x), x.window.len())).collect());
-    Table::from_columns(vec![
-        ("device_id", col(&|x| x.device)),
-        ("stream_id", opt_int(q.iter().map(|x| x.stream).collect())),
-        ("operations", col(&|x| n(x.operations))),
-        ("window_start_ns", col(&|x| x.window.start)),
-        ("window_end_ns", col(&|x| x.window.end)),
-        ("window_ns", col(&|x| x.window.len())),
-        ("busy_ns", col(&|x| x.busy)),
-        ("launch_bound_idle_ns", col(&|x| x.launch_bound_idle)),
-        ("queued_idle_ns", col(&|x| x.queued_idle)),
-        ("host_sync_ns", col(&|x| x.host_sync)),
-        ("busy_pct", pc(&|x| x.busy)),
-        ("launch_bound_pct", pc(&|x| x.launch_bound_idle)),
-        ("queued_idle_pct", pc(&|x| x.queued_idle)),
-        ("host_sync_pct", pc(&|x| x.host_sync)),
-        ("max_depth", col(&|x| x.max_depth)),
-        (
-            "mean_depth",
-            float(q.iter().map(|x| x.mean_depth).collect()),
-        ),
-        ("without_call", col(&|x| n(x.without_call))),
-    ])
+    Table::declared(
+        fields::QUEUE,
+        vec![
+            ("device_id", col(&|x| x.device)),
+            ("stream_id", opt_int(q.iter().map(|x| x.stream).collect())),
+            ("operations", col(&|x| n(x.operations))),
+            ("window_start_ns", col(&|x| x.window.start)),
+            ("window_end_ns", col(&|x| x.window.end)),
+            ("window_ns", col(&|x| x.window.len())),
+            ("busy_ns", col(&|x| x.busy)),
+            ("launch_bound_idle_ns", col(&|x| x.launch_bound_idle)),
+            ("queued_idle_ns", col(&|x| x.queued_idle)),
+            ("host_sync_ns", col(&|x| x.host_sync)),
+            ("busy_pct", pc(&|x| x.busy)),
+            ("launch_bound_pct", pc(&|x| x.launch_bound_idle)),
+            ("queued_idle_pct", pc(&|x| x.queued_idle)),
+            ("host_sync_pct", pc(&|x| x.host_sync)),
+            ("max_depth", col(&|x| x.max_depth)),
+            (
+                "mean_depth",
+                float(q.iter().map(|x| x.mean_depth).collect()),
+            ),
+            ("without_call", col(&|x| n(x.without_call))),
+        ],
+    )
 }
 
 /// The depth of each queue over time: stretches of constant depth.
 pub fn levels(l: &[Level]) -> Result<Table> {
-    Table::from_columns(vec![
-        ("device_id", int(l.iter().map(|x| x.device).collect())),
-        ("stream_id", opt_int(l.iter().map(|x| x.stream).collect())),
-        ("start_ns", int(l.iter().map(|x| x.start).collect())),
-        ("end_ns", int(l.iter().map(|x| x.end).collect())),
-        (
-            "duration_ns",
-            int(l.iter().map(|x| x.end - x.start).collect()),
-        ),
-        ("depth", int(l.iter().map(|x| x.depth).collect())),
-        ("running", int(l.iter().map(|x| x.running).collect())),
-    ])
+    Table::declared(
+        fields::QUEUE_SERIES,
+        vec![
+            ("device_id", int(l.iter().map(|x| x.device).collect())),
+            ("stream_id", opt_int(l.iter().map(|x| x.stream).collect())),
+            ("start_ns", int(l.iter().map(|x| x.start).collect())),
+            ("end_ns", int(l.iter().map(|x| x.end).collect())),
+            (
+                "duration_ns",
+                int(l.iter().map(|x| x.end - x.start).collect()),
+            ),
+            ("depth", int(l.iter().map(|x| x.depth).collect())),
+            ("running", int(l.iter().map(|x| x.running).collect())),
+        ],
+    )
 }
 
 /// The patterns, each with its names joined by " → ".
@@ -280,59 +293,62 @@ pub fn sequences(a: &Activity, patterns: &[Pattern]) -> Result<Table> {
             total as f64 / count as f64
         }
     };
-    Table::from_columns(vec![
-        (
-            "device_id",
-            int(patterns.iter().map(|p| p.device).collect()),
-        ),
-        (
-            "kind",
-            text(patterns.iter().map(|p| Some(p.kind.to_string())).collect()),
-        ),
-        (
-            "n",
-            int(patterns.iter().map(|p| n(p.names.len())).collect()),
-        ),
-        ("count", int(patterns.iter().map(|p| n(p.count)).collect())),
-        (
-            "gpu_time_ns",
-            int(patterns.iter().map(|p| p.gpu_time).collect()),
-        ),
-        (
-            "gpu_time_per_instance_ns",
-            float(patterns.iter().map(|p| mean(p.gpu_time, p.count)).collect()),
-        ),
-        (
-            "span_per_instance_ns",
-            float(
-                patterns
-                    .iter()
-                    .map(|p| mean(p.span_total, p.count))
-                    .collect(),
+    Table::declared(
+        fields::SEQUENCES,
+        vec![
+            (
+                "device_id",
+                int(patterns.iter().map(|p| p.device).collect()),
             ),
-        ),
-        (
-            "first_start_ns",
-            int(patterns.iter().map(|p| p.first_start).collect()),
-        ),
-        (
-            "kernels",
-            text(
-                patterns
-                    .iter()
-                    .map(|p| {
-                        Some(
-                            p.names
-                                .iter()
-                                .map(|&i| a.name(i))
-                                .collect::<Vec<_>>()
-                                .join(" → "),
-                        )
-                    })
-                    .collect(),
+            (
+                "kind",
+                text(patterns.iter().map(|p| Some(p.kind.to_string())).collect()),
             ),
-        ),
-    ])
+            (
+                "n",
+                int(patterns.iter().map(|p| n(p.names.len())).collect()),
+            ),
+            ("count", int(patterns.iter().map(|p| n(p.count)).collect())),
+            (
+                "gpu_time_ns",
+                int(patterns.iter().map(|p| p.gpu_time).collect()),
+            ),
+            (
+                "gpu_time_per_instance_ns",
+                float(patterns.iter().map(|p| mean(p.gpu_time, p.count)).collect()),
+            ),
+            (
+                "span_per_instance_ns",
+                float(
+                    patterns
+                        .iter()
+                        .map(|p| mean(p.span_total, p.count))
+                        .collect(),
+                ),
+            ),
+            (
+                "first_start_ns",
+                int(patterns.iter().map(|p| p.first_start).collect()),
+            ),
+            (
+                "kernels",
+                text(
+                    patterns
+                        .iter()
+                        .map(|p| {
+                            Some(
+                                p.names
+                                    .iter()
+                                    .map(|&i| a.name(i))
+                                    .collect::<Vec<_>>()
+                                    .join(" → "),
+                            )
+                        })
+                        .collect(),
+                ),
+            ),
+        ],
+    )
 }
 
 /// `table` with a leading `rank` column holding `rank` (the traces of a Kineto job).

@@ -3,6 +3,7 @@
 
 use super::codes;
 use super::model::{Cell, LaunchIdentity, Report};
+use crate::column::Column;
 use crate::error::{Error, Result};
 use crate::table::Table;
 use arrow_array::ArrayRef;
@@ -58,9 +59,10 @@ pub fn number(report: &Report, row: usize, col: usize) -> Result<Option<f64>> {
     }
 }
 
-/// A table from owned column names.
-pub fn table(columns: Vec<(String, ArrayRef)>) -> Result<Table> {
-    Table::from_columns(
+/// A table from owned column names, exactly as `declared` (`fields.rs`) says.
+pub fn table(declared: &[Column], columns: Vec<(String, ArrayRef)>) -> Result<Table> {
+    Table::declared(
+        declared,
         columns
             .iter()
             .map(|(n, a)| (n.as_str(), a.clone()))

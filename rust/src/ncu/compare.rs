@@ -4,6 +4,7 @@
 
 use super::cells::table;
 use super::codes;
+use super::fields;
 use super::launches::{fact_matrix, resolve, Stats};
 use super::metrics::FACTS;
 use super::model::{Cell, Report};
@@ -160,18 +161,21 @@ impl Columns {
         let s = |v: Vec<Option<String>>| Arc::new(StringArray::from(v)) as ArrayRef;
         let i = |v: Vec<Option<i64>>| Arc::new(Int64Array::from(v)) as ArrayRef;
         let f = |v: Vec<Option<f64>>| Arc::new(Float64Array::from(v)) as ArrayRef;
-        table(vec![
-            ("kernel_name".into(), s(self.kernel)),
-            ("metric".into(), s(self.metric)),
-            ("unit".into(), s(self.unit)),
-            ("a_launches".into(), i(self.a_launches)),
-            ("b_launches".into(), i(self.b_launches)),
-            ("a_values".into(), i(self.a_n)),
-            ("b_values".into(), i(self.b_n)),
-            ("a_mean".into(), f(self.a_mean)),
-            ("b_mean".into(), f(self.b_mean)),
-            ("delta".into(), f(self.delta)),
-            ("delta_pct".into(), f(self.delta_pct)),
-        ])
+        table(
+            fields::COMPARE,
+            vec![
+                ("kernel_name".into(), s(self.kernel)),
+                ("metric".into(), s(self.metric)),
+                ("unit".into(), s(self.unit)),
+                ("a_launches".into(), i(self.a_launches)),
+                ("b_launches".into(), i(self.b_launches)),
+                ("a_values".into(), i(self.a_n)),
+                ("b_values".into(), i(self.b_n)),
+                ("a_mean".into(), f(self.a_mean)),
+                ("b_mean".into(), f(self.b_mean)),
+                ("delta".into(), f(self.delta)),
+                ("delta_pct".into(), f(self.delta_pct)),
+            ],
+        )
     }
 }

@@ -3,6 +3,7 @@
 
 use super::cells::{check_unit, function_of, number, table};
 
+use super::fields;
 use super::metrics::{self, Candidate, Fact, FACTS};
 use super::model::{Cell, LaunchIdentity, Report};
 use super::roofline;
@@ -268,7 +269,7 @@ pub fn launches_table(report: &Report) -> Result<Table> {
         "source_format".into(),
         strings(vec![Some(report.format.as_str().to_string()); n]),
     ));
-    table(cols)
+    table(&fields::launches(), cols)
 }
 
 /// Launch rows grouped by (kernel name, grid, block): the key of a per-name aggregate.
@@ -436,7 +437,7 @@ pub fn kernels_table(report: &Report) -> Result<Table> {
             floats(stats.iter().map(Stats::mean).collect()),
         ));
     }
-    table(cols)
+    table(fields::KERNELS, cols)
 }
 
 /// Every fact of every launch: `values[row][fact]`.
@@ -560,15 +561,18 @@ pub fn warp_stalls_table(report: &Report) -> Result<Table> {
             });
         }
     }
-    table(vec![
-        ("launch_id".into(), ints(ids)),
-        ("kernel_function".into(), strings(names)),
-        ("reason".into(), strings(reason_col)),
-        ("stall_cycles_per_issued_inst".into(), floats(cycles)),
-        ("samples".into(), floats(samples)),
-        ("samples_not_issued".into(), floats(not_issued)),
-        ("samples_pct".into(), floats(sample_share)),
-    ])
+    table(
+        fields::WARP_STALLS,
+        vec![
+            ("launch_id".into(), ints(ids)),
+            ("kernel_function".into(), strings(names)),
+            ("reason".into(), strings(reason_col)),
+            ("stall_cycles_per_issued_inst".into(), floats(cycles)),
+            ("samples".into(), floats(samples)),
+            ("samples_not_issued".into(), floats(not_issued)),
+            ("samples_pct".into(), floats(sample_share)),
+        ],
+    )
 }
 
 fn kernel_of(report: &Report, row: usize) -> (Option<i64>, Option<String>) {
@@ -585,90 +589,99 @@ pub fn instruction_mix_table(report: &Report) -> Result<Table> {
         .iter()
         .map(|o| kernel_of(report, o.launch))
         .unzip();
-    table(vec![
-        ("launch_id".into(), ints(ids)),
-        ("kernel_function".into(), strings(names)),
-        (
-            "opcode".into(),
-            strings(
-                report
-                    .instruction_mix
-                    .iter()
-                    .map(|o| Some(o.opcode.clone()))
-                    .collect(),
+    table(
+        fields::INSTRUCTION_MIX,
+        vec![
+            ("launch_id".into(), ints(ids)),
+            ("kernel_function".into(), strings(names)),
+            (
+                "opcode".into(),
+                strings(
+                    report
+                        .instruction_mix
+                        .iter()
+                        .map(|o| Some(o.opcode.clone()))
+                        .collect(),
+                ),
             ),
-        ),
-        (
-            "executed_inst".into(),
-            floats(
-                report
-                    .instruction_mix
-                    .iter()
-                    .map(|o| Some(o.executed))
-                    .collect(),
+            (
+                "executed_inst".into(),
+                floats(
+                    report
+                        .instruction_mix
+                        .iter()
+                        .map(|o| Some(o.executed))
+                        .collect(),
+                ),
             ),
-        ),
-    ])
+        ],
+    )
 }
 
 /// ncu's rule results, verbatim.
 pub fn rules_table(report: &Report) -> Result<Table> {
     let r = &report.rules;
     let (ids, names): (Vec<_>, Vec<_>) = r.iter().map(|x| kernel_of(report, x.launch)).unzip();
-    table(vec![
-        ("launch_id".into(), ints(ids)),
-        ("kernel_function".into(), strings(names)),
-        (
-            "section".into(),
-            strings(r.iter().map(|x| Some(x.section.clone())).collect()),
-        ),
-        (
-            "rule".into(),
-            strings(r.iter().map(|x| Some(x.rule.clone())).collect()),
-        ),
-        (
-            "rule_type".into(),
-            strings(r.iter().map(|x| Some(x.rule_type.clone())).collect()),
-        ),
-        (
-            "title".into(),
-            strings(r.iter().map(|x| x.title.clone()).collect()),
-        ),
-        (
-            "message".into(),
-            strings(r.iter().map(|x| Some(x.message.clone())).collect()),
-        ),
-        (
-            "speedup_type".into(),
-            strings(r.iter().map(|x| x.speedup_type.clone()).collect()),
-        ),
-        (
-            "estimated_speedup_pct".into(),
-            floats(r.iter().map(|x| x.estimated_speedup_pct).collect()),
-        ),
-    ])
+    table(
+        fields::RULES,
+        vec![
+            ("launch_id".into(), ints(ids)),
+            ("kernel_function".into(), strings(names)),
+            (
+                "section".into(),
+                strings(r.iter().map(|x| Some(x.section.clone())).collect()),
+            ),
+            (
+                "rule".into(),
+                strings(r.iter().map(|x| Some(x.rule.clone())).collect()),
+            ),
+            (
+                "rule_type".into(),
+                strings(r.iter().map(|x| Some(x.rule_type.clone())).collect()),
+            ),
+            (
+                "title".into(),
+                strings(r.iter().map(|x| x.title.clone()).collect()),
+            ),
+            (
+                "message".into(),
+                strings(r.iter().map(|x| Some(x.message.clone())).collect()),
+            ),
+            (
+                "speedup_type".into(),
+                strings(r.iter().map(|x| x.speedup_type.clone()).collect()),
+            ),
+            (
+                "estimated_speedup_pct".into(),
+                floats(r.iter().map(|x| x.estimated_speedup_pct).collect()),
+            ),
+        ],
+    )
 }
 
 /// The sections ncu collected for each launch.
 pub fn sections_table(report: &Report) -> Result<Table> {
     let s = &report.sections;
     let (ids, names): (Vec<_>, Vec<_>) = s.iter().map(|x| kernel_of(report, x.launch)).unzip();
-    table(vec![
-        ("launch_id".into(), ints(ids)),
-        ("kernel_function".into(), strings(names)),
-        (
-            "section_id".into(),
-            strings(s.iter().map(|x| x.identifier.clone()).collect()),
-        ),
-        (
-            "section".into(),
-            strings(s.iter().map(|x| Some(x.name.clone())).collect()),
-        ),
-        (
-            "metrics".into(),
-            ints(s.iter().map(|x| Some(x.metrics as i64)).collect()),
-        ),
-    ])
+    table(
+        fields::SECTIONS,
+        vec![
+            ("launch_id".into(), ints(ids)),
+            ("kernel_function".into(), strings(names)),
+            (
+                "section_id".into(),
+                strings(s.iter().map(|x| x.identifier.clone()).collect()),
+            ),
+            (
+                "section".into(),
+                strings(s.iter().map(|x| Some(x.name.clone())).collect()),
+            ),
+            (
+                "metrics".into(),
+                ints(s.iter().map(|x| Some(x.metrics as i64)).collect()),
+            ),
+        ],
+    )
 }
 
 /// Whether any table may read a metric of this name: every alias candidate, the launch attributes,
@@ -783,22 +796,25 @@ pub fn metrics_table(report: &Report) -> Result<Table> {
             }
         }
     }
-    table(vec![
-        ("launch_id".into(), ints(ids)),
-        ("kernel_function".into(), strings(names)),
-        ("metric".into(), strings(metric)),
-        ("section".into(), strings(section)),
-        ("label".into(), strings(label)),
-        ("unit".into(), strings(unit)),
-        ("value".into(), floats(value)),
-        ("text".into(), strings(text)),
-        (
-            "unit_known".into(),
-            Arc::new(BooleanArray::from(known)) as ArrayRef,
-        ),
-        (
-            "used_by_facts".into(),
-            Arc::new(BooleanArray::from(used_col)) as ArrayRef,
-        ),
-    ])
+    table(
+        fields::METRICS,
+        vec![
+            ("launch_id".into(), ints(ids)),
+            ("kernel_function".into(), strings(names)),
+            ("metric".into(), strings(metric)),
+            ("section".into(), strings(section)),
+            ("label".into(), strings(label)),
+            ("unit".into(), strings(unit)),
+            ("value".into(), floats(value)),
+            ("text".into(), strings(text)),
+            (
+                "unit_known".into(),
+                Arc::new(BooleanArray::from(known)) as ArrayRef,
+            ),
+            (
+                "used_by_facts".into(),
+                Arc::new(BooleanArray::from(used_col)) as ArrayRef,
+            ),
+        ],
+    )
 }

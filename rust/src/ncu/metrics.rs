@@ -28,11 +28,13 @@ pub struct Candidate {
     pub seen_in: &'static [&'static str],
 }
 
-/// A fact: its output name (unit in the name), its unit, its candidates in order of preference.
+/// A fact: its output name (unit in the name), its unit, what it means (the column's declaration in
+/// `ncu launches`, see `fields.rs`), its candidates in order of preference.
 #[derive(Debug, Clone, Copy)]
 pub struct Fact {
     pub name: &'static str,
     pub unit: &'static str,
+    pub meaning: &'static str,
     pub candidates: &'static [Candidate],
 }
 
@@ -76,51 +78,61 @@ pub const FACTS: &[Fact] = &[
     Fact {
         name: "duration_ns",
         unit: "ns",
+        meaning: "GPU duration of the launch (gpu__time_duration.sum, ns)",
         candidates: &[one(&["gpu__time_duration.sum"], &["ns"])],
     },
     Fact {
         name: "elapsed_cycles",
         unit: "cycle",
+        meaning: "Elapsed cycles (gpc__cycles_elapsed.max)",
         candidates: &[one(&["gpc__cycles_elapsed.max"], &["cycle"])],
     },
     Fact {
         name: "sm_frequency_hz",
         unit: "hz",
+        meaning: "SM clock during the launch (gpc__cycles_elapsed.avg.per_second, Hz)",
         candidates: &[one(&["gpc__cycles_elapsed.avg.per_second"], &["hz"])],
     },
     Fact {
         name: "dram_frequency_hz",
         unit: "hz",
+        meaning: "DRAM clock during the launch (dram__cycles_elapsed.avg.per_second, Hz)",
         candidates: &[one(&["dram__cycles_elapsed.avg.per_second"], &["hz"])],
     },
     Fact {
         name: "grid_size",
         unit: "",
+        meaning: "Blocks in the grid (launch__grid_size)",
         candidates: &[one(&["launch__grid_size"], COUNT)],
     },
     Fact {
         name: "block_size",
         unit: "",
+        meaning: "Threads per block (launch__block_size)",
         candidates: &[one(&["launch__block_size"], COUNT)],
     },
     Fact {
         name: "threads",
         unit: "thread",
+        meaning: "Threads launched (launch__thread_count)",
         candidates: &[one(&["launch__thread_count"], &["thread"])],
     },
     Fact {
         name: "waves_per_sm",
         unit: "",
+        meaning: "Full waves of blocks per SM at the theoretical occupancy (launch__waves_per_multiprocessor)",
         candidates: &[one(&["launch__waves_per_multiprocessor"], COUNT)],
     },
     Fact {
         name: "registers_per_thread",
         unit: "register/thread",
+        meaning: "Registers per thread (launch__registers_per_thread)",
         candidates: &[one(&["launch__registers_per_thread"], &["register/thread"])],
     },
     Fact {
         name: "shared_mem_static_bytes_per_block",
         unit: "byte/block",
+        meaning: "Static shared memory per block (bytes)",
         candidates: &[one(
             &["launch__shared_mem_per_block_static"],
             &["byte/block"],
@@ -129,6 +141,7 @@ pub const FACTS: &[Fact] = &[
     Fact {
         name: "shared_mem_dynamic_bytes_per_block",
         unit: "byte/block",
+        meaning: "Dynamic shared memory per block (bytes)",
         candidates: &[one(
             &["launch__shared_mem_per_block_dynamic"],
             &["byte/block"],
@@ -137,6 +150,7 @@ pub const FACTS: &[Fact] = &[
     Fact {
         name: "shared_mem_driver_bytes_per_block",
         unit: "byte/block",
+        meaning: "Shared memory the driver reserves per block (bytes)",
         candidates: &[one(
             &["launch__shared_mem_per_block_driver"],
             &["byte/block"],
@@ -145,11 +159,13 @@ pub const FACTS: &[Fact] = &[
     Fact {
         name: "shared_mem_config_bytes",
         unit: "byte",
+        meaning: "Shared memory carve-out configured for the launch (bytes)",
         candidates: &[one(&["launch__shared_mem_config_size"], BYTE)],
     },
     Fact {
         name: "sm_throughput_pct",
         unit: "%",
+        meaning: "SM throughput, % of peak sustained over the elapsed time (sm__throughput)",
         candidates: &[one(
             &["sm__throughput.avg.pct_of_peak_sustained_elapsed"],
             PCT,
@@ -158,6 +174,7 @@ pub const FACTS: &[Fact] = &[
     Fact {
         name: "memory_throughput_pct",
         unit: "%",
+        meaning: "Compute-memory throughput, % of peak (gpu__compute_memory_throughput): the busiest of DRAM, L2, L1 and shared memory",
         candidates: &[one(
             &["gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"],
             PCT,
@@ -166,6 +183,7 @@ pub const FACTS: &[Fact] = &[
     Fact {
         name: "dram_throughput_pct",
         unit: "%",
+        meaning: "DRAM throughput, % of peak (gpu__dram_throughput)",
         candidates: &[
             one(
                 &["gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"],
@@ -177,6 +195,7 @@ pub const FACTS: &[Fact] = &[
     Fact {
         name: "l1_throughput_pct",
         unit: "%",
+        meaning: "L1/TEX throughput, % of peak while active (l1tex__throughput)",
         candidates: &[one(
             &["l1tex__throughput.avg.pct_of_peak_sustained_active"],
             PCT,
@@ -185,6 +204,7 @@ pub const FACTS: &[Fact] = &[
     Fact {
         name: "l2_throughput_pct",
         unit: "%",
+        meaning: "L2 throughput, % of peak (lts__throughput)",
         candidates: &[one(
             &["lts__throughput.avg.pct_of_peak_sustained_elapsed"],
             PCT,
@@ -193,6 +213,7 @@ pub const FACTS: &[Fact] = &[
     Fact {
         name: "achieved_occupancy_pct",
         unit: "%",
+        meaning: "Active warps per active cycle as % of the SM's maximum (sm__warps_active)",
         candidates: &[one(
             &["sm__warps_active.avg.pct_of_peak_sustained_active"],
             PCT,
@@ -201,21 +222,25 @@ pub const FACTS: &[Fact] = &[
     Fact {
         name: "theoretical_occupancy_pct",
         unit: "%",
+        meaning: "Occupancy the launch configuration allows (%, sm__maximum_warps_per_active_cycle_pct)",
         candidates: &[one(&["sm__maximum_warps_per_active_cycle_pct"], PCT)],
     },
     Fact {
         name: "achieved_active_warps_per_sm",
         unit: "warp",
+        meaning: "Mean active warps per SM per active cycle",
         candidates: &[one(&["sm__warps_active.avg.per_cycle_active"], &["warp"])],
     },
     Fact {
         name: "theoretical_active_warps_per_sm",
         unit: "warp",
+        meaning: "Warps per SM the launch configuration allows",
         candidates: &[one(&["sm__maximum_warps_avg_per_active_cycle"], &["warp"])],
     },
     Fact {
         name: "dram_bytes",
         unit: "byte",
+        meaning: "Bytes read from and written to DRAM (dram__bytes.sum, or read + write)",
         candidates: &[
             unseen(&["dram__bytes.sum"], BYTE),
             one(&["dram__bytes_read.sum", "dram__bytes_write.sum"], BYTE),
@@ -224,21 +249,25 @@ pub const FACTS: &[Fact] = &[
     Fact {
         name: "dram_read_bytes",
         unit: "byte",
+        meaning: "Bytes read from DRAM (dram__bytes_read.sum)",
         candidates: &[one(&["dram__bytes_read.sum"], BYTE)],
     },
     Fact {
         name: "dram_write_bytes",
         unit: "byte",
+        meaning: "Bytes written to DRAM (dram__bytes_write.sum)",
         candidates: &[one(&["dram__bytes_write.sum"], BYTE)],
     },
     Fact {
         name: "dram_bandwidth_bytes_per_s",
         unit: "byte/s",
+        meaning: "DRAM bytes per second over the launch (dram__bytes.sum.per_second)",
         candidates: &[one(&["dram__bytes.sum.per_second"], &["byte/s"])],
     },
     Fact {
         name: "l2_bytes",
         unit: "byte",
+        meaning: "Bytes through the L2 (lts__t_bytes.sum, or 32 x lts__t_sectors.sum)",
         candidates: &[
             unseen(&["lts__t_bytes.sum"], BYTE),
             sectors(&["lts__t_sectors.sum"]),
@@ -247,16 +276,19 @@ pub const FACTS: &[Fact] = &[
     Fact {
         name: "l2_hit_rate_pct",
         unit: "%",
+        meaning: "L2 sector hit rate (%, lts__t_sector_hit_rate)",
         candidates: &[one(&["lts__t_sector_hit_rate.pct"], PCT)],
     },
     Fact {
         name: "l1_hit_rate_pct",
         unit: "%",
+        meaning: "L1/TEX sector hit rate (%, l1tex__t_sector_hit_rate)",
         candidates: &[one(&["l1tex__t_sector_hit_rate.pct"], PCT)],
     },
     Fact {
         name: "l1_global_load_bytes",
         unit: "byte",
+        meaning: "Global-load bytes through L1/TEX (bytes)",
         candidates: &[
             unseen(&["l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum"], BYTE),
             sectors(&["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"]),
@@ -265,6 +297,7 @@ pub const FACTS: &[Fact] = &[
     Fact {
         name: "l1_global_store_bytes",
         unit: "byte",
+        meaning: "Global-store bytes through L1/TEX (bytes)",
         candidates: &[
             unseen(&["l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum"], BYTE),
             sectors(&["l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"]),
@@ -273,6 +306,7 @@ pub const FACTS: &[Fact] = &[
     Fact {
         name: "local_load_bytes",
         unit: "byte",
+        meaning: "Local-memory load bytes (register spills and local arrays; bytes)",
         candidates: &[
             unseen(&["l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum"], BYTE),
             sectors(&["l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum"]),
@@ -281,6 +315,7 @@ pub const FACTS: &[Fact] = &[
     Fact {
         name: "local_store_bytes",
         unit: "byte",
+        meaning: "Local-memory store bytes (bytes)",
         candidates: &[
             unseen(&["l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum"], BYTE),
             sectors(&["l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum"]),
@@ -289,6 +324,7 @@ pub const FACTS: &[Fact] = &[
     Fact {
         name: "local_load_inst",
         unit: "inst",
+        meaning: "Local-memory load instructions executed (warp level)",
         candidates: &[
             one(&["smsp__sass_inst_executed_op_local_ld.sum"], INST),
             one(&["sass__inst_executed_local_loads"], INST),
@@ -297,6 +333,7 @@ pub const FACTS: &[Fact] = &[
     Fact {
         name: "local_store_inst",
         unit: "inst",
+        meaning: "Local-memory store instructions executed (warp level)",
         candidates: &[
             one(&["smsp__sass_inst_executed_op_local_st.sum"], INST),
             one(&["sass__inst_executed_local_stores"], INST),
@@ -305,11 +342,13 @@ pub const FACTS: &[Fact] = &[
     Fact {
         name: "instructions_executed",
         unit: "inst",
+        meaning: "Warp instructions executed (smsp__inst_executed.sum)",
         candidates: &[one(&["smsp__inst_executed.sum"], INST)],
     },
     Fact {
         name: "warp_cycles_per_issued_inst",
         unit: "cycle",
+        meaning: "Mean cycles between a warp's issued instructions (smsp__average_warp_latency_per_inst_issued)",
         candidates: &[one(
             &["smsp__average_warp_latency_per_inst_issued.ratio"],
             &["cycle"],
@@ -318,6 +357,7 @@ pub const FACTS: &[Fact] = &[
     Fact {
         name: "tensor_pipe_active_pct",
         unit: "%",
+        meaning: "Cycles the tensor pipe was active, % of peak while active",
         candidates: &[one(
             &["sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"],
             PCT,
@@ -326,6 +366,7 @@ pub const FACTS: &[Fact] = &[
     Fact {
         name: "tensor_hmma_pipe_active_pct",
         unit: "%",
+        meaning: "Cycles the tensor HMMA pipe was active, % of peak while active",
         candidates: &[one(
             &["sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"],
             PCT,

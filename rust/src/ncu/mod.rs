@@ -10,6 +10,7 @@ pub mod cells;
 pub mod columns;
 pub mod compare;
 pub mod csv;
+pub mod fields;
 pub mod launches;
 pub mod metrics;
 pub mod model;

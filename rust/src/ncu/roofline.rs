@@ -5,6 +5,7 @@
 
 use super::cells::{check_unit, function_of, number, table};
 use super::codes;
+use super::fields;
 use super::model::Report;
 use crate::error::{Error, Result};
 use crate::table::Table;
@@ -285,29 +286,32 @@ impl Rows {
     fn into_table(self) -> Result<Table> {
         let s = |v: Vec<Option<String>>| Arc::new(StringArray::from(v)) as ArrayRef;
         let f = |v: Vec<Option<f64>>| Arc::new(Float64Array::from(v)) as ArrayRef;
-        table(vec![
-            (
-                "launch_id".into(),
-                Arc::new(Int64Array::from(self.ids)) as ArrayRef,
-            ),
-            ("kernel_function".into(), s(self.names)),
-            ("precision".into(), s(self.precision)),
-            ("flop".into(), f(self.flop)),
-            ("achieved_flop_per_s".into(), f(self.rate)),
-            ("dram_bytes_per_s".into(), f(self.bytes_rate)),
-            (
-                "arithmetic_intensity_flop_per_byte".into(),
-                f(self.intensity),
-            ),
-            ("peak_flop_per_s".into(), f(self.peak)),
-            ("peak_flop_source".into(), s(self.peak_source)),
-            ("peak_dram_bytes_per_s".into(), f(self.peak_dram)),
-            ("peak_dram_source".into(), s(self.peak_dram_source)),
-            ("ridge_flop_per_byte".into(), f(self.ridge)),
-            ("flop_pct_of_peak".into(), f(self.flop_pct)),
-            ("dram_pct_of_peak".into(), f(self.dram_pct)),
-            ("region".into(), s(self.region)),
-        ])
+        table(
+            fields::ROOFLINE,
+            vec![
+                (
+                    "launch_id".into(),
+                    Arc::new(Int64Array::from(self.ids)) as ArrayRef,
+                ),
+                ("kernel_function".into(), s(self.names)),
+                ("precision".into(), s(self.precision)),
+                ("flop".into(), f(self.flop)),
+                ("achieved_flop_per_s".into(), f(self.rate)),
+                ("dram_bytes_per_s".into(), f(self.bytes_rate)),
+                (
+                    "arithmetic_intensity_flop_per_byte".into(),
+                    f(self.intensity),
+                ),
+                ("peak_flop_per_s".into(), f(self.peak)),
+                ("peak_flop_source".into(), s(self.peak_source)),
+                ("peak_dram_bytes_per_s".into(), f(self.peak_dram)),
+                ("peak_dram_source".into(), s(self.peak_dram_source)),
+                ("ridge_flop_per_byte".into(), f(self.ridge)),
+                ("flop_pct_of_peak".into(), f(self.flop_pct)),
+                ("dram_pct_of_peak".into(), f(self.dram_pct)),
+                ("region".into(), s(self.region)),
+            ],
+        )
     }
 }
 

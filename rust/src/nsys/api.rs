@@ -2,6 +2,7 @@
 //! three integer columns in a parallel scan and grouped by the interned name id.
 
 use super::describe::Summary;
+use super::fields;
 use super::scan;
 use super::schema::{Schema, RUNTIME};
 use super::select::Selection;
@@ -65,7 +66,7 @@ pub fn api_sum(schema: &Schema, strings: &Strings, sel: &Selection) -> Result<Ta
             .map(|(idx, s)| (strip_version(strings.value(idx)).to_string(), s))
             .collect();
     }
-    summary::time_table(&rows, "num_calls", "name")
+    summary::time_table(fields::CUDA_API_SUM, &rows, "num_calls", "name")
 }
 
 #[cfg(test)]

@@ -60,7 +60,7 @@ pub fn comm_table(schema: &Schema, strings: &Strings, sel: &Selection) -> Result
         i64::try_from(v).unwrap_or(i64::MAX)
     }
     let pick = |f: fn(&CommOverlap) -> i64| rows.iter().map(|r| f(&r.3)).collect::<Vec<i64>>();
-    Columns::default()
+    Columns::of(crate::comm::COLUMNS)
         .int("device", rows.iter().map(|r| r.0).collect())
         .opt_int("stream", rows.iter().map(|r| r.1).collect())
         .int("kernels", rows.iter().map(|r| count(r.2)).collect())

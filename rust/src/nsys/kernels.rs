@@ -3,6 +3,7 @@
 
 use super::api::strip_version;
 use super::describe::{Durations, Summary};
+use super::fields;
 use super::ops::{self, OpKind};
 use super::out::Columns;
 use super::scan;
@@ -84,7 +85,7 @@ pub fn kern_sum(
             .then_with(|| a.1.count.cmp(&b.1.count))
             .then_with(|| a.0.cmp(&b.0))
     });
-    summary::time_table(&rows, "instances", "name")
+    summary::time_table(fields::CUDA_GPU_KERN_SUM, &rows, "instances", "name")
 }
 
 /// One `cuda_kern_exec_sum` group: launching process/thread, device, API name and kernel name.
@@ -147,7 +148,7 @@ pub fn kern_exec_sum(schema: &Schema, strings: &Strings, sel: &Selection) -> Res
         let mb = b.1[0].map_or(f64::NAN, |s| round1(s.mean));
         mb.total_cmp(&ma)
     });
-    let mut cols = Columns::default()
+    let mut cols = Columns::of(fields::CUDA_KERN_EXEC_SUM)
         .int("pid", rows.iter().map(|r| r.0 .0).collect())
         .int("tid", rows.iter().map(|r| r.0 .1).collect())
         .int("device_id", rows.iter().map(|r| r.0 .2).collect())

@@ -4,6 +4,7 @@
 use super::codes;
 use super::db;
 use super::describe::{Durations, Summary};
+use super::fields;
 use super::ops::{self, Op, OpKind};
 use super::out::{total_i64, Columns};
 use super::schema::{Schema, ENUM_MEMCPY_OPER, ENUM_MEM_KIND, MEMCPY, MEMSET};
@@ -94,13 +95,13 @@ fn grouped(
 /// `cuda_gpu_mem_time_sum`: memcpy/memset durations by operation, sorted by total time.
 pub fn mem_time_sum(schema: &Schema, strings: &Strings, sel: &Selection) -> Result<Table> {
     let rows = grouped(schema, strings, sel, Op::duration)?;
-    summary::time_table(&rows, "count", "operation")
+    summary::time_table(fields::CUDA_GPU_MEM_TIME_SUM, &rows, "count", "operation")
 }
 
 /// `cuda_gpu_mem_size_sum`: memcpy/memset sizes (bytes) by operation, sorted by total bytes.
 pub fn mem_size_sum(schema: &Schema, strings: &Strings, sel: &Selection) -> Result<Table> {
     let rows = grouped(schema, strings, sel, |op| op.bytes)?;
-    Columns::default()
+    Columns::of(fields::CUDA_GPU_MEM_SIZE_SUM)
         .int(
             "total_bytes",
             rows.iter()
@@ -208,7 +209,7 @@ pub fn memory_by_kind(schema: &Schema, strings: &Strings, sel: &Selection) -> Re
         }
     }
     let rows: Vec<(Key, KindRow)> = rows.into_iter().collect();
-    Columns::default()
+    Columns::of(fields::MEMORY)
         .int("device_id", rows.iter().map(|r| r.0 .0).collect())
         .text("operation", rows.iter().map(|r| r.0 .1.clone()).collect())
         .text("copy_kind", rows.iter().map(|r| r.0 .2.clone()).collect())

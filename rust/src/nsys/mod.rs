@@ -14,6 +14,7 @@ pub mod db;
 pub mod describe;
 pub mod devices;
 pub mod distribution;
+pub mod fields;
 pub mod graphs;
 pub mod hash;
 pub mod info;

@@ -1,18 +1,27 @@
 //! Column builders for the engine's output tables (Arrow arrays from plain vectors).
 
 use super::codes;
+use crate::column::Column;
 use crate::error::{Error, Result};
 use crate::table::Table;
 use arrow_array::{ArrayRef, Float64Array, Int64Array, StringArray};
 use std::sync::Arc;
 
-/// A table under construction: named columns appended in order.
-#[derive(Default)]
+/// A table under construction: named columns appended in order, built only as `declared` says
+/// (`nsys/fields.rs`).
 pub struct Columns {
+    declared: &'static [Column],
     columns: Vec<(&'static str, ArrayRef)>,
 }
 
 impl Columns {
+    pub fn of(declared: &'static [Column]) -> Self {
+        Self {
+            declared,
+            columns: Vec::new(),
+        }
+    }
+
     pub fn int(mut self, name: &'static str, values: Vec<i64>) -> Self {
         self.columns
             .push((name, Arc::new(Int64Array::from(values)) as ArrayRef));
@@ -49,8 +58,9 @@ impl Columns {
         self
     }
 
+    /// The table, or an internal error when a column differs from its declaration.
     pub fn build(self) -> Result<Table> {
-        Table::from_columns(self.columns)
+        Table::declared(self.declared, self.columns)
     }
 }
 

@@ -516,6 +516,7 @@ pub fn envelope<T: Serialize>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::column::{Column, Unit};
     use crate::nsys::out::Columns;
 
     #[test]
@@ -554,7 +555,13 @@ mod tests {
 
     #[test]
     fn table_data_limits_rows_and_names_polars_dtypes() {
-        let table = Columns::default()
+        const DECLARED: &[Column] = &[
+            Column::float("time_pct", Unit::Pct, "share"),
+            Column::int("total_time_ns", Unit::Ns, "total"),
+            Column::float("x", Unit::Ratio, "x"),
+            Column::text("name", "name"),
+        ];
+        let table = Columns::of(DECLARED)
             .float("time_pct", vec![75.0, 25.0])
             .int("total_time_ns", vec![3, 1])
             .opt_float("x", vec![None, Some(f64::NAN)])

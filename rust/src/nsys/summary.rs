@@ -4,6 +4,7 @@
 use super::describe::{Durations, Summary};
 use super::hash::IdMap;
 use super::out::{pct, total_i64, Columns};
+use crate::column::Column;
 use crate::error::Result;
 use crate::table::Table;
 use rayon::prelude::*;
@@ -100,12 +101,13 @@ pub fn describe_all<K: Send>(groups: Vec<(K, Durations)>) -> Vec<(K, Summary)> {
 /// The common layout of `cuda_gpu_kern_sum`, `cuda_api_sum`, `cuda_gpu_mem_time_sum`:
 /// `time_pct` (share of the summed totals), `total_time_ns`, a count, avg/med/min/max/stddev, a name.
 pub fn time_table(
+    declared: &'static [Column],
     rows: &[(String, Summary)],
     count_col: &'static str,
     name_col: &'static str,
 ) -> Result<Table> {
     let grand: i128 = rows.iter().map(|r| r.1.total).sum();
-    Columns::default()
+    Columns::of(declared)
         .float(
             "time_pct",
             rows.iter().map(|r| pct(r.1.total, grand)).collect(),

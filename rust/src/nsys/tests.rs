@@ -408,3 +408,47 @@ fn leaf_counts_match_sqlite_count_on_every_fixture() {
     }
     assert!(tables > 10, "only {tables} tables counted");
 }
+
+/// The recipe "Where to add a new nsys fact" (`references/architecture.md`): every table the engine
+/// builds has exactly the columns `fields.rs` declares for it, of the declared types, and every
+/// declaration is a table some fact builds (a declaration without its table, or a table built
+/// without its declaration, fails here).
+#[test]
+fn every_table_is_built_as_declared() {
+    let report = Report::open(&eager()).unwrap();
+    let req = Request::default();
+    let mut built: Vec<(String, crate::table::Table)> = super::STATS_REPORTS
+        .iter()
+        .map(|name| (format!("nsys.{name}"), report.stats(name, &req).unwrap()))
+        .collect();
+    built.push(("nsys.memory".into(), report.memory(&req).unwrap()));
+    built.push(("nsys.nvtx_ranges".into(), report.nvtx(&req, false).unwrap()));
+    built.push((
+        "nsys.nvtx_instances".into(),
+        report.nvtx(&req, true).unwrap(),
+    ));
+    built.push(("nsys.comm".into(), report.comm(&req).unwrap()));
+    built.push(("nsys.gaps".into(), report.gaps(&req, GapKeep::All).unwrap()));
+    built.push(("nsys.operations".into(), report.operations(&req).unwrap()));
+    built.push((
+        "nsys.cuda_gpu_kern_sum".into(),
+        report.kernels(&req, true).unwrap(),
+    ));
+    let declared = super::fields::tables();
+    for (key, table) in &built {
+        let columns = &declared.iter().find(|d| d.key == key).unwrap().columns;
+        let fields = table.schema.fields();
+        assert_eq!(fields.len(), columns.len(), "{key}");
+        for (field, column) in fields.iter().zip(columns) {
+            assert_eq!(field.name(), column.name, "{key}");
+            assert!(
+                column.dtype.matches(field.data_type()),
+                "{key}.{}",
+                column.name
+            );
+        }
+    }
+    let keys: std::collections::BTreeSet<&str> = built.iter().map(|(k, _)| k.as_str()).collect();
+    let declared: std::collections::BTreeSet<&str> = declared.iter().map(|d| d.key).collect();
+    assert_eq!(keys, declared);
+}

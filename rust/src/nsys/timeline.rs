@@ -15,6 +15,7 @@ use super::busy::{clip, DeviceTimeline};
 use super::coverage::{self, Coverage};
 use super::db;
 use super::devices::DeviceMap;
+use super::fields;
 use super::graphs::{self, GraphLaunch};
 use super::hash::IdMap;
 use super::launch::{self, Launch};
@@ -445,7 +446,7 @@ pub fn gaps(schema: &Schema, strings: &Strings, sel: &Selection, keep: GapKeep) 
     }
     let rows = sink.finish();
     let name_at = |i: usize| all.get(i).map(&op_name).unwrap_or_default();
-    Columns::default()
+    Columns::of(fields::GAPS)
         .int("device_id", rows.iter().map(|r| r.device).collect())
         .opt_int("stream_id", rows.iter().map(|r| r.stream).collect())
         .int("start_ns", rows.iter().map(|r| r.start).collect())

@@ -2,6 +2,7 @@
 //! graph-level trace) with its device, stream and interval, clipped to the window — the rows a
 //! timeline plot draws (`gpuopt nsys report --html`). Sorted by (start, end, kind, rowid).
 
+use super::fields;
 use super::memory::enum_labels;
 use super::ops::{self, Op, OpKind};
 use super::out::Columns;
@@ -35,7 +36,7 @@ pub fn operations(schema: &Schema, strings: &Strings, sel: &Selection) -> Result
         .iter()
         .filter_map(|op| clipped(op, sel).map(|span| (span, op)))
         .collect();
-    Columns::default()
+    Columns::of(fields::OPERATIONS)
         .int("device_id", kept.iter().map(|(_, o)| o.device).collect())
         .int("stream_id", kept.iter().map(|(_, o)| o.stream).collect())
         .text(

@@ -3,6 +3,7 @@
 mod analyses;
 mod arrow;
 mod boundary;
+mod fields;
 mod flops;
 mod identity;
 mod map;
@@ -28,6 +29,8 @@ mod _native {
     };
     #[pymodule_export]
     use super::arrow::ArrowTable;
+    #[pymodule_export]
+    use super::fields::table_fields_json;
     #[pymodule_export]
     use super::flops::{gpu_peaks_json, torch_flops};
     #[pymodule_export]

@@ -12,6 +12,7 @@
 mod arch;
 mod cuobjdump;
 mod division;
+pub mod fields;
 mod file;
 mod function;
 

@@ -1,5 +1,6 @@
 //! The scan as Arrow tables: one row per function, per (function, opcode), per (function, signature).
 
+use super::fields;
 use super::instruction::CLASSES;
 use super::listing::Listing;
 use super::signatures::{evaluate, Catalog};
@@ -97,7 +98,8 @@ pub fn functions_table(listing: &Listing) -> Result<Table> {
         "integer_division_rcp_count".into(),
         i64s(fs.iter().map(|f| f.integer_division_rcp_count)),
     ));
-    Table::from_columns(
+    Table::declared(
+        fields::FUNCTIONS,
         columns
             .iter()
             .map(|(n, a)| (n.as_str(), a.clone()))
@@ -143,43 +145,47 @@ pub fn opcodes_table(listing: &Listing) -> Result<Table> {
         .collect();
     let op = |id: usize| per_opcode.get(id).copied().unwrap_or(("", "", None, None));
     let function = |k: usize| listing.functions.get(k);
-    Table::from_columns(vec![
-        (
-            "function_index",
-            Arc::new(UInt32Array::from_iter_values(rows.iter().map(
-                |(k, _, _)| {
-                    function(*k).map_or(u32::MAX, |f| u32::try_from(f.index).unwrap_or(u32::MAX))
-                },
-            ))) as ArrayRef,
-        ),
-        (
-            "arch",
-            Arc::new(StringArray::from_iter(
-                rows.iter()
-                    .map(|(k, _, _)| archs.get(*k).and_then(|a| a.as_deref())),
-            )),
-        ),
-        (
-            "function",
-            strings(
-                rows.iter()
-                    .map(|(k, _, _)| function(*k).map_or("", |f| f.name.as_str())),
+    Table::declared(
+        fields::OPCODES,
+        vec![
+            (
+                "function_index",
+                Arc::new(UInt32Array::from_iter_values(rows.iter().map(
+                    |(k, _, _)| {
+                        function(*k)
+                            .map_or(u32::MAX, |f| u32::try_from(f.index).unwrap_or(u32::MAX))
+                    },
+                ))) as ArrayRef,
             ),
-        ),
-        ("opcode", strings(rows.iter().map(|(_, id, _)| op(*id).0))),
-        ("base", strings(rows.iter().map(|(_, id, _)| op(*id).1))),
-        (
-            "class",
-            Arc::new(StringArray::from_iter(
-                rows.iter().map(|(_, id, _)| op(*id).2),
-            )),
-        ),
-        (
-            "width_bits",
-            opt_i64s(rows.iter().map(|(_, id, _)| op(*id).3)),
-        ),
-        ("count", i64s(rows.iter().map(|(_, _, n)| *n))),
-    ])
+            (
+                "arch",
+                Arc::new(StringArray::from_iter(
+                    rows.iter()
+                        .map(|(k, _, _)| archs.get(*k).and_then(|a| a.as_deref())),
+                )),
+            ),
+            (
+                "function",
+                strings(
+                    rows.iter()
+                        .map(|(k, _, _)| function(*k).map_or("", |f| f.name.as_str())),
+                ),
+            ),
+            ("opcode", strings(rows.iter().map(|(_, id, _)| op(*id).0))),
+            ("base", strings(rows.iter().map(|(_, id, _)| op(*id).1))),
+            (
+                "class",
+                Arc::new(StringArray::from_iter(
+                    rows.iter().map(|(_, id, _)| op(*id).2),
+                )),
+            ),
+            (
+                "width_bits",
+                opt_i64s(rows.iter().map(|(_, id, _)| op(*id).3)),
+            ),
+            ("count", i64s(rows.iter().map(|(_, _, n)| *n))),
+        ],
+    )
 }
 
 /// One row per (function, signature): status, which patterns matched or not, and evidence lines.
@@ -263,20 +269,23 @@ pub fn signatures_table(listing: &Listing, catalog: &Catalog) -> Result<Table> {
             evidence.append(true);
         }
     }
-    Table::from_columns(vec![
-        (
-            "function_index",
-            Arc::new(UInt32Array::from(index)) as ArrayRef,
-        ),
-        ("arch", Arc::new(StringArray::from(arch))),
-        ("function", Arc::new(StringArray::from(function))),
-        ("signature", Arc::new(StringArray::from(key))),
-        ("mechanism", Arc::new(StringArray::from(mechanism))),
-        ("require", Arc::new(StringArray::from(require))),
-        ("status", Arc::new(StringArray::from(status))),
-        ("match_count", i64s(match_count.into_iter())),
-        ("matched_patterns", Arc::new(matched.finish())),
-        ("missing_patterns", Arc::new(missing.finish())),
-        ("evidence", Arc::new(evidence.finish())),
-    ])
+    Table::declared(
+        fields::SIGNATURES,
+        vec![
+            (
+                "function_index",
+                Arc::new(UInt32Array::from(index)) as ArrayRef,
+            ),
+            ("arch", Arc::new(StringArray::from(arch))),
+            ("function", Arc::new(StringArray::from(function))),
+            ("signature", Arc::new(StringArray::from(key))),
+            ("mechanism", Arc::new(StringArray::from(mechanism))),
+            ("require", Arc::new(StringArray::from(require))),
+            ("status", Arc::new(StringArray::from(status))),
+            ("match_count", i64s(match_count.into_iter())),
+            ("matched_patterns", Arc::new(matched.finish())),
+            ("missing_patterns", Arc::new(missing.finish())),
+            ("evidence", Arc::new(evidence.finish())),
+        ],
+    )
 }

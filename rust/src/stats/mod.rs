@@ -20,6 +20,7 @@ pub mod constraint;
 pub mod effect;
 pub mod estimators;
 pub mod fdr;
+pub mod fields;
 pub mod lanes;
 pub mod noise;
 pub mod normal;

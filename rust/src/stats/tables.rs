@@ -4,6 +4,7 @@
 
 use super::compare::{PairedInput, PairedOutcome, UnpairedInput, UnpairedOutcome};
 use super::effect::EffectScale;
+use super::fields;
 use crate::error::Result;
 use crate::table::Table;
 use arrow_array::{ArrayRef, BooleanArray, Float64Array, StringArray, UInt64Array};
@@ -101,7 +102,7 @@ pub fn pairs_table(input: &PairedInput, outcome: &PairedOutcome) -> Result<Table
             )),
         ),
     ];
-    Table::from_columns(columns)
+    Table::declared(fields::PAIRS, columns)
 }
 
 /// `role, index, value, samples, log_value`: every call of both sides of an unpaired comparison.
@@ -129,5 +130,5 @@ pub fn unpaired_table(input: &UnpairedInput, outcome: &UnpairedOutcome) -> Resul
         ("samples", Arc::new(UInt64Array::from(samples))),
         ("log_value", Arc::new(Float64Array::from(log))),
     ];
-    Table::from_columns(columns)
+    Table::declared(fields::VALUES, columns)
 }

@@ -2,6 +2,7 @@
 //! (`cuda_runtime` and `cuda_driver` events; the PyTorch-trace counterpart of nsys' `cuda_api_sum`).
 
 use super::columns::{count, float, int, opt_float, pct, text};
+use super::fields;
 use super::kernels::stats;
 use super::TraceSet;
 use crate::error::Result;
@@ -60,19 +61,22 @@ pub fn table(set: &TraceSet) -> Result<Table> {
             share.push(pct(s.total, all));
         }
     }
-    Table::from_columns(vec![
-        ("rank", int(rank)),
-        ("name", text(&name)),
-        ("category", text(&category)),
-        ("count", int(n)),
-        ("total_ns", int(total)),
-        ("mean_ns", float(mean)),
-        ("median_ns", float(median)),
-        ("min_ns", int(min)),
-        ("max_ns", int(max)),
-        ("stddev_ns", opt_float(stddev)),
-        ("share_pct", float(share)),
-    ])
+    Table::declared(
+        fields::API,
+        vec![
+            ("rank", int(rank)),
+            ("name", text(&name)),
+            ("category", text(&category)),
+            ("count", int(n)),
+            ("total_ns", int(total)),
+            ("mean_ns", float(mean)),
+            ("median_ns", float(median)),
+            ("min_ns", int(min)),
+            ("max_ns", int(max)),
+            ("stddev_ns", opt_float(stddev)),
+            ("share_pct", float(share)),
+        ],
+    )
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 
 use super::columns::{float, int, opt_float, opt_int, opt_text, text};
 use super::events::{CommArgs, GpuKind, NONE};
+use super::fields;
 use super::kernels::is_communication;
 use super::{Trace, TraceSet};
 use crate::comm::CommOverlap;
@@ -190,25 +191,28 @@ pub fn table(set: &TraceSet) -> Result<Table> {
     let [rank, device, stream, start, duration, overlap] = ints;
     let [in_nelems, out_nelems, group_size, bytes_in] = opts;
     let [collective, dtype, group, source] = texts;
-    Table::from_columns(vec![
-        ("rank", int(rank)),
-        ("name", text(&name)),
-        ("collective", opt_text(collective)),
-        ("dtype", opt_text(dtype)),
-        ("in_nelems", opt_int(in_nelems)),
-        ("out_nelems", opt_int(out_nelems)),
-        ("group_size", opt_int(group_size)),
-        ("process_group", opt_text(group)),
-        ("bytes_in", opt_int(bytes_in)),
-        ("args_source", opt_text(source)),
-        ("device", int(device)),
-        ("stream", int(stream)),
-        ("start_ns", int(start)),
-        ("duration_ns", int(duration)),
-        ("compute_overlap_ns", int(overlap)),
-        ("compute_overlap_pct", float(overlap_pct)),
-        ("algbw_gbps", opt_float(algbw)),
-    ])
+    Table::declared(
+        fields::COLLECTIVES,
+        vec![
+            ("rank", int(rank)),
+            ("name", text(&name)),
+            ("collective", opt_text(collective)),
+            ("dtype", opt_text(dtype)),
+            ("in_nelems", opt_int(in_nelems)),
+            ("out_nelems", opt_int(out_nelems)),
+            ("group_size", opt_int(group_size)),
+            ("process_group", opt_text(group)),
+            ("bytes_in", opt_int(bytes_in)),
+            ("args_source", opt_text(source)),
+            ("device", int(device)),
+            ("stream", int(stream)),
+            ("start_ns", int(start)),
+            ("duration_ns", int(duration)),
+            ("compute_overlap_ns", int(overlap)),
+            ("compute_overlap_pct", float(overlap_pct)),
+            ("algbw_gbps", opt_float(algbw)),
+        ],
+    )
 }
 
 fn bytes_in_of(in_nelems: Option<i64>, size: Option<i64>) -> Option<i64> {
@@ -258,23 +262,26 @@ pub fn comm_table(set: &TraceSet) -> Result<Table> {
         }
     }
     let pick = |f: fn(&CommOverlap) -> i64| rows.iter().map(|r| f(&r.4)).collect::<Vec<i64>>();
-    Table::from_columns(vec![
-        ("rank", int(rows.iter().map(|r| r.0).collect())),
-        ("device", int(rows.iter().map(|r| r.1).collect())),
-        ("stream", opt_int(rows.iter().map(|r| r.2).collect())),
-        ("kernels", int(rows.iter().map(|r| r.3).collect())),
-        (
-            "comm_kernels",
-            int(pick(|o| i64::try_from(o.comm_kernels).unwrap_or(i64::MAX))),
-        ),
-        ("comm_time_ns", int(pick(|o| o.comm_time_ns))),
-        ("comm_busy_ns", int(pick(|o| o.comm_busy_ns))),
-        ("compute_busy_ns", int(pick(|o| o.compute_busy_ns))),
-        ("overlap_ns", int(pick(|o| o.overlap_ns))),
-        ("exposed_comm_ns", int(pick(|o| o.exposed_comm_ns))),
-        (
-            "overlap_pct",
-            float(rows.iter().map(|r| r.4.overlap_pct()).collect()),
-        ),
-    ])
+    Table::declared(
+        &fields::comm(),
+        vec![
+            ("rank", int(rows.iter().map(|r| r.0).collect())),
+            ("device", int(rows.iter().map(|r| r.1).collect())),
+            ("stream", opt_int(rows.iter().map(|r| r.2).collect())),
+            ("kernels", int(rows.iter().map(|r| r.3).collect())),
+            (
+                "comm_kernels",
+                int(pick(|o| i64::try_from(o.comm_kernels).unwrap_or(i64::MAX))),
+            ),
+            ("comm_time_ns", int(pick(|o| o.comm_time_ns))),
+            ("comm_busy_ns", int(pick(|o| o.comm_busy_ns))),
+            ("compute_busy_ns", int(pick(|o| o.compute_busy_ns))),
+            ("overlap_ns", int(pick(|o| o.overlap_ns))),
+            ("exposed_comm_ns", int(pick(|o| o.exposed_comm_ns))),
+            (
+                "overlap_pct",
+                float(rows.iter().map(|r| r.4.overlap_pct()).collect()),
+            ),
+        ],
+    )
 }

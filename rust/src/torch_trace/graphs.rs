@@ -9,6 +9,7 @@
 use super::columns::{count, int, opt_int, text};
 use super::distribution::{distribution, Distribution};
 use super::events::GpuKind;
+use super::fields;
 use super::{Trace, TraceSet};
 use crate::error::Result;
 use crate::table::Table;
@@ -180,21 +181,24 @@ pub fn table(set: &TraceSet) -> Result<Table> {
     }
     let [g_total, g_med, g_p90, g_max] = gpu;
     let [h_med, h_p90, h_max] = host;
-    Table::from_columns(vec![
-        ("rank", int(rank)),
-        ("graph_key", text(&key)),
-        ("device", int(device)),
-        ("first_kernel", text(&first)),
-        ("kernels_per_execution", int(kernels)),
-        ("executions", int(launches.clone())),
-        ("launches", int(launches)),
-        ("gpu_total_ns", opt_int(g_total)),
-        ("gpu_median_ns", opt_int(g_med)),
-        ("gpu_p90_ns", opt_int(g_p90)),
-        ("gpu_max_ns", opt_int(g_max)),
-        ("host_median_ns", opt_int(h_med)),
-        ("host_p90_ns", opt_int(h_p90)),
-        ("host_max_ns", opt_int(h_max)),
-        ("launch_latency_median_ns", opt_int(latency)),
-    ])
+    Table::declared(
+        fields::GRAPHS,
+        vec![
+            ("rank", int(rank)),
+            ("graph_key", text(&key)),
+            ("device", int(device)),
+            ("first_kernel", text(&first)),
+            ("kernels_per_execution", int(kernels)),
+            ("executions", int(launches.clone())),
+            ("launches", int(launches)),
+            ("gpu_total_ns", opt_int(g_total)),
+            ("gpu_median_ns", opt_int(g_med)),
+            ("gpu_p90_ns", opt_int(g_p90)),
+            ("gpu_max_ns", opt_int(g_max)),
+            ("host_median_ns", opt_int(h_med)),
+            ("host_p90_ns", opt_int(h_p90)),
+            ("host_max_ns", opt_int(h_max)),
+            ("launch_latency_median_ns", opt_int(latency)),
+        ],
+    )
 }

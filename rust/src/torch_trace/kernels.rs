@@ -2,6 +2,7 @@
 
 use super::columns::{count, float, int, opt_float, pct, text};
 use super::events::GpuKind;
+use super::fields;
 use super::TraceSet;
 use crate::error::Result;
 use crate::table::Table;
@@ -106,19 +107,22 @@ pub fn table(set: &TraceSet) -> Result<Table> {
             share.push(pct(s.total, all));
         }
     }
-    Table::from_columns(vec![
-        ("rank", int(rank)),
-        ("name", text(&name)),
-        ("kind", text(&kind)),
-        ("count", int(n)),
-        ("total_ns", int(total)),
-        ("mean_ns", float(mean)),
-        ("median_ns", float(median)),
-        ("min_ns", int(min)),
-        ("max_ns", int(max)),
-        ("stddev_ns", opt_float(stddev)),
-        ("share_pct", float(share)),
-    ])
+    Table::declared(
+        fields::KERNELS,
+        vec![
+            ("rank", int(rank)),
+            ("name", text(&name)),
+            ("kind", text(&kind)),
+            ("count", int(n)),
+            ("total_ns", int(total)),
+            ("mean_ns", float(mean)),
+            ("median_ns", float(median)),
+            ("min_ns", int(min)),
+            ("max_ns", int(max)),
+            ("stddev_ns", opt_float(stddev)),
+            ("share_pct", float(share)),
+        ],
+    )
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 use super::columns::{int, opt_float, opt_int, opt_text, text};
 use super::distribution::{distribution, Distribution};
 use super::events::{GpuKind, NONE};
+use super::fields;
 use super::graphs::{is_graph_launch, launch_facts, GraphLaunch};
 use super::{Trace, TraceSet};
 use crate::error::Result;
@@ -137,30 +138,33 @@ pub fn table(set: &TraceSet) -> Result<Table> {
     let [rank, device, stream, start, duration, _, _] = ints;
     let [call_start, call_duration, from_start, from_end, grid_x, grid_y, grid_z, block_x, block_y, block_z, regs, smem, bytes, correlation] =
         opts;
-    Table::from_columns(vec![
-        ("rank", int(rank)),
-        ("kind", text(&kind)),
-        ("name", text(&name)),
-        ("device", int(device)),
-        ("stream", int(stream)),
-        ("start_ns", int(start)),
-        ("duration_ns", int(duration)),
-        ("correlation", opt_int(correlation)),
-        ("runtime_name", opt_text(runtime_name)),
-        ("call_start_ns", opt_int(call_start)),
-        ("call_duration_ns", opt_int(call_duration)),
-        ("latency_from_call_start_ns", opt_int(from_start)),
-        ("latency_from_call_end_ns", opt_int(from_end)),
-        ("op_name", opt_text(op_name)),
-        ("grid_x", opt_int(grid_x)),
-        ("grid_y", opt_int(grid_y)),
-        ("grid_z", opt_int(grid_z)),
-        ("block_x", opt_int(block_x)),
-        ("block_y", opt_int(block_y)),
-        ("block_z", opt_int(block_z)),
-        ("registers_per_thread", opt_int(regs)),
-        ("shared_memory_bytes", opt_int(smem)),
-        ("occupancy_pct", opt_float(occupancy)),
-        ("bytes", opt_int(bytes)),
-    ])
+    Table::declared(
+        fields::LAUNCHES,
+        vec![
+            ("rank", int(rank)),
+            ("kind", text(&kind)),
+            ("name", text(&name)),
+            ("device", int(device)),
+            ("stream", int(stream)),
+            ("start_ns", int(start)),
+            ("duration_ns", int(duration)),
+            ("correlation", opt_int(correlation)),
+            ("runtime_name", opt_text(runtime_name)),
+            ("call_start_ns", opt_int(call_start)),
+            ("call_duration_ns", opt_int(call_duration)),
+            ("latency_from_call_start_ns", opt_int(from_start)),
+            ("latency_from_call_end_ns", opt_int(from_end)),
+            ("op_name", opt_text(op_name)),
+            ("grid_x", opt_int(grid_x)),
+            ("grid_y", opt_int(grid_y)),
+            ("grid_z", opt_int(grid_z)),
+            ("block_x", opt_int(block_x)),
+            ("block_y", opt_int(block_y)),
+            ("block_z", opt_int(block_z)),
+            ("registers_per_thread", opt_int(regs)),
+            ("shared_memory_bytes", opt_int(smem)),
+            ("occupancy_pct", opt_float(occupancy)),
+            ("bytes", opt_int(bytes)),
+        ],
+    )
 }

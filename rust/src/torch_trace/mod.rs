@@ -11,6 +11,7 @@ pub mod collectives;
 mod columns;
 pub mod distribution;
 pub mod events;
+pub mod fields;
 pub mod flops;
 pub mod graphs;
 pub mod header;

@@ -7,6 +7,7 @@
 
 use super::columns::{count, int, text};
 use super::events::{CpuKind, NONE};
+use super::fields;
 use super::TraceSet;
 use crate::error::Result;
 use crate::table::Table;
@@ -92,16 +93,19 @@ pub fn table(set: &TraceSet) -> Result<Table> {
     }
     let rows = &cols.2;
     let pick = |f: fn(&Row) -> i64| int(rows.iter().map(f).collect());
-    Table::from_columns(vec![
-        ("rank", int(cols.0.clone())),
-        ("name", text(&cols.1)),
-        ("count", pick(|r| count(r.count))),
-        ("total_cpu_ns", pick(|r| r.total_cpu)),
-        ("self_cpu_ns", pick(|r| r.self_cpu)),
-        ("runtime_calls", pick(|r| count(r.runtime_calls))),
-        ("gpu_events", pick(|r| count(r.gpu_events))),
-        ("gpu_time_ns", pick(|r| r.gpu_time)),
-        ("gpu_events_total", pick(|r| count(r.gpu_events_total))),
-        ("gpu_time_total_ns", pick(|r| r.gpu_time_total)),
-    ])
+    Table::declared(
+        fields::OPS,
+        vec![
+            ("rank", int(cols.0.clone())),
+            ("name", text(&cols.1)),
+            ("count", pick(|r| count(r.count))),
+            ("total_cpu_ns", pick(|r| r.total_cpu)),
+            ("self_cpu_ns", pick(|r| r.self_cpu)),
+            ("runtime_calls", pick(|r| count(r.runtime_calls))),
+            ("gpu_events", pick(|r| count(r.gpu_events))),
+            ("gpu_time_ns", pick(|r| r.gpu_time)),
+            ("gpu_events_total", pick(|r| count(r.gpu_events_total))),
+            ("gpu_time_total_ns", pick(|r| r.gpu_time_total)),
+        ],
+    )
 }

@@ -9,6 +9,7 @@
 
 use super::columns::{count, int, opt_int, text};
 use super::events::{CpuKind, OwnedIdent};
+use super::fields;
 use super::{Trace, TraceSet};
 use crate::error::Result;
 use crate::intervals;
@@ -143,20 +144,23 @@ pub fn table(set: &TraceSet) -> Result<Table> {
     }
     let [rank, start, duration, calls, events, time, busy] = ints;
     let [gpu_start, gpu_end, annotation] = opts;
-    Table::from_columns(vec![
-        ("rank", int(rank)),
-        ("name", text(&name)),
-        ("kind", text(&kind)),
-        ("pid", text(&pid)),
-        ("tid", text(&tid)),
-        ("start_ns", int(start)),
-        ("cpu_duration_ns", int(duration)),
-        ("runtime_calls", int(calls)),
-        ("gpu_events", int(events)),
-        ("gpu_time_ns", int(time)),
-        ("gpu_busy_ns", int(busy)),
-        ("gpu_start_ns", opt_int(gpu_start)),
-        ("gpu_end_ns", opt_int(gpu_end)),
-        ("gpu_annotation_ns", opt_int(annotation)),
-    ])
+    Table::declared(
+        fields::STEPS,
+        vec![
+            ("rank", int(rank)),
+            ("name", text(&name)),
+            ("kind", text(&kind)),
+            ("pid", text(&pid)),
+            ("tid", text(&tid)),
+            ("start_ns", int(start)),
+            ("cpu_duration_ns", int(duration)),
+            ("runtime_calls", int(calls)),
+            ("gpu_events", int(events)),
+            ("gpu_time_ns", int(time)),
+            ("gpu_busy_ns", int(busy)),
+            ("gpu_start_ns", opt_int(gpu_start)),
+            ("gpu_end_ns", opt_int(gpu_end)),
+            ("gpu_annotation_ns", opt_int(annotation)),
+        ],
+    )
 }

@@ -11,6 +11,7 @@
 
 use super::columns::{count, float, int, pct, text};
 use super::events::{GpuEvent, GpuKind, NONE};
+use super::fields;
 use super::kernels::is_communication;
 use super::{Trace, TraceSet};
 use crate::error::Result;
@@ -342,25 +343,28 @@ pub fn streams_table(set: &TraceSet, threshold: i64) -> Result<Table> {
     }
     let [rank, device, stream, kernels, memcpys, memsets, first, last, window, busy, idle, gaps, largest, host, kernel, other] =
         c;
-    Table::from_columns(vec![
-        ("rank", int(rank)),
-        ("device", int(device)),
-        ("stream", int(stream)),
-        ("kernels", int(kernels)),
-        ("memcpys", int(memcpys)),
-        ("memsets", int(memsets)),
-        ("first_start_ns", int(first)),
-        ("last_end_ns", int(last)),
-        ("window_ns", int(window)),
-        ("busy_ns", int(busy)),
-        ("idle_ns", int(idle)),
-        ("busy_pct", float(busy_pct)),
-        ("gaps", int(gaps)),
-        ("largest_gap_ns", int(largest)),
-        ("host_wait_ns", int(host)),
-        ("kernel_wait_ns", int(kernel)),
-        ("other_idle_ns", int(other)),
-    ])
+    Table::declared(
+        fields::STREAMS,
+        vec![
+            ("rank", int(rank)),
+            ("device", int(device)),
+            ("stream", int(stream)),
+            ("kernels", int(kernels)),
+            ("memcpys", int(memcpys)),
+            ("memsets", int(memsets)),
+            ("first_start_ns", int(first)),
+            ("last_end_ns", int(last)),
+            ("window_ns", int(window)),
+            ("busy_ns", int(busy)),
+            ("idle_ns", int(idle)),
+            ("busy_pct", float(busy_pct)),
+            ("gaps", int(gaps)),
+            ("largest_gap_ns", int(largest)),
+            ("host_wait_ns", int(host)),
+            ("kernel_wait_ns", int(kernel)),
+            ("other_idle_ns", int(other)),
+        ],
+    )
 }
 
 /// `rank, device, stream, start_ns, end_ns, duration_ns, cause, next_kind, next_name`: every idle gap
@@ -405,15 +409,18 @@ pub fn gaps_table(set: &TraceSet, threshold: i64) -> Result<Table> {
         }
     }
     let [rank, device, stream, start, end, duration] = c;
-    Table::from_columns(vec![
-        ("rank", int(rank)),
-        ("device", int(device)),
-        ("stream", int(stream)),
-        ("start_ns", int(start)),
-        ("end_ns", int(end)),
-        ("duration_ns", int(duration)),
-        ("cause", text(&cause)),
-        ("next_kind", text(&next_kind)),
-        ("next_name", text(&next_name)),
-    ])
+    Table::declared(
+        fields::GAPS,
+        vec![
+            ("rank", int(rank)),
+            ("device", int(device)),
+            ("stream", int(stream)),
+            ("start_ns", int(start)),
+            ("end_ns", int(end)),
+            ("duration_ns", int(duration)),
+            ("cause", text(&cause)),
+            ("next_kind", text(&next_kind)),
+            ("next_name", text(&next_name)),
+        ],
+    )
 }

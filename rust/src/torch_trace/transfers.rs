@@ -6,6 +6,7 @@
 
 use super::columns::{int, opt_float, opt_int, text};
 use super::events::GpuKind;
+use super::fields;
 use super::{Trace, TraceSet};
 use crate::error::Result;
 use crate::table::Table;
@@ -89,15 +90,18 @@ pub fn table(set: &TraceSet) -> Result<Table> {
         }
     }
     let [rank, device, stream, start, duration] = ints;
-    Table::from_columns(vec![
-        ("rank", int(rank)),
-        ("kind", text(&kind)),
-        ("name", text(&name)),
-        ("device", int(device)),
-        ("stream", int(stream)),
-        ("start_ns", int(start)),
-        ("duration_ns", int(duration)),
-        ("bytes", opt_int(bytes)),
-        ("bandwidth_gbps", opt_float(bandwidth)),
-    ])
+    Table::declared(
+        fields::TRANSFERS,
+        vec![
+            ("rank", int(rank)),
+            ("kind", text(&kind)),
+            ("name", text(&name)),
+            ("device", int(device)),
+            ("stream", int(stream)),
+            ("start_ns", int(start)),
+            ("duration_ns", int(duration)),
+            ("bytes", opt_int(bytes)),
+            ("bandwidth_gbps", opt_float(bandwidth)),
+        ],
+    )
 }

@@ -4,6 +4,7 @@
 
 use super::launches::{launched_queries, ranges_by_thread, sweep_queries, Swept};
 use crate::error::Result;
+use crate::nsys::fields;
 use crate::nsys::hash::IdMap;
 use crate::nsys::ops::OpKind;
 use crate::nsys::out::{total_i64, Columns};
@@ -301,7 +302,7 @@ fn instance_table(
         .filter(|(r, _)| keep(r))
         .collect();
     rows.sort_by_key(|(r, _)| (r.start, r.rowid));
-    let columns = Columns::default()
+    let columns = Columns::of(fields::NVTX_INSTANCES)
         .text(
             "range",
             rows.iter().map(|(r, _)| data.tag(r).to_string()).collect(),
@@ -411,7 +412,7 @@ fn tag_table(
             .cmp(&a.1.inclusive())
             .then_with(|| a.0.cmp(&b.0))
     });
-    let columns = Columns::default()
+    let columns = Columns::of(fields::NVTX_RANGES)
         .text("range", rows.iter().map(|r| r.0.clone()).collect())
         .int(
             "instances",

@@ -8,6 +8,7 @@ mod launches;
 pub use attribution::attribution;
 
 use super::describe::Durations;
+use super::fields;
 use super::hash::IdSet;
 use super::ops::{self, Call, Op, OpKind};
 use super::out::{pct, total_i64, Columns};
@@ -47,7 +48,7 @@ pub fn nvtx_sum(schema: &Schema, strings: &Strings, sel: &Selection) -> Result<T
             .then_with(|| a.1.cmp(b.1))
     });
     let grand: i128 = rows.iter().map(|r| r.2.total).sum();
-    Columns::default()
+    Columns::of(fields::NVTX_SUM)
         .float(
             "time_pct",
             rows.iter().map(|r| pct(r.2.total, grand)).collect(),
@@ -184,7 +185,7 @@ pub fn nvtx_kern_sum(schema: &Schema, strings: &Strings, sel: &Selection) -> Res
             .then_with(|| b.6.total.cmp(&a.6.total))
             .then_with(|| a.7.cmp(&b.7))
     });
-    Columns::default()
+    Columns::of(fields::NVTX_KERN_SUM)
         .opt_text("range", rows.iter().map(|r| r.0.clone()).collect())
         .opt_text(
             "style",

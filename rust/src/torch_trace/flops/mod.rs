@@ -7,6 +7,7 @@
 
 pub mod args;
 pub mod eval;
+pub mod fields;
 pub mod model;
 pub mod steps;
 
@@ -213,34 +214,37 @@ impl Rows {
     }
 
     fn into_table(self) -> Result<Table> {
-        Table::from_columns(vec![
-            ("rank", int(self.rank)),
-            ("name", text(&self.name)),
-            ("class", text(&self.class)),
-            ("precision", opt_text(self.precision)),
-            ("input_dims", opt_text(self.dims)),
-            ("input_types", opt_text(self.types)),
-            (
-                "counted",
-                Arc::new(BooleanArray::from(self.counted)) as ArrayRef,
-            ),
-            ("instances", int(self.instances)),
-            ("flop", opt_int(self.flop)),
-            ("bytes", opt_int(self.bytes)),
-            ("total_flop", opt_float(self.total_flop)),
-            ("total_bytes", opt_float(self.total_bytes)),
-            ("gpu_events", int(self.gpu_events)),
-            ("gpu_time_ns", int(self.gpu_ns)),
-            ("achieved_tflop_per_s", opt_float(self.tflops)),
-            ("achieved_gb_per_s", opt_float(self.gbps)),
-            ("arithmetic_intensity_flop_per_byte", opt_float(self.ai)),
-            ("peak", opt_text(self.peak)),
-            ("peak_tflop_per_s", opt_float(self.peak_tflops)),
-            ("flop_pct_of_peak", opt_float(self.flop_pct)),
-            ("peak_gb_per_s", opt_float(self.peak_gbps)),
-            ("bandwidth_pct_of_peak", opt_float(self.bw_pct)),
-            ("note", opt_text(self.note)),
-        ])
+        Table::declared(
+            fields::OPS,
+            vec![
+                ("rank", int(self.rank)),
+                ("name", text(&self.name)),
+                ("class", text(&self.class)),
+                ("precision", opt_text(self.precision)),
+                ("input_dims", opt_text(self.dims)),
+                ("input_types", opt_text(self.types)),
+                (
+                    "counted",
+                    Arc::new(BooleanArray::from(self.counted)) as ArrayRef,
+                ),
+                ("instances", int(self.instances)),
+                ("flop", opt_int(self.flop)),
+                ("bytes", opt_int(self.bytes)),
+                ("total_flop", opt_float(self.total_flop)),
+                ("total_bytes", opt_float(self.total_bytes)),
+                ("gpu_events", int(self.gpu_events)),
+                ("gpu_time_ns", int(self.gpu_ns)),
+                ("achieved_tflop_per_s", opt_float(self.tflops)),
+                ("achieved_gb_per_s", opt_float(self.gbps)),
+                ("arithmetic_intensity_flop_per_byte", opt_float(self.ai)),
+                ("peak", opt_text(self.peak)),
+                ("peak_tflop_per_s", opt_float(self.peak_tflops)),
+                ("flop_pct_of_peak", opt_float(self.flop_pct)),
+                ("peak_gb_per_s", opt_float(self.peak_gbps)),
+                ("bandwidth_pct_of_peak", opt_float(self.bw_pct)),
+                ("note", opt_text(self.note)),
+            ],
+        )
     }
 }
 

@@ -31,19 +31,22 @@ pub struct Rows {
 
 impl Rows {
     pub fn into_table(self) -> crate::error::Result<Table> {
-        Table::from_columns(vec![
-            ("rank", int(self.rank)),
-            ("step", text(&self.step)),
-            ("start_ns", int(self.start)),
-            ("duration_ns", int(self.duration)),
-            ("model_flop", opt_float(self.model_flop)),
-            ("total_flop", opt_float(self.total_flop)),
-            ("model_tflop_per_s", opt_float(self.tflops)),
-            ("mfu_pct", opt_float(self.mfu)),
-            ("peak_basis", opt_text(self.basis)),
-            ("counted_gpu_time_ns", int(self.modeled_gpu)),
-            ("gpu_time_ns", int(self.gpu)),
-        ])
+        Table::declared(
+            super::fields::STEPS,
+            vec![
+                ("rank", int(self.rank)),
+                ("step", text(&self.step)),
+                ("start_ns", int(self.start)),
+                ("duration_ns", int(self.duration)),
+                ("model_flop", opt_float(self.model_flop)),
+                ("total_flop", opt_float(self.total_flop)),
+                ("model_tflop_per_s", opt_float(self.tflops)),
+                ("mfu_pct", opt_float(self.mfu)),
+                ("peak_basis", opt_text(self.basis)),
+                ("counted_gpu_time_ns", int(self.modeled_gpu)),
+                ("gpu_time_ns", int(self.gpu)),
+            ],
+        )
     }
 }
 

@@ -12,6 +12,7 @@
 //! = the same for calls whose path starts with this one (each event counts once per path on its
 //! chain). GPU times are sums of durations, not unions.
 
+pub mod fields;
 pub mod tree;
 
 use super::columns::{count, int, opt_int, text};
@@ -146,33 +147,36 @@ pub fn table(set: &TraceSet) -> Result<Table> {
     }
     let s = &rows.sums;
     let pick = |f: fn(&Sums) -> i64| int(s.iter().map(f).collect());
-    Table::from_columns(vec![
-        ("rank", int(rows.rank)),
-        ("path_id", int(rows.id)),
-        ("parent_path_id", opt_int(rows.parent)),
-        ("depth", int(rows.depth)),
-        ("kind", text(&rows.kind)),
-        ("name", text(&rows.name)),
-        ("path", text(&rows.path)),
-        ("instances", pick(|s| count(s.instances))),
-        ("cpu_inclusive_ns", pick(|s| s.cpu_inclusive)),
-        ("cpu_exclusive_ns", pick(|s| s.cpu_exclusive)),
-        (
-            "gpu_events_inclusive",
-            pick(|s| count(s.gpu_events_inclusive)),
-        ),
-        ("gpu_inclusive_ns", pick(|s| s.gpu_inclusive)),
-        (
-            "gpu_events_exclusive",
-            pick(|s| count(s.gpu_events_exclusive)),
-        ),
-        ("gpu_exclusive_ns", pick(|s| s.gpu_exclusive)),
-        (
-            "graph_replay_events_inclusive",
-            pick(|s| count(s.graph_events_inclusive)),
-        ),
-        ("graph_replay_inclusive_ns", pick(|s| s.graph_inclusive)),
-    ])
+    Table::declared(
+        fields::PATHS,
+        vec![
+            ("rank", int(rows.rank)),
+            ("path_id", int(rows.id)),
+            ("parent_path_id", opt_int(rows.parent)),
+            ("depth", int(rows.depth)),
+            ("kind", text(&rows.kind)),
+            ("name", text(&rows.name)),
+            ("path", text(&rows.path)),
+            ("instances", pick(|s| count(s.instances))),
+            ("cpu_inclusive_ns", pick(|s| s.cpu_inclusive)),
+            ("cpu_exclusive_ns", pick(|s| s.cpu_exclusive)),
+            (
+                "gpu_events_inclusive",
+                pick(|s| count(s.gpu_events_inclusive)),
+            ),
+            ("gpu_inclusive_ns", pick(|s| s.gpu_inclusive)),
+            (
+                "gpu_events_exclusive",
+                pick(|s| count(s.gpu_events_exclusive)),
+            ),
+            ("gpu_exclusive_ns", pick(|s| s.gpu_exclusive)),
+            (
+                "graph_replay_events_inclusive",
+                pick(|s| count(s.graph_events_inclusive)),
+            ),
+            ("graph_replay_inclusive_ns", pick(|s| s.graph_inclusive)),
+        ],
+    )
 }
 
 /// One group of GPU events with the same path, call, launch, name and kind.
@@ -246,17 +250,20 @@ pub fn kernels_table(set: &TraceSet) -> Result<Table> {
             time.push(ns);
         }
     }
-    Table::from_columns(vec![
-        ("rank", int(rank)),
-        ("path_id", opt_int(path_id)),
-        ("path", super::columns::opt_text(path)),
-        ("call", super::columns::opt_text(call)),
-        ("launch", text(&launch)),
-        ("name", text(&name)),
-        ("kind", text(&kind)),
-        ("events", int(events)),
-        ("gpu_time_ns", int(time)),
-    ])
+    Table::declared(
+        fields::KERNEL_PATHS,
+        vec![
+            ("rank", int(rank)),
+            ("path_id", opt_int(path_id)),
+            ("path", super::columns::opt_text(path)),
+            ("call", super::columns::opt_text(call)),
+            ("launch", text(&launch)),
+            ("name", text(&name)),
+            ("kind", text(&kind)),
+            ("events", int(events)),
+            ("gpu_time_ns", int(time)),
+        ],
+    )
 }
 
 #[cfg(test)]
