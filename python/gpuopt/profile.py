@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from gpuopt import _native, _profile_work
 from gpuopt._columns import Column
@@ -221,7 +221,7 @@ def _native_rows(
         return frame.to_numpy().astype("<f8", order="C").tobytes()
 
     options = {"paired": opts.paired, "fdr": opts.fdr, "min_effect_pct": opts.min_effect, "family": family}
-    extra = {}
+    extra: dict[str, Any] = {}
     if rounding is not None:
         rb, rc = rounding
         extra = {
