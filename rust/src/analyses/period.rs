@@ -39,23 +39,42 @@ pub struct Repeat {
     pub regions: Vec<Region>,
 }
 
-/// The repeat of `seq`, or None when no unit occurs twice in a row.
+/// The repeat of `seq`, or None when no unit occurs twice in a row: the unit whose longest exact run
+/// covers the most names (ties: the shorter unit).
 pub fn find(seq: &[u32]) -> Option<Repeat> {
-    let mut best: Option<(usize, usize)> = None; // (cover, period)
+    find_weighted(seq, &vec![1; seq.len()])
+}
+
+/// [`find`] with each name weighted (its GPU time): the unit whose longest exact run covers the most
+/// weight wins (ties: more names, then the shorter unit). A short unit repeated over much GPU time (decode
+/// steps that each launch a CUDA graph) then beats a longer stretch of brief operations (a prefill's
+/// layers), as a step is what takes the time. `weight` is as long as `seq` (a missing weight counts 0).
+pub fn find_weighted(seq: &[u32], weight: &[i64]) -> Option<Repeat> {
+    let mut prefix = Vec::with_capacity(seq.len() + 1);
+    prefix.push(0_i64);
+    let mut total = 0_i64;
+    for i in 0..seq.len() {
+        total = total.saturating_add(weight.get(i).copied().unwrap_or(0).max(0));
+        prefix.push(total);
+    }
+    let mut best: Option<(i64, usize, usize)> = None; // (weight covered, names covered, period)
     for p in candidates(seq) {
-        let cover = longest_exact_run(seq, p) + p;
-        if cover < 2 * p {
+        let (run, end) = longest_exact_run_at(seq, p);
+        let cover = run + p;
+        if run == 0 || cover < 2 * p {
             continue;
         }
+        let covered = prefix.get(end + p).copied().unwrap_or(total)
+            - prefix.get(end - run).copied().unwrap_or(0);
         let better = match best {
             None => true,
-            Some((c, q)) => cover > c || (cover == c && p < q),
+            Some((w, c, q)) => (covered, cover, usize::MAX - p) > (w, c, usize::MAX - q),
         };
         if better {
-            best = Some((cover, p));
+            best = Some((covered, cover, p));
         }
     }
-    let (exact_cover, period) = best?;
+    let (_, exact_cover, period) = best?;
     Some(Repeat {
         period,
         exact_cover,
@@ -139,19 +158,28 @@ fn mode(values: &mut [usize]) -> Option<(usize, usize)> {
 
 /// The longest stretch of positions `i` with `seq[i] == seq[i + p]`.
 pub fn longest_exact_run(seq: &[u32], p: usize) -> usize {
+    longest_exact_run_at(seq, p).0
+}
+
+/// [`longest_exact_run`] and where it ends: the compared positions `end - run .. end` (names
+/// `end - run .. end + p`); the first of equal runs.
+pub fn longest_exact_run_at(seq: &[u32], p: usize) -> (usize, usize) {
     if p == 0 || p >= seq.len() {
-        return 0;
+        return (0, 0);
     }
-    let (mut best, mut run) = (0, 0);
-    for (a, b) in seq.iter().zip(seq.iter().skip(p)) {
+    let (mut best, mut best_end, mut run) = (0, 0, 0);
+    for (i, (a, b)) in seq.iter().zip(seq.iter().skip(p)).enumerate() {
         if a == b {
             run += 1;
-            best = best.max(run);
+            if run > best {
+                best = run;
+                best_end = i + 1;
+            }
         } else {
             run = 0;
         }
     }
-    best
+    (best, best_end)
 }
 
 /// Mismatches a window of `p` positions may hold inside a region.
@@ -248,6 +276,35 @@ mod tests {
         unit.push(6);
         let seq = repeat(&[], &unit, 10, &[]);
         assert_eq!(find(&seq).map(|r| r.period), Some(34));
+    }
+
+    #[test]
+    fn the_unit_covering_the_most_time_beats_the_one_covering_the_most_names() {
+        // A prefill of four layers of 32 brief names, then twelve decode steps of 7 names whose first
+        // (a CUDA graph execution) takes long: by names the layers cover more (128 > 84), by time the steps.
+        let layer: Vec<u32> = (10..42).collect();
+        let step: Vec<u32> = vec![1, 2, 3, 4, 5, 6, 7];
+        let mut seq = repeat(&[], &layer, 4, &[]);
+        let prefill = seq.len();
+        seq.extend(repeat(&[], &step, 12, &[]));
+        let weight: Vec<i64> = seq
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| {
+                if i >= prefill && n == 1 {
+                    200_000
+                } else {
+                    4_000
+                }
+            })
+            .collect();
+        assert_eq!(find(&seq).map(|r| r.period), Some(32));
+        assert_eq!(find_weighted(&seq, &weight).map(|r| r.period), Some(7));
+        // Equal weights choose as find does.
+        assert_eq!(
+            find_weighted(&seq, &vec![1; seq.len()]).map(|r| r.period),
+            Some(32)
+        );
     }
 
     #[test]

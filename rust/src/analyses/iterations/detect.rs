@@ -32,7 +32,12 @@ pub(super) fn detect(a: &Activity, device: i64, ops: &[u32]) -> (Vec<Row>, Detec
         phase_pause_ns: None,
         pause_clock: if with_calls { "host" } else { "gpu" },
     };
-    let Some(repeat) = period::find(&seq) else {
+    // Each operation weighs its GPU time: the unit that repeats over the most time is the step.
+    let weight: Vec<i64> = ops
+        .iter()
+        .map(|&i| a.ops.get(i as usize).map_or(0, |o| o.end - o.start))
+        .collect();
+    let Some(repeat) = period::find_weighted(&seq, &weight) else {
         return (Vec::new(), found);
     };
     let p = repeat.period;
