@@ -70,7 +70,7 @@ def test_out_writes_the_whole_table(shared: Path, tmp_path: Path) -> None:
     out = tmp_path / "it.csv"
     run = gpuopt("nsys", "iterations", str(shared / NSYS), "--limit", "1", "--out", str(out))
     assert run.code == 0, run.stderr
-    assert len(out.read_text().splitlines()) == 1 + 18  # header + 13 nvtx rows + 5 detected rows
+    assert len(out.read_text().splitlines()) == 1 + 26  # header + 13 nvtx rows + 13 detected rows
 
 
 @pytest.mark.parametrize("area", ["nsys", "torch"])

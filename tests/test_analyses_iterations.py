@@ -105,6 +105,41 @@ def test_decode_without_nvtx_yields_the_ranges_iterations(shared: Path, without_
     assert all(abs(s - m) <= 0.01 * m for s, m in zip(spans, marked_spans, strict=True))
 
 
+def test_graph_level_decode_without_nvtx_yields_its_twelve_steps(shared: Path, tmp_path: Path) -> None:
+    # The graph-level export: a prefill of 4 layers x 32 brief kernels (137 kernels, 0.58 ms of GPU time),
+    # then 12 decode steps of one CUDA graph execution each (2.43 ms). By operations covered the layers won
+    # (3 "iterations" inside the prefill); each operation weighs its GPU time, so the steps win.
+    path = shared / "h200/graphs/graph_graph.sqlite"
+    marked = [
+        row
+        for row in analyses.iterations(nsys.open(path))
+        .table.filter(pl.col("source") == "nvtx")
+        .iter_rows(named=True)
+        if row["name"] == "decode_step"
+    ]
+    copy = tmp_path / "graph_no_nvtx.sqlite"
+    shutil.copyfile(path, copy)
+    con = sqlite3.connect(copy)
+    con.execute("DELETE FROM NVTX_EVENTS")
+    con.commit()
+    con.close()
+    result = analyses.iterations(nsys.open(copy))
+    (facts,) = result.facts
+    assert facts.used == "detected"
+    rows = result.table.filter(pl.col("source") == "detected").sort("row")
+    assert rows["iteration"].to_list() == [None, *range(1, 13)]
+    assert rows["odd"][0] == "before_first_repeat"
+    spans = rows["span_ns"].to_list()[1:]
+    assert spans == [r["span_ns"] for r in marked]
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+        executions = db.execute(
+            "SELECT start, end FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE ORDER BY start"
+        ).fetchall()
+    # Every detected step holds one graph execution: its GPU busy time is at least that execution's.
+    busy = rows["gpu_busy_ns"].to_list()[1:]
+    assert len(executions) == 12 and all(b >= e - s for b, (s, e) in zip(busy, executions, strict=True))
+
+
 def test_decode_with_nvtx_reports_both_sources_and_their_agreement(shared: Path) -> None:
     truth = _truth_by_ranges(shared / DECODE)
     result = analyses.iterations(nsys.open(shared / DECODE))
