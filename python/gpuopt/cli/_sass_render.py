@@ -21,13 +21,18 @@ _NO_REGISTERS = (
 
 
 def _source_line(result: SassScan) -> str:
+    """The listing's source for people, its path cut in the middle so the line fits 120 columns (--json has
+    it whole)."""
+    from gpuopt.cli._people import shorten
+
     src = result.source
-    where = src.path or "(text)"
-    if src.tool is not None:
-        return (
-            f"stage: sass  source: {where} via {src.tool.name} {src.tool.version} ({result.summary.dialect})"
-        )
-    return f"stage: sass  source: {where} ({result.summary.dialect} listing)"
+    tail = (
+        f" via {src.tool.name} {src.tool.version} ({result.summary.dialect})"
+        if src.tool is not None
+        else f" ({result.summary.dialect} listing)"
+    )
+    head = "stage: sass  source: "
+    return head + shorten(src.path or "(text)", 120 - len(head) - len(tail)) + tail
 
 
 def render_table(answer: Answer[Any], limit: int) -> str:
