@@ -17,8 +17,9 @@ import pytest
 
 import browser
 from conftest import gpuopt
-from gpuopt import nsys
-from gpuopt.html import profiles, timeline
+from gpuopt import analyses, nsys
+from gpuopt.html import iterations, profiles, timeline
+from gpuopt.html.page import Page
 from nsys_db import GLOBAL_PID, Export
 
 pytest.importorskip("plotly")
@@ -135,10 +136,49 @@ def _drawn(data: dict[str, Any]) -> dict[str, bool]:
     return {p["name"]: p["drawn"] for p in data["plots"]}
 
 
+def test_iterations_section_draws_each_step_of_the_graph_level_decode(shared: Path) -> None:
+    """graph_graph.sqlite: 12 decode_step ranges (the first a warm-up) and the prefill outside them. The
+    section draws one bar per row of ``gpuopt nsys iterations``' marker rows, spans and GPU busy equal to
+    that table's, odd rows grey, and the note gives the regular rows' medians."""
+    report = nsys.open(shared / "h200/graphs/graph_graph.sqlite")
+    found = analyses.iterations(report)
+    page = Page(title="t")
+    assert iterations.draw(page, found) == 11
+    [plot] = page.plots
+    assert plot.drawn and plot.note is not None
+    rows = found.table.filter(pl.col("source") == "nvtx").sort("start_ns")
+    regular = rows.filter(pl.col("odd").is_null())
+    assert rows.filter(pl.col("odd") == "warm_up")["iteration"].to_list() == [1]
+    assert rows.filter(pl.col("name") == "decode_step").height == 12
+    assert plot.note.startswith("11 regular iterations on device 0, from the step marker 'decode_step'")
+    median = regular["span_ns"].median()
+    assert isinstance(median, float | int)
+    assert f"span {median / 1e6:,.3f} ms" in plot.note
+    fig = page_figure(found)
+    span, busy = fig.data
+    assert span.y == pytest.approx([v / 1e6 for v in rows["span_ns"].to_list()], abs=1e-9)
+    assert busy.y == pytest.approx([v / 1e6 for v in rows["gpu_busy_ns"].to_list()], abs=1e-9)
+    grey = [c == "#9aa5b1" for c in span.marker.color]
+    assert grey == [o is not None for o in rows["odd"].to_list()]
+    # A window around no whole iteration: the section says so instead of drawing.
+    empty = Page(title="t")
+    assert iterations.draw(empty, found, window=(0, 1)) == 0
+    assert "inside the window" in (empty.plots[0].note or "")
+
+
+def page_figure(found: Any) -> Any:
+    """The figure :func:`iterations.draw` adds, taken from a throwaway page."""
+    captured: list[Any] = []
+    page = Page(title="t")
+    page.figure = lambda name, title, fig, note=None: captured.append(fig)  # type: ignore[method-assign]
+    iterations.draw(page, found)
+    return captured[0]
+
+
 def test_empty_capture_says_so(tmp_path: Path) -> None:
     export = Export().write(tmp_path / "empty.sqlite")
     data = _report("nsys", "report", str(export), "--html", str(tmp_path / "empty.html"))
-    assert _drawn(data) == {"timeline": False, "kernels": False, "nvtx": False}
+    assert _drawn(data) == {"timeline": False, "iterations": False, "kernels": False, "nvtx": False}
     assert "no GPU operations" in data["plots"][0]["note"]
     assert "no GPU operations" in (tmp_path / "empty.html").read_text()
 
@@ -146,7 +186,7 @@ def test_empty_capture_says_so(tmp_path: Path) -> None:
 def test_trace_without_gpu_events_says_so(shared: Path, tmp_path: Path) -> None:
     trace = shared / CPU_ONLY
     data = _report("torch", "report", str(trace), "--html", str(tmp_path / "cpu.html"))
-    assert _drawn(data) == {"timeline": False, "kernels": False, "ops": False}
+    assert _drawn(data) == {"timeline": False, "iterations": False, "kernels": False, "ops": False}
     assert "no GPU events" in data["plots"][0]["note"] and "cpu_only" in data["plots"][0]["note"]
 
 
@@ -230,12 +270,12 @@ def test_root_with_no_evaluations_says_so(pages: dict[str, Path]) -> None:
 @pytest.mark.parametrize(
     ("name", "drawn", "empty"),
     [
-        ("nsys-eager", {"timeline", "kernels", "nvtx"}, []),
-        ("nsys-graphs", {"timeline", "kernels", "nvtx"}, []),
-        ("nsys-binned", {"timeline", "kernels"}, ["nvtx"]),
-        ("nsys-empty-window", set(), ["timeline", "kernels", "nvtx"]),
-        ("torch-eager", {"timeline", "kernels", "ops"}, []),
-        ("torch-cpu-only", set(), ["timeline", "kernels", "ops"]),
+        ("nsys-eager", {"timeline", "iterations", "kernels", "nvtx"}, []),
+        ("nsys-graphs", {"timeline", "iterations", "kernels", "nvtx"}, []),
+        ("nsys-binned", {"timeline", "iterations", "kernels"}, ["nvtx"]),
+        ("nsys-empty-window", set(), ["timeline", "iterations", "kernels", "nvtx"]),
+        ("torch-eager", {"timeline", "iterations", "kernels", "ops"}, []),
+        ("torch-cpu-only", set(), ["timeline", "iterations", "kernels", "ops"]),
         ("root-no-evaluations", set(), ["effects", "noise", "cases"]),
     ],
 )

@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gpuopt import nsys, torch_trace
-from gpuopt.html import timeline
+from gpuopt import analyses, nsys, torch_trace
+from gpuopt.html import iterations, timeline
 from gpuopt.html.page import Page, plotly, prepare
 
 if TYPE_CHECKING:
@@ -164,6 +164,8 @@ def nsys_page(
         ranges=ranges,
         empty=f"This export has no GPU operations in the selection (not captured: {missing}).",
     )
+    selection = f"NVTX range {nvtx_range!r}" if nvtx_range else None
+    iterations.draw(page, analyses.iterations(report), window=window, selection=selection)
     kernels, graph_note = _kernels_and_graphs(report, window, nvtx_range)
     top_bars(
         page,
@@ -234,6 +236,7 @@ def torch_page(trace: torch_trace.TorchTrace, out: Path) -> HtmlReportData:
         ranges=ranges,
         empty=f"This trace has no GPU events (kernels, memcpys, memsets): {absent}.",
     )
+    iterations.draw(page, analyses.iterations(trace))
     kernels = trace.kernels().rename({"total_ns": "total"})
     top_bars(
         page,
