@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
+import traceback
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,8 +43,110 @@ class Run:
 
 
 def gpuopt(*args: str, cwd: Path | None = None) -> Run:
-    """Runs the installed ``gpuopt`` console entry in a child process, as a user or agent would."""
+    """Runs ``gpuopt ARGS`` through the console entry ``main``, as a user or agent would, in this
+    process: what it writes to stdout and stderr is captured, its exit status returned. The
+    interpreter start and imports a child would pay (~0.5 s a call, most of the suite's time) are
+    shared; the working directory, the environment and the warning filters are restored afterwards.
+    Tests of what only a separate process shows (signals, start-up imports, stdin, descriptors) use
+    :func:`gpuopt_process`. ``GPUOPT_TEST_PROCESS=1`` sends every call through a child instead."""
+    if os.environ.get("GPUOPT_TEST_PROCESS") == "1":
+        return gpuopt_process(*args, cwd=cwd)
+    from gpuopt.cli import main
+
+    out, err = io.BytesIO(), io.BytesIO()
+    stdout = io.TextIOWrapper(out, encoding="utf-8", errors="backslashreplace", write_through=True)
+    stderr = io.TextIOWrapper(err, encoding="utf-8", errors="backslashreplace", write_through=True)
+    environ = dict(os.environ)
+    here = os.getcwd()
+
+    def show(message: Warning | str, category: type[Warning], filename: str, lineno: int, *_: Any) -> None:
+        stderr.write(warnings.formatwarning(message, category, filename, lineno))
+
+    formatwarning = warnings.formatwarning
+    code: int = 0
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        with (
+            contextlib.redirect_stdout(stdout),
+            contextlib.redirect_stderr(stderr),
+            _stdin_empty(),
+            warnings.catch_warnings(),
+        ):
+            warnings.simplefilter("default")
+            warnings.showwarning = show
+            try:
+                main(list(args))
+            except SystemExit as exc:
+                code = _exit_status(exc.code, stderr)
+            except Exception:
+                traceback.print_exc(file=stderr)
+                code = 1
+    finally:
+        os.chdir(here)
+        os.environ.clear()
+        os.environ.update(environ)
+        warnings.formatwarning = formatwarning
+    stdout.flush()
+    stderr.flush()
+    return Run(code, _text(out), _text(err))
+
+
+@contextlib.contextmanager
+def _stdin_empty() -> Any:
+    """Standard input at end of file, as a child given no input sees it."""
+    saved = sys.stdin
+    sys.stdin = io.TextIOWrapper(io.BytesIO(b""), encoding="utf-8")
+    try:
+        yield
+    finally:
+        sys.stdin = saved
+
+
+def _exit_status(code: object, stderr: io.TextIOWrapper) -> int:
+    """The status a process would exit with for ``sys.exit(code)``."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    print(code, file=stderr)
+    return 1
+
+
+def _text(raw: io.BytesIO) -> str:
+    """Bytes written, read back as ``subprocess.run(text=True)`` would (universal newlines)."""
+    return raw.getvalue().decode("utf-8", errors="replace").replace("\r\n", "\n")
+
+
+def gpuopt_process(*args: str, cwd: Path | None = None) -> Run:
+    """Runs the installed ``gpuopt`` console entry in a child process."""
     done = subprocess.run(
         [sys.executable, "-m", "gpuopt", *args], capture_output=True, text=True, cwd=cwd, check=False
     )
     return Run(done.returncode, done.stdout, done.stderr)
+
+
+@dataclass(frozen=True)
+class Example:
+    """``gpuopt example run``'s result: the folder it made and the run (stdout, stderr, code)."""
+
+    folder: Path
+    run: Run
+
+
+@pytest.fixture(scope="session")
+def example_made_once(tmp_path_factory: pytest.TempPathFactory) -> Example:
+    """``gpuopt example run`` once per session (~30 s of real driver calls and sampling): the tests
+    that need an example root take a private copy of it (:func:`copy_of_example`)."""
+    base = tmp_path_factory.mktemp("example-made-once")
+    run = gpuopt("example", "run", str(base / "demo"), "--json")
+    assert run.code == 0, run.stderr[-3000:]
+    return Example(base / "demo", run)
+
+
+def copy_of_example(made: Example, to: Path) -> Path:
+    """A private copy of the example's folder (``project``, ``requests``, ``root``; records keep their
+    0444 mode) at ``to``. Its records name the original's project paths, which stay in place and are
+    only read."""
+    shutil.copytree(made.folder, to, symlinks=True)
+    return to

@@ -16,7 +16,7 @@ import jsonschema
 import pytest
 
 import browser
-from conftest import gpuopt
+from conftest import Example, copy_of_example, gpuopt
 from eval_engine import engine_comparison
 from gpuopt.cli.example import _render as render_example
 from gpuopt.evaluation import invocation
@@ -35,10 +35,10 @@ def _valid(name: str, envelope: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def example(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def example(example_made_once: Example, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     base = tmp_path_factory.mktemp("example")
-    run = gpuopt("example", "run", str(base / "demo"), "--json")
-    assert run.code == 0, run.stderr[-3000:]
+    copy_of_example(example_made_once, base / "demo")
+    run = example_made_once.run
     data = _valid("gpuopt.example-run/v1", run.json())
     steps: dict[tuple[str, str | None], dict[str, Any]] = {
         (s["step"], s["subject"]): s for s in data["steps"]

@@ -11,16 +11,13 @@ from typing import Any
 import jsonschema
 import pytest
 
-from conftest import gpuopt
+from conftest import Example, copy_of_example, gpuopt
 from gpuopt.schemas import json_schema
 
 
 @pytest.fixture(scope="module")
-def example(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    base = tmp_path_factory.mktemp("requests")
-    run = gpuopt("example", "run", str(base / "demo"), "--json")
-    assert run.code == 0, run.stderr[-3000:]
-    return base / "demo"
+def example(example_made_once: Example, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return copy_of_example(example_made_once, tmp_path_factory.mktemp("requests") / "demo")
 
 
 def _tree(folder: Path) -> dict[str, int]:

@@ -14,7 +14,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from conftest import gpuopt
+from conftest import Example, gpuopt
 from gpuopt import _native
 from gpuopt.evaluation.store import ENV_KEY, Store, env_digest, scan_records
 from gpuopt.evaluation.verify import verify
@@ -29,11 +29,9 @@ from gpuopt.schemas import json_schema
 
 
 @pytest.fixture(scope="module")
-def example_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    base = tmp_path_factory.mktemp("verify-example")
-    run = gpuopt("example", "run", str(base / "demo"), "--json")
-    assert run.code == 0, run.stderr[-3000:]
-    return base / "demo" / "root"
+def example_root(example_made_once: Example) -> Path:
+    """The example's root as ``gpuopt example run`` made it (each test copies it: :func:`root`)."""
+    return example_made_once.folder / "root"
 
 
 @pytest.fixture
