@@ -300,6 +300,7 @@ def _render_check(data: GateCheckData) -> str:
     type=FiniteFloatRange(min=0, max=1, min_open=True, max_open=True),
     default=0.05,
     show_default=True,
+    help="Captures: false-discovery rate of the per-key gates; the whole-capture interval is at 1 - FDR.",
 )
 @click.option("--marker", help="Captures: the NVTX / record_function range that counts steps.")
 @click.option(

@@ -305,7 +305,13 @@ def compare(
 
 
 @ncu.command(context_settings={"ignore_unknown_options": False})
-@click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False), required=True)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    required=True,
+    help="Folder to keep report.ncu-rep, ncu's output and gpuopt-collect.json in.",
+)
 @click.option("--kernel", help="Profile only kernels whose name matches this regex (ncu -k regex:...).")
 @click.option("--launch-skip", type=click.IntRange(min=0), help="Launches to skip before profiling.")
 @click.option("--launch-count", type=click.IntRange(min=1), help="Launches to profile.")

@@ -46,9 +46,14 @@ def _stat_options(fn: F) -> F:
             type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
             default=0.95,
             show_default=True,
+            help="Confidence level of the intervals (0-1).",
         ),
         click.option(
-            "--estimator", type=click.Choice(["median", "mean"]), default="median", show_default=True
+            "--estimator",
+            type=click.Choice(["median", "mean"]),
+            default="median",
+            show_default=True,
+            help="Median or mean of the per-pair log ratios (the mean is the geometric-mean ratio).",
         ),
         click.option(
             "--within-call",
@@ -196,7 +201,13 @@ def stats() -> None:
     show_default=True,
     help="Whether lower (durations) or higher (throughput) values are better.",
 )
-@click.option("--ci-method", type=click.Choice(["bca", "percentile"]), default="bca", show_default=True)
+@click.option(
+    "--ci-method",
+    type=click.Choice(["bca", "percentile"]),
+    default="bca",
+    show_default=True,
+    help="Bootstrap interval: bca (bias-corrected, accelerated; percentile if degenerate) or percentile.",
+)
 @click.option(
     "--tails", is_flag=True, help="Also report p50/p95/p99 effects where calls carry enough samples."
 )
@@ -335,6 +346,7 @@ def _render_noise(r: NoiseReport) -> str:
     type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
     default=0.8,
     show_default=True,
+    help="Power the minimum detectable effect is computed for (0-1).",
 )
 @click.option("--metric", default="value", show_default=True, help="Metric name (part of the stream key).")
 @_stat_options

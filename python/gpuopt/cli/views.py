@@ -136,7 +136,14 @@ def show(root: Path, record_id: str, part: str | None, limit: int, out: Path | N
 @click.command("report")
 @click.argument("root", type=click.Path(path_type=Path, file_okay=False))
 @click.argument("invocation_id", required=False)
-@click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["md", "json"]),
+    default="md",
+    show_default=True,
+    help="md: Markdown for people; json: the report's structure (the HTML page is --html).",
+)
 @click.option("--out", type=click.Path(path_type=Path, dir_okay=False), help="Write the report to this file.")
 @html_option(required=False)
 @command("gpuopt.report/v1")

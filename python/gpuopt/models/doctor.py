@@ -66,7 +66,9 @@ class GpuIdentity(Model):
     index: int = Field(description="nvidia-smi / NVML index")
     name: str = Field(description="Product name")
     uuid: str = Field(description="GPU UUID")
-    pci_bus_id: str | None = Field(description="PCI bus id")
+    pci_bus_id: str | None = Field(
+        description="PCI bus location as domain:bus:device.function (e.g. 00000000:19:00.0)"
+    )
     architecture: str | None = Field(description="Architecture name (Hopper, ...)")
     compute_capability: str | None = Field(
         description="major.minor; null when the source does not state it (nvidia-smi -q -x does not)"
@@ -76,7 +78,9 @@ class GpuIdentity(Model):
     mig_mode_current: bool | None = Field(description="MIG enabled now")
     mig_mode_pending: bool | None = Field(description="MIG enabled after the next reset")
     compute_mode: str | None = Field(description="Compute mode (Default, Exclusive_Process, ...)")
-    power_limit_enforced_w: float | None = Field(description="Enforced power limit (W)")
+    power_limit_enforced_w: float | None = Field(
+        description="Power limit the driver enforces now, which may be below the board's default (W)"
+    )
     clocks_max: GpuClocks = Field(description="Maximum clocks")
     clocks_applications: GpuClocks = Field(description="Application clocks (the defaults work runs at)")
 
@@ -91,7 +95,7 @@ class NvidiaIdentity(Model):
     source_detail: str = Field(description="The library version, command or file the facts were read from")
     driver_version: str = Field(description="NVIDIA driver version")
     cuda_driver_version: str | None = Field(description="Highest CUDA version the driver supports")
-    gpus: list[GpuIdentity] = Field(description="The GPUs")
+    gpus: list[GpuIdentity] = Field(description="Every GPU the driver reports, in its index order")
 
 
 class ToolIdentity(Model):

@@ -48,7 +48,7 @@ class FileIdentity(Model):
     """A file a fact was read from."""
 
     path: str = Field(description="The file's path as given")
-    size_bytes: int = Field(description="Its size (bytes)")
+    size_bytes: int = Field(description="Size of the file as hashed (bytes)")
     blake3: str = Field(
         description="BLAKE3 (256-bit, hex) of its content: gpuopt's file identity (b3sum prints the same)"
     )

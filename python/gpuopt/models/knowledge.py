@@ -147,7 +147,7 @@ class CardsFile(Model):
     format: Literal["gpuopt.knowledge.cards"] = Field(description="Always gpuopt.knowledge.cards")
     version: int = Field(ge=1, description="Registry version (equal to sources.json's)")
     as_of: dt.date = Field(description="Date the registry was last reviewed (ISO date)")
-    cards: list[Card] = Field(description="The cards")
+    cards: list[Card] = Field(description="Every card of the registry")
 
 
 class FactScope(Model):
@@ -216,7 +216,7 @@ class PhenomenonMatch(Model):
 
 
 class SourceCitation(Model):
-    source: str = Field(description="The source's id")
+    source: str = Field(description="Id of the cited document in sources.json")
     title: str = Field(description="The document's title")
     url: str = Field(description="Where it is")
     version: str = Field(description="The document's version as it states it")
@@ -252,7 +252,7 @@ class CardView(Model):
 
 
 class QueryHit(Model):
-    card: CardView = Field(description="The card")
+    card: CardView = Field(description="The card found: what it says and the sections it relies on")
     applicability: Applicability = Field(
         description="Whether the card's material covers the identity asked about"
     )
@@ -319,7 +319,7 @@ class FactValue(Model):
 
 
 class CardSignal(Model):
-    card: str = Field(description="The card's id")
+    card: str = Field(description="Id of the card whose signals hold")
     title: str = Field(description="The card's title")
     signals: list[FactValue] = Field(description="The rule's conditions, all holding")
     counter_signals: list[FactValue] = Field(description="Counter conditions evaluated (none held)")

@@ -119,7 +119,9 @@ class Resolution(Model):
 class CaseEffect(EffectEstimate):
     """The effect within one case: reported, never used for the verdict."""
 
-    case_id: str = Field(description="The case")
+    case_id: str = Field(
+        description="The case the effect was estimated within (gpuopt stats compare: the --case-column value)"
+    )
 
 
 class BlockEffect(EffectEstimate):
@@ -176,7 +178,9 @@ class Comparison(EffectEstimate):
     pairing: Literal["paired", "unpaired"] = Field(
         description="paired (pairs of calls) or unpaired (two independent sides)"
     )
-    metric: str = Field(description="The metric's name")
+    metric: str = Field(
+        description="The metric compared (gpuopt stats compare: --metric); part of every bootstrap stream key"
+    )
     direction: Direction = Field(description="lower or higher is better")
     effect_scale: EffectScale = Field(description="log_ratio, or arithmetic_pct (parity mode)")
     estimator: Estimator = Field(description="median or mean of the per-pair effects")
@@ -236,7 +240,9 @@ class NoiseAt(Model):
 class NoiseReport(Model):
     """What A/A pairs say about a measurement's noise (normal approximations)."""
 
-    metric: str = Field(description="The metric's name")
+    metric: str = Field(
+        description="The metric (gpuopt stats noise: --metric); part of every bootstrap stream key"
+    )
     n: int = Field(description="Valid A/A pairs")
     estimator: Estimator = Field(description="median or mean")
     mean_log: float = Field(description="Mean of the A/A log ratios")

@@ -40,7 +40,8 @@ class NsysOptions(Record):
     """Nsight Systems options; each maps to one ``nsys profile`` option and is recorded."""
 
     trace: Annotated[list[Option], Field(min_length=1, max_length=16)] = Field(
-        default_factory=lambda: ["cuda", "nvtx", "osrt"], description="--trace"
+        default_factory=lambda: ["cuda", "nvtx", "osrt"],
+        description="nsys profile --trace: the APIs traced (cuda, nvtx, osrt, cublas, ...)",
     )
     capture_range: Literal["none", "cudaProfilerApi", "nvtx"] = Field(
         default="none", description="--capture-range (none: the whole process)"
@@ -48,8 +49,15 @@ class NsysOptions(Record):
     nvtx_capture: Option | None = Field(
         default=None, description="--nvtx-capture (the range name; needed with capture_range nvtx)"
     )
-    cuda_graph_trace: Literal["graph", "node"] = Field(default="graph", description="--cuda-graph-trace")
-    sample: Literal["none", "process-tree", "system-wide"] = Field(default="none", description="--sample")
+    cuda_graph_trace: Literal["graph", "node"] = Field(
+        default="graph",
+        description="nsys profile --cuda-graph-trace: graph (one range per graph launch) or node (every "
+        "kernel of the graph)",
+    )
+    sample: Literal["none", "process-tree", "system-wide"] = Field(
+        default="none",
+        description="nsys profile --sample: CPU sampling off (none), of the process tree, or system-wide",
+    )
 
 
 class NcuOptions(Record):
@@ -64,9 +72,16 @@ class NcuOptions(Record):
     launch_count: Annotated[int, Field(ge=1)] | None = Field(
         default=None, description="--launch-count: kernel launches to profile; null: every match"
     )
-    set_name: Option | None = Field(default=None, description="--set")
+    set_name: Option | None = Field(
+        default=None,
+        description="ncu --set: the section set collected (basic, detailed, full, roofline, ...); null: "
+        "ncu's default",
+    )
     sections: list[Option] = Field(default_factory=list, description="--section (excludes set_name)")
-    nvtx_include: list[Option] = Field(default_factory=list, description="--nvtx-include")
+    nvtx_include: list[Option] = Field(
+        default_factory=list,
+        description="ncu --nvtx-include: profile only kernels inside these NVTX range expressions",
+    )
     clock_control: Literal["none", "base"] = Field(
         default="none",
         description="--clock-control: none (clocks as the workload runs them, the default) or base (locked "

@@ -118,7 +118,9 @@ class SelectOutcome(Record):
 
 
 class HistoryEntry(Record):
-    selection: RecordRef = Field(description="The selection")
+    selection: RecordRef = Field(
+        description="The selection record (id and file SHA-256) this entry describes"
+    )
     decision: Decision = Field(description="select_candidate or restore_original")
     variant: Variant = Field(description="The variant it made Champion")
     result: ResultRef = Field(description="The result that justified it")

@@ -570,7 +570,9 @@ class StatusCalls(Record):
 class InvocationStatus(Record):
     """``gpuopt status ROOT INVOCATION``: derived from files and OS facts only; never writes."""
 
-    invocation_id: InvocationId = Field(description="The invocation")
+    invocation_id: InvocationId = Field(
+        description="The invocation whose status this is (inv-<32hex>, -r<N> for a retry)"
+    )
     operation: Operation = Field(description="The verb it runs")
     state: InvocationState = Field(
         description="starting (no supervisor yet, launch deadline not passed), running (supervisor alive), "

@@ -311,7 +311,7 @@ class BaselineMetric(Record):
 
 
 class BaselineCase(Record):
-    case_id: Name = Field(description="The case")
+    case_id: Name = Field(description="The test case these facts are about")
     calls: Count = Field(description="Calls of the case that returned a valid result")
     elapsed_s: ElapsedFacts | None = Field(
         description="Wall time of the case's completed calls; null when none completed"
@@ -371,7 +371,7 @@ class NoiseAt(Record):
 
 
 class NoiseMetric(Record):
-    metric: Name = Field(description="The metric")
+    metric: Name = Field(description="The Target metric these A/A facts are about")
     n_pairs: Count = Field(description="Valid A/A pairs used")
     sd_log: float = Field(description="Sample SD of the pairs' log ratios")
     robust_sd_log: float = Field(description="Robust SD of the log ratios: 1.4826 x MAD")

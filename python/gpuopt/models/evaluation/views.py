@@ -15,14 +15,14 @@ class InvalidPair(Record):
     """A pair left out of the statistics, and why."""
 
     pair_index: int = Field(description="The pair's index in the plan")
-    case_id: str = Field(description="Its case")
+    case_id: str = Field(description="The test case the pair measured")
     reasons: list[str] = Field(description="Why it is invalid, each a sentence beginning with its code")
 
 
 class CaseOutcome(Record):
     """What happened to one case of an invocation."""
 
-    case_id: str = Field(description="The case")
+    case_id: str = Field(description="The test case this outcome is about")
     correctness: Literal["passed", "failed", "not_checked"] = Field(
         description="failed: some call of the case failed a correctness rule or gate; not_checked: no call "
         "of it completed"
@@ -41,7 +41,7 @@ class CaseOutcome(Record):
 class ResultOutcome(Record):
     """Why an invocation's result came out as it did, in one place: the verdict, the reasons, each case."""
 
-    invocation_id: str = Field(description="The invocation")
+    invocation_id: str = Field(description="The invocation whose result this explains")
     operation: str = Field(description="baseline, noise, screen, target or final_audit")
     verdict: str = Field(description="The result's verdict")
     stop_reason: str = Field(description="The code the verdict was reached with (correctness_failed, ...)")
