@@ -190,8 +190,8 @@ def stats() -> None:
 
 
 @stats.command("compare")
-@click.argument("baseline", type=_FILE)
-@click.argument("candidate", type=_FILE)
+@click.argument("baseline", type=_FILE, help="The baseline's samples: JSON Lines or CSV (TSV).")
+@click.argument("candidate", type=_FILE, help="The candidate's samples, in the same form as BASELINE.")
 @click.option("--column", help="The value column (default: the only column, or one named 'value').")
 @click.option("--case-column", help="Column naming each pair's case; the bootstrap is stratified by case.")
 @click.option(
@@ -335,7 +335,9 @@ def _render_noise(r: NoiseReport) -> str:
 
 
 @stats.command("noise")
-@click.argument("aa_file", type=_FILE)
+@click.argument(
+    "aa_file", type=_FILE, help="A/A pairs: JSON Lines or CSV with the two measurements in two columns."
+)
 @click.option("--first-column", default="a", show_default=True, help="Column of the first A/A value.")
 @click.option("--second-column", default="b", show_default=True, help="Column of the second A/A value.")
 @click.option(
