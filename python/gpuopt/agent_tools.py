@@ -122,8 +122,8 @@ def input_schema(cmd: click.Command) -> dict[str, Any]:
                 default = p.default if isinstance(p.default, (int, float, str, bool)) else None
                 if default is not None:
                     schema["default"] = default
-        else:
-            schema["description"] = f"argument {p.human_readable_name}"
+        elif isinstance(p, click.Argument) and p.help:
+            schema["description"] = " ".join(p.help.split())
         properties[name] = schema
         if p.required:
             required.append(name)

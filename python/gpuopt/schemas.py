@@ -19,7 +19,10 @@ def envelope_for(name: str, data_model: type[BaseModel] | None) -> type[Envelope
     base: Any = Envelope[data_model] if data_model is not None else Envelope[None]  # type: ignore[valid-type]
     model_name = "Envelope_" + re.sub(r"[^A-Za-z0-9]", "_", name.removeprefix("gpuopt."))
     const: Any = Literal[name]
-    model = create_model(model_name, __base__=base, schema_=(const, Field(alias="schema")))
+    described = Envelope.model_fields["schema_"].description
+    model = create_model(
+        model_name, __base__=base, schema_=(const, Field(alias="schema", description=described))
+    )
     return cast("type[Envelope[Any]]", model)
 
 

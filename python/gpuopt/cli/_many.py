@@ -39,10 +39,16 @@ MANY_HELP = (
 )
 
 
-def files_argument(fn: F) -> F:
+def files_argument(one: str) -> Callable[[F], F]:
+    """``FILE...``, described by what ``one`` file is."""
     return click.argument(
-        "files", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="FILE..."
-    )(fn)
+        "files",
+        nargs=-1,
+        required=True,
+        type=click.Path(path_type=Path),
+        metavar="FILE...",
+        help=f"{one.rstrip('.')}; several, or a quoted glob, give one table keyed by file.",
+    )
 
 
 def many_options(command: F) -> F:

@@ -19,6 +19,15 @@ from typing import Any
 
 import click
 
+# What the positional arguments several commands share are: their --help and MCP tool schemas say it.
+ROOT_ARGUMENT = "The artifact root: the folder gpuopt readiness check made for the Target."
+NSYS_FILE = (
+    "An Nsight Systems capture: an SQLite export (nsys export --type sqlite), or a .nsys-rep that is "
+    "exported first when nsys is installed."
+)
+TORCH_PATH = "A PyTorch profiler (Kineto) trace, .json or .json.gz, or a folder of per-rank traces."
+NCU_FILE = "An Nsight Compute report (.ncu-rep) or an ncu --csv export (raw or details page)."
+
 #: Requests are small JSON documents; the evaluation layer caps them at the same size.
 REQUEST_MAX_BYTES = 4 << 20
 

@@ -3,7 +3,7 @@
 A table command is a declaration, its options and one call::
 
     @nsys.command("kernels")
-    @files_argument
+    @files_argument(NSYS_FILE)
     ...
     @table_options
     @command(TABLE_SCHEMA)

@@ -39,7 +39,11 @@ def skill_show() -> Outcome:
 
 
 @skill.command("install")
-@click.argument("directory", type=click.Path(path_type=Path, file_okay=False))
+@click.argument(
+    "directory",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="The skill folder to write SKILL.md and references/cli.md into (e.g. .claude/skills/gpuopt).",
+)
 @click.option("--force", is_flag=True, help="Overwrite files with other content (never a symbolic link).")
 @command("gpuopt.skill.install/v1")
 def skill_install(directory: Path, force: bool) -> Outcome:

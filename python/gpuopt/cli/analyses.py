@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import click
 
 from gpuopt.cli._output import Outcome, command
+from gpuopt.cli._params import NSYS_FILE, TORCH_PATH
 from gpuopt.cli._tables import answered, current_sort, render_frame, table_options
 
 if TYPE_CHECKING:
@@ -70,8 +71,10 @@ def _render(header: list[str], answer: Answer[Any], limit: int) -> Callable[[], 
 
 def _path_argument(area: Area) -> Callable[[Any], Any]:
     if area == "nsys":
-        return click.argument("path", metavar="FILE", type=click.Path(path_type=Path, dir_okay=False))
-    return click.argument("path", metavar="PATH", type=click.Path(path_type=Path))
+        return click.argument(
+            "path", metavar="FILE", type=click.Path(path_type=Path, dir_okay=False), help=NSYS_FILE
+        )
+    return click.argument("path", metavar="PATH", type=click.Path(path_type=Path), help=TORCH_PATH)
 
 
 def _marker_option(fn: Any) -> Any:

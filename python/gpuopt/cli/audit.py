@@ -46,8 +46,12 @@ def _render(data: VersionAuditData) -> str:
 
 
 @audit.command("versions")
-@click.argument("a", type=click.Path(path_type=Path, exists=True))
-@click.argument("b", type=click.Path(path_type=Path, exists=True))
+@click.argument(
+    "a",
+    type=click.Path(path_type=Path, exists=True),
+    help="The first identity record: a gpuopt doctor --json output, a target.json or an artifact root.",
+)
+@click.argument("b", type=click.Path(path_type=Path, exists=True), help="The second identity record, as A.")
 @command("gpuopt.audit.versions/v1")
 def versions(a: Path, b: Path) -> Outcome:
     """Compare two identity records: frozen fields equal and exactly one stack component changed?

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from gpuopt.cli._output import Outcome, command
-from gpuopt.cli._params import RequestFile, RequestSource
+from gpuopt.cli._params import ROOT_ARGUMENT, RequestFile, RequestSource
 from gpuopt.cli._registry import Group
 from gpuopt.cli._render import section, table
 from gpuopt.evaluation import registry
@@ -41,7 +41,7 @@ def _render_state(s: ChampionState) -> str:
 
 
 @champion.command("show")
-@click.argument("root", type=click.Path(path_type=Path, file_okay=False))
+@click.argument("root", type=click.Path(path_type=Path, file_okay=False), help=ROOT_ARGUMENT)
 @command("gpuopt.champion-show/v1")
 def show(root: Path) -> Outcome:
     """Show the current Champion (creates nothing).
@@ -145,7 +145,7 @@ def _render_history(h: ChampionHistory) -> str:
 
 
 @champion.command("history")
-@click.argument("root", type=click.Path(path_type=Path, file_okay=False))
+@click.argument("root", type=click.Path(path_type=Path, file_okay=False), help=ROOT_ARGUMENT)
 @click.option("--all", "include_orphans", is_flag=True, help="Also list Selections never pointed to.")
 @command("gpuopt.champion-history/v1")
 def history(root: Path, include_orphans: bool) -> Outcome:

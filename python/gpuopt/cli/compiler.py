@@ -51,7 +51,11 @@ def compiler() -> None:
 
 
 @compiler.command()
-@click.argument("path", type=click.Path(path_type=Path, dir_okay=False, allow_dash=True))
+@click.argument(
+    "path",
+    type=click.Path(path_type=Path, dir_okay=False, allow_dash=True),
+    help="A file holding ptxas -v output (a build log), or '-' for stdin.",
+)
 @command("gpuopt.compiler.ptxas/v1")
 def ptxas(path: Path) -> Outcome:
     """Per function registers, barriers, stack frame, spills, smem/cmem from `ptxas -v` output.
@@ -71,7 +75,11 @@ def ptxas(path: Path) -> Outcome:
 
 
 @compiler.command("res-usage")
-@click.argument("path", type=click.Path(path_type=Path, dir_okay=False, allow_dash=True))
+@click.argument(
+    "path",
+    type=click.Path(path_type=Path, dir_okay=False, allow_dash=True),
+    help="cuobjdump -res-usage output (a text file, or '-' for stdin), or a binary it is run on.",
+)
 @command("gpuopt.compiler.res_usage/v1")
 def res_usage(path: Path) -> Outcome:
     """Per function REG, STACK, SHARED, LOCAL, CONSTANT from `cuobjdump -res-usage` (text or a binary).
@@ -93,7 +101,11 @@ def res_usage(path: Path) -> Outcome:
 
 
 @compiler.command()
-@click.argument("path", type=click.Path(path_type=Path, exists=True))
+@click.argument(
+    "path",
+    type=click.Path(path_type=Path, exists=True),
+    help="A TRITON_CACHE_DIR, one of its hash folders, or a kernel's metadata .json.",
+)
 @_SASS
 @_TOOL
 @command("gpuopt.compiler.triton/v1")
@@ -113,7 +125,11 @@ def triton(path: Path, sass: bool, tool: str) -> Outcome:
 
 
 @compiler.command()
-@click.argument("path", type=click.Path(path_type=Path, exists=True))
+@click.argument(
+    "path",
+    type=click.Path(path_type=Path, exists=True),
+    help="A TORCHINDUCTOR_CACHE_DIR, or one generated .py (output code or a kernel module).",
+)
 @_SASS
 @_TOOL
 @command("gpuopt.compiler.inductor/v1")

@@ -22,7 +22,11 @@ def driver() -> None:
 
 
 @driver.command("init")
-@click.argument("directory", type=click.Path(path_type=Path, file_okay=False))
+@click.argument(
+    "directory",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="The folder to write driver.py and schemas/ into (created; existing files are never overwritten).",
+)
 @command("gpuopt.driver-init/v1")
 def init(directory: Path) -> Outcome:
     """Write a documented template driver and the JSON Schemas of its request and result.

@@ -125,8 +125,13 @@ def _render_skeleton(s: RequestSkeleton) -> str:
 
 
 @click.command("experiment")
-@click.argument("action", required=False, type=click.Choice(["init"]))
-@click.argument("root", required=False)
+@click.argument(
+    "action",
+    required=False,
+    type=click.Choice(["init"]),
+    help="init: write a request skeleton for ROOT instead of creating an Experiment.",
+)
+@click.argument("root", required=False, help="With init: the artifact root whose Target fills the skeleton.")
 @click.option(
     "--request",
     "request_file",

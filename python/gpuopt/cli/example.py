@@ -50,7 +50,13 @@ def _render(run: ExampleRun) -> str:
 
 
 @example.command("run")
-@click.argument("directory", required=False, default="gpuopt-example", type=click.Path(path_type=Path))
+@click.argument(
+    "directory",
+    required=False,
+    default="gpuopt-example",
+    type=click.Path(path_type=Path),
+    help="A new folder the example project is copied into and run in.",
+)
 @click.option("--gpu", is_flag=True, help="Use the small torch workload on a CUDA GPU (needs torch + CUDA).")
 @command("gpuopt.example-run/v1")
 def run(directory: Path, gpu: bool) -> Outcome:

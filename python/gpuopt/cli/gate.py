@@ -43,7 +43,7 @@ def gate() -> None:
 
 
 @gate.command("save")
-@click.argument("name")
+@click.argument("name", help="The name to save the baseline under (gates/names/<name>.json).")
 @ROOT
 @click.option(
     "--from",
@@ -149,7 +149,7 @@ def _render_show(data: GateShowData) -> str:
 
 
 @gate.command("show")
-@click.argument("name")
+@click.argument("name", help="The saved baseline's name.")
 @ROOT
 @command("gpuopt.gate.show/v1")
 def show(name: str, root: Path) -> Outcome:
@@ -166,7 +166,7 @@ def show(name: str, root: Path) -> Outcome:
 
 
 @gate.command("delete")
-@click.argument("name")
+@click.argument("name", help="The name to delete.")
 @ROOT
 @command("gpuopt.gate.delete/v1")
 def delete(name: str, root: Path) -> Outcome:
@@ -202,7 +202,7 @@ def _render_transfer(verb: str, data: GateTransferData) -> str:
 
 
 @gate.command("export")
-@click.argument("name")
+@click.argument("name", help="The saved baseline's name.")
 @ROOT
 @click.option(
     "--out", type=click.Path(path_type=Path, dir_okay=False), required=True, help="The bundle file."
@@ -224,7 +224,9 @@ def export(name: str, root: Path, out: Path) -> Outcome:
 
 
 @gate.command("import")
-@click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument(
+    "file", type=click.Path(path_type=Path, dir_okay=False), help="A bundle written by gpuopt gate export."
+)
 @ROOT
 @click.option("--name", help="The name to save it under (default: the name it was exported under).")
 @click.option("--replace", is_flag=True, help="Point an existing name at the imported baseline.")
@@ -248,7 +250,9 @@ def _render_check(data: GateCheckData) -> str:
 
 
 @gate.command("check", epilog=EXIT_TEXT)
-@click.argument("name", required=False)
+@click.argument(
+    "name", required=False, help="The saved baseline to check against; not with --against champion."
+)
 @ROOT
 @click.option(
     "--against",
@@ -300,6 +304,7 @@ def _render_check(data: GateCheckData) -> str:
     type=FiniteFloatRange(min=0, max=1, min_open=True, max_open=True),
     default=0.05,
     show_default=True,
+    help="Captures: false-discovery rate of the per-key gates; the whole-capture interval is at 1 - FDR.",
 )
 @click.option("--marker", help="Captures: the NVTX / record_function range that counts steps.")
 @click.option(

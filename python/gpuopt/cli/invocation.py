@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from gpuopt.cli._output import Outcome, command
+from gpuopt.cli._params import ROOT_ARGUMENT
 from gpuopt.cli._render import section, table
 
 if TYPE_CHECKING:
@@ -59,8 +60,13 @@ def _render(report: StatusReport) -> str:
 
 
 @click.command()
-@click.argument("root", type=click.Path(path_type=Path, file_okay=False))
-@click.argument("invocation_id", required=False)
+@click.argument("root", type=click.Path(path_type=Path, file_okay=False), help=ROOT_ARGUMENT)
+@click.argument(
+    "invocation_id",
+    required=False,
+    help="The invocation (inv-<32hex>, -r<N> for a retry); without it, the root's Target, Champion and "
+    "unfinished invocations.",
+)
 @command("gpuopt.status/v1")
 def status(root: Path, invocation_id: str | None) -> Outcome:
     """Show an invocation's state (starting, running, completed, lost), or every pending one of a root.
@@ -83,8 +89,8 @@ def status(root: Path, invocation_id: str | None) -> Outcome:
 
 
 @click.command()
-@click.argument("root", type=click.Path(path_type=Path, file_okay=False))
-@click.argument("invocation_id")
+@click.argument("root", type=click.Path(path_type=Path, file_okay=False), help=ROOT_ARGUMENT)
+@click.argument("invocation_id", help="The invocation to cancel (inv-<32hex>, -r<N> for a retry).")
 @command("gpuopt.cancel/v1")
 def cancel(root: Path, invocation_id: str) -> Outcome:
     """Cancel an invocation: its supervisor terminates the running call; an orphaned call is killed here.

@@ -160,7 +160,14 @@ def _render_match(data: KnowledgeMatchData) -> str:
 
 
 @knowledge.command("match")
-@click.argument("evidence", nargs=-1, required=True, type=click.Path(path_type=Path, exists=True))
+@click.argument(
+    "evidence",
+    nargs=-1,
+    required=True,
+    type=click.Path(path_type=Path, exists=True),
+    help="Evidence files: ncu reports or CSVs, nsys exports, Kineto traces, SASS listings or cubins, "
+    "ptxas -v or cuobjdump -res-usage reports (kinds detected from the files).",
+)
 @_REGISTRY
 @command("gpuopt.knowledge.match/v1")
 def match(evidence: tuple[Path, ...], registry: Path | None) -> Outcome:

@@ -61,7 +61,11 @@ def _render(d: MapAccountData) -> str:
 
 
 @map_group.command("account")
-@click.argument("events", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument(
+    "events",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Events {timeline, start_ns, end_ns, category, name} as JSON Lines, Parquet or Arrow IPC.",
+)
 @click.option(
     "--timeline",
     "timelines",

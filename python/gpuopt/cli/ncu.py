@@ -13,7 +13,7 @@ import click
 
 from gpuopt.cli import _views
 from gpuopt.cli._output import Outcome, command
-from gpuopt.cli._params import FiniteFloatRange
+from gpuopt.cli._params import NCU_FILE, FiniteFloatRange
 from gpuopt.cli._registry import Group
 from gpuopt.cli._render import section
 from gpuopt.cli._table_command import table_command
@@ -78,7 +78,7 @@ def ncu() -> None:
 
 
 @ncu.command()
-@click.argument("path", type=_PATH)
+@click.argument("path", type=_PATH, help=NCU_FILE)
 @_source_options
 @table_options
 @command("gpuopt.ncu.summary/v1")
@@ -137,7 +137,7 @@ def summary(
 
 
 @ncu.command()
-@click.argument("path", type=_PATH)
+@click.argument("path", type=_PATH, help=NCU_FILE)
 @_source_options
 @click.option("--kernel", "kernel_regex", help="Only launches whose kernel name matches this regex.")
 @click.option("--all-columns", is_flag=True, help="Show every fact column (the JSON always has all).")
@@ -200,8 +200,8 @@ def _why_absent(info: NcuReportInfo) -> str:
 
 
 @ncu.command(name="table")
-@click.argument("path", type=_PATH)
-@click.argument("name", type=click.Choice(_TABLES))
+@click.argument("path", type=_PATH, help=NCU_FILE)
+@click.argument("name", type=click.Choice(_TABLES), help="The table to print.")
 @_source_options
 @table_options
 @command("gpuopt.ncu.table/v2")
@@ -218,7 +218,7 @@ def table_cmd(path: Path, name: str, **options: Any) -> Outcome:
 
 
 @ncu.command()
-@click.argument("path", type=_PATH)
+@click.argument("path", type=_PATH, help=NCU_FILE)
 @_source_options
 @click.option(
     "--peak-flops",
@@ -281,8 +281,8 @@ def roofline(
 
 
 @ncu.command()
-@click.argument("a", type=_PATH)
-@click.argument("b", type=_PATH)
+@click.argument("a", type=_PATH, help=f"The first side: {NCU_FILE[0].lower()}{NCU_FILE[1:]}")
+@click.argument("b", type=_PATH, help="The second side, compared with A kernel by kernel (same kinds as A).")
 @click.option("--metric", "metrics", multiple=True, help="Also compare this raw metric (repeatable).")
 @click.option("--reader", type=_READERS, default="auto", show_default=True, help=".ncu-rep reader.")
 @table_options
@@ -305,7 +305,13 @@ def compare(
 
 
 @ncu.command(context_settings={"ignore_unknown_options": False})
-@click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False), required=True)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    required=True,
+    help="Folder to keep report.ncu-rep, ncu's output and gpuopt-collect.json in.",
+)
 @click.option("--kernel", help="Profile only kernels whose name matches this regex (ncu -k regex:...).")
 @click.option("--launch-skip", type=click.IntRange(min=0), help="Launches to skip before profiling.")
 @click.option("--launch-count", type=click.IntRange(min=1), help="Launches to profile.")
@@ -325,7 +331,13 @@ def compare(
     type=FiniteFloatRange(min=0, min_open=True),
     help="Stop ncu after this many seconds.",
 )
-@click.argument("cmd", nargs=-1, required=True, type=click.UNPROCESSED)
+@click.argument(
+    "cmd",
+    nargs=-1,
+    required=True,
+    type=click.UNPROCESSED,
+    help="The command ncu runs and profiles, after --, as words (no shell).",
+)
 @command("gpuopt.ncu.collect/v1")
 def collect(
     out_dir: Path,

@@ -14,6 +14,7 @@ import click
 
 from gpuopt.cli import _views
 from gpuopt.cli._output import Outcome, command
+from gpuopt.cli._params import NCU_FILE
 from gpuopt.cli._tables import answered, current_sort, for_people, render_frame, table_options
 from gpuopt.cli.ncu import _PATH, _source_options, ncu
 
@@ -38,7 +39,7 @@ _SHOWN = [
 
 
 @ncu.command(name="flops")
-@click.argument("path", type=_PATH)
+@click.argument("path", type=_PATH, help=NCU_FILE)
 @_source_options
 @click.option(
     "--gpu",

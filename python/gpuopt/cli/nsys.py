@@ -18,6 +18,7 @@ from gpuopt.cli._html import html_option, render_html
 from gpuopt.cli._many import files_argument, many_options
 from gpuopt.cli._nsys_render import render_graphs_data, render_summary, render_timeline_data
 from gpuopt.cli._output import Outcome, command, json_requested
+from gpuopt.cli._params import NSYS_FILE
 from gpuopt.cli._registry import Group
 from gpuopt.cli._table_command import table_command
 from gpuopt.cli._tables import answered, current_columns, current_sort, table_options
@@ -41,8 +42,11 @@ def _selection_options(fn: F) -> F:
     return fn
 
 
+_files = files_argument(NSYS_FILE)
+
+
 def _file_argument(fn: F) -> F:
-    return click.argument("file", type=click.Path(path_type=Path, dir_okay=False))(fn)
+    return click.argument("file", type=click.Path(path_type=Path, dir_okay=False), help=NSYS_FILE)(fn)
 
 
 def _per_device(fn: F) -> F:
@@ -98,7 +102,7 @@ def summary(file: Path, window: str | None, nvtx: str | None) -> Outcome:
 
 
 @nsys.command("kernels")
-@files_argument
+@_files
 @_selection_options
 @click.option("--short-names", is_flag=True, help="Group by shortName (nsys' :base) instead of demangled.")
 @_per_device
@@ -118,7 +122,7 @@ def kernels(files: tuple[Path, ...], **options: Any) -> Outcome:
 
 
 @nsys.command("api")
-@files_argument
+@_files
 @_selection_options
 @_per_device
 @many_options
@@ -135,7 +139,7 @@ def api(files: tuple[Path, ...], **options: Any) -> Outcome:
 
 
 @nsys.command("mem")
-@files_argument
+@_files
 @_selection_options
 @many_options
 @table_options
@@ -151,7 +155,7 @@ def mem(files: tuple[Path, ...], **options: Any) -> Outcome:
 
 
 @nsys.command("nvtx")
-@files_argument
+@_files
 @_selection_options
 @click.option("--per-instance", is_flag=True, help="One row per range instance instead of per range name.")
 @_per_device
@@ -171,7 +175,7 @@ def nvtx(files: tuple[Path, ...], **options: Any) -> Outcome:
 
 
 @nsys.command("gaps")
-@files_argument
+@_files
 @_selection_options
 @click.option(
     "--level",
@@ -197,7 +201,7 @@ def gaps(files: tuple[Path, ...], **options: Any) -> Outcome:
 
 
 @nsys.command("comm")
-@files_argument
+@_files
 @_selection_options
 @many_options
 @table_options
@@ -233,7 +237,7 @@ def _printed_natively(files: tuple[Path, ...], out: Path | None) -> bool:
 
 
 @nsys.command("stats")
-@files_argument
+@_files
 @click.option(
     "--report",
     "report_name",
@@ -274,7 +278,12 @@ def stats(files: tuple[Path, ...], report_name: str, as_csv: bool, **options: An
 
 @nsys.command("ranks")
 @click.argument(
-    "files", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False), metavar="FILE..."
+    "files",
+    nargs=-1,
+    required=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    metavar="FILE...",
+    help="The ranks' Nsight Systems captures (SQLite exports or .nsys-rep), one or more per rank.",
 )
 @click.option("--step", "step_range", metavar="RANGE", help="NVTX range whose instances are the steps.")
 @table_options

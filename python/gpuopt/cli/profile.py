@@ -184,7 +184,13 @@ def _render_totals(d: ProfileDiffData) -> str:
 
 
 @profile.command("overview")
-@click.argument("files", nargs=-1, required=True)
+@click.argument(
+    "files",
+    nargs=-1,
+    required=True,
+    help="Captures: nsys .sqlite exports or .nsys-rep, Kineto traces or folders of rank traces, .ncu-rep "
+    "(or cap: references of an artifact root).",
+)
 @click.option(
     "--marker",
     help="The range whose instances are steps (NVTX or record_function; its text is enough: decode_step "

@@ -19,7 +19,12 @@ from gpuopt.cli._sass_render import render_scan
 from gpuopt.cli._table_command import table_command
 from gpuopt.cli._tables import answered, table_options
 
-_FILE = click.argument("file", type=click.Path(path_type=Path, dir_okay=False, allow_dash=True))
+_FILE = click.argument(
+    "file",
+    type=click.Path(path_type=Path, dir_okay=False, allow_dash=True),
+    help="A SASS listing (cuobjdump -sass or nvdisasm output), '-' for one on stdin, or a binary (.cubin, "
+    ".fatbin, .o, .so, executable) that is disassembled first.",
+)
 _TOOL = click.option(
     "--tool",
     type=click.Choice(["cuobjdump", "nvdisasm"]),

@@ -11,7 +11,12 @@ from gpuopt.errors import InputError
 
 
 @click.command()
-@click.argument("name", required=False)
+@click.argument(
+    "name",
+    required=False,
+    help="A schema name (gpuopt.doctor/v1) or a table (AREA.TABLE, AREA.COMMAND, or a data.table.name); "
+    "without it, every name.",
+)
 @command("gpuopt.schema/v1")
 def schema(name: str | None) -> Outcome:
     """Print the JSON Schema of a document gpuopt emits, or list their names.

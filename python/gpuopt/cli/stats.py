@@ -46,9 +46,14 @@ def _stat_options(fn: F) -> F:
             type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
             default=0.95,
             show_default=True,
+            help="Confidence level of the intervals (0-1).",
         ),
         click.option(
-            "--estimator", type=click.Choice(["median", "mean"]), default="median", show_default=True
+            "--estimator",
+            type=click.Choice(["median", "mean"]),
+            default="median",
+            show_default=True,
+            help="Median or mean of the per-pair log ratios (the mean is the geometric-mean ratio).",
         ),
         click.option(
             "--within-call",
@@ -185,8 +190,8 @@ def stats() -> None:
 
 
 @stats.command("compare")
-@click.argument("baseline", type=_FILE)
-@click.argument("candidate", type=_FILE)
+@click.argument("baseline", type=_FILE, help="The baseline's samples: JSON Lines or CSV (TSV).")
+@click.argument("candidate", type=_FILE, help="The candidate's samples, in the same form as BASELINE.")
 @click.option("--column", help="The value column (default: the only column, or one named 'value').")
 @click.option("--case-column", help="Column naming each pair's case; the bootstrap is stratified by case.")
 @click.option(
@@ -196,7 +201,13 @@ def stats() -> None:
     show_default=True,
     help="Whether lower (durations) or higher (throughput) values are better.",
 )
-@click.option("--ci-method", type=click.Choice(["bca", "percentile"]), default="bca", show_default=True)
+@click.option(
+    "--ci-method",
+    type=click.Choice(["bca", "percentile"]),
+    default="bca",
+    show_default=True,
+    help="Bootstrap interval: bca (bias-corrected, accelerated; percentile if degenerate) or percentile.",
+)
 @click.option(
     "--tails", is_flag=True, help="Also report p50/p95/p99 effects where calls carry enough samples."
 )
@@ -324,7 +335,9 @@ def _render_noise(r: NoiseReport) -> str:
 
 
 @stats.command("noise")
-@click.argument("aa_file", type=_FILE)
+@click.argument(
+    "aa_file", type=_FILE, help="A/A pairs: JSON Lines or CSV with the two measurements in two columns."
+)
 @click.option("--first-column", default="a", show_default=True, help="Column of the first A/A value.")
 @click.option("--second-column", default="b", show_default=True, help="Column of the second A/A value.")
 @click.option(
@@ -335,6 +348,7 @@ def _render_noise(r: NoiseReport) -> str:
     type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
     default=0.8,
     show_default=True,
+    help="Power the minimum detectable effect is computed for (0-1).",
 )
 @click.option("--metric", default="value", show_default=True, help="Metric name (part of the stream key).")
 @_stat_options

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from gpuopt.cli._output import Outcome, command
+from gpuopt.cli._params import ROOT_ARGUMENT
 from gpuopt.cli._registry import Group
 from gpuopt.cli._render import section, table
 from gpuopt.errors import InputError
@@ -73,7 +74,7 @@ def corrupt(v: StoreVerification) -> InputError:
 
 
 @store.command("verify")
-@click.argument("root", type=click.Path(path_type=Path, file_okay=False))
+@click.argument("root", type=click.Path(path_type=Path, file_okay=False), help=ROOT_ARGUMENT)
 @click.option("--deep", is_flag=True, help="Also re-hash every blob, result table and record byte.")
 @click.option(
     "--repair",
@@ -127,7 +128,7 @@ def verify(root: Path, deep: bool, repair: bool, dry_run: bool) -> Outcome:
 
 
 @store.command("reindex")
-@click.argument("root", type=click.Path(path_type=Path, file_okay=False))
+@click.argument("root", type=click.Path(path_type=Path, file_okay=False), help=ROOT_ARGUMENT)
 @command("gpuopt.store-reindex/v1")
 def reindex(root: Path) -> Outcome:
     """Rebuild ledger/records.jsonl from the record files (one line per record, in publication order,

@@ -17,6 +17,7 @@ from gpuopt.cli import analyses
 from gpuopt.cli._html import html_option, render_html
 from gpuopt.cli._many import many_options
 from gpuopt.cli._output import Outcome, command
+from gpuopt.cli._params import TORCH_PATH
 from gpuopt.cli._registry import Group
 from gpuopt.cli._table_command import table_command
 from gpuopt.cli._tables import answered, current_sort, table_options
@@ -45,13 +46,18 @@ def _scope_options(fn: F) -> F:
 
 def _path(fn: F) -> F:
     """PATH plus ``--steps`` / ``--window``."""
-    return click.argument("path", type=click.Path(path_type=Path))(_scope_options(fn))
+    return click.argument("path", type=click.Path(path_type=Path), help=TORCH_PATH)(_scope_options(fn))
 
 
 def files_argument(fn: F) -> F:
     """PATH... plus ``--steps`` / ``--window`` (every path scoped alike)."""
     argument = click.argument(
-        "paths", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="PATH..."
+        "paths",
+        nargs=-1,
+        required=True,
+        type=click.Path(path_type=Path),
+        metavar="PATH...",
+        help=f"{TORCH_PATH.rstrip('.')}; several, or a quoted glob, give one table keyed by file.",
     )
     return argument(_scope_options(fn))
 
@@ -281,7 +287,14 @@ def comm(paths: tuple[Path, ...], **options: Any) -> Outcome:
 
 
 @torch.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="PATH...")
+@click.argument(
+    "paths",
+    nargs=-1,
+    required=True,
+    type=click.Path(path_type=Path),
+    metavar="PATH...",
+    help="The ranks' Kineto traces (.json, .json.gz) or folders of them.",
+)
 @table_options
 @command("gpuopt.torch.ranks/v1")
 def ranks(paths: tuple[Path, ...], limit: int, out: Path | None) -> Outcome:

@@ -11,6 +11,7 @@ import click
 from gpuopt.cli import _views
 from gpuopt.cli._html import html_option
 from gpuopt.cli._output import Outcome, command
+from gpuopt.cli._params import ROOT_ARGUMENT
 from gpuopt.cli._render import section
 from gpuopt.cli._tables import answered, current_sort, for_people, render_frame, table_options
 
@@ -28,10 +29,11 @@ HUMAN_COLUMNS = {
 
 
 @click.command("ls")
-@click.argument("root", type=click.Path(path_type=Path, file_okay=False))
+@click.argument("root", type=click.Path(path_type=Path, file_okay=False), help=ROOT_ARGUMENT)
 @click.argument(
     "kind",
     required=False,
+    help="What to list: invocations, experiments, selections, maps or objects.",
     default="invocations",
     type=click.Choice(["invocations", "experiments", "selections", "maps", "objects"]),
 )
@@ -108,8 +110,8 @@ def _render_show(data: ShowData, text: str | None) -> str:
 
 
 @click.command("show")
-@click.argument("root", type=click.Path(path_type=Path, file_okay=False))
-@click.argument("record_id")
+@click.argument("root", type=click.Path(path_type=Path, file_okay=False), help=ROOT_ARGUMENT)
+@click.argument("record_id", help="The record's id: tgt-, exp-, inv-, sel- or map- followed by hex.")
 @click.option(
     "--part",
     type=click.Choice(["pairs", "samples", "calls", "events", "resources"]),
@@ -134,9 +136,16 @@ def show(root: Path, record_id: str, part: str | None, limit: int, out: Path | N
 
 
 @click.command("report")
-@click.argument("root", type=click.Path(path_type=Path, file_okay=False))
-@click.argument("invocation_id", required=False)
-@click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True)
+@click.argument("root", type=click.Path(path_type=Path, file_okay=False), help=ROOT_ARGUMENT)
+@click.argument("invocation_id", required=False, help="One invocation to report; without it, the whole root.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["md", "json"]),
+    default="md",
+    show_default=True,
+    help="md: Markdown for people; json: the report's structure (the HTML page is --html).",
+)
 @click.option("--out", type=click.Path(path_type=Path, dir_okay=False), help="Write the report to this file.")
 @html_option(required=False)
 @command("gpuopt.report/v1")
@@ -187,7 +196,7 @@ def _html_report(root: Path, invocation_id: str | None, out: Path) -> Outcome:
 
 
 @click.command("handoff")
-@click.argument("root", type=click.Path(path_type=Path, file_okay=False))
+@click.argument("root", type=click.Path(path_type=Path, file_okay=False), help=ROOT_ARGUMENT)
 @click.option(
     "--out",
     type=click.Path(path_type=Path, dir_okay=False),

@@ -16,6 +16,8 @@ class SkillShown(Model):
 class SkillInstalled(Model):
     """Where ``gpuopt skill install`` wrote the skill."""
 
-    directory: str
+    directory: str = Field(
+        description="The skill folder written to, as given (SKILL.md and its references inside)"
+    )
     files: list[str] = Field(description="Every file written, SKILL.md first")
     unchanged: list[str] = Field(description="Files that already held the same content, left alone")

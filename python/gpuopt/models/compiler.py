@@ -84,7 +84,7 @@ class StageFile(Model):
 
     stage: Stage = Field(description=STAGE_TEXT)
     path: str = Field(description="The stage's file")
-    size_bytes: int = Field(description="Its size (bytes)")
+    size_bytes: int = Field(description="Size of the stage's file (bytes)")
     blake3: str = Field(description="BLAKE3 of its content (gpuopt's file identity)")
 
 

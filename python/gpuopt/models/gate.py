@@ -36,7 +36,7 @@ class RuntimeDifference(Model):
 class SavedBaseline(Model):
     """A name and the baseline record it points at, with what it holds."""
 
-    name: str = Field(description="The baseline's name")
+    name: str = Field(description="The name pointing at the baseline (gates/names/<name>.json)")
     baseline: RecordRef = Field(description="The record (gates/baselines/<id>.json) and its sha256")
     saved_at_epoch: float = Field(description="When the name was set to this record")
     target_id: str = Field(description="The Target the baseline was measured under")
@@ -81,7 +81,7 @@ class GateBundleEntry(Model):
 
     path: str = Field(description="Member path: baseline.json, objects/trees/<digest>.json, objects/blobs/..")
     sha256: str = Field(description="SHA-256 of the member's bytes")
-    size_bytes: int = Field(description="Its size")
+    size_bytes: int = Field(description="Size of the member (bytes)")
 
 
 class GateBundle(Model):
@@ -97,10 +97,10 @@ class GateBundle(Model):
 class GateTransferData(Model):
     """``gate export`` and ``gate import``."""
 
-    name: str = Field(description="The baseline's name")
+    name: str = Field(description="The baseline's name (on import, the name it was stored under)")
     file: str = Field(description="The bundle file")
     file_sha256: str = Field(description="SHA-256 of the bundle file")
-    size_bytes: int = Field(description="Its size")
+    size_bytes: int = Field(description="Size of the bundle file (bytes)")
     baseline: RecordRef = Field(description="The baseline record")
     objects: int = Field(description="Frozen trees carried (the variant's tree, the captures)")
     blobs: int = Field(description="Blobs carried")
@@ -110,7 +110,7 @@ class GateTransferData(Model):
 class GateAttempt(Model):
     """One gate invocation of this check (the first, then each retry of an invalid measurement)."""
 
-    invocation_id: str = Field(description="The invocation")
+    invocation_id: str = Field(description="The gate invocation of this attempt")
     result: ResultRef | None = Field(description="Its result, when it completed")
     deduplicated: bool = Field(description="An identical earlier request's result was returned")
     execution_status: str | None = Field(description="succeeded, failed, ...")
@@ -143,7 +143,9 @@ class CaptureGate(Model):
     k_candidate: int = Field(description="Current captures")
     fdr: float = Field(description="False-discovery rate of the key flags")
     total_name: str | None = Field(description="The total judged (kernel time, or per step)")
-    total_change_pct: float | None = Field(description="Its change (%)")
+    total_change_pct: float | None = Field(
+        description="Change of the total judged, current against baseline (%, > 0 = more time: worse)"
+    )
     total_ci_low_pct: float | None = Field(description="Lower end of its interval (%, level 1 - fdr)")
     total_ci_high_pct: float | None = Field(description="Upper end (%)")
     tested: int = Field(description="Keys tested")
@@ -166,9 +168,11 @@ class GateCheckData(Model):
     exit_code: int = Field(description="The exit status this outcome maps to (references/gate.md)")
     reasons: list[GateReason] = Field(description="Why, one fact per line")
     root: str = Field(description="The artifact root")
-    target: RecordRef = Field(description="The Target")
+    target: RecordRef = Field(description="The root's Target the check ran under")
     against: Literal["baseline", "champion"] = Field(description="What the current code was compared with")
-    baseline_name: str | None = Field(description="The baseline's name")
+    baseline_name: str | None = Field(
+        description="The saved baseline's name checked against; null against the Champion"
+    )
     baseline: RecordRef | None = Field(description="The baseline record used")
     champion: RecordRef | None = Field(description="Against the Champion: its selection (null: original)")
     mode: Literal["paired", "unpaired", "captures", "not_run"] = Field(

@@ -16,4 +16,7 @@ class ManyTableData(Model):
     failed: int = Field(description="Files whose row carries an error (error_code, error)")
     workers: int = Field(description="Threads that read the files in this process (1: one after another)")
     dask_scheduler: str | None = Field(description="The Dask scheduler the files were read on, if any")
-    table: TableData
+    table: TableData = Field(
+        description="The rows of every file together, the file key column first; a file that failed is one "
+        "row carrying error_code and error"
+    )

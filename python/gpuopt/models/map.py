@@ -72,14 +72,23 @@ class MapGroup(Record):
 class ExecutionMap(Record):
     """``maps/map-<64hex>.json``, create-once; the id is the digest of every other field."""
 
-    format: Literal["gpuopt.execution-map/v1"]
-    id: MapId
-    source: MapSource
-    binding: MapBinding
-    window: MapWindow
+    format: Literal["gpuopt.execution-map/v1"] = Field(
+        description="Document format: always gpuopt.execution-map/v1"
+    )
+    id: MapId = Field(
+        description="map- and the SHA-256 of every other field's canonical JSON: equal maps have equal "
+        "ids, so a map is written once"
+    )
+    source: MapSource = Field(
+        description="The event file the map was computed from (name, format, SHA-256, frozen object)"
+    )
+    binding: MapBinding = Field(description="The Target, variant and case the map is evidence about")
+    window: MapWindow = Field(description="The time window accounted (ns on the events' clock)")
     timelines: list[str] = Field(description="The selected timelines, sorted")
-    group_by: list[GroupKey]
-    totals: MapTotals
+    group_by: list[GroupKey] = Field(
+        description="The fields events were grouped by (timeline, category, name), in the order given"
+    )
+    totals: MapTotals = Field(description="Totals over the window and the selected timelines")
     groups: list[MapGroup] = Field(description="Groups with an event in the window, sorted by key")
 
 

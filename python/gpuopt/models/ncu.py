@@ -84,7 +84,7 @@ class WrittenFile(Model):
     report and read again later, so its form stays the one it was first written in)."""
 
     path: str = Field(description="The file's path")
-    size_bytes: int = Field(description="Its size (bytes)")
+    size_bytes: int = Field(description="Size of the file as written (bytes)")
     sha256: str = Field(description="SHA-256 of its content")
     from_cache: bool = Field(default=False, description="Always false: hashed when it was written")
 

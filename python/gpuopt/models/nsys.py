@@ -94,7 +94,9 @@ class NsysExportTool(Model):
     report_path: str = Field(description="The .nsys-rep given")
     sqlite_path: str = Field(description="The SQLite export that was read")
     nsys_path: str = Field(description="The nsys executable that exported it")
-    nsys_version: str | None = Field(description="Its version")
+    nsys_version: str | None = Field(
+        description="Version of that nsys executable as it reports it; null when it did not say"
+    )
     cached: bool = Field(description="True when an earlier export of the same report was reused")
 
 

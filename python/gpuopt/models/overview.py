@@ -61,7 +61,7 @@ class OverviewTotals(Model):
 class OverviewDeviceBusy(Model):
     """Busy and idle time of one device."""
 
-    device: int = Field(description="Device id")
+    device: int = Field(description="The device these times are about, as the capture numbers it")
     rank: int | None = Field(
         description="torch: the trace's rank (a folder holds one trace per rank); nsys: null"
     )

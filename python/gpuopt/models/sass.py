@@ -30,7 +30,7 @@ class SassSource(Model):
 
 class CatalogInfo(Model):
     format: str = Field(description="The signature catalog's format name")
-    version: int = Field(description="Its version")
+    version: int = Field(description="Version of the signature catalog (references/sass_signatures.json)")
     sha256: str = Field(description="SHA-256 of the catalog's bytes")
     signature_count: int = Field(description="Signatures in it")
 
@@ -59,7 +59,7 @@ class SassSummary(Model):
 class SignatureTotal(Model):
     """How many functions a catalog signature was found, missing or not applicable in."""
 
-    signature: str = Field(description="Signature id")
+    signature: str = Field(description="Key of the catalog signature (references/sass_signatures.json)")
     mechanism: str = Field(description="The mechanism it is evidence of")
     found: int = Field(description="Functions where it was found")
     missing: int = Field(description="Functions where it was not")

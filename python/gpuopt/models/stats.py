@@ -119,7 +119,9 @@ class Resolution(Model):
 class CaseEffect(EffectEstimate):
     """The effect within one case: reported, never used for the verdict."""
 
-    case_id: str = Field(description="The case")
+    case_id: str = Field(
+        description="The case the effect was estimated within (gpuopt stats compare: the --case-column value)"
+    )
 
 
 class BlockEffect(EffectEstimate):
@@ -176,7 +178,9 @@ class Comparison(EffectEstimate):
     pairing: Literal["paired", "unpaired"] = Field(
         description="paired (pairs of calls) or unpaired (two independent sides)"
     )
-    metric: str = Field(description="The metric's name")
+    metric: str = Field(
+        description="The metric compared (gpuopt stats compare: --metric); part of every bootstrap stream key"
+    )
     direction: Direction = Field(description="lower or higher is better")
     effect_scale: EffectScale = Field(description="log_ratio, or arithmetic_pct (parity mode)")
     estimator: Estimator = Field(description="median or mean of the per-pair effects")
@@ -236,7 +240,9 @@ class NoiseAt(Model):
 class NoiseReport(Model):
     """What A/A pairs say about a measurement's noise (normal approximations)."""
 
-    metric: str = Field(description="The metric's name")
+    metric: str = Field(
+        description="The metric (gpuopt stats noise: --metric); part of every bootstrap stream key"
+    )
     n: int = Field(description="Valid A/A pairs")
     estimator: Estimator = Field(description="median or mean")
     mean_log: float = Field(description="Mean of the A/A log ratios")
@@ -263,12 +269,16 @@ class NoiseReport(Model):
 
 
 class RelativeLimit(Model):
-    kind: Literal["relative"] = "relative"
+    kind: Literal["relative"] = Field(
+        default="relative", description="Always relative: the limit is a percentage of the reference"
+    )
     max_regression_pct: float = Field(ge=0, description="The candidate may be worse by at most this %")
 
 
 class AbsoluteLimit(Model):
-    kind: Literal["absolute"] = "absolute"
+    kind: Literal["absolute"] = Field(
+        default="absolute", description="Always absolute: the limit is in the metric's units"
+    )
     max_regression: float = Field(ge=0, description="At most this much worse, in the metric's units")
 
 
@@ -278,38 +288,56 @@ ConstraintStatus = Literal["passed", "failed", "inconclusive"]
 class ConstraintResult(Model):
     """Non-inferiority: passed if the regression's CI high <= limit, failed if its CI low > limit."""
 
-    metric: str
-    direction: Direction
-    limit: RelativeLimit | AbsoluteLimit = Field(discriminator="kind")
-    n: int
-    n_invalid: int
-    minimum_pairs: int
-    estimator: Estimator
-    confidence: float
-    resamples: int
-    seed: int
-    rng: str
+    metric: str = Field(description="The constrained metric")
+    direction: Direction = Field(description="lower or higher is better: which way is a regression")
+    limit: RelativeLimit | AbsoluteLimit = Field(
+        discriminator="kind",
+        description="How much worse the candidate may be: a percentage (relative) or metric units (absolute)",
+    )
+    n: int = Field(description="Valid pairs used")
+    n_invalid: int = Field(description="Pairs left out (a side missing, not positive or not finite)")
+    minimum_pairs: int = Field(description="Fewer valid pairs than this give inconclusive, never failed")
+    estimator: Estimator = Field(description="median or mean of the per-pair regressions")
+    confidence: float = Field(description="Confidence level of the CI")
+    resamples: int = Field(description="Bootstrap resamples")
+    seed: int = Field(description="Seed of the bootstrap streams")
+    rng: str = Field(description="The random-number generator, e.g. gpuopt.rng/v1")
     regression_estimate: float | None = Field(description="Relative: % worse; absolute: metric units")
-    regression_ci_low: float | None
-    regression_ci_high: float | None
-    status: ConstraintStatus
+    regression_ci_low: float | None = Field(
+        description="Low end of the regression's CI (same unit as regression_estimate)"
+    )
+    regression_ci_high: float | None = Field(
+        description="High end of the regression's CI (same unit): passed when at or below the limit"
+    )
+    status: ConstraintStatus = Field(
+        description="passed (CI high <= limit), failed (CI low > limit) or inconclusive (otherwise, or too "
+        "few pairs)"
+    )
 
 
 class GuardrailResult(Model):
     """An absolute limit on the candidate's values: every call, or the CI of the estimator."""
 
-    metric: str
-    op: Literal["le", "ge"]
-    limit: float
-    mode: Literal["every_call", "ci"]
-    n: int
-    minimum_pairs: int
-    estimate: float | None
-    ci_low: float | None
-    ci_high: float | None
+    metric: str = Field(description="The metric limited")
+    op: Literal["le", "ge"] = Field(description="le: the candidate's values must be <= limit; ge: >= limit")
+    limit: float = Field(description="The limit, in the metric's units")
+    mode: Literal["every_call", "ci"] = Field(
+        description="every_call: every sample of every valid pair must satisfy it; ci: the CI of the "
+        "estimator over the candidate's per-pair values is judged"
+    )
+    n: int = Field(description="Valid pairs checked")
+    minimum_pairs: int = Field(description="ci mode: fewer valid pairs give inconclusive")
+    estimate: float | None = Field(
+        description="ci mode: the estimator over the candidate's per-pair values (metric units); null in "
+        "every_call mode"
+    )
+    ci_low: float | None = Field(description="ci mode: low end of its CI (metric units); null otherwise")
+    ci_high: float | None = Field(description="ci mode: high end of its CI (metric units); null otherwise")
     violations: list[tuple[int, int]] = Field(description="every_call: (pair index, sample index)")
-    status: ConstraintStatus
-    rng: str
+    status: ConstraintStatus = Field(
+        description="passed, failed, or inconclusive (ci mode: the CI straddles the limit, or too few pairs)"
+    )
+    rng: str = Field(description="The random-number generator, e.g. gpuopt.rng/v1")
 
 
 class Schedule(Model):

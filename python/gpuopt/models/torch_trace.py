@@ -51,12 +51,17 @@ class TraceHeader(Model):
 
     schema_version: int = Field(description="schemaVersion (1 is supported)")
     trace_name: str | None = Field(description="traceName")
-    trace_id: str | None = Field(description="trace_id")
+    trace_id: str | None = Field(
+        description="The trace's trace_id key (a profiler-assigned id); null when absent"
+    )
     base_time_ns: int | None = Field(description="baseTimeNanoseconds")
     display_time_unit: str | None = Field(
         description="displayTimeUnit (how viewers show times; ts/dur are µs regardless)"
     )
-    cupti_version: int | None = Field(description="cupti_version")
+    cupti_version: int | None = Field(
+        description="The trace's cupti_version key: CUPTI version of the profiler that wrote it; null when "
+        "absent"
+    )
     cuda_runtime_version: int | None = Field(description="cuda_runtime_version (e.g. 12080 = 12.8)")
     cuda_driver_version: int | None = Field(description="cuda_driver_version (e.g. 12080 = 12.8)")
     record_shapes: bool | None = Field(description="Whether the profiler recorded input shapes")
@@ -153,7 +158,7 @@ class KernelTypeTime(Model):
 
 
 class DeviceTimeline(Model):
-    device: int = Field(description="Device id")
+    device: int = Field(description="The GPU's device index as the trace records it")
     streams: int = Field(description="Streams with GPU events on the device")
     first_start_ns: int = Field(description="First GPU event start (ns from the trace origin)")
     last_end_ns: int = Field(description="Last GPU event end (ns from the trace origin)")
@@ -235,7 +240,7 @@ class SyncTotals(Model):
 
 class UnmodeledCount(Model):
     kind: str = Field(description="What sort of content (event_category, arg, header_key, ...)")
-    name: str = Field(description="Its name")
+    name: str = Field(description="The category, arg or header key not modeled")
     count: int = Field(description="How many times it occurred")
 
 

@@ -40,7 +40,8 @@ class NsysOptions(Record):
     """Nsight Systems options; each maps to one ``nsys profile`` option and is recorded."""
 
     trace: Annotated[list[Option], Field(min_length=1, max_length=16)] = Field(
-        default_factory=lambda: ["cuda", "nvtx", "osrt"], description="--trace"
+        default_factory=lambda: ["cuda", "nvtx", "osrt"],
+        description="nsys profile --trace: the APIs traced (cuda, nvtx, osrt, cublas, ...)",
     )
     capture_range: Literal["none", "cudaProfilerApi", "nvtx"] = Field(
         default="none", description="--capture-range (none: the whole process)"
@@ -48,8 +49,15 @@ class NsysOptions(Record):
     nvtx_capture: Option | None = Field(
         default=None, description="--nvtx-capture (the range name; needed with capture_range nvtx)"
     )
-    cuda_graph_trace: Literal["graph", "node"] = Field(default="graph", description="--cuda-graph-trace")
-    sample: Literal["none", "process-tree", "system-wide"] = Field(default="none", description="--sample")
+    cuda_graph_trace: Literal["graph", "node"] = Field(
+        default="graph",
+        description="nsys profile --cuda-graph-trace: graph (one range per graph launch) or node (every "
+        "kernel of the graph)",
+    )
+    sample: Literal["none", "process-tree", "system-wide"] = Field(
+        default="none",
+        description="nsys profile --sample: CPU sampling off (none), of the process tree, or system-wide",
+    )
 
 
 class NcuOptions(Record):
@@ -58,12 +66,27 @@ class NcuOptions(Record):
     kernel: Annotated[str, StringConstraints(min_length=1, max_length=512)] | None = Field(
         default=None, description="--kernel-name regex:..."
     )
-    launch_skip: Annotated[int, Field(ge=0)] | None = None
-    launch_count: Annotated[int, Field(ge=1)] | None = None
-    set_name: Option | None = Field(default=None, description="--set")
+    launch_skip: Annotated[int, Field(ge=0)] | None = Field(
+        default=None, description="--launch-skip: kernel launches to skip before profiling; null: none"
+    )
+    launch_count: Annotated[int, Field(ge=1)] | None = Field(
+        default=None, description="--launch-count: kernel launches to profile; null: every match"
+    )
+    set_name: Option | None = Field(
+        default=None,
+        description="ncu --set: the section set collected (basic, detailed, full, roofline, ...); null: "
+        "ncu's default",
+    )
     sections: list[Option] = Field(default_factory=list, description="--section (excludes set_name)")
-    nvtx_include: list[Option] = Field(default_factory=list, description="--nvtx-include")
-    clock_control: Literal["none", "base"] = "none"
+    nvtx_include: list[Option] = Field(
+        default_factory=list,
+        description="ncu --nvtx-include: profile only kernels inside these NVTX range expressions",
+    )
+    clock_control: Literal["none", "base"] = Field(
+        default="none",
+        description="--clock-control: none (clocks as the workload runs them, the default) or base (locked "
+        "to base clocks)",
+    )
 
 
 class CapturePlanSpec(Record):
@@ -74,57 +97,81 @@ class CapturePlanSpec(Record):
         default=5, description="Captures per variant and case"
     )
     case_ids: list[Name] | None = Field(default=None, description="Default: every Target case, in order")
-    samples_per_call: Annotated[int, Field(ge=1, le=1_000_000)] = 10
-    warmup_per_call: Annotated[int, Field(ge=0, le=1_000_000)] = 1
+    samples_per_call: Annotated[int, Field(ge=1, le=1_000_000)] = Field(
+        default=10,
+        description="Samples each call reports per metric (the driver's own measurement under the profiler)",
+    )
+    warmup_per_call: Annotated[int, Field(ge=0, le=1_000_000)] = Field(
+        default=1, description="Unmeasured runs before the samples of each call"
+    )
     seed: Seed | None = Field(default=None, description="Default: the Target's statistics seed")
 
 
 class CaptureRequest(EvaluationRequestBase):
     """``gpuopt capture``: the request as a user writes it."""
 
-    tool: CaptureTool
-    plan: CapturePlanSpec
+    tool: CaptureTool = Field(
+        description="The profiler: nsys, ncu, or torch (the driver writes a Kineto trace of its measured "
+        "region)"
+    )
+    plan: CapturePlanSpec = Field(description="Variants, repeats, cases, samples, warmup and seed")
     experiment: RecordRef | None = Field(default=None, description="Needed when variants holds 'candidate'")
     profiler: Annotated[str, StringConstraints(min_length=1, max_length=4096)] | None = Field(
         default=None,
         description="The profiler executable; default: $GPUOPT_NSYS / $GPUOPT_NCU, else found like "
         "`gpuopt doctor` finds it (PATH first)",
     )
-    nsys: NsysOptions = Field(default_factory=NsysOptions)
-    ncu: NcuOptions = Field(default_factory=NcuOptions)
+    nsys: NsysOptions = Field(
+        default_factory=NsysOptions, description="Nsight Systems options (used with tool nsys)"
+    )
+    ncu: NcuOptions = Field(
+        default_factory=NcuOptions, description="Nsight Compute options (used with tool ncu)"
+    )
 
 
 class ProfilerIdentity(Record):
-    name: str
-    path: str
-    version: str | None
-    sha256: Sha256
+    name: str = Field(description="The profiler: nsys or ncu")
+    path: str = Field(description="Resolved path of its executable")
+    version: str | None = Field(description="Its version as it reports it; null when it did not say")
+    sha256: Sha256 = Field(description="SHA-256 of the executable")
 
 
 class CaptureVariantRef(Record):
-    variant: CaptureVariant
-    role: Role
-    kind: Literal["source", "artifact"]
-    digest: ObjectDigest
+    variant: CaptureVariant = Field(description="original, champion or candidate (an Experiment's)")
+    role: Role = Field(
+        description="The role it runs under in the driver request: original, reference (the Champion) or "
+        "candidate"
+    )
+    kind: Literal["source", "artifact"] = Field(description="source or artifact, as the Target's original")
+    digest: ObjectDigest = Field(description="The variant's frozen tree")
 
 
 class CaptureSettings(Record):
     """What the frozen request fixes about the captures (part of the request digest)."""
 
-    tool: CaptureTool
+    tool: CaptureTool = Field(description="The profiler: nsys, ncu or torch")
     profiler: ProfilerIdentity | None = Field(description="null for torch (the driver profiles itself)")
     options: dict[str, str] = Field(description="The recorded options, one per profiler option")
     argv: list[str] = Field(description="The profiler's argv before the driver's (with {out} for the report)")
-    variants: list[CaptureVariantRef]
-    repeats: Count
+    variants: list[CaptureVariantRef] = Field(
+        description="The variants captured, in the first repeat's order (later repeats rotate it)"
+    )
+    repeats: Count = Field(description="Captures per variant and case")
 
 
 class CaptureCore(RequestCore):
     """``capture``: the calls of every variant, interleaved, each run under the profiler."""
 
-    operation: Literal["capture"]
-    capture: CaptureSettings
-    experiment: RecordRef | None
+    operation: Literal["capture"] = Field(
+        description="The operation: always capture (the supervisor picks its handler by it)"
+    )
+    capture: CaptureSettings = Field(
+        description="The profiler, its identity, options and argv, and the variants: part of the request "
+        "digest"
+    )
+    experiment: RecordRef | None = Field(
+        description="The Experiment whose candidate is captured; null without a candidate variant"
+    )
 
 
 class CaptureFrozen(CaptureCore, FrozenRequest):
@@ -134,11 +181,13 @@ class CaptureFrozen(CaptureCore, FrozenRequest):
 class CaptureArtifact(Record):
     """One raw artifact frozen in the store (a one-file object, content-addressed)."""
 
-    kind: Literal["nsys-rep", "nsys-sqlite", "ncu-rep", "kineto-trace"]
-    name: str
+    kind: Literal["nsys-rep", "nsys-sqlite", "ncu-rep", "kineto-trace"] = Field(
+        description="nsys-rep, nsys-sqlite (exported by gpuopt), ncu-rep or kineto-trace"
+    )
+    name: str = Field(description="The file's name as the profiler wrote it")
     object: ObjectDigest = Field(description="The frozen object's digest (its tree manifest)")
     sha256: Sha256 = Field(description="The file's own sha256 (its blob)")
-    size_bytes: Count
+    size_bytes: Count = Field(description="The file's size (bytes)")
 
 
 class CapturedFacts(Record):
@@ -180,36 +229,49 @@ CaptureStatus = Literal["captured", "voided", "failed"]
 class CaptureRecord(Record):
     """One capture: one driver call of one variant on one case."""
 
-    index: Count
-    call_index: Count
-    repeat: Count
-    case_id: Name
-    variant: CaptureVariant
-    role: Role
-    digest: ObjectDigest
-    status: CaptureStatus
+    index: Count = Field(description="The capture's position in the result, from 0")
+    call_index: Count = Field(description="The driver call that took it")
+    repeat: Count = Field(description="The repeat it belongs to, from 0")
+    case_id: Name = Field(description="The case captured")
+    variant: CaptureVariant = Field(description="original, champion or candidate")
+    role: Role = Field(description="The role it ran under in the driver request")
+    digest: ObjectDigest = Field(description="The variant's frozen tree")
+    status: CaptureStatus = Field(
+        description="captured (the report is frozen), voided (the driver's correctness check failed: not "
+        "evidence) or failed (no usable report)"
+    )
     reason: str | None = Field(description="Why a capture was voided or failed (e.g. correctness_failed)")
-    message: Text | None
-    artifacts: list[CaptureArtifact]
+    message: Text | None = Field(
+        description="What went wrong, or why facts were not read, in words; null for a clean capture"
+    )
+    artifacts: list[CaptureArtifact] = Field(
+        description="The raw reports frozen in the store (empty when none was usable)"
+    )
     facts: CapturedFacts | None = Field(description="The engine's facts on the capture (kernel dimension)")
 
 
 class CaptureResult(InvocationResult):
-    operation: Literal["capture"]
-    capture: CaptureSettings
-    captures: list[CaptureRecord]
+    operation: Literal["capture"] = Field(description="The operation: always capture")
+    capture: CaptureSettings = Field(description="The capture settings of the frozen request")
+    captures: list[CaptureRecord] = Field(description="One record per driver call, in plan order")
 
 
 class CaptureData(Record):
     """What ``gpuopt capture`` returns: the dry-run plan, or the submission and (with --wait) the result."""
 
-    operation: Literal["capture"]
-    dry_run: DryRun | None
-    submission: SubmitOutcome | None
-    estimate: Estimate | None
-    result_ref: ResultRef | None
-    result: CaptureResult | None
-    summary: list[Text]
+    operation: Literal["capture"] = Field(description="Always capture")
+    dry_run: DryRun | None = Field(
+        description="With --dry-run: what would run (nothing written); null otherwise"
+    )
+    submission: SubmitOutcome | None = Field(
+        description="The submission: invocation id, dedupe flags and status; null with --dry-run"
+    )
+    estimate: Estimate | None = Field(description="Expected duration from earlier calls of this Target")
+    result_ref: ResultRef | None = Field(description="The result once the invocation completed; null before")
+    result: CaptureResult | None = Field(
+        description="The capture result once completed; null before (or with --dry-run)"
+    )
+    summary: list[Text] = Field(description="One line per fact shown to a person")
 
 
 # ---- citations: a target or final-audit result cites capture diffs ----------------------------------------

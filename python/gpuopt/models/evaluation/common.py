@@ -91,24 +91,47 @@ class RecordRef(Record):
 class ResultRef(Record):
     """An invocation result: the invocation id and the sha256 of its ``result.json``."""
 
-    invocation_id: InvocationId
-    sha256: Sha256
+    invocation_id: InvocationId = Field(
+        description="The invocation whose result this is: inv-<32hex> (a retry adds -r<N>)"
+    )
+    sha256: Sha256 = Field(
+        description="SHA-256 of the invocation's result.json bytes, copied from command output; a file "
+        "that no longer hashes to it is record_changed"
+    )
 
 
 class Violation(Record):
     """One failed gate: a stable ``code`` and where, what was expected, what was seen."""
 
-    code: str
-    path: str | None = None
-    expected: str | None = None
-    observed: str | None = None
-    message: str | None = None
+    code: str = Field(
+        description="Stable code of the failed gate (sample_count_mismatch, metric_set_mismatch, "
+        "bundle_undeclared_member, command_failed, ...)"
+    )
+    path: str | None = Field(
+        default=None,
+        description="Where the gate failed, e.g. subjects[1].measurements.step_time_ms.samples or a bundle "
+        "member; null when it has no one place",
+    )
+    expected: str | None = Field(
+        default=None,
+        description="What the gate expected: text, or canonical JSON cut at 1000 characters; null when not "
+        "stated",
+    )
+    observed: str | None = Field(
+        default=None, description="What the call produced instead, in the same form; null when not stated"
+    )
+    message: str | None = Field(
+        default=None, description="A sentence for a person; null when the code and values say it all"
+    )
 
 
 class Unavailable(Record):
     """An explicit marker for a part a diagnostic Target does not have (never null, never a fake default)."""
 
-    unavailable: Literal["diagnostic_target"]
+    unavailable: Literal["diagnostic_target"] = Field(
+        description="Always diagnostic_target: a diagnostic Target has no such part (an explicit marker, "
+        "never null or a made-up default)"
+    )
 
 
 UNAVAILABLE = Unavailable(unavailable="diagnostic_target")

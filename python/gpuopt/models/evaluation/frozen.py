@@ -25,49 +25,71 @@ from gpuopt.models.evaluation.operations import Binding, ChampionFacts
 class SmokeCore(RequestCore):
     """``readiness_smoke``: one isolated call of the original per case."""
 
-    operation: Literal["readiness_smoke"]
+    operation: Literal["readiness_smoke"] = Field(
+        description="The operation: always readiness_smoke (the supervisor picks its handler by it)"
+    )
 
 
 class BaselineCore(RequestCore):
-    operation: Literal["baseline"]
+    operation: Literal["baseline"] = Field(
+        description="The operation: always baseline (the supervisor picks its handler by it)"
+    )
 
 
 class ContractCore(RequestCore):
     """A core whose calls run under an acquisition contract (state kept, gates, diagnostics)."""
 
-    contract: Contract
+    contract: Contract = Field(
+        description="How the calls acquire their subjects (lifecycle, shared and rebuilt state) and the "
+        "candidate-only correctness gates and diagnostics"
+    )
 
 
 class NoiseCore(ContractCore):
-    operation: Literal["noise"]
+    operation: Literal["noise"] = Field(
+        description="The operation: always noise (the supervisor picks its handler by it)"
+    )
 
 
 class BoundCore(ContractCore):
     """A comparison bound to the Champion it was built against, with the noise record for its resolution."""
 
-    reference_binding: Binding
-    noise: ResultRef | None
+    reference_binding: Binding = Field(
+        description="The Champion the comparison is bound to (selection and pointer file hash); a move "
+        "before publication makes the result stale"
+    )
+    noise: ResultRef | None = Field(
+        description="The noise result the resolution (MDE) is computed from; null when none matches"
+    )
 
 
 class ExperimentCore(BoundCore):
     """A comparison of an Experiment's candidate against the Champion."""
 
-    experiment: RecordRef
-    mechanism: str
+    experiment: RecordRef = Field(description="The Experiment whose candidate is compared")
+    mechanism: str = Field(description="The Experiment's mechanism slug")
 
 
 class ScreenCore(ExperimentCore):
-    operation: Literal["screen"]
+    operation: Literal["screen"] = Field(
+        description="The operation: always screen (the supervisor picks its handler by it)"
+    )
 
 
 class TargetCore(ExperimentCore):
-    operation: Literal["target"]
+    operation: Literal["target"] = Field(
+        description="The operation: always target (the supervisor picks its handler by it)"
+    )
     screens: list[ResultRef] = Field(description="The screen chain the screen gate accepted")
 
 
 class FinalAuditCore(BoundCore):
-    operation: Literal["final_audit"]
-    champion: ChampionFacts
+    operation: Literal["final_audit"] = Field(
+        description="The operation: always final_audit (the supervisor picks its handler by it)"
+    )
+    champion: ChampionFacts = Field(
+        description="The Champion audited: its selection, Experiment and where the contract came from"
+    )
     restore_checks: list[EvidenceStep] = Field(
         description="One isolated original call per case, run only if the Champion fails correctness"
     )
@@ -76,8 +98,13 @@ class FinalAuditCore(BoundCore):
 class GateCore(ContractCore):
     """``gate``: the current code against a saved baseline's variant or the Champion (``gate check``)."""
 
-    operation: Literal["gate"]
-    gate: GateSpec
+    operation: Literal["gate"] = Field(
+        description="The operation: always gate (the supervisor picks its handler by it)"
+    )
+    gate: GateSpec = Field(
+        description="What the current code is compared with (a saved gate baseline or the Champion) "
+        "and the judging mode"
+    )
     noise: ResultRef | None = Field(description="The noise record used for the resolution")
 
 

@@ -10,9 +10,9 @@ field (:class:`StatisticV2`, :class:`CaseStatV2`), and v1 copied the constraints
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from gpuopt.models.evaluation.common import Count, Finite, Name, NonNegative, Record
 from gpuopt.models.evaluation.invocation import RESULT_V1, RESULT_V2, InvocationResult
@@ -25,7 +25,14 @@ from gpuopt.models.stats import (
     Estimator,
     GuardrailResult,
     OrderFacts,
+    RelativeLimit,
 )
+
+
+def _copied(engine: type[BaseModel], name: str) -> Any:
+    """A v1/v2 field copied from the engine's result: described by the engine model's field (one source)."""
+    return Field(description=engine.model_fields[name].description)
+
 
 MetricVerdict = Literal["improved", "regressed", "equivalent", "inconclusive"]
 GateStatus = Literal["passed", "failed", "inconclusive"]
@@ -36,7 +43,10 @@ class Statistic(Record):
     it, and what the evaluation adds (the metric's role, the pairs it left out before the comparison). The
     properties answer every name of the v2 twin's fields."""
 
-    role: Literal["primary", "secondary"]
+    role: Literal["primary", "secondary"] = Field(
+        description="primary (the Target's primary metric: decides the verdict) or secondary (measured and "
+        "classified, never deciding)"
+    )
     n_invalid: Count = Field(
         description="Pairs of this invocation left out before the comparison (invalid measurements); "
         "comparison.n_invalid counts those the engine itself left out"
@@ -135,72 +145,90 @@ class StatisticV2(Record):
     """v1 and v2 only (read, never written): one metric's comparison copied field by field from the engine's
     result. v3 embeds :class:`gpuopt.models.stats.Comparison` itself (:class:`Statistic`)."""
 
-    metric: Name
-    role: Literal["primary", "secondary"]
-    n_valid: Count
-    n_invalid: Count
-    estimator: Literal["median", "mean"]
-    ci_method: Literal["bca", "percentile"]
-    ci_method_run: Literal["bca", "percentile"] | None
-    confidence: float
-    resamples: int
-    seed: int
-    effect_scale: Literal["log_ratio", "arithmetic_pct"]
-    estimate_log: float | None
-    ci_low_log: float | None
-    ci_high_log: float | None
+    metric: Name = _copied(Comparison, "metric")
+    role: Literal["primary", "secondary"] = Field(
+        description="primary (the Target's primary metric: decides the verdict) or secondary (measured and "
+        "classified, never deciding)"
+    )
+    n_valid: Count = Field(description="Valid pairs the comparison used")
+    n_invalid: Count = Field(
+        description="Pairs of the invocation left out (invalid measurements, or a side the engine could "
+        "not use)"
+    )
+    estimator: Literal["median", "mean"] = _copied(Comparison, "estimator")
+    ci_method: Literal["bca", "percentile"] = _copied(Comparison, "ci_method")
+    ci_method_run: Literal["bca", "percentile"] | None = _copied(Comparison, "ci_method_run")
+    confidence: float = _copied(Comparison, "confidence")
+    resamples: int = _copied(Comparison, "resamples")
+    seed: int = _copied(Comparison, "seed")
+    effect_scale: Literal["log_ratio", "arithmetic_pct"] = _copied(Comparison, "effect_scale")
+    estimate_log: float | None = _copied(Comparison, "estimate_log")
+    ci_low_log: float | None = _copied(Comparison, "ci_low_log")
+    ci_high_log: float | None = _copied(Comparison, "ci_high_log")
     estimate_pct: float | None = Field(description="> 0 means the candidate is better")
-    ci_low_pct: float | None
-    ci_high_pct: float | None
+    ci_low_pct: float | None = _copied(Comparison, "ci_low_pct")
+    ci_high_pct: float | None = _copied(Comparison, "ci_high_pct")
     change_pct: float | None = Field(description="Raw change of the candidate, 100·(cand/ref - 1)")
-    threshold_pct: NonNegative
-    verdict: MetricVerdict
-    verdict_reason: str
-    pairs_needed_estimate: int | None
-    warnings: list[str]
+    threshold_pct: NonNegative = Field(
+        description="The effect the verdict is judged against (%): the Target's minimum effect for the "
+        "primary, a secondary's threshold_pct"
+    )
+    verdict: MetricVerdict = _copied(Comparison, "verdict")
+    verdict_reason: str = _copied(Comparison, "verdict_reason")
+    pairs_needed_estimate: int | None = _copied(Comparison, "pairs_needed_estimate")
+    warnings: list[str] = Field(description="Codes of the comparison's warnings (bca_degenerate, ...)")
 
 
 class ConstraintStat(Record):
     """v1 only (``gpuopt.invocation-result/v1``, read, never written): a relative guardrail copied field by
     field from the engine's result. v2 embeds :class:`gpuopt.models.stats.ConstraintResult` itself."""
 
-    metric: Name
-    max_regression_pct: NonNegative
-    n_valid: Count
-    n_invalid: Count
-    regression_estimate_pct: float | None
-    regression_ci_low_pct: float | None
-    regression_ci_high_pct: float | None
-    status: GateStatus
+    metric: Name = _copied(ConstraintResult, "metric")
+    max_regression_pct: NonNegative = _copied(RelativeLimit, "max_regression_pct")
+    n_valid: Count = _copied(ConstraintResult, "n")
+    n_invalid: Count = _copied(ConstraintResult, "n_invalid")
+    regression_estimate_pct: float | None = Field(
+        description="The estimated regression (%, > 0 = the candidate is worse); null without enough pairs"
+    )
+    regression_ci_low_pct: float | None = Field(description="Low end of the regression's CI (%)")
+    regression_ci_high_pct: float | None = Field(
+        description="High end of the regression's CI (%): passed when at or below max_regression_pct"
+    )
+    status: GateStatus = _copied(ConstraintResult, "status")
 
 
 class GuardrailViolation(Record):
-    pair_index: Count
-    case_id: Name
-    sample_index: Count
+    pair_index: Count = Field(description="The pair whose candidate call violated the limit")
+    case_id: Name = Field(description="That pair's case")
+    sample_index: Count = Field(description="The violating sample's position in the call, from 0")
 
 
 class GuardrailStat(Record):
     """v1 only (read, never written): an absolute limit copied field by field from the engine's result.
     v2 is :class:`GuardrailOutcome`."""
 
-    metric: Name
-    op: Literal["le", "ge"]
-    limit: Finite
-    mode: Literal["every_call", "ci"]
-    n_valid: Count
-    estimate: float | None
-    ci_low: float | None
-    ci_high: float | None
-    violations: list[GuardrailViolation]
-    status: GateStatus
+    metric: Name = _copied(GuardrailResult, "metric")
+    op: Literal["le", "ge"] = _copied(GuardrailResult, "op")
+    limit: Finite = _copied(GuardrailResult, "limit")
+    mode: Literal["every_call", "ci"] = _copied(GuardrailResult, "mode")
+    n_valid: Count = _copied(GuardrailResult, "n")
+    estimate: float | None = _copied(GuardrailResult, "estimate")
+    ci_low: float | None = _copied(GuardrailResult, "ci_low")
+    ci_high: float | None = _copied(GuardrailResult, "ci_high")
+    violations: list[GuardrailViolation] = Field(
+        description="every_call mode: each violating sample of a valid pair, located in this invocation's "
+        "pairs"
+    )
+    status: GateStatus = _copied(GuardrailResult, "status")
 
 
 class GuardrailOutcome(Record):
     """An absolute limit on the candidate: the engine's result as :func:`gpuopt.stats.guardrail` returns
     it, and where its every-call violations lie (the engine numbers the valid pairs it was given)."""
 
-    result: GuardrailResult
+    result: GuardrailResult = Field(
+        description="The engine's guardrail result over the valid pairs, as gpuopt.stats.guardrail returns it"
+    )
     violations: list[GuardrailViolation] = Field(
         description="result.violations as (pair_index, case_id, sample_index) of this invocation's pairs"
     )
@@ -226,11 +254,11 @@ class CaseStat(CaseEffect):
 class CaseStatV2(Record):
     """v1 and v2 only (read, never written): one case's effect copied from the engine's ``CaseEffect``."""
 
-    case_id: Name
-    n_valid: Count
-    estimate_pct: float | None
-    ci_low_pct: float | None
-    ci_high_pct: float | None
+    case_id: Name = _copied(CaseEffect, "case_id")
+    n_valid: Count = Field(description="Valid pairs of the case")
+    estimate_pct: float | None = _copied(CaseEffect, "estimate_pct")
+    ci_low_pct: float | None = _copied(CaseEffect, "ci_low_pct")
+    ci_high_pct: float | None = _copied(CaseEffect, "ci_high_pct")
 
 
 class Statistics(Record):
@@ -238,10 +266,18 @@ class Statistics(Record):
     ``constraint``, ``guardrail``); the primary's per-case effects and order facts are those of its
     comparison. The invalid pairs left out before the engine are ``primary.n_invalid``."""
 
-    primary: Statistic
-    constraints: list[ConstraintResult]
-    guardrails: list[GuardrailOutcome]
-    secondary: list[Statistic]
+    primary: Statistic = Field(
+        description="The primary metric's comparison: decides the verdict with the constraints and guardrails"
+    )
+    constraints: list[ConstraintResult] = Field(
+        description="Each relative constraint's non-inferiority check, as the engine returns it"
+    )
+    guardrails: list[GuardrailOutcome] = Field(
+        description="Each absolute guardrail on the candidate, with its violations located"
+    )
+    secondary: list[Statistic] = Field(
+        description="Each secondary metric's comparison: measured and classified, never deciding"
+    )
 
     @property
     def per_case(self) -> list[CaseStat]:
@@ -255,8 +291,10 @@ class Statistics(Record):
 
 
 class _StatisticsTwins(Record):
-    primary: StatisticV2
-    secondary: list[StatisticV2]
+    primary: StatisticV2 = Field(description="The primary metric's comparison, copied field by field")
+    secondary: list[StatisticV2] = Field(
+        description="Each secondary metric's comparison, copied field by field"
+    )
     per_case: list[CaseStatV2] = Field(description="The primary per case: reported, never used for verdicts")
     order_effect: OrderFacts | None = Field(
         description="The engine's AB/BA order facts, as gpuopt.stats reports them"
@@ -267,15 +305,23 @@ class StatisticsV2(_StatisticsTwins):
     """The statistics of a ``gpuopt.invocation-result/v2`` record (read, never written): constraints and
     guardrails are the engine's own results, the metrics and cases twins of its comparison."""
 
-    constraints: list[ConstraintResult]
-    guardrails: list[GuardrailOutcome]
+    constraints: list[ConstraintResult] = Field(
+        description="Each relative constraint's check, as the engine returns it"
+    )
+    guardrails: list[GuardrailOutcome] = Field(
+        description="Each absolute guardrail on the candidate, with its violations located"
+    )
 
 
 class StatisticsV1(_StatisticsTwins):
     """The statistics of a ``gpuopt.invocation-result/v1`` record (read, never written)."""
 
-    constraints: list[ConstraintStat]
-    guardrails: list[GuardrailStat]
+    constraints: list[ConstraintStat] = Field(
+        description="Each relative constraint's check, copied field by field"
+    )
+    guardrails: list[GuardrailStat] = Field(
+        description="Each absolute guardrail's check, copied field by field"
+    )
 
 
 AnyStatistics = Statistics | StatisticsV2 | StatisticsV1

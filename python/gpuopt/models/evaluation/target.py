@@ -38,83 +38,153 @@ DEFAULT_EXCLUDE = [".git/**", "**/__pycache__/**"]
 
 
 class Variant(Record):
-    role: Literal["original", "reference", "candidate"]
-    kind: VariantKind
-    digest: ObjectDigest
+    role: Literal["original", "reference", "candidate"] = Field(
+        description="original, reference (what a candidate is compared with) or candidate"
+    )
+    kind: VariantKind = Field(
+        description="source (a tree the driver builds or imports) or artifact (a built product: .so, "
+        "wheel, compiled cache)"
+    )
+    digest: ObjectDigest = Field(description="The variant's frozen tree in this root's object store")
 
 
 class SourceRules(Record):
     exclude: list[Annotated[str, Field(min_length=1, max_length=1024)]] = Field(
-        default_factory=lambda: list(DEFAULT_EXCLUDE)
+        default_factory=lambda: list(DEFAULT_EXCLUDE),
+        description="Globs (** allowed) left out of every source freeze, applied alike to the original and "
+        "every candidate",
     )
 
 
 class Lineage(Record):
-    parent: RecordRef | None
-    reason: Text | None
+    parent: RecordRef | None = Field(
+        description="The earlier Target this one re-freezes; null for a first Target"
+    )
+    reason: Text | None = Field(description="Why it was re-frozen (required with parent); null otherwise")
 
 
 class TestSet(Record):
-    digest: ObjectDigest
-    case_ids: Annotated[list[Name], Field(min_length=1)]
-    case_weights: dict[Name, Positive] | None
+    digest: ObjectDigest = Field(description="The frozen test set's tree")
+    case_ids: Annotated[list[Name], Field(min_length=1)] = Field(description="The cases, unique, in order")
+    case_weights: dict[Name, Positive] | None = Field(
+        description="Weight per case (> 0, covering every case) in the pooled estimate; null: each pair "
+        "weighs the same"
+    )
 
 
 class AccuracyRule(Record):
-    metric: Name
-    op: Literal["ge", "le", "eq"]
-    value: Finite
-    cases: Literal["all"] | list[Name] = "all"
+    metric: Name = Field(description="The correctness metric the driver reports")
+    op: Literal["ge", "le", "eq"] = Field(
+        description="ge: observed >= value; le: <= value; eq: exactly equal (for counts and 0/1 flags)"
+    )
+    value: Finite = Field(description="The threshold")
+    cases: Literal["all"] | list[Name] = Field(
+        default="all", description="The cases the rule applies to: all, or a list of case ids"
+    )
 
 
 class Accuracy(Record):
-    reference: ObjectDigest | None
-    rules: Annotated[list[AccuracyRule], Field(min_length=1)]
+    reference: ObjectDigest | None = Field(
+        description="The frozen accuracy reference (expected outputs) the driver compares with; null when "
+        "none"
+    )
+    rules: Annotated[list[AccuracyRule], Field(min_length=1)] = Field(
+        description="Correctness rules; every rule applying to a case must hold for a subject to pass"
+    )
 
 
 class MetricDeclaration(Record):
-    unit: Unit
-    direction: Literal["lower", "higher"]
-    kind: Literal["duration", "throughput", "quantile", "other"]
-    within_call: Literal["median", "mean", "min", "max", "p90", "p95", "p99"] = "median"
-    samples_per_call: Annotated[int, Field(ge=1)] | None = None
-    zero_allowed: bool = False
+    unit: Unit = Field(
+        description="The unit the driver reports samples in (ms, tokens/s, ...): checked exactly on every "
+        "call"
+    )
+    direction: Literal["lower", "higher"] = Field(description="lower or higher is better")
+    kind: Literal["duration", "throughput", "quantile", "other"] = Field(
+        description="duration, throughput, quantile (a p90/p95/p99 within-call summary) or other; quantile "
+        "and other take no Amdahl ceiling"
+    )
+    within_call: Literal["median", "mean", "min", "max", "p90", "p95", "p99"] = Field(
+        default="median",
+        description="How a call's samples become one value per subject: median, mean, min, max, p90, p95 "
+        "or p99 (type 7)",
+    )
+    samples_per_call: Annotated[int, Field(ge=1)] | None = Field(
+        default=None,
+        description="A fixed sample count that is part of the metric's meaning (p99 over 2000 requests); "
+        "null: the plan's count",
+    )
+    zero_allowed: bool = Field(
+        default=False,
+        description="True when 0 is a valid value (error counts, rates); such a metric cannot be primary "
+        "or a constraint",
+    )
 
 
 class ConstraintDecl(Record):
-    metric: Name
-    max_regression_pct: NonNegative
+    metric: Name = Field(description="The constrained metric (not the primary)")
+    max_regression_pct: NonNegative = Field(
+        description="How much worse the candidate may be (%): non-inferiority bound"
+    )
 
 
 class GuardrailDecl(Record):
-    metric: Name
-    op: Literal["le", "ge"]
-    limit: Finite
-    mode: Literal["every_call", "ci"]
+    metric: Name = Field(description="The metric limited (any metric, zero_allowed included)")
+    op: Literal["le", "ge"] = Field(description="le: the candidate's values must be <= limit; ge: >= limit")
+    limit: Finite = Field(description="The limit, in the metric's unit")
+    mode: Literal["every_call", "ci"] = Field(
+        description="every_call: every sample of every valid pair; ci: the CI of the estimator over the "
+        "candidate's per-pair values"
+    )
 
 
 class SecondaryDecl(Record):
-    metric: Name
-    threshold_pct: NonNegative
+    metric: Name = Field(
+        description="A metric measured and classified, never deciding a verdict or selection"
+    )
+    threshold_pct: NonNegative = Field(description="The effect its verdict is judged against (%)")
 
 
 class Objective(Record):
-    primary: Name
-    minimum_effect_pct: NonNegative
-    constraints: list[ConstraintDecl] = Field(default_factory=list)
-    guardrails: list[GuardrailDecl] = Field(default_factory=list)
-    secondary: list[SecondaryDecl] = Field(default_factory=list)
+    primary: Name = Field(description="The metric that decides verdicts (not zero_allowed)")
+    minimum_effect_pct: NonNegative = Field(
+        description="The minimum effect m (%): a candidate passes only if the primary's CI low clears ln(1 "
+        "+ m/100)"
+    )
+    constraints: list[ConstraintDecl] = Field(
+        default_factory=list, description="Relative non-inferiority bounds on other metrics"
+    )
+    guardrails: list[GuardrailDecl] = Field(
+        default_factory=list, description="Absolute limits on the candidate's values"
+    )
+    secondary: list[SecondaryDecl] = Field(
+        default_factory=list, description="Metrics measured and classified, never deciding"
+    )
 
 
 class StatisticsSettings(Record):
-    confidence: Annotated[float, Field(gt=0.5, lt=1)] = 0.95
-    resamples: Annotated[int, Field(ge=1000, le=1_000_000)] = 10_000
-    minimum_pairs: Annotated[int, Field(ge=2)] = 10
-    seed: Annotated[int, Field(ge=0, le=2**53 - 1)]
-    estimator: Literal["median", "mean"] = "median"
-    ci_method: Literal["bca", "percentile"] = "bca"
-    effect_scale: Literal["log_ratio", "arithmetic_pct"] = "log_ratio"
-    power: Annotated[float, Field(gt=0, lt=1)] = 0.8
+    confidence: Annotated[float, Field(gt=0.5, lt=1)] = Field(
+        default=0.95, description="Confidence level of every CI"
+    )
+    resamples: Annotated[int, Field(ge=1000, le=1_000_000)] = Field(
+        default=10_000, description="Bootstrap resamples per CI (at least 1000)"
+    )
+    minimum_pairs: Annotated[int, Field(ge=2)] = Field(
+        default=10, description="Valid pairs below which statistics give inconclusive (never rejected)"
+    )
+    seed: Annotated[int, Field(ge=0, le=2**53 - 1)] = Field(
+        description="Seed of the bootstrap streams and, by default, of the plans"
+    )
+    estimator: Literal["median", "mean"] = Field(
+        default="median", description="median or mean of the pair log ratios"
+    )
+    ci_method: Literal["bca", "percentile"] = Field(default="bca", description="bca or percentile")
+    effect_scale: Literal["log_ratio", "arithmetic_pct"] = Field(
+        default="log_ratio",
+        description="log_ratio, or arithmetic_pct (parity mode: needs median and percentile)",
+    )
+    power: Annotated[float, Field(gt=0, lt=1)] = Field(
+        default=0.8, description="Power the MDE and pairs_for_minimum_effect are computed for"
+    )
 
 
 Signal = Literal[
@@ -135,25 +205,49 @@ Signal = Literal[
 
 
 class ContaminationRule(Record):
-    id: Name
-    signal: Signal
-    op: Literal["gt", "lt", "any_of"]
-    value: Finite | list[Name]
-    min_fraction: Annotated[float, Field(ge=0, le=1)]
-    on_missing: Literal["invalidate", "ignore"]
+    id: Name = Field(description="The rule's id, named in invalid_reasons and by_rule")
+    signal: Signal = Field(
+        description="The sampled signal it reads (gpu.foreign_processes, gpu.util_pct, "
+        "host.foreign_cpu_pct, sampler.gap, ...)"
+    )
+    op: Literal["gt", "lt", "any_of"] = Field(
+        description="gt or lt a number, or any_of a list of names (throttle reasons)"
+    )
+    value: Finite | list[Name] = Field(description="The threshold (gt, lt), or the names that match (any_of)")
+    min_fraction: Annotated[float, Field(ge=0, le=1)] = Field(
+        description="Share of a window's ticks that must match (0-1; at least one tick always) for the "
+        "window to be contaminated"
+    )
+    on_missing: Literal["invalidate", "ignore"] = Field(
+        description="What a missing value means: invalidate the window, or ignore the tick"
+    )
 
 
 class IdleSettings(Record):
-    window_s: Annotated[float, Field(gt=0, le=600)] = 3.0
-    max_util_pct: Annotated[float, Field(ge=0, le=100)] = 5.0
-    allow_busy: bool = False
+    window_s: Annotated[float, Field(gt=0, le=600)] = Field(
+        default=3.0, description="How long the pre-run idle check watches the GPUs (s)"
+    )
+    max_util_pct: Annotated[float, Field(ge=0, le=100)] = Field(
+        default=5.0, description="Utilization at or below which a tick counts as idle (%)"
+    )
+    allow_busy: bool = Field(
+        default=False, description="True to run even when the idle check says busy (otherwise gpu_busy)"
+    )
 
 
 class Contamination(Record):
-    sampler: Literal["nvml", "nvidia_smi", "disabled"]
-    period_ms: Annotated[int, Field(ge=50, le=2000)] = 250
-    rules: list[ContaminationRule]
-    idle: IdleSettings = Field(default_factory=IdleSettings)
+    sampler: Literal["nvml", "nvidia_smi", "disabled"] = Field(
+        description="nvml, nvidia_smi or disabled (no rules checked: results say contamination.checked false)"
+    )
+    period_ms: Annotated[int, Field(ge=50, le=2000)] = Field(
+        default=250, description="Time between sampler ticks (ms, 50-2000)"
+    )
+    rules: list[ContaminationRule] = Field(
+        description="The rules judged on every call window (the default set written out)"
+    )
+    idle: IdleSettings = Field(
+        default_factory=IdleSettings, description="The idle check run before the first call"
+    )
 
 
 class ObservedHost(HostIdentity):
@@ -169,211 +263,382 @@ class ObservedNative(NativeBuild):
 
 
 class ObservedTool(Record):
-    name: str
-    path: str
-    version: str | None
-    sha256: Sha256
+    name: str = Field(description="The required tool's name")
+    path: str = Field(description="Resolved path of its executable")
+    version: str | None = Field(description="Its version as it reports it; null when it did not say")
+    sha256: Sha256 = Field(description="SHA-256 of the executable: a change is identity_changed")
 
 
 class ObservedNvidia(Record):
-    source: str
-    driver_version: str
-    cuda_driver_version: str | None
+    source: str = Field(description="Where the facts were read: nvml or nvidia-smi")
+    driver_version: str = Field(description="NVIDIA driver version")
+    cuda_driver_version: str | None = Field(
+        description="Highest CUDA version the driver supports; null when not stated"
+    )
 
 
 class ObservedRuntime(Record):
     """What gpuopt itself observed (the doctor identity, restricted to stable facts and the Target's GPUs)."""
 
-    host: ObservedHost
-    nvidia: ObservedNvidia | None
-    gpus: list[ObservedGpu]
-    python_version: str
-    python_executable: str
-    gpuopt_version: str
-    native: ObservedNative
-    required_tools: list[ObservedTool]
+    host: ObservedHost = Field(
+        description="The host's stable identity (names, OS, kernel, CPU, container hints)"
+    )
+    nvidia: ObservedNvidia | None = Field(
+        description="The NVIDIA driver; null when no driver was readable (CPU-only)"
+    )
+    gpus: list[ObservedGpu] = Field(
+        description="Identity of each Target GPU (UUID, name, PCI bus, memory, modes, power limit, clocks)"
+    )
+    python_version: str = Field(description="Python version that froze the Target")
+    python_executable: str = Field(description="Path of that Python interpreter")
+    gpuopt_version: str = Field(description="gpuopt version that froze the Target")
+    native: ObservedNative = Field(description="The native module's build")
+    required_tools: list[ObservedTool] = Field(
+        description="Each required tool with its path, version and hash"
+    )
 
 
 AttributionScope = Literal["identified_runtime", "frozen_runtime_only"]
 
 
 class RuntimeIdentity(Record):
-    observed: ObservedRuntime
-    reported: ReportedRuntime
-    attribution_scope: AttributionScope
-    notes: list[Text]
+    observed: ObservedRuntime = Field(
+        description="What gpuopt observed at readiness (stable facts only; volatile ones belong to the "
+        "sampler)"
+    )
+    reported: ReportedRuntime = Field(
+        description="The runtime identity the driver reported on the smoke call: every later call must "
+        "report the same"
+    )
+    attribution_scope: AttributionScope = Field(
+        description="identified_runtime (a host, or a container with complete lineage) or "
+        "frozen_runtime_only (claims attach only to this exact runtime)"
+    )
+    notes: list[Text] = Field(
+        description="Disagreements found by the identity cross-check, in words (e.g. on containerization)"
+    )
 
 
 class StorageCheck(Record):
-    name: str
-    ok: bool
-    detail: str
+    name: str = Field(
+        description="The storage operation probed: create_exclusive, noreplace_rename, atomic_replace, "
+        "ordered_append, nonblocking_flock or directory_fsync"
+    )
+    ok: bool = Field(description="True when it worked on this file system")
+    detail: str = Field(description="What was seen, in words")
 
 
 class IdleCheck(Record):
-    status: Literal["not_required", "idle", "busy", "unknown"]
-    detail: Text
+    status: Literal["not_required", "idle", "busy", "unknown"] = Field(
+        description="idle, busy, unknown, or not_required (CPU-only Target)"
+    )
+    detail: Text = Field(description="Per GPU, why, in words")
 
 
 class Readiness(Record):
     """Evidence of the readiness check, outside the Target id."""
 
-    checked_at_epoch: Epoch
-    storage_probe: list[StorageCheck]
-    idle_check: IdleCheck
-    smoke_request: DriverRequest
-    smoke_receipt: CallReceipt
-    bundle_digest: ObjectDigest | None
-    correctness: list[CorrectnessReceipt]
+    checked_at_epoch: Epoch = Field(description="When readiness ran (epoch s)")
+    storage_probe: list[StorageCheck] = Field(
+        description="Each storage operation the root's file system was probed for"
+    )
+    idle_check: IdleCheck = Field(description="The idle check before the smoke")
+    smoke_request: DriverRequest = Field(description="The driver request of the smoke call")
+    smoke_receipt: CallReceipt = Field(description="The smoke call's receipt")
+    bundle_digest: ObjectDigest | None = Field(
+        description="The smoke call's frozen output; null when none was frozen"
+    )
+    correctness: list[CorrectnessReceipt] = Field(description="The smoke's correctness receipts")
 
 
 class Target(Record):
     """An optimization Target: the frozen definition of what is measured and how it is judged."""
 
-    format: Literal["gpuopt.target/v1", "gpuopt.target/v2"]
-    id: TargetId
-    mode: Literal["optimization"]
-    claim_layer: Literal["kernel", "workload", "serving"]
-    lineage: Lineage
-    original: Variant
-    source_rules: SourceRules
-    test_set: TestSet
-    accuracy: Accuracy
-    metrics: dict[Name, MetricDeclaration]
-    objective: Objective
-    driver: NormalizedDriver
-    gpus: list[str]
-    runtime_identity: RuntimeIdentity
-    statistics: StatisticsSettings
-    contamination: Contamination
-    readiness: Readiness
+    format: Literal["gpuopt.target/v1", "gpuopt.target/v2"] = Field(
+        description="Document format: gpuopt.target/v2 (v1, with unsalted inherited-variable hashes, is "
+        "still read)"
+    )
+    id: TargetId = Field(description="tgt- and the SHA-256 of the canonical Target without id and readiness")
+    mode: Literal["optimization"] = Field(description="Always optimization")
+    claim_layer: Literal["kernel", "workload", "serving"] = Field(
+        description="What a result is evidence about: kernel (an isolated operator), workload (the user's "
+        "real job) or serving (a serving system under a frozen load)"
+    )
+    lineage: Lineage = Field(description="The earlier Target this one re-freezes, if any")
+    original: Variant = Field(
+        description="The original variant (role original): the Champion until a selection"
+    )
+    source_rules: SourceRules = Field(description="Exclusion globs applied to every source freeze")
+    test_set: TestSet = Field(description="The frozen test set and its cases")
+    accuracy: Accuracy = Field(description="The accuracy reference and correctness rules")
+    metrics: dict[Name, MetricDeclaration] = Field(
+        description="Every metric the driver reports, each used by the objective"
+    )
+    objective: Objective = Field(
+        description="Primary metric, minimum effect, constraints, guardrails and secondaries"
+    )
+    driver: NormalizedDriver = Field(description="The normalized driver declaration with its identity")
+    gpus: list[str] = Field(
+        description="Sorted GPU or MIG UUIDs the calls run on; empty for a CPU-only Target"
+    )
+    runtime_identity: RuntimeIdentity = Field(
+        description="What gpuopt observed and what the driver reported, and the attribution scope"
+    )
+    statistics: StatisticsSettings = Field(
+        description="Confidence, resamples, minimum pairs, seed, estimator, CI method, effect scale and power"
+    )
+    contamination: Contamination = Field(description="The resource sampler and the contamination rules")
+    readiness: Readiness = Field(description="Evidence of the readiness check (outside the id)")
 
 
 class Material(Record):
-    kind: Literal["report", "artifact"]
-    tool: Annotated[str, Field(min_length=1, max_length=128)]
-    tool_version: Annotated[str, Field(min_length=1, max_length=256)]
-    format: Annotated[str, Field(min_length=1, max_length=128)]
-    digest: ObjectDigest
+    kind: Literal["report", "artifact"] = Field(
+        description="report (a profiler report) or artifact (a built product)"
+    )
+    tool: Annotated[str, Field(min_length=1, max_length=128)] = Field(
+        description="The tool that produced it (nsys, ncu, ...)"
+    )
+    tool_version: Annotated[str, Field(min_length=1, max_length=256)] = Field(
+        description="That tool's version"
+    )
+    format: Annotated[str, Field(min_length=1, max_length=128)] = Field(
+        description="Its file format (nsys-rep, sqlite, ncu-rep, ...)"
+    )
+    digest: ObjectDigest = Field(description="The frozen file's tree")
 
 
 class DiagnosticRuntime(Record):
-    observed: ObservedRuntime
-    reported: Unavailable
-    attribution_scope: AttributionScope
-    notes: list[Text]
+    observed: ObservedRuntime = Field(description="What gpuopt observed at readiness")
+    reported: Unavailable = Field(
+        description='Always {"unavailable": "diagnostic_target"}: a diagnostic Target has no reported '
+        "runtime (no driver runs)"
+    )
+    attribution_scope: AttributionScope = Field(
+        description="identified_runtime (a host, or a container with complete lineage) or "
+        "frozen_runtime_only (claims attach only to this exact runtime)"
+    )
+    notes: list[Text] = Field(
+        description="Disagreements found by the identity cross-check, in words (e.g. on containerization)"
+    )
 
 
 class DiagnosticReadiness(Record):
-    checked_at_epoch: Epoch
-    storage_probe: list[StorageCheck]
-    smoke: Unavailable
+    checked_at_epoch: Epoch = Field(description="When readiness ran (epoch s)")
+    storage_probe: list[StorageCheck] = Field(
+        description="Each storage operation the root's file system was probed for"
+    )
+    smoke: Unavailable = Field(
+        description='Always {"unavailable": "diagnostic_target"}: a diagnostic Target has no smoke call'
+    )
 
 
 class DiagnosticTarget(Record):
     """A diagnostic Target: existing reports only, no workload; unavailable parts say so explicitly."""
 
-    format: Literal["gpuopt.target/v1", "gpuopt.target/v2"]
-    id: TargetId
-    mode: Literal["diagnostic"]
-    claim_layer: Literal["diagnostic"]
-    lineage: Lineage
-    original: Variant
-    source_rules: SourceRules
-    materials: Annotated[list[Material], Field(min_length=1)]
-    test_set: Unavailable
-    accuracy: Unavailable
-    metrics: Unavailable
-    objective: Unavailable
-    driver: Unavailable
-    gpus: Unavailable
-    runtime_identity: DiagnosticRuntime
-    statistics: Unavailable
-    contamination: Unavailable
-    readiness: DiagnosticReadiness
+    format: Literal["gpuopt.target/v1", "gpuopt.target/v2"] = Field(
+        description="Document format: gpuopt.target/v2 (v1, with unsalted inherited-variable hashes, is "
+        "still read)"
+    )
+    id: TargetId = Field(description="tgt- and the SHA-256 of the canonical Target without id and readiness")
+    mode: Literal["diagnostic"] = Field(description="Always diagnostic")
+    claim_layer: Literal["diagnostic"] = Field(
+        description="Always diagnostic: facts read from existing reports, no workload run"
+    )
+    lineage: Lineage = Field(description="The earlier Target this one re-freezes, if any")
+    original: Variant = Field(description="The original variant")
+    source_rules: SourceRules = Field(description="Exclusion globs applied to every source freeze")
+    materials: Annotated[list[Material], Field(min_length=1)] = Field(
+        description="The existing reports and artifacts, frozen"
+    )
+    test_set: Unavailable = Field(
+        description='Always {"unavailable": "diagnostic_target"}: a diagnostic Target has no test set'
+    )
+    accuracy: Unavailable = Field(
+        description='Always {"unavailable": "diagnostic_target"}: a diagnostic Target has no accuracy rules'
+    )
+    metrics: Unavailable = Field(
+        description='Always {"unavailable": "diagnostic_target"}: a diagnostic Target has no metrics'
+    )
+    objective: Unavailable = Field(
+        description='Always {"unavailable": "diagnostic_target"}: a diagnostic Target has no objective'
+    )
+    driver: Unavailable = Field(
+        description='Always {"unavailable": "diagnostic_target"}: a diagnostic Target has no driver'
+    )
+    gpus: Unavailable = Field(
+        description='Always {"unavailable": "diagnostic_target"}: a diagnostic Target has no GPU set'
+    )
+    runtime_identity: DiagnosticRuntime = Field(
+        description="What gpuopt observed; the reported part is unavailable"
+    )
+    statistics: Unavailable = Field(
+        description='Always {"unavailable": "diagnostic_target"}: a diagnostic Target has no statistics '
+        "settings"
+    )
+    contamination: Unavailable = Field(
+        description='Always {"unavailable": "diagnostic_target"}: a diagnostic Target has no contamination '
+        "settings"
+    )
+    readiness: DiagnosticReadiness = Field(description="Evidence of the readiness check (no smoke)")
 
 
 # ---- readiness request and result --------------------------------------------------------------------------
 
 
 class OriginalSpec(Record):
-    kind: VariantKind = "source"
-    path: Annotated[str, Field(min_length=1, max_length=4096)]
+    kind: VariantKind = Field(
+        default="source",
+        description="source (a tree the driver builds or imports) or artifact (a built product)",
+    )
+    path: Annotated[str, Field(min_length=1, max_length=4096)] = Field(
+        description="The original's file or folder, relative to the current directory"
+    )
 
 
 class LineageSpec(Record):
-    parent_root: Annotated[str, Field(min_length=1, max_length=4096)]
-    parent: RecordRef
-    reason: Annotated[str, Field(min_length=1, max_length=4096)]
+    parent_root: Annotated[str, Field(min_length=1, max_length=4096)] = Field(
+        description="The parent Target's root (identical blobs are imported from it after verification)"
+    )
+    parent: RecordRef = Field(description="The parent Target's ref, verified against parent_root")
+    reason: Annotated[str, Field(min_length=1, max_length=4096)] = Field(
+        description="Why the Target is re-frozen"
+    )
 
 
 class TestSetSpec(Record):
-    path: Annotated[str, Field(min_length=1, max_length=4096)]
-    case_ids: Annotated[list[Name], Field(min_length=1)]
-    case_weights: dict[Name, Positive] | None = None
+    path: Annotated[str, Field(min_length=1, max_length=4096)] = Field(
+        description="The test set's file or folder, relative to the current directory"
+    )
+    case_ids: Annotated[list[Name], Field(min_length=1)] = Field(description="The cases, unique, in order")
+    case_weights: dict[Name, Positive] | None = Field(
+        default=None, description="Weight per case (> 0, covering every case); null: equal pair weights"
+    )
 
 
 class AccuracySpec(Record):
-    reference_path: Annotated[str, Field(min_length=1, max_length=4096)] | None = None
-    rules: Annotated[list[AccuracyRule], Field(min_length=1)]
+    reference_path: Annotated[str, Field(min_length=1, max_length=4096)] | None = Field(
+        default=None,
+        description="The accuracy reference's file or folder, relative to the current directory; null when "
+        "none",
+    )
+    rules: Annotated[list[AccuracyRule], Field(min_length=1)] = Field(
+        description="Correctness rules (at least one)"
+    )
 
 
 class ContaminationSpec(Record):
-    sampler: Literal["nvml", "nvidia_smi", "disabled"]
-    period_ms: Annotated[int, Field(ge=50, le=2000)] = 250
-    rules: Literal["default"] | list[ContaminationRule] = "default"
-    idle: IdleSettings = Field(default_factory=IdleSettings)
+    sampler: Literal["nvml", "nvidia_smi", "disabled"] = Field(description="nvml, nvidia_smi or disabled")
+    period_ms: Annotated[int, Field(ge=50, le=2000)] = Field(
+        default=250, description="Time between sampler ticks (ms, 50-2000)"
+    )
+    rules: Literal["default"] | list[ContaminationRule] = Field(
+        default="default",
+        description="default (frozen expanded: foreign-process, hw-throttle, sw-thermal, xid, clock-drop, "
+        "foreign-cpu, sampler-gap) or an explicit list",
+    )
+    idle: IdleSettings = Field(
+        default_factory=IdleSettings, description="The idle check run before the first call"
+    )
 
 
 class SmokeSpec(Record):
     case_id: Name | None = Field(default=None, description="Default: the first test case")
-    limits: Limits = Field(default_factory=Limits)
+    limits: Limits = Field(default_factory=Limits, description="Timeouts of the smoke call")
 
 
 class ReadinessRequest(Record):
     """``gpuopt readiness check`` for an optimization Target; relative paths are relative to the cwd."""
 
-    root: Annotated[str, Field(min_length=1, max_length=4096)]
-    mode: Literal["optimization"]
-    claim_layer: ClaimLayer
-    lineage: LineageSpec | None = None
-    original: OriginalSpec
-    source_rules: SourceRules = Field(default_factory=SourceRules)
-    test_set: TestSetSpec
-    accuracy: AccuracySpec
-    metrics: Annotated[dict[Name, MetricDeclaration], Field(min_length=1)]
-    objective: Objective
-    driver: DriverDeclaration
-    gpus: list[Annotated[str, Field(min_length=1, max_length=128)]]
-    required_tools: list[Annotated[str, Field(min_length=1, max_length=128)]] = Field(default_factory=list)
-    statistics: StatisticsSettings
+    root: Annotated[str, Field(min_length=1, max_length=4096)] = Field(
+        description="The artifact root to create (must not exist); relative to the current directory"
+    )
+    mode: Literal["optimization"] = Field(description="Always optimization")
+    claim_layer: ClaimLayer = Field(
+        description="kernel, workload or serving (diagnostic is claim_layer_invalid here)"
+    )
+    lineage: LineageSpec | None = Field(
+        default=None,
+        description="The earlier Target this one re-freezes (its root, ref and the reason); null for a "
+        "first Target",
+    )
+    original: OriginalSpec = Field(
+        description="The original's kind and path, frozen as the variant every comparison starts from"
+    )
+    source_rules: SourceRules = Field(
+        default_factory=SourceRules,
+        description="Exclusion globs applied to every source freeze of this Target (default .git/** and "
+        "**/__pycache__/**)",
+    )
+    test_set: TestSetSpec = Field(description="The test set's path and cases")
+    accuracy: AccuracySpec = Field(description="The accuracy reference and correctness rules")
+    metrics: Annotated[dict[Name, MetricDeclaration], Field(min_length=1)] = Field(
+        description="Every metric the driver reports (each must be used by the objective)"
+    )
+    objective: Objective = Field(
+        description="Primary metric, minimum effect, constraints, guardrails and secondaries"
+    )
+    driver: DriverDeclaration = Field(description="How to run the workload driver")
+    gpus: list[Annotated[str, Field(min_length=1, max_length=128)]] = Field(
+        description="GPU or MIG UUIDs the calls run on; empty for a CPU-only Target"
+    )
+    required_tools: list[Annotated[str, Field(min_length=1, max_length=128)]] = Field(
+        default_factory=list,
+        description="Tools whose path, version and hash are frozen (tool_absent when missing)",
+    )
+    statistics: StatisticsSettings = Field(
+        description="Confidence, resamples, minimum pairs, seed, estimator, CI method, effect scale and power"
+    )
     contamination: ContaminationSpec | None = Field(
         default=None,
         description="Default: sampler disabled without rules for a CPU-only Target, else nvml + default",
     )
-    smoke: SmokeSpec = Field(default_factory=SmokeSpec)
-    scan_limits: ScanLimits = Field(default_factory=ScanLimits)
+    smoke: SmokeSpec = Field(default_factory=SmokeSpec, description="The smoke call's case and limits")
+    scan_limits: ScanLimits = Field(
+        default_factory=ScanLimits, description="Limits of each freeze (files, bytes, time)"
+    )
 
 
 class MaterialSpec(Record):
-    kind: Literal["report", "artifact"]
-    path: Annotated[str, Field(min_length=1, max_length=4096)]
-    tool: Annotated[str, Field(min_length=1, max_length=128)]
-    tool_version: Annotated[str, Field(min_length=1, max_length=256)]
-    format: Annotated[str, Field(min_length=1, max_length=128)]
+    kind: Literal["report", "artifact"] = Field(
+        description="report (a profiler report) or artifact (a built product)"
+    )
+    path: Annotated[str, Field(min_length=1, max_length=4096)] = Field(
+        description="The file, relative to the current directory"
+    )
+    tool: Annotated[str, Field(min_length=1, max_length=128)] = Field(description="The tool that produced it")
+    tool_version: Annotated[str, Field(min_length=1, max_length=256)] = Field(
+        description="That tool's version"
+    )
+    format: Annotated[str, Field(min_length=1, max_length=128)] = Field(description="Its file format")
 
 
 class DiagnosticRequest(Record):
     """``gpuopt readiness check`` for a diagnostic Target (existing reports, no workload)."""
 
-    root: Annotated[str, Field(min_length=1, max_length=4096)]
-    mode: Literal["diagnostic"]
-    claim_layer: ClaimLayer
-    lineage: LineageSpec | None = None
-    original: OriginalSpec
-    source_rules: SourceRules = Field(default_factory=SourceRules)
-    materials: Annotated[list[MaterialSpec], Field(min_length=1)]
-    scan_limits: ScanLimits = Field(default_factory=ScanLimits)
+    root: Annotated[str, Field(min_length=1, max_length=4096)] = Field(
+        description="The artifact root to create (must not exist); relative to the current directory"
+    )
+    mode: Literal["diagnostic"] = Field(description="Always diagnostic")
+    claim_layer: ClaimLayer = Field(description="Must be diagnostic")
+    lineage: LineageSpec | None = Field(
+        default=None,
+        description="The earlier Target this one re-freezes (its root, ref and the reason); null for a "
+        "first Target",
+    )
+    original: OriginalSpec = Field(
+        description="The original's kind and path, frozen as the variant every comparison starts from"
+    )
+    source_rules: SourceRules = Field(
+        default_factory=SourceRules,
+        description="Exclusion globs applied to every source freeze of this Target (default .git/** and "
+        "**/__pycache__/**)",
+    )
+    materials: Annotated[list[MaterialSpec], Field(min_length=1)] = Field(
+        description="The existing reports and artifacts to freeze"
+    )
+    scan_limits: ScanLimits = Field(
+        default_factory=ScanLimits, description="Limits of each freeze (files, bytes, time)"
+    )
 
 
 ReadinessRequests = ReadinessRequest | DiagnosticRequest
@@ -381,51 +646,78 @@ ReadinessRequests = ReadinessRequest | DiagnosticRequest
 
 
 class SmokeSummary(Record):
-    elapsed_s: NonNegative
-    invocation_id: str
-    correctness: list[CorrectnessReceipt]
+    elapsed_s: NonNegative = Field(description="Wall time of the smoke call (s)")
+    invocation_id: str = Field(description="The smoke's probe id (probe-<24hex>)")
+    correctness: list[CorrectnessReceipt] = Field(description="The smoke's correctness receipts")
 
 
 class ReadinessResult(Record):
     """What ``gpuopt readiness check`` returns on success."""
 
-    status: Literal["ready"]
-    root: str
-    target: RecordRef
-    mode: Literal["optimization", "diagnostic"]
-    claim_layer: ClaimLayer
-    attribution_scope: AttributionScope
-    identity_notes: list[Text]
-    smoke: SmokeSummary | None
-    unavailable: list[str]
-    objects: dict[str, Sha256]
-    attempt: str
+    status: Literal["ready"] = Field(description="Always ready")
+    root: str = Field(description="The root created (absolute)")
+    target: RecordRef = Field(description="The new Target (id and file SHA-256)")
+    mode: Literal["optimization", "diagnostic"] = Field(description="optimization or diagnostic")
+    claim_layer: ClaimLayer = Field(description="The Target's claim layer")
+    attribution_scope: AttributionScope = Field(
+        description="identified_runtime (a host, or a container with complete lineage) or "
+        "frozen_runtime_only (claims attach only to this exact runtime)"
+    )
+    identity_notes: list[Text] = Field(
+        description="Disagreements found by the identity cross-check, in words (e.g. on containerization)"
+    )
+    smoke: SmokeSummary | None = Field(
+        description="The smoke call's time and correctness; null for a diagnostic Target"
+    )
+    unavailable: list[str] = Field(
+        description="The Target's parts marked unavailable (a diagnostic Target's); empty otherwise"
+    )
+    objects: dict[str, Sha256] = Field(
+        description="Digest of each frozen input: original, test_set, accuracy_reference, material[i]"
+    )
+    attempt: str = Field(
+        description="The readiness work area's name (<root name>-<n> under .gpuopt-readiness, removed on "
+        "success)"
+    )
 
 
 class ReadinessPlan(Record):
     """What ``gpuopt readiness check --dry-run`` returns: the request validated, nothing run or written."""
 
-    dry_run: Literal[True]
+    dry_run: Literal[True] = Field(description="Always true: nothing was run or written")
     root: str = Field(description="The root the Target would be frozen into (absolute)")
-    mode: Literal["optimization", "diagnostic"]
-    claim_layer: ClaimLayer
+    mode: Literal["optimization", "diagnostic"] = Field(description="optimization or diagnostic")
+    claim_layer: ClaimLayer = Field(description="The claim layer requested")
     request: dict[str, Any] = Field(description="The validated request as it would be frozen")
     objects: dict[str, Sha256] = Field(description="Digests of the inputs a real check would freeze")
-    storage_probe: list[StorageCheck]
+    storage_probe: list[StorageCheck] = Field(
+        description="Each storage operation the parent folder's file system was probed for"
+    )
     steps: list[Text] = Field(description="What a real check would do, in order")
 
 
 class ReadinessFailure(Record):
     """``error.json`` of a failed readiness attempt, kept for debugging."""
 
-    format: Literal["gpuopt.readiness-failure/v1"]
-    code: str
-    message: Text
-    path: str | None
-    expected: str | None
-    observed: str | None
-    stop_reason: str | None
-    violations: list[dict[str, str | None]]
-    failed_at_epoch: Epoch
-    files_kept: list[str]
-    call_count: Count
+    format: Literal["gpuopt.readiness-failure/v1"] = Field(
+        description="Document format: always gpuopt.readiness-failure/v1"
+    )
+    code: str = Field(
+        description="The error's stable code (smoke_failed, identity_mismatch, storage_unsupported, ...)"
+    )
+    message: Text = Field(description="What went wrong, in words")
+    path: str | None = Field(description="The request field or file the error is about; null when none")
+    expected: str | None = Field(description="What was expected; null when not stated")
+    observed: str | None = Field(description="What was found; null when not stated")
+    stop_reason: str | None = Field(
+        description="The smoke call's stop reason when the smoke failed; null otherwise"
+    )
+    violations: list[dict[str, str | None]] = Field(
+        description="The smoke call's gate violations (code, path, expected, observed, message)"
+    )
+    failed_at_epoch: Epoch = Field(description="When readiness failed (epoch s)")
+    files_kept: list[str] = Field(
+        description="Files kept in the attempt folder for debugging (request, identity, smoke call), "
+        "relative to it"
+    )
+    call_count: Count = Field(description="Driver calls the attempt ran")
