@@ -66,7 +66,7 @@ pub const CRITICAL_PATH_EDGES: &[Column] = &[
 
 /// `nsys.queue` (and `torch.queue` after `rank`)
 pub const QUEUE: &[Column] = &[
-    Column::int("device_id", Unit::Id, "The device"),
+    Column::int("device_id", Unit::Id, "The GPU the row's streams belong to (CUDA device id)"),
     Column::int("stream_id", Unit::Id, "The stream; null on the device's row (all its streams)"),
     Column::int("operations", Unit::Count, "GPU operations on the stream (device)"),
     Column::int("window_start_ns", Unit::Ns, "First operation start"),
@@ -87,7 +87,11 @@ pub const QUEUE: &[Column] = &[
 
 /// `nsys.queue_series` (and `torch.queue_series` after `rank`)
 pub const QUEUE_SERIES: &[Column] = &[
-    Column::int("device_id", Unit::Id, "The device"),
+    Column::int(
+        "device_id",
+        Unit::Id,
+        "The GPU whose queue depth the stretch gives (CUDA device id)",
+    ),
     Column::int(
         "stream_id",
         Unit::Id,

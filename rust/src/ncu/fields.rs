@@ -85,7 +85,11 @@ pub const KERNELS: &[Column] = &[
         Unit::Ns,
         "Summed duration of those launches (ns)",
     ),
-    Column::float("duration_ns_mean", Unit::Ns, "Mean duration (ns)"),
+    Column::float(
+        "duration_ns_mean",
+        Unit::Ns,
+        "Mean duration of the kernel's profiled launches (ns)",
+    ),
     Column::float("duration_ns_min", Unit::Ns, "Shortest duration (ns)"),
     Column::float("duration_ns_max", Unit::Ns, "Longest duration (ns)"),
     Column::float(
@@ -124,7 +128,10 @@ pub const KERNELS: &[Column] = &[
 const LAUNCH_IDENTITY: &[Column] = &[
     LAUNCH_ID,
     KERNEL_NAME,
-    Column::text("kernel_demangled", "Demangled kernel name"),
+    Column::text(
+        "kernel_demangled",
+        "The kernel's demangled C++ name (with its template and argument list)",
+    ),
     KERNEL_FUNCTION,
     Column::text("kernel_mangled", "Mangled kernel name (.ncu-rep only)"),
     Column::int("process_id", Unit::Id, "Process that launched the kernel"),
@@ -132,7 +139,10 @@ const LAUNCH_IDENTITY: &[Column] = &[
     Column::int("context_id", Unit::Id, "CUDA context id"),
     Column::int("stream_id", Unit::Id, "CUDA stream id"),
     Column::int("device_id", Unit::Id, "Device index"),
-    Column::text("device_name", "Device name"),
+    Column::text(
+        "device_name",
+        "The GPU's product name as the report records it (e.g. NVIDIA H200)",
+    ),
     Column::text("arch", "SM architecture (sm_90, ...)"),
     Column::text("compute_capability", "Compute capability (9.0, ...)"),
     Column::int("grid_x", Unit::Count, "Grid size in x (blocks)"),
@@ -145,7 +155,10 @@ const LAUNCH_IDENTITY: &[Column] = &[
 
 const LAUNCH_SOURCE: &[Column] = &[
     Column::text("tool", "The tool that wrote the report (ncu)"),
-    Column::text("tool_version", "Its version"),
+    Column::text(
+        "tool_version",
+        "The version of that tool as the report records it",
+    ),
     Column::text(
         "source_format",
         "ncu-rep, or the CSV page read (raw, details, session)",
@@ -252,7 +265,10 @@ pub const SECTIONS: &[Column] = &[
     LAUNCH_ID,
     KERNEL_FUNCTION,
     Column::text("section_id", "ncu's section identifier"),
-    Column::text("section", "Section name"),
+    Column::text(
+        "section",
+        "The section's display name as ncu prints it (e.g. Memory Workload Analysis)",
+    ),
     Column::int(
         "metrics",
         Unit::Count,

@@ -23,7 +23,10 @@ const GRAPH_INCLUSIVE_NS: Column = Column::int("graph_inclusive_ns", Unit::Ns, "
 const KERNELS: Column = Column::int("kernels", Unit::Count, "Kernels (CUPTI_ACTIVITY_KIND_KERNEL rows) launched (API call on the range's thread, inside the range) while the range was open; counted once per tag even when ranges of that tag nest. A graph-level trace records no kernel inside a CUDA-graph execution: see graph_executions");
 const KERNEL_EXCLUSIVE_NS: Column = Column::int("kernel_exclusive_ns", Unit::Ns, "Summed GPU time of the kernels whose innermost enclosing range is this one (ns); excludes kernels launched inside nested ranges");
 const KERNEL_INCLUSIVE_NS: Column = Column::int("kernel_inclusive_ns", Unit::Ns, "Summed GPU time of those kernels, including kernels of nested ranges (ns); excludes graph executions (graph_inclusive_ns)");
-const KERNEL_NAME: Column = Column::text("kernel_name", "Demangled kernel name");
+const KERNEL_NAME: Column = Column::text(
+    "kernel_name",
+    "The kernel's demangled C++ name, as nsys stats prints it",
+);
 const MAX_NS: Column = Column::int("max_ns", Unit::Ns, "Longest duration (ns)");
 const MED_NS: Column = Column::float(
     "med_ns",
@@ -51,7 +54,7 @@ const STYLE: Column = Column::text("style", "PushPop or StartEnd");
 pub const CUDA_API_SUM: &[Column] = &[
     Column::float("time_pct", Unit::Pct, "This call name's share of the summed CUDA API time of the selection (%)"),
     Column::int("total_time_ns", Unit::Ns, "Summed host time spent inside calls of this name (ns; calls on different threads each count)"),
-    Column::int("num_calls", Unit::Count, "Calls of this name"),
+    Column::int("num_calls", Unit::Count, "How many calls of this API name the selection holds"),
     AVG_NS,
     MED_NS,
     MIN_NS,

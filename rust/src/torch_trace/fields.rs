@@ -26,7 +26,11 @@ const STDDEV_NS: Column = Column::float(
     Unit::Ns,
     "Sample standard deviation (n - 1; null below two events)",
 );
-const STREAM: Column = Column::int("stream", Unit::Id, "Stream id");
+const STREAM: Column = Column::int(
+    "stream",
+    Unit::Id,
+    "The CUDA stream the GPU event ran on (args.stream)",
+);
 
 /// `torch.api`
 pub const API: &[Column] = &[
@@ -190,7 +194,7 @@ pub const LAUNCHES: &[Column] = &[
     Column::text("runtime_name", "The runtime/driver call that launched it; null when not in the trace"),
     Column::int("call_start_ns", Unit::Ns, "Start of that call (ns from the trace origin)"),
     Column::int("call_duration_ns", Unit::Ns, "Duration of that call (ns)"),
-    Column::int("latency_from_call_start_ns", Unit::Ns, "start_ns - call_start_ns (ns)"),
+    Column::int("latency_from_call_start_ns", Unit::Ns, "Launch latency from the call's start: start_ns - call_start_ns (ns)"),
     Column::int("latency_from_call_end_ns", Unit::Ns, "start_ns - (call_start_ns + call_duration_ns); negative when the event started before the call returned (ns)"),
     Column::text("op_name", "The innermost cpu_op enclosing the call (else the one with its External id)"),
     Column::int("grid_x", Unit::Count, "Grid size in x (blocks)"),
