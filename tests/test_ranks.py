@@ -119,3 +119,28 @@ def test_nsys_ranks_cli_renders_three_tables(shared: Path, name: str) -> None:
     assert run.code == 0, run.stderr
     assert "rank from file_order" in run.stdout
     assert "Stragglers" in run.stdout
+
+
+def test_nsys_export_without_the_session_clock_uses_its_own(shared: Path) -> None:
+    """Exports of older nsys versions record TARGET_INFO_SESSION_START_TIME without systemClockNs: the
+    files keep their own clock (``clock: file``) instead of failing; one rank, the process with kernels."""
+    folder = shared / "gpuopt/h200/softmax/nsys"
+    paths = [folder / "sm_original_a_2.sqlite", folder / "sm_faster_4.sqlite"]
+    db = sqlite3.connect(f"file:{paths[0]}?mode=ro&immutable=1", uri=True)
+    columns = {row[1] for row in db.execute("PRAGMA table_info(TARGET_INFO_SESSION_START_TIME)")}
+    assert "utcEpochNs" in columns and "systemClockNs" not in columns
+    r = nsys.ranks(paths)
+    assert r.clock == "file"
+    pids = [
+        {
+            p
+            for (p,) in sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True).execute(
+                "SELECT DISTINCT globalPid >> 24 FROM CUPTI_ACTIVITY_KIND_KERNEL"
+            )
+        }
+        for path in paths
+    ]
+    assert r.ranks.height == sum(len(p) for p in pids)
+    run = gpuopt("nsys", "ranks", *map(str, paths), "--json")
+    assert run.code == 0, run.stderr
+    assert run.json()["data"]["clock"] == "file"

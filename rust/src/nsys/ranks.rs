@@ -18,17 +18,16 @@ use crate::intervals::Span;
 use crate::ranks::{Collective, Rank};
 use std::collections::BTreeMap;
 
-/// `utcEpochNs − systemClockNs` of the session start, when the export records it.
+/// `utcEpochNs − systemClockNs` of the session start, when the export records both (exports of
+/// older nsys versions have the table without `systemClockNs`: their own clock is used).
 pub fn utc_offset(report: &Report) -> Result<Option<i64>> {
     let schema = &report.schema;
     let table = "TARGET_INFO_SESSION_START_TIME";
-    let exists = db::query_all(
-        &schema.uri,
-        &schema.path,
-        &format!("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '{table}'"),
-        |row| db::int(row, 0, "sqlite_master", "count"),
-    )?;
-    if exists.first().copied().unwrap_or(0) == 0 {
+    let recorded = schema
+        .all_tables
+        .get(table)
+        .is_some_and(|columns| columns.contains("utcEpochNs") && columns.contains("systemClockNs"));
+    if !recorded {
         return Ok(None);
     }
     let rows = db::query_all(
