@@ -503,3 +503,33 @@ def test_without_ncu_report_the_ncu_import_path_reads_the_report(tmp_path: Path,
     assert report["tool"]["version"] == "2025.3.1.0"
     assert report["launches"] == 12
     assert report["rules"] == 129
+
+
+def test_an_unchanged_report_is_read_once_per_process(
+    stem: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second open of the same unchanged file reuses the first read (the MCP server asks many questions
+    of one report); a file whose mtime changed, or another copy, is read again."""
+    import os
+    import shutil
+
+    from gpuopt._ncu import rep as ncu_rep
+
+    copy = tmp_path / "k.ncu-rep"
+    shutil.copy(stem.with_suffix(".ncu-rep"), copy)
+    reads: list[Path] = []
+    real = ncu_rep.read_with_ncu_report
+    monkeypatch.setattr(ncu_rep, "read_with_ncu_report", lambda p: reads.append(p) or real(p))
+    first, again = ncu.open(copy), ncu.open(copy)
+    assert reads == [copy]
+    assert first._native is again._native
+    assert first.kernels.equals(ncu.open(stem.with_suffix(".ncu-rep")).kernels)  # the original: a read
+    reads.clear()
+    st = copy.stat()
+    os.utime(copy, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000))
+    assert ncu.open(copy).kernels.equals(first.kernels)
+    assert reads == [copy]
+    other = tmp_path / "other.ncu-rep"
+    shutil.copy(copy, other)
+    ncu.open(other)
+    assert reads == [copy, other]

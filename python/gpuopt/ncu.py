@@ -170,15 +170,17 @@ def _open_rep(path: Path, reader: Reader) -> NcuReport:
     _ncu_rep.framing(path)  # garbage, empty and truncated files fail here, before any reader
     package = _ncu_rep.ncu_report_version() if reader in ("auto", "ncu-report") else None
     if package is not None:
-        native = _ncu_rep.read_with_ncu_report(path)
-        return NcuReport(path, native, f"ncu_report {package}", [path])
+        name = f"ncu_report {package}"
+        native = _ncu_rep.read_once(path, name, lambda: _ncu_rep.read_with_ncu_report(path))
+        return NcuReport(path, native, name, [path])
     if reader == "ncu-report":
         raise _ncu_rep.absent_error(path)
     ncu = tools.find_tool("ncu")
     if ncu is None:
         raise _ncu_rep.absent_error(path)
-    native = _ncu_rep.read_with_ncu_cli(path, ncu.path)
-    return NcuReport(path, native, f"ncu --import {ncu.version or 'unknown'}", [path])
+    name = f"ncu --import {ncu.version or 'unknown'}"
+    native = _ncu_rep.read_once(path, name, lambda: _ncu_rep.read_with_ncu_cli(path, ncu.path))
+    return NcuReport(path, native, name, [path])
 
 
 def compare(a: NcuReport, b: NcuReport, metrics: Sequence[str] = ()) -> pl.DataFrame:

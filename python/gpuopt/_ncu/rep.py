@@ -15,8 +15,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import tempfile
+from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -274,3 +277,30 @@ def absent_error(path: Path) -> ToolAbsentError:
         expected="pip install ncu-report (NVIDIA's reader; the extra gpuopt[ncu] installs it)"
         " or Nsight Compute with ncu on PATH",
     )
+
+
+# Reports read in this process, by the file's identity as the filesystem states it: a long-lived process
+# (the MCP server, a notebook) that asks several questions of one report reads it once. A file whose
+# device, inode, size, mtime or ctime differ is read again, and one that changed while it was read is
+# not kept.
+_READ: OrderedDict[tuple[object, ...], _native.NcuReport] = OrderedDict()
+_READ_KEEP = 4
+
+
+def _signature(path: Path, reader: str) -> tuple[object, ...]:
+    st = os.stat(path)
+    return (os.path.realpath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, reader)
+
+
+def read_once(path: Path, reader: str, read: Callable[[], _native.NcuReport]) -> _native.NcuReport:
+    """``read()``'s report, or the one read before in this process from the same unchanged file."""
+    key = _signature(path, reader)
+    if key in _READ:
+        _READ.move_to_end(key)
+        return _READ[key]
+    native = read()
+    if _signature(path, reader) == key:
+        _READ[key] = native
+        while len(_READ) > _READ_KEEP:
+            _READ.popitem(last=False)
+    return native
