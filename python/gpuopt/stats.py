@@ -22,12 +22,15 @@ from __future__ import annotations
 import json
 import math
 import struct
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpuopt import _native
+from gpuopt._stats import buffers
+from gpuopt._stats.files import BLOCK_LIKE_COLUMNS as BLOCK_LIKE_COLUMNS
+from gpuopt._stats.files import compare_files, noise_file
+from gpuopt._stats.results import ComparisonResult, FileComparisonResult, NoiseResult
 from gpuopt.errors import InputError
 from gpuopt.models.stats import (
     CiMethod,
@@ -37,8 +40,6 @@ from gpuopt.models.stats import (
     Direction,
     EffectScale,
     Estimator,
-    FileComparison,
-    FileNoise,
     GuardrailResult,
     NoiseReport,
     SampleFileFacts,
@@ -49,9 +50,6 @@ from gpuopt.models.stats import (
 )
 
 if TYPE_CHECKING:
-    import numpy as np
-    import polars as pl
-
     from gpuopt.answer import Answer
     from gpuopt.models.envelope import UnmodeledItem
     from gpuopt.models.stats import CompareData, NoiseData
@@ -72,111 +70,6 @@ __all__ = [
     "schedule",
     "simulate",
 ]
-
-
-@dataclass(frozen=True)
-class ComparisonResult:
-    """A comparison and its table: one row per pair (paired) or per call of each side (unpaired)."""
-
-    result: Comparison
-    pairs: pl.DataFrame
-
-
-@dataclass(frozen=True)
-class FileComparisonResult(ComparisonResult):
-    """A comparison of two sample files, with what was read from each."""
-
-    files: list[SampleFileFacts]
-
-
-@dataclass(frozen=True)
-class NoiseResult:
-    """A/A noise facts and the A/A pairs."""
-
-    report: NoiseReport
-    pairs: pl.DataFrame
-    files: list[SampleFileFacts]
-
-
-def _value_error(name: str, detail: str) -> InputError:
-    return InputError(
-        "value_invalid",
-        f"{name}: {detail}",
-        path=name,
-        expected="numbers, or one sequence of numbers (samples) per call",
-    )
-
-
-def _numbers(name: str, data: Any) -> np.ndarray:
-    import numpy as np
-
-    if isinstance(data, (str, bytes, bool)):
-        raise _value_error(name, f"{type(data).__name__} is not a number")
-    try:
-        array = np.asarray(data)
-    except (TypeError, ValueError) as exc:
-        raise _value_error(name, str(exc)) from exc
-    if array.dtype == np.bool_ or array.dtype.kind not in "iuf":
-        raise _value_error(name, f"values of dtype {array.dtype} are not numbers")
-    return array.astype("<f8", copy=False).ravel()
-
-
-def _calls(name: str, data: Any) -> tuple[bytes, bytes | None, int]:
-    """Values (float64) and, when calls carry several samples, call offsets (uint64)."""
-    import numpy as np
-
-    if hasattr(data, "to_numpy") and not isinstance(data, np.ndarray):
-        data = data.to_numpy()
-    if isinstance(data, np.ndarray) and data.ndim == 1 and data.dtype != object:
-        values = _numbers(name, data)
-        return values.tobytes(), None, len(values)
-    items = list(data)
-    if all(np.ndim(item) == 0 for item in items):
-        values = _numbers(name, items) if items else np.zeros(0, dtype="<f8")
-        return values.tobytes(), None, len(values)
-    parts = [_numbers(f"{name}[{i}]", item) for i, item in enumerate(items)]
-    lengths = np.array([len(p) for p in parts], dtype="<u8")
-    if (lengths == 0).any():
-        raise _value_error(name, f"call {int(np.argmin(lengths))} has no samples")
-    offsets = np.concatenate([np.zeros(1, dtype="<u8"), np.cumsum(lengths, dtype="<u8")])
-    return np.concatenate(parts).astype("<f8").tobytes(), offsets.tobytes(), len(parts)
-
-
-def _cases(cases: Sequence[str], n: int) -> tuple[bytes, list[str]]:
-    import numpy as np
-
-    labels = [str(c) for c in cases]
-    if len(labels) != n:
-        raise InputError(
-            "pair_count_mismatch",
-            f"cases has {len(labels)} entries for {n} pairs",
-            path="cases",
-            expected=f"{n} entries",
-            observed=f"{len(labels)} entries",
-        )
-    names: list[str] = []
-    index: dict[str, int] = {}
-    codes = np.empty(n, dtype="<u4")
-    for i, label in enumerate(labels):
-        if label not in index:
-            index[label] = len(names)
-            names.append(label)
-        codes[i] = index[label]
-    return codes.tobytes(), names
-
-
-def _flags(name: str, values: Iterable[Any], mapping: dict[Any, int]) -> bytes:
-    out = bytearray()
-    for i, v in enumerate(values):
-        if v not in mapping:
-            raise InputError(
-                "value_invalid",
-                f"{name}[{i}] is {v!r}",
-                path=f"{name}[{i}]",
-                expected=" or ".join(repr(k) for k in mapping),
-            )
-        out.append(mapping[v])
-    return bytes(out)
 
 
 def _options(**fields: Any) -> CompareOptions:
@@ -248,11 +141,11 @@ def compare(
         scope=scope,
         noise=noise,
     )
-    b_values, b_offsets, n = _calls("baseline", baseline)
-    c_values, c_offsets, _ = _calls("candidate", candidate)
+    b_values, b_offsets, n = buffers.calls("baseline", baseline)
+    c_values, c_offsets, _ = buffers.calls("candidate", candidate)
     case_codes, case_names, weights = None, None, None
     if cases is not None:
-        case_codes, case_names = _cases(cases, n)
+        case_codes, case_names = buffers.cases(cases, n)
         if case_weights is not None:
             unknown = sorted(set(case_weights) - set(case_names))
             missing = [c for c in case_names if c not in case_weights]
@@ -274,8 +167,8 @@ def compare(
         cases=case_codes,
         case_names=case_names,
         case_weights=weights,
-        orders=None if orders is None else _flags("orders", orders, {"AB": 0, "BA": 1}),
-        valid=None if valid is None else _flags("valid", valid, {True: 1, False: 0}),
+        orders=None if orders is None else buffers.flags("orders", orders, {"AB": 0, "BA": 1}),
+        valid=None if valid is None else buffers.flags("valid", valid, {True: 1, False: 0}),
     )
     return _result(doc, table)
 
@@ -315,8 +208,8 @@ def compare_unpaired(
         metric=metric,
         scope=scope,
     )
-    b_values, b_offsets, _ = _calls("baseline", baseline)
-    c_values, c_offsets, _ = _calls("candidate", candidate)
+    b_values, b_offsets, _ = buffers.calls("baseline", baseline)
+    c_values, c_offsets, _ = buffers.calls("candidate", candidate)
     doc, table = _native.stats_compare_unpaired(
         b_values,
         c_values,
@@ -375,8 +268,8 @@ def constraint(
         metric=metric,
         scope=scope,
     )
-    b_values, b_offsets, _ = _calls("baseline", baseline)
-    c_values, c_offsets, _ = _calls("candidate", candidate)
+    b_values, b_offsets, _ = buffers.calls("baseline", baseline)
+    c_values, c_offsets, _ = buffers.calls("candidate", candidate)
     doc = _native.stats_constraint(
         b_values,
         c_values,
@@ -384,7 +277,7 @@ def constraint(
         json.dumps(limit).encode(),
         baseline_offsets=b_offsets,
         candidate_offsets=c_offsets,
-        valid=None if valid is None else _flags("valid", valid, {True: 1, False: 0}),
+        valid=None if valid is None else buffers.flags("valid", valid, {True: 1, False: 0}),
     )
     return ConstraintResult.model_validate_json(doc)
 
@@ -422,7 +315,7 @@ def guardrail(
         metric=metric,
         scope=scope,
     )
-    c_values, c_offsets, _ = _calls("candidate", candidate)
+    c_values, c_offsets, _ = buffers.calls("candidate", candidate)
     doc = _native.stats_guardrail(
         c_values,
         options.model_dump_json().encode(),
@@ -430,85 +323,9 @@ def guardrail(
         float(limit),
         mode,
         candidate_offsets=c_offsets,
-        valid=None if valid is None else _flags("valid", valid, {True: 1, False: 0}),
+        valid=None if valid is None else buffers.flags("valid", valid, {True: 1, False: 0}),
     )
     return GuardrailResult.model_validate_json(doc)
-
-
-def _read_options(
-    column: str | None,
-    key_column: str | None,
-    case_column: str | None,
-    order_column: str | None,
-    block_column: str | None = None,
-    resample_blocks: bool = False,
-) -> bytes:
-    fields: dict[str, Any] = {"column": column, "key_column": key_column, "case_column": case_column}
-    fields |= {"order_column": order_column, "block_column": block_column}
-    doc = {k: v for k, v in fields.items() if v is not None}
-    if resample_blocks:
-        doc["resample_blocks"] = True
-    return json.dumps(doc).encode()
-
-
-#: Columns that name the process, run or worker a row came from: read as blocks for the
-#: ``dependent_samples_suspected`` check when no ``block_column`` is given.
-BLOCK_LIKE_COLUMNS = ("block", "run", "run_id", "process", "pid", "worker", "session", "rank")
-
-
-def compare_files(
-    baseline: str | Path,
-    candidate: str | Path,
-    *,
-    column: str | None = None,
-    key_column: str | None = None,
-    case_column: str | None = None,
-    order_column: str | None = None,
-    block_column: str | None = None,
-    unpaired: bool = False,
-    options: CompareOptions | None = None,
-) -> FileComparisonResult:
-    """Reads two JSON Lines or CSV sample files and compares them (see ``gpuopt stats compare --help``).
-
-    Pairs match by ``key_column`` when given (rows sharing a key are one call's samples), else row i
-    with row i. ``unpaired=True`` treats the files as independent samples. ``block_column`` names the
-    block (process, run) of each row: the CI then resamples whole blocks (unpaired: each side's blocks on
-    their own) and ``per_block`` gives each block's effect. Without it, a comparison whose files both
-    hold a block-like column (:data:`BLOCK_LIKE_COLUMNS`) reports that column's per-block effects and
-    warns ``dependent_samples_suspected`` when they disagree (unpaired: blocks of one side), and
-    ``blocks_too_few`` when an unpaired side comes from one block.
-    """
-    from gpuopt._tables import to_polars
-
-    opts = options or CompareOptions()
-
-    def run(block: str | None, resample: bool) -> FileComparisonResult:
-        doc, table = _native.stats_compare_files(
-            str(baseline),
-            str(candidate),
-            _read_options(column, key_column, case_column, order_column, block, resample),
-            opts.model_dump_json().encode(),
-            unpaired,
-        )
-        parsed = FileComparison.model_validate_json(doc)
-        return FileComparisonResult(result=parsed.comparison, pairs=to_polars(table), files=parsed.files)
-
-    if block_column is not None:
-        return run(block_column, True)
-    result = run(None, False)
-    if case_column is not None and not unpaired:
-        return result
-    # The block column must be in both files: each side's rows are read with it.
-    candidate_columns = set(result.files[1].unmodeled_columns)
-    unread = [
-        c
-        for c in result.files[0].unmodeled_columns
-        if c.lower() in BLOCK_LIKE_COLUMNS and c in candidate_columns
-    ]
-    if not unread:
-        return result
-    diagnosed = run(unread[0], False)
-    return FileComparisonResult(result=diagnosed.result, pairs=diagnosed.pairs, files=result.files)
 
 
 def noise(
@@ -547,8 +364,8 @@ def noise(
         within_call=within_call,
         metric=metric,
     )
-    a_values, a_offsets, _ = _calls("first", first)
-    b_values, b_offsets, _ = _calls("second", second)
+    a_values, a_offsets, _ = buffers.calls("first", first)
+    b_values, b_offsets, _ = buffers.calls("second", second)
     doc, table = _native.stats_noise(
         a_values,
         b_values,
@@ -556,35 +373,9 @@ def noise(
         [int(k) for k in at],
         first_offsets=a_offsets,
         second_offsets=b_offsets,
-        orders=None if orders is None else _flags("orders", orders, {"AB": 0, "BA": 1}),
+        orders=None if orders is None else buffers.flags("orders", orders, {"AB": 0, "BA": 1}),
     )
     return NoiseResult(report=NoiseReport.model_validate_json(doc), pairs=to_polars(table), files=[])
-
-
-def noise_file(
-    path: str | Path,
-    *,
-    first_column: str = "a",
-    second_column: str = "b",
-    key_column: str | None = None,
-    order_column: str | None = None,
-    at: Sequence[int] = (),
-    options: CompareOptions | None = None,
-) -> NoiseResult:
-    """Noise from one sample file holding both A/A values of each pair in two columns."""
-    from gpuopt._tables import to_polars
-
-    opts = options or CompareOptions()
-    doc, table = _native.stats_noise_file(
-        str(path),
-        first_column,
-        second_column,
-        _read_options(None, key_column, None, order_column),
-        opts.model_dump_json().encode(),
-        [int(k) for k in at],
-    )
-    parsed = FileNoise.model_validate_json(doc)
-    return NoiseResult(report=parsed.noise, pairs=to_polars(table), files=parsed.files)
 
 
 def summarize(calls: Sequence[Sequence[float]], within_call: WithinCall = "median") -> list[float]:

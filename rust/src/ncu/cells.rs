@@ -1,12 +1,13 @@
 //! Reading report cells for the fact tables (units checked, text where a number belongs is an error) and
-//! building their Arrow tables: the helpers that `launches` and `roofline` share.
+//! building their Arrow tables and columns: the helpers the fact tables share.
 
 use super::codes;
 use super::model::{Cell, LaunchIdentity, Report};
 use crate::column::Column;
 use crate::error::{Error, Result};
 use crate::table::Table;
-use arrow_array::ArrayRef;
+use arrow_array::{ArrayRef, Float64Array, Int64Array, StringArray};
+use std::sync::Arc;
 
 /// Fails unless column `col` has a known unit among `accepted`.
 pub fn check_unit(report: &Report, col: usize, accepted: &[&str], used_for: &str) -> Result<()> {
@@ -76,4 +77,19 @@ pub fn function_of(launch: &LaunchIdentity) -> Option<String> {
         .kernel_function
         .clone()
         .or_else(|| Some(launch.kernel_name.clone()))
+}
+
+/// An Arrow column of optional strings.
+pub fn strings(values: Vec<Option<String>>) -> ArrayRef {
+    Arc::new(StringArray::from(values))
+}
+
+/// An Arrow column of optional 64-bit integers.
+pub fn ints(values: Vec<Option<i64>>) -> ArrayRef {
+    Arc::new(Int64Array::from(values))
+}
+
+/// An Arrow column of optional floats.
+pub fn floats(values: Vec<Option<f64>>) -> ArrayRef {
+    Arc::new(Float64Array::from(values))
 }

@@ -5,9 +5,10 @@
 use super::cells::table;
 use super::codes;
 use super::fields;
-use super::launches::{fact_matrix, resolve, Stats};
+use super::kernels::Stats;
 use super::metrics::FACTS;
 use super::model::{Cell, Report};
+use super::resolve::{fact_matrix, resolve};
 use crate::error::{Error, Result};
 use crate::table::Table;
 use arrow_array::{ArrayRef, Float64Array, Int64Array, StringArray};

@@ -3,7 +3,9 @@
 //!
 //! Layers: `csv` (tokeniser and the three pages) and `columns` (a report handed over as columns by the
 //! Python `ncu_report` reader) build a [`model::Report`]; `metrics` holds the versioned alias table that
-//! names where each fact comes from; `launches`, `roofline` and `compare` turn a report into tables.
+//! names where each fact comes from (`labels` maps the details page's labels back to metric names), and
+//! `resolve` reads each fact from the metrics it names; `launches`, `kernels`, `stalls`, `sections`,
+//! `long_table`, `roofline` and `compare` turn a report into tables.
 //! Nothing here averages different launches or kernels silently: per-name aggregates carry their count.
 
 pub mod cells;
@@ -11,14 +13,20 @@ pub mod columns;
 pub mod compare;
 pub mod csv;
 pub mod fields;
+pub mod kernels;
+pub mod labels;
 pub mod launches;
+pub mod long_table;
 pub mod metrics;
 pub mod model;
 pub mod number;
 pub mod open;
 pub mod report;
+pub mod resolve;
 pub mod roofline;
+pub mod sections;
 pub mod session;
+pub mod stalls;
 pub mod units;
 
 /// Stable error codes of the ncu engine (the generic `format_invalid`, `file_truncated` and

@@ -374,7 +374,7 @@ pub struct Report {
     /// `(device id, name)` from the report's session (used when launches lack a name attribute).
     pub devices: Vec<(i64, String)>,
     /// Unmodeled content found while reading (columns, instanced metrics, ...); metric-level
-    /// unmodeled items are derived from the alias table by `launches::unmodeled`.
+    /// unmodeled items are derived from the alias table by `long_table::unmodeled`.
     pub unmodeled: Vec<Unmodeled>,
 }
 

@@ -2,9 +2,11 @@
 //! a report (format, tool version, where each fact comes from, what the alias table was verified on).
 
 use super::codes;
-use super::launches::{self, arch, compute_capability, device_name, FactSource};
+use super::kernels;
+use super::launches::{arch, compute_capability, device_name};
 use super::metrics;
 use super::model::{Report, SourceFormat};
+use super::resolve::{self, FactSource};
 use super::roofline::{self, Coverage};
 use super::session::{self, Session};
 use super::units;
@@ -180,7 +182,7 @@ pub fn profiler_option(
 
 /// Describes a report (resolving every fact, so unit errors surface here too).
 pub fn info(report: &Report) -> Result<Info> {
-    let resolved = launches::resolve(report)?;
+    let resolved = resolve::resolve(report)?;
     let rows = 0..report.launches.len();
     let archs = distinct(
         rows.clone()
@@ -194,7 +196,7 @@ pub fn info(report: &Report) -> Result<Info> {
         source_format: report.format.as_str(),
         tool: report.tool.clone(),
         launches: report.launches.len(),
-        kernels: launches::groups(report).len(),
+        kernels: kernels::groups(report).len(),
         metrics: report.metrics.columns.len(),
         devices: distinct(rows.map(|r| device_name(report, r))),
         archs,
@@ -205,7 +207,7 @@ pub fn info(report: &Report) -> Result<Info> {
             .iter()
             .map(|(v, a)| format!("ncu {v} on {a}"))
             .collect(),
-        fact_sources: launches::fact_sources(&resolved),
+        fact_sources: resolve::fact_sources(&resolved),
         clock_control: profiler_option(
             report.tool.command_line.as_deref(),
             "clock-control",

@@ -59,11 +59,17 @@ mod _native {
     #[pymodule_export]
     use super::sass::{sass_builtin_catalog, sass_scan_path, sass_scan_text};
     #[pymodule_export]
-    use super::stats::{
-        stats_compare, stats_compare_files, stats_compare_unpaired, stats_constraint,
-        stats_guardrail, stats_input_seed, stats_mde_pct, stats_noise, stats_noise_file,
-        stats_pair_effects, stats_rng_draws, stats_schedule, stats_simulate, stats_summarize,
+    use super::stats::compare::{
+        stats_compare, stats_compare_unpaired, stats_constraint, stats_guardrail,
     };
+    #[pymodule_export]
+    use super::stats::files::{stats_compare_files, stats_noise_file};
+    #[pymodule_export]
+    use super::stats::noise::stats_noise;
+    #[pymodule_export]
+    use super::stats::seeded::{stats_input_seed, stats_rng_draws, stats_schedule, stats_simulate};
+    #[pymodule_export]
+    use super::stats::steps::{stats_mde_pct, stats_pair_effects, stats_summarize};
     #[pymodule_export]
     use super::store::{
         canonical_json, ledger_append, ledger_rewrite, rename_noreplace, storage_probe, store_cas,

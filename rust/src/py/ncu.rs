@@ -2,7 +2,10 @@
 
 use super::arrow::ArrowTable;
 use super::{json, run};
-use crate::ncu::{columns, compare, launches, model::Report, open, report, roofline};
+use crate::ncu::{
+    columns, compare, kernels, launches, long_table, model::Report, open, report, roofline,
+    sections, stalls,
+};
 use pyo3::prelude::*;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -35,7 +38,7 @@ impl NcuReport {
     /// JSON list of `{kind, name, count}`: what the report carries that no fact uses.
     fn unmodeled_json(&self, py: Python<'_>) -> PyResult<Vec<u8>> {
         let report = self.inner.clone();
-        let items = run(py, move || launches::unmodeled(&report))?;
+        let items = run(py, move || long_table::unmodeled(&report))?;
         json(&items)
     }
 
@@ -44,27 +47,27 @@ impl NcuReport {
     }
 
     fn kernels(&self, py: Python<'_>) -> PyResult<ArrowTable> {
-        self.table(py, launches::kernels_table)
+        self.table(py, kernels::kernels_table)
     }
 
     fn warp_stalls(&self, py: Python<'_>) -> PyResult<ArrowTable> {
-        self.table(py, launches::warp_stalls_table)
+        self.table(py, stalls::warp_stalls_table)
     }
 
     fn instruction_mix(&self, py: Python<'_>) -> PyResult<ArrowTable> {
-        self.table(py, launches::instruction_mix_table)
+        self.table(py, sections::instruction_mix_table)
     }
 
     fn rules(&self, py: Python<'_>) -> PyResult<ArrowTable> {
-        self.table(py, launches::rules_table)
+        self.table(py, sections::rules_table)
     }
 
     fn sections(&self, py: Python<'_>) -> PyResult<ArrowTable> {
-        self.table(py, launches::sections_table)
+        self.table(py, sections::sections_table)
     }
 
     fn metrics(&self, py: Python<'_>) -> PyResult<ArrowTable> {
-        self.table(py, launches::metrics_table)
+        self.table(py, long_table::metrics_table)
     }
 
     #[pyo3(signature = (peak_flop_per_s, peak_dram_bytes_per_s = None))]

@@ -256,6 +256,6 @@ pub fn rename_noreplace(py: Python<'_>, source: PathBuf, destination: PathBuf) -
 /// `storage_probe(directory) -> bytes`: `[{name, ok, detail}]` for each storage guarantee the store needs.
 #[pyfunction]
 pub fn storage_probe(py: Python<'_>, directory: PathBuf) -> PyResult<Vec<u8>> {
-    let checks = run(py, || crate::store::fsx::storage_probe(&directory))?;
+    let checks = run(py, || crate::store::probe::storage_probe(&directory))?;
     json(&checks)
 }

@@ -7,6 +7,7 @@ pub mod fsx;
 pub mod glob;
 pub mod ids;
 pub mod ledger;
+pub mod probe;
 pub mod records;
 pub mod tree;
 

@@ -2,7 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::ncu::codes;
-use crate::ncu::metrics;
+use crate::ncu::labels;
 use crate::ncu::model::{
     LaunchIdentity, Report, RuleRow, SectionRow, SourceFormat, StoreBuilder, Unmodeled,
 };
@@ -140,7 +140,7 @@ pub(super) fn read_details(
             let (key, label) = if name.contains("__") {
                 (name.clone(), None)
             } else {
-                match metrics::label_metric(&section, &name) {
+                match labels::label_metric(&section, &name) {
                     Some(metric) => (metric.to_string(), Some(name.as_str())),
                     None => (format!("{section}: {name}"), Some(name.as_str())),
                 }

@@ -95,7 +95,7 @@ pub(super) fn read_raw(
     let mut eager_of = vec![None; width];
     let mut eager_cols = Vec::new();
     for (j, column) in columns.iter().enumerate() {
-        if crate::ncu::launches::reads_metric(&column.name) {
+        if crate::ncu::long_table::reads_metric(&column.name) {
             if let Some(slot) = eager_of.get_mut(j) {
                 *slot = Some(eager_cols.len());
             }

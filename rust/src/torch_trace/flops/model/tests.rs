@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::torch_trace::events::ShapeRecord;
-use crate::torch_trace::flops::args::parse;
+use crate::torch_trace::flops::args::{parse, Precision};
 
 fn of(name: &str, dims: &str, types: &str, concrete: &str) -> Model {
     let record = ShapeRecord {
