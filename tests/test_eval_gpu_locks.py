@@ -17,7 +17,7 @@ import pytest
 from gpuopt import _native
 from gpuopt.errors import InputError
 from gpuopt.evaluation import locks
-from gpuopt.models.evaluation.invocation import Occupancy, ProcessRef
+from gpuopt.models.evaluation.status import Occupancy, ProcessRef
 
 HOLDER = """
 import sys, time

@@ -24,7 +24,8 @@ from gpuopt import _native
 from gpuopt.errors import InputError
 from gpuopt.evaluation import invocation, invocation_status, jsonio, readiness
 from gpuopt.evaluation.store import Store
-from gpuopt.models.evaluation.invocation import ActiveChild, InvocationResult, Limits
+from gpuopt.models.evaluation.invocation import InvocationResult, Limits
+from gpuopt.models.evaluation.status import ActiveChild
 
 FAST = Limits(command_timeout_s=20, termination_grace_s=0.3, cleanup_timeout_s=10)
 

@@ -29,15 +29,16 @@ from gpuopt.evaluation.operations import Built
 from gpuopt.evaluation.records import read_request
 from gpuopt.evaluation.store import Store
 from gpuopt.models.evaluation.capture import CaptureDiffCitation
+from gpuopt.models.evaluation.evaluation_data import EvaluationData
 from gpuopt.models.evaluation.invocation import (
     FrozenRequest,
     FrozenVariant,
     InvocationResult,
-    InvocationStatus,
     Plan,
     RequestCore,
 )
-from gpuopt.models.evaluation.operations import BaselinePlanSpec, EvaluationData, EvaluationRequestBase
+from gpuopt.models.evaluation.operations import BaselinePlanSpec, EvaluationRequestBase
+from gpuopt.models.evaluation.status import InvocationStatus
 from test_import_layers import layers, rank_of
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -60,10 +60,10 @@ _DATA_MODEL_PATHS: dict[str, str | None] = {
     "gpuopt.ncu.roofline/v2": "gpuopt.models.table:TableResult",
     "gpuopt.ncu.compare/v2": "gpuopt.models.table:TableResult",
     "gpuopt.ncu.collect/v1": "gpuopt.models.ncu:NcuCollection",
-    "gpuopt.readiness-plan/v1": "gpuopt.models.evaluation.target:ReadinessPlan",
+    "gpuopt.readiness-plan/v1": "gpuopt.models.evaluation.readiness:ReadinessPlan",
     "gpuopt.driver-init/v1": "gpuopt.models.evaluation.cli:DriverInit",
     "gpuopt.status/v1": "gpuopt.models.evaluation.cli:StatusReport",
-    "gpuopt.cancel/v1": "gpuopt.models.evaluation.invocation:InvocationStatus",
+    "gpuopt.cancel/v1": "gpuopt.models.evaluation.status:InvocationStatus",
     "gpuopt.idle-check/v1": "gpuopt.models.evaluation.resources:IdleReport",
     "gpuopt.store-verify/v2": "gpuopt.models.evaluation.store:StoreVerification",
     "gpuopt.store-reindex/v1": "gpuopt.models.evaluation.store:StoreReindex",
@@ -178,7 +178,17 @@ def _verb_documents(verbs: tuple[registry.Verb, ...]) -> dict[str, Any]:
 
 
 def _document_models() -> dict[str, Any]:
-    from gpuopt.models.evaluation import champion, driver, experiment, gate, invocation, store, target
+    from gpuopt.models.evaluation import (
+        champion,
+        driver,
+        experiment,
+        gate,
+        invocation,
+        readiness,
+        status,
+        store,
+        target,
+    )
     from gpuopt.models.gate import GateBundle
     from gpuopt.models.knowledge import CardsFile, FactCatalog, SourcesFile
     from gpuopt.models.map import ExecutionMap
@@ -186,7 +196,7 @@ def _document_models() -> dict[str, Any]:
     return {
         "gpuopt.target/v1": target.Target | target.DiagnosticTarget,
         "gpuopt.target/v2": target.Target | target.DiagnosticTarget,
-        "gpuopt.readiness-failure/v1": target.ReadinessFailure,
+        "gpuopt.readiness-failure/v1": readiness.ReadinessFailure,
         "gpuopt.tree/v1": store.TreeManifest,
         "gpuopt.ledger-line/v1": store.LedgerLine,
         "gpuopt.driver/v1": driver.DriverDeclaration,
@@ -196,10 +206,10 @@ def _document_models() -> dict[str, Any]:
         "gpuopt.invocation-result/v1": invocation.InvocationResult,
         "gpuopt.invocation-result/v2": invocation.InvocationResult,
         "gpuopt.invocation-result/v3": invocation.InvocationResult,
-        "gpuopt.invocation-event/v1": invocation.Event,
-        "gpuopt.invocation-supervisor/v1": invocation.SupervisorRecord,
-        "gpuopt.invocation-active-child/v1": invocation.ActiveChild,
-        "gpuopt.gpu-occupancy/v1": invocation.Occupancy,
+        "gpuopt.invocation-event/v1": status.Event,
+        "gpuopt.invocation-supervisor/v1": status.SupervisorRecord,
+        "gpuopt.invocation-active-child/v1": status.ActiveChild,
+        "gpuopt.gpu-occupancy/v1": status.Occupancy,
         "gpuopt.experiment/v1": experiment.Experiment,
         "gpuopt.champion-pointer/v1": champion.ChampionPointer,
         "gpuopt.selection/v1": champion.Selection,

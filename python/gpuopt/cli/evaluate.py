@@ -19,8 +19,8 @@ from gpuopt.evaluation.registry import Verb
 
 if TYPE_CHECKING:
     from gpuopt.models.evaluation.experiment import ExperimentOutcome
-    from gpuopt.models.evaluation.invocation import SubmitOutcome
     from gpuopt.models.evaluation.skeleton import RequestSkeleton
+    from gpuopt.models.evaluation.status import SubmitOutcome
 
 
 class _Submitted(Protocol):

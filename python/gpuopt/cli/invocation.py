@@ -14,7 +14,7 @@ from gpuopt.cli._render import section, table
 
 if TYPE_CHECKING:
     from gpuopt.models.evaluation.cli import StatusReport
-    from gpuopt.models.evaluation.invocation import InvocationStatus
+    from gpuopt.models.evaluation.status import InvocationStatus
 
 
 def _render_one(st: InvocationStatus) -> str:

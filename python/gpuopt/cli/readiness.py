@@ -14,8 +14,8 @@ from gpuopt.cli._render import section, table
 from gpuopt.evaluation import registry
 
 if TYPE_CHECKING:
-    from gpuopt.models.evaluation.invocation import SubmitOutcome
-    from gpuopt.models.evaluation.target import ReadinessPlan, ReadinessResult
+    from gpuopt.models.evaluation.readiness import ReadinessPlan, ReadinessResult
+    from gpuopt.models.evaluation.status import SubmitOutcome
 
 
 @click.group(cls=Group)

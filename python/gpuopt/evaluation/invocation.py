@@ -37,9 +37,9 @@ from gpuopt.models.evaluation.invocation import (
     Limits,
     Plan,
     RequestCore,
-    SubmitOutcome,
     ToolIdentity,
 )
+from gpuopt.models.evaluation.status import SubmitOutcome
 from gpuopt.models.evaluation.target import Target
 
 __all__ = [

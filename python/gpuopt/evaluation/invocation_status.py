@@ -16,11 +16,10 @@ from gpuopt.evaluation.records import invocation_rel, read_request, read_result
 from gpuopt.evaluation.store import Store
 from gpuopt.evaluation.supervisor import EventLog
 from gpuopt.models.evaluation.common import RecordRef, ResultRef
-from gpuopt.models.evaluation.invocation import (
+from gpuopt.models.evaluation.invocation import CleanupStatus, FrozenRequest
+from gpuopt.models.evaluation.status import (
     ActiveChild,
-    CleanupStatus,
     Event,
-    FrozenRequest,
     InvocationStatus,
     Occupancy,
     RootStatus,

@@ -16,7 +16,7 @@ from pathlib import Path
 from gpuopt import _native
 from gpuopt.errors import InputError
 from gpuopt.evaluation import jsonio
-from gpuopt.models.evaluation.invocation import Occupancy, ProcessRef
+from gpuopt.models.evaluation.status import Occupancy, ProcessRef
 
 RETRY_S = 0.05
 

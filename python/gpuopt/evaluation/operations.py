@@ -26,13 +26,10 @@ from gpuopt.evaluation.records import complete_result_refs, load_request, read_r
 from gpuopt.evaluation.store import Store
 from gpuopt.evaluation.summary import dry_run_summary, reference_line, result_summary
 from gpuopt.models.evaluation.common import Record, ResultRef
+from gpuopt.models.evaluation.evaluation_data import CallCounts, DryRun, Estimate, EvaluationData
 from gpuopt.models.evaluation.invocation import EvidenceStep, InvocationResult, RequestCore
 from gpuopt.models.evaluation.operations import (
     BaselineRequest,
-    CallCounts,
-    DryRun,
-    Estimate,
-    EvaluationData,
     EvaluationRequestBase,
     FinalAuditRequest,
     NoiseRequest,

@@ -14,8 +14,8 @@ from gpuopt.errors import InputError
 from gpuopt.evaluation.records import read_request, read_result
 from gpuopt.evaluation.store import Store
 from gpuopt.models.evaluation.common import Role
+from gpuopt.models.evaluation.evaluation_data import Estimate
 from gpuopt.models.evaluation.invocation import EvidenceStep, InvocationResult
-from gpuopt.models.evaluation.operations import Estimate
 from gpuopt.models.evaluation.target import MetricDeclaration, Target
 
 QUANTILE_SAMPLES = {"p90": 100, "p95": 200, "p99": 1000}

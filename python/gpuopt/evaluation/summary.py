@@ -8,8 +8,8 @@ from typing import Any
 
 from gpuopt._effects import effect
 from gpuopt.models.evaluation.common import ResultRef
+from gpuopt.models.evaluation.evaluation_data import DryRun
 from gpuopt.models.evaluation.invocation import InvocationResult
-from gpuopt.models.evaluation.operations import DryRun
 
 # ---- summaries for people ----------------------------------------------------------------------------------
 

@@ -27,15 +27,8 @@ from gpuopt.evaluation.launch import CallOutcome, Deadlines, Hooks, LaunchSpec, 
 from gpuopt.evaluation.records import mark_stale
 from gpuopt.evaluation.store import Published, Store, ledger_keys
 from gpuopt.host import host_identity
-from gpuopt.models.evaluation.invocation import (
-    ActiveChild,
-    InvocationResult,
-    ProcessRef,
-    SupervisorRecord,
-    Tables,
-    ToolIdentity,
-    Warning,
-)
+from gpuopt.models.evaluation.invocation import InvocationResult, Tables, ToolIdentity, Warning
+from gpuopt.models.evaluation.status import ActiveChild, ProcessRef, SupervisorRecord
 
 HEARTBEAT_S = 10.0
 UNSYNCED_EVENTS = frozenset({"heartbeat", "call_started", "call_finished", "termination"})

@@ -29,8 +29,8 @@ from gpuopt.models.evaluation.capture import (
     CaptureVariantRef,
 )
 from gpuopt.models.evaluation.common import RecordRef
+from gpuopt.models.evaluation.evaluation_data import DryRun
 from gpuopt.models.evaluation.invocation import EvidenceStep, FrozenVariant, Plan
-from gpuopt.models.evaluation.operations import DryRun
 from gpuopt.models.evaluation.target import Target
 
 

@@ -24,12 +24,8 @@ from gpuopt.evaluation.readiness.validate import (
 from gpuopt.evaluation.store import Store
 from gpuopt.models.evaluation.common import Violation
 from gpuopt.models.evaluation.invocation import InvocationResult
-from gpuopt.models.evaluation.target import (
-    DiagnosticRequest,
-    ReadinessFailure,
-    ReadinessRequest,
-    StorageCheck,
-)
+from gpuopt.models.evaluation.readiness import DiagnosticRequest, ReadinessFailure, ReadinessRequest
+from gpuopt.models.evaluation.target import StorageCheck
 
 # ---- work area ---------------------------------------------------------------------------------------------
 

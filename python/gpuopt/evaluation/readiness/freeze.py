@@ -35,16 +35,14 @@ from gpuopt.evaluation.store import Store, create_env_key, hash_tree
 from gpuopt.models.evaluation.common import UNAVAILABLE, RecordRef
 from gpuopt.models.evaluation.driver import DriverRequest, NormalizedDriver
 from gpuopt.models.evaluation.invocation import EvidenceStep, FrozenVariant
-from gpuopt.models.evaluation.target import (
+from gpuopt.models.evaluation.readiness import (
     DiagnosticRequest,
-    DiagnosticTarget,
     ReadinessPlan,
     ReadinessRequest,
     ReadinessResult,
     SmokeSummary,
-    StorageCheck,
-    Target,
 )
+from gpuopt.models.evaluation.target import DiagnosticTarget, StorageCheck, Target
 
 # ---- check -------------------------------------------------------------------------------------------------
 

@@ -9,13 +9,8 @@ from typing import Any
 from gpuopt.errors import AbsentError, InputError
 from gpuopt.evaluation import driver as drv
 from gpuopt.evaluation import idle, jsonio
-from gpuopt.models.evaluation.target import (
-    ContaminationRule,
-    ContaminationSpec,
-    DiagnosticRequest,
-    IdleCheck,
-    ReadinessRequest,
-)
+from gpuopt.models.evaluation.readiness import ContaminationSpec, DiagnosticRequest, ReadinessRequest
+from gpuopt.models.evaluation.target import ContaminationRule, IdleCheck
 
 WORK_DIR = ".gpuopt-readiness"
 QUANTILE_WITHIN = {"p90", "p95", "p99"}

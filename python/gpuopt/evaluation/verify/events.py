@@ -9,7 +9,7 @@ from gpuopt.errors import InputError
 from gpuopt.evaluation import jsonio
 from gpuopt.evaluation.store import Store
 from gpuopt.evaluation.verify.sequence import read_sequence
-from gpuopt.models.evaluation.invocation import Event, SupervisorRecord
+from gpuopt.models.evaluation.status import Event, SupervisorRecord
 from gpuopt.models.evaluation.store import Defect, LedgerLine
 
 MAX_EVENTS_BYTES = 1 << 30

@@ -24,8 +24,10 @@ from gpuopt.models.evaluation.common import (
     Sha256,
     Text,
 )
-from gpuopt.models.evaluation.invocation import FrozenRequest, InvocationResult, RequestCore, SubmitOutcome
-from gpuopt.models.evaluation.operations import DryRun, Estimate, EvaluationRequestBase, Seed
+from gpuopt.models.evaluation.evaluation_data import DryRun, Estimate
+from gpuopt.models.evaluation.invocation import FrozenRequest, InvocationResult, RequestCore
+from gpuopt.models.evaluation.operations import EvaluationRequestBase, Seed
+from gpuopt.models.evaluation.status import SubmitOutcome
 from gpuopt.models.profile import CaptureFacts, ProfileKind
 
 CaptureTool = Literal["nsys", "ncu", "torch"]

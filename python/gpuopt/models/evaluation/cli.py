@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from gpuopt.models.evaluation.common import Record
-from gpuopt.models.evaluation.invocation import InvocationStatus, RootStatus
+from gpuopt.models.evaluation.status import InvocationStatus, RootStatus
 
 
 class DriverInit(Record):

@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from gpuopt.models.evaluation.common import Count, Record, Sha256
-from gpuopt.models.evaluation.invocation import InvocationStatus
+from gpuopt.models.evaluation.status import InvocationStatus
 from gpuopt.models.table import TableData
 
 
