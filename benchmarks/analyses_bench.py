@@ -56,7 +56,7 @@ path = sys.argv[1]
 answer = {call}
 text = answer.data.model_dump_json()
 t1 = time.perf_counter()
-print(json.dumps({{"seconds": t1 - t0, "rows": answer.table.height,
+print(json.dumps({{"seconds": t1 - t0, "rows": answer.table.height if answer.tables else 0,
                   "rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}}))
 """
 
