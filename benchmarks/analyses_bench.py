@@ -21,10 +21,11 @@ document's JSON:
   (``TraceAnalysis``) counted, as gpuopt's open is: ``critical_path_analysis(rank=0, annotation="")``
   (one path over the whole trace) + ``get_critical_path_breakdown``; ``get_queue_length_time_series`` +
   ``get_queue_length_summary_from_time_series`` (against gpuopt's ``queue --series``);
-  ``get_frequent_cuda_kernel_sequences(operator_name=--hta-operator, min_pattern_len=3)`` (it always
-  writes an overlaid trace: into a temporary folder). HTA has no iteration detection. gpuopt is timed on
-  that trace too, so each ratio is at equal input. HTA 0.5.0's critical path fails under pandas 3
-  (``DataFrame.drop(axis=1, columns=...)``); a venv with ``pandas<3`` runs it.
+  ``get_frequent_cuda_kernel_sequences(operator_name=--hta-operator, min_pattern_len=1)`` (it always
+  writes an overlaid trace: into a temporary folder; where it fails, as its µs rounding makes it on
+  this trace, it is timed again with ``HTA_DISABLE_NS_ROUNDING=1``). HTA has no iteration detection.
+  gpuopt is timed on that trace too, so each ratio is at equal input. HTA 0.5.0's critical path fails
+  under pandas 3 (``DataFrame.drop(axis=1, columns=...)``); a venv with ``pandas<3`` runs it.
 
     python benchmarks/analyses_bench.py [--size-mb 1024] [--trace FILE] [--nsys FILE]
         [--hta-python /tmp/htavenv/bin/python] [--peer-size-mb 128] [--rounds 1] [--no-torch] [--no-nsys]
@@ -107,7 +108,7 @@ rows = sum(len(s) for s in series.values())
     "sequences": """
 with tempfile.TemporaryDirectory() as out:
     patterns = analysis.get_frequent_cuda_kernel_sequences(
-        operator_name=OPERATOR, output_dir=out, min_pattern_len=3, top_k=5, visualize=False)
+        operator_name=OPERATOR, output_dir=out, min_pattern_len=MIN_LEN, top_k=5, visualize=False)
 rows = len(patterns)
 """,
 }
@@ -117,8 +118,8 @@ def _code(call: str, area: str) -> str:
     return _CHILD.format(call=call.format(area=area, lib="torch_trace" if area == "torch" else "nsys"))
 
 
-def _hta_code(name: str, operator: str) -> str:
-    return _HTA_HEAD + f"OPERATOR = {operator!r}\n" + HTA[name] + _HTA_TAIL
+def _hta_code(name: str, operator: str, min_len: int) -> str:
+    return _HTA_HEAD + f"OPERATOR = {operator!r}\nMIN_LEN = {min_len}\n" + HTA[name] + _HTA_TAIL
 
 
 def _median(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -211,22 +212,32 @@ def peer_runs(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     mine = _runs(trace, "torch", PEER_CALLS, args)
     results: dict[str, Any] = {"hta_version": version, "size_mib": mib}
     for name in PEER_CALLS:
-        peer = _median(
-            [
-                run_child(
-                    python,
-                    _hta_code(name, args.hta_operator),
-                    str(folder),
-                    rss_limit_gb=args.peer_rss_limit_gb,
-                    timeout_s=args.peer_timeout_s,
-                )
-                for _ in range(args.rounds)
-            ]
-        )
+        peer = _hta_runs(python, name, folder, args)
         results[name] = {"gpuopt": mine[name], "hta": peer}
         print(_line(f"{name} HTA", peer, None, ""))
+        if "failed" in peer:
+            # HTA's µs rounding makes sub-µs events 0 or -1 µs long, which its call stack refuses: its
+            # exact-time mode is the one that answers (references/analyses.md, "Against HTA").
+            os.environ["HTA_DISABLE_NS_ROUNDING"] = "1"
+            try:
+                peer = results[name]["hta_ns"] = _hta_runs(python, name, folder, args)
+            finally:
+                del os.environ["HTA_DISABLE_NS_ROUNDING"]
+            print(_line(f"{name} HTA, HTA_DISABLE_NS_ROUNDING=1", peer, None, ""))
         print(_line(f"{name} gpuopt", mine[name], peer, "HTA").replace("x HTA", "x HTA's time"))
     return results
+
+
+def _hta_runs(python: str, name: str, folder: Path, args: argparse.Namespace) -> dict[str, Any]:
+    code = _hta_code(name, args.hta_operator, args.hta_min_pattern_len)
+    return _median(
+        [
+            run_child(
+                python, code, str(folder), rss_limit_gb=args.peer_rss_limit_gb, timeout_s=args.peer_timeout_s
+            )
+            for _ in range(args.rounds)
+        ]
+    )
 
 
 def main() -> None:
@@ -240,9 +251,8 @@ def main() -> None:
     parser.add_argument("--no-torch", action="store_true")
     parser.add_argument("--no-nsys", action="store_true")
     parser.add_argument("--hta-python", help="a Python with HolisticTraceAnalysis installed")
-    parser.add_argument(
-        "--hta-operator", default="step_", help="HTA's sequences root op (the fixture's steps)"
-    )
+    parser.add_argument("--hta-operator", default="aten::linear", help="HTA's sequences root op")
+    parser.add_argument("--hta-min-pattern-len", type=int, default=1, help="HTA's min_pattern_len")
     parser.add_argument("--peer-size-mb", type=int, default=128)
     parser.add_argument("--rounds", type=int, default=1, help="runs of each child (the median is kept)")
     parser.add_argument("--rss-limit-gb", type=float, default=6.0)

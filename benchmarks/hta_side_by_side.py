@@ -90,14 +90,16 @@ try:
     by = edges.groupby("bound_by")["duration"].sum()
     out["critical_path"] = {"total_us": int(edges["duration"].sum()),
                             "by_bound_us": {str(k): int(v) for k, v in by.items()}}
-    launch = Counter()
+    incoming = {}
     for u, v, data in graph.edges(data=True):
-        e = data.get("object")
-        kind = getattr(getattr(e, "type", None), "name", None)
-        if kind in ("KERNEL_LAUNCH_DELAY", "KERNEL_KERNEL_DELAY"):
-            node = graph.node_list[v]
-            launch[(int(df.loc[node.ev_idx, "correlation"]), kind)] += 1
-    out["critical_path"]["incoming"] = [[c, k, n_] for (c, k), n_ in launch.items()]
+        node = graph.node_list[v]
+        kind = data["object"].type.name
+        if node.is_start and kind in ("KERNEL_LAUNCH_DELAY", "KERNEL_KERNEL_DELAY"):
+            incoming[node.ev_idx] = kind
+    gpu = graph.trace_df[graph.trace_df["stream"] > 0]
+    out["critical_path"]["gpu_ops"] = [
+        [int(corr), incoming.get(i)] for i, corr in zip(gpu.index, gpu["correlation"])
+    ]
 except Exception as e:
     out["critical_path"] = {"failed": f"{type(e).__name__}: {e}"}
 try:
@@ -335,23 +337,29 @@ def queue_section(ops: list[dict[str, Any]], mine: dict[str, Any], peers: list[d
     return truth_q
 
 
-def launch_edges(ops: list[dict[str, Any]], incoming: set[tuple[Any, str]]) -> None:
-    """Per launch API: operations with and without a launch edge in HTA's graph, and how many of those
-    without started after their stream had gone idle (the GPU waited for that launch)."""
-    with_edge: Counter[tuple[Any, bool]] = Counter()
+def launch_edges(ops: list[dict[str, Any]], in_graph: list[tuple[int, str | None]]) -> None:
+    """Per launch API: operations in HTA's critical-path graph, with a launch edge or a kernel-kernel
+    edge into them, and how many started after their stream had gone idle (the GPU waited for their
+    launch: by hand)."""
+    api_of = {o["correlation"]: o["api"] for o in ops}
+    held: Counter[Any] = Counter()
+    edges: Counter[tuple[Any, str | None]] = Counter()
+    for corr, kind in in_graph:
+        held[api_of.get(corr)] += 1
+        edges[(api_of.get(corr), kind)] += 1
     waited: Counter[Any] = Counter()
     prev_end: dict[Any, int] = {}
     for o in sorted(ops, key=lambda o: o["start"]):
-        has = (o["correlation"], "KERNEL_LAUNCH_DELAY") in incoming
-        with_edge[(o["api"], has)] += 1
         before = prev_end.get(o["stream"])
-        if not has and o["launch"] is not None and before is not None and o["launch"] >= before:
+        if o["launch"] is not None and before is not None and o["launch"] >= before:
             waited[o["api"]] += 1
         prev_end[o["stream"]] = max(before if before is not None else o["end"], o["end"])
-    for api in sorted({o["api"] for o in ops}, key=str):
+    total = Counter(o["api"] for o in ops)
+    for api in sorted(total, key=str):
         print(
-            f"    {api}: {with_edge[(api, True)]} with a launch edge, {with_edge[(api, False)]} without,"
-            f" {waited[api]} of which started after their stream had gone idle"
+            f"    {api}: {held[api]} of {total[api]} in HTA's graph, {edges[(api, 'KERNEL_LAUNCH_DELAY')]}"
+            f" with a launch edge, {edges[(api, 'KERNEL_KERNEL_DELAY')]} with a kernel-kernel edge;"
+            f" {waited[api]} started after their stream had gone idle (by hand)"
         )
 
 
@@ -378,7 +386,7 @@ def critical_section(
         lo, hi = peer["window_us"]
         parts = ", ".join(f"{k or '(none)'} {_pct(v, total)}" for k, v in c["by_bound_us"].items() if v)
         print(f"  {peer['label']}: path {total} µs of its {hi - lo} µs window: {parts}")
-        launch_edges(ops, {(corr, kind) for corr, kind, _ in c["incoming"]})
+        launch_edges(ops, [(corr, kind) for corr, kind in c["gpu_ops"]])
     return calls, waited
 
 
