@@ -148,7 +148,7 @@ def _line(label: str, r: dict[str, Any], base: dict[str, Any] | None, base_label
     if base is not None and "failed" not in base:
         ratio = r["seconds"] / base["seconds"]
         cpu_ratio = r["cpu_seconds"] / base["cpu_seconds"]
-        text += f", {ratio:.2f}x {base_label} (CPU {cpu_ratio:.2f}x)"
+        text += f", {ratio:.3g}x {base_label} (CPU {cpu_ratio:.3g}x)"
         if base_label == "summary" and ratio > GOAL_RATIO:
             flags.append(f"over {GOAL_RATIO:.0f}x summary")
     if _gib(r) > GOAL_RSS_GIB and base_label == "summary":

@@ -11,7 +11,7 @@
 //! merges its streams (outstanding = launched on any stream; busy = any stream runs), and its
 //! `host_sync` is the union of the synchronizing calls of the processes using it.
 
-use super::activity::{Activity, CallKind};
+use super::activity::{Activity, CallKind, GpuOp};
 use super::critical::Graph;
 use crate::intervals::{self, Span};
 use std::collections::BTreeMap;
@@ -72,13 +72,18 @@ impl Lane {
     /// (time, Δ outstanding, Δ running) of its operations, in time order (at one instant, ends
     /// before starts before launches).
     fn events(&self, a: &Activity) -> Vec<(i64, i8, i8)> {
-        let mut events = Vec::with_capacity(3 * self.ops.len());
-        for op in self.ops.iter().filter_map(|&i| a.ops.get(i as usize)) {
-            events.push((a.launched_at(op).min(op.start), 1, 0));
-            events.push((op.start, 0, 1));
-            events.push((op.end, -1, -1));
-        }
-        events.sort_unstable();
+        let ops: Vec<&GpuOp> = self
+            .ops
+            .iter()
+            .filter_map(|&i| a.ops.get(i as usize))
+            .collect();
+        // Launches, then starts, then ends: each block in launch order is (nearly) in time order, so
+        // the run-merging stable sort does a few merges where a quicksort would sort 3 per operation.
+        let mut events = Vec::with_capacity(3 * ops.len());
+        events.extend(ops.iter().map(|op| (a.launched_at(op).min(op.start), 1, 0)));
+        events.extend(ops.iter().map(|op| (op.start, 0, 1)));
+        events.extend(ops.iter().map(|op| (op.end, -1, -1)));
+        events.sort();
         events
     }
 }
