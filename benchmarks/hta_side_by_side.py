@@ -258,7 +258,7 @@ def hta_side(python: str, path: Path, args: argparse.Namespace, rounding: bool) 
     if not rounding:
         env["HTA_DISABLE_NS_ROUNDING"] = "1"
     with tempfile.TemporaryDirectory() as folder:
-        os.symlink(path, Path(folder) / ("rank0.json" + (".gz" if path.suffix == ".gz" else "")))
+        os.symlink(path.resolve(), Path(folder) / ("rank0.json" + (".gz" if path.suffix == ".gz" else "")))
         argv = [python, "-c", HTA_CHILD, folder, args.hta_operator, str(args.min_pattern_len)]
         run = subprocess.run(argv, capture_output=True, text=True, timeout=1800, env=env)
     if run.returncode != 0:
