@@ -406,6 +406,56 @@ mod tests {
     }
 
     #[test]
+    fn identified_repeats_of_a_call_are_one_call() -> Result<()> {
+        // A cudaGraphLaunch seen once per node (the same call twice), and another API at the same
+        // instant on the same thread: the repeat merges into the first, the other stays.
+        let mut b = Builder::new("nvtx");
+        let p = b.process("1")?;
+        let t = b.thread(p, "1/1")?;
+        let lane = b.lane(Lane {
+            device: 0,
+            stream: 7,
+            process: p,
+        })?;
+        let call = |kind| HostCall {
+            start: 10,
+            end: 20,
+            thread: t,
+            name: 0,
+            kind,
+        };
+        let first = b.call_identified(call(CallKind::Launch), 5)?;
+        let repeat = b.call_identified(call(CallKind::Sync), 5)?;
+        let other = b.call_identified(call(CallKind::Sync), 6)?;
+        for (start, c) in [(30, first), (40, repeat), (50, other)] {
+            b.op(GpuOp {
+                start,
+                end: start + 1,
+                lane,
+                name: 0,
+                call: c,
+                class: OpClass::Kernel,
+            })?;
+        }
+        let a = b.finish();
+        assert_eq!(a.calls.len(), 2);
+        let calls: Vec<(u32, CallKind)> = a
+            .ops
+            .iter()
+            .map(|o| (o.call, a.calls[o.call as usize].kind))
+            .collect();
+        assert_eq!(
+            calls,
+            vec![
+                (0, CallKind::Launch),
+                (0, CallKind::Launch),
+                (1, CallKind::Sync)
+            ]
+        );
+        Ok(())
+    }
+
+    #[test]
     fn operations_follow_their_calls_into_launch_order() -> Result<()> {
         let mut b = Builder::new("nvtx");
         let p = b.process("1")?;
