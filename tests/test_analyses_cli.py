@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from conftest import gpuopt
-from gpuopt import analyses
+from gpuopt import analyses, nsys, torch_trace
 
 NSYS = "h200/graphs/graph_graph.sqlite"
 TORCH = "h200/graphs/graph_trace.json"
@@ -44,6 +44,20 @@ def test_critical_path_step_lists_that_steps_edges(shared: Path, area: str) -> N
     assert sum(r["duration_ns"] for r in rows) == step["span_ns"]  # the whole path, whatever --limit
     human = gpuopt(area, "critical-path", str(shared / FILES[area]), "--step", "3")
     assert human.code == 0 and "step row 3" in human.stdout
+
+
+@pytest.mark.parametrize("area", ["nsys", "torch"])
+def test_critical_path_document_carries_the_first_edges_of_the_whole_table(shared: Path, area: str) -> None:
+    # The document builds only the stretches it shows (a large capture's paths have millions): they
+    # must be the first rows of the library's whole table, with its row count.
+    path = shared / FILES[area]
+    whole = analyses.critical_path(nsys.open(path) if area == "nsys" else torch_trace.open(path)).edges
+    answer = analyses.critical_path_document(path, area=area, limit=7)  # type: ignore[arg-type]
+    edges = answer.data.edges
+    assert whole.height > 7 and edges.total_rows == whole.height and edges.truncated
+    assert edges.rows == whole.head(7).to_dicts()
+    everything = analyses.critical_path_document(path, area=area, limit=0)  # type: ignore[arg-type]
+    assert everything.data.edges.rows == whole.to_dicts() and not everything.data.edges.truncated
 
 
 @pytest.mark.parametrize("area", ["nsys", "torch"])

@@ -156,9 +156,15 @@ def analysis_iterations(
     """Iterations of every source and a JSON list of how they were found (one entry per trace)."""
 
 def analysis_critical_path(
-    source: NsysReport | TorchTrace, marker: str | None = None, using: str | None = None
-) -> tuple[ArrowTable, ArrowTable, bytes]:
-    """Per-step critical paths, their stretches, and the JSON list of how the steps were found."""
+    source: NsysReport | TorchTrace,
+    marker: str | None = None,
+    using: str | None = None,
+    step: int | None = None,
+    head: int | None = None,
+) -> tuple[ArrowTable, ArrowTable, int, bytes]:
+    """Per-step critical paths, their stretches (those of the steps whose row is ``step``, else the
+    first ``head`` of each trace, else all), how many stretches there are in all, and the JSON list of
+    how the steps were found."""
 
 def analysis_queue(
     source: NsysReport | TorchTrace, series: bool = False

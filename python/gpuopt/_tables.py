@@ -89,16 +89,17 @@ def sorted_by(frame: pl.DataFrame, sort: str | None, *, strict: bool = True) -> 
     return frame.sort(named, descending=direction != "asc", nulls_last=True, maintain_order=True)
 
 
-def table_data(name: str, frame: pl.DataFrame, limit: int) -> TableData:
+def table_data(name: str, frame: pl.DataFrame, limit: int, *, total_rows: int | None = None) -> TableData:
     """``frame`` (already in its order) as a document's table: every column, the first ``limit`` rows
-    (0: all), the whole table's row count."""
+    (0: all), the whole table's row count (``total_rows`` when ``frame`` is already its first rows)."""
     from gpuopt.models.table import Column, TableData
 
     shown = frame if limit == 0 else frame.head(limit)
+    total = frame.height if total_rows is None else total_rows
     return TableData(
         name=name,
         columns=[Column(name=c, dtype=str(t)) for c, t in frame.schema.items()],
         rows=shown.to_dicts(),
-        total_rows=frame.height,
-        truncated=shown.height < frame.height,
+        total_rows=total,
+        truncated=shown.height < total,
     )

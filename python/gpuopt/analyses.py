@@ -119,7 +119,7 @@ def critical_path(
 ) -> CriticalPath:
     """The critical path of every row of the iterations (``using``: which source's rows; default the one
     the iterations use), attributed to cpu, launch, gpu_compute, gpu_memory, sync and idle."""
-    steps, edges, raw = _native.analysis_critical_path(_native_of(source), marker, using)
+    steps, edges, _, raw = _native.analysis_critical_path(_native_of(source), marker, using)
     return CriticalPath(_frame(steps), _frame(edges), _facts(raw))
 
 
@@ -217,24 +217,30 @@ def critical_path_document(
     sort: str | None = None,
 ) -> Answer[CriticalPathData]:
     """``gpuopt nsys|torch critical-path``: :func:`critical_path` of ``path``: per step (``sort``,
-    ``limit`` as for every table) and every stretch of the paths, or (``step``) of the steps whose
-    ``row`` it is."""
-    import polars as pl
-
+    ``limit`` as for every table) and the first ``limit`` stretches of the paths, or (``step``) every
+    stretch of the steps whose ``row`` it is. The answer's ``critical_path_edges`` holds the stretches
+    the document carries: a path has a few per operation on it, millions in a large capture
+    (:func:`critical_path` has them all)."""
     from gpuopt._tables import table_data
     from gpuopt.models.analyses import CriticalPathData
 
     opened = _opened(area, path)
-    result = critical_path(opened.source, marker=marker, using=using)
-    steps = _sorted(result.steps, sort)
-    edges = result.edges if step is None else result.edges.filter(pl.col("row") == step)
+    raw_steps, raw_edges, total, raw = _native.analysis_critical_path(
+        _native_of(opened.source), marker, using, step, None if step is not None or limit == 0 else limit
+    )
+    steps = _sorted(_frame(raw_steps), sort)
+    edges = _frame(raw_edges)
+    if step is None and limit:
+        edges = edges.head(limit)  # the first `limit` of the first traces (each trace gave `limit`)
     data = CriticalPathData(
         path=str(path),
         source=using,
         step=step,
-        traces=result.facts,
+        traces=_facts(raw),
         table=table_data("critical_path", steps, limit),
-        edges=table_data("critical_path_edges", edges, 0 if step is not None else limit),
+        edges=table_data(
+            "critical_path_edges", edges, 0, total_rows=edges.height if step is not None else total
+        ),
     )
     return opened.answer(data, {"critical_path": steps, "critical_path_edges": edges})
 

@@ -6,6 +6,7 @@
 //! the call that launched them, else their own start, then their start on the GPU).
 
 use crate::error::{codes, Error, Result};
+use rayon::slice::ParallelSliceMut;
 use std::collections::HashMap;
 
 /// "No index" in index fields.
@@ -191,6 +192,9 @@ pub struct Builder {
     thread_index: HashMap<(u32, String), u32>,
     process_index: HashMap<String, u32>,
     ranges: Vec<Marker>,
+    /// Per call, what tells two calls of one thread, start and end apart (the engine's name id), when
+    /// such calls are one call ([`Self::call_identified`]).
+    identity: Vec<u32>,
 }
 
 impl Builder {
@@ -257,6 +261,16 @@ impl Builder {
         Ok(id)
     }
 
+    /// Adds a call that is the same call as any other added with equal thread, start, end and
+    /// `identity` (an engine's name id): [`Self::finish`] keeps the first added, and the operations
+    /// of the others point to it (graph nodes share their `cudaGraphLaunch`). Use it for every call
+    /// of a capture or for none.
+    pub fn call_identified(&mut self, call: HostCall, identity: u32) -> Result<u32> {
+        let id = self.call(call)?;
+        self.identity.push(identity);
+        Ok(id)
+    }
+
     pub fn op(&mut self, op: GpuOp) -> Result<()> {
         if self.activity.ops.len() >= NONE as usize {
             return Err(too_many("GPU operations"));
@@ -276,31 +290,70 @@ impl Builder {
 
     pub fn finish(mut self) -> Activity {
         let a = &mut self.activity;
-        // Calls by (thread, start, end); operations follow their calls to the new places.
-        let mut order: Vec<u32> = (0..a.calls.len()).map(index).collect();
-        order.sort_by_key(|&i| {
-            a.calls
-                .get(i as usize)
-                .map(|c| (c.thread, c.start, c.end, i))
-        });
-        let mut place = vec![NONE; a.calls.len()];
-        for (new, &old) in order.iter().enumerate() {
-            if let Some(slot) = place.get_mut(old as usize) {
-                *slot = index(new);
-            }
-        }
-        let calls: Vec<HostCall> = order
+        // Calls by (thread, start, end); operations follow their calls to the new places. The keys are
+        // unique (the added position is the last), so the order is the stable one.
+        let mut keys: Vec<(u32, i64, i64, u32)> = a
+            .calls
             .iter()
-            .filter_map(|&i| a.calls.get(i as usize).copied())
+            .enumerate()
+            .map(|(i, c)| (c.thread, c.start, c.end, index(i)))
             .collect();
+        keys.par_sort_unstable();
+        let identity = std::mem::take(&mut self.identity);
+        let merge = !identity.is_empty();
+        let mut place = vec![NONE; a.calls.len()];
+        let mut calls: Vec<HostCall> = Vec::with_capacity(a.calls.len());
+        // The calls kept of the current (thread, start, end): (identity, new place).
+        let mut same: Vec<(u32, u32)> = Vec::new();
+        for (k, &(thread, start, end, old)) in keys.iter().enumerate() {
+            let Some(&call) = a.calls.get(old as usize) else {
+                continue;
+            };
+            if merge {
+                let previous = k.checked_sub(1).and_then(|p| keys.get(p));
+                if previous.is_none_or(|p| (p.0, p.1, p.2) != (thread, start, end)) {
+                    same.clear();
+                }
+                let id = identity.get(old as usize).copied().unwrap_or(NONE);
+                if let Some(&(_, kept)) = same.iter().find(|(i, _)| *i == id) {
+                    if let Some(slot) = place.get_mut(old as usize) {
+                        *slot = kept;
+                    }
+                    continue;
+                }
+                same.push((id, index(calls.len())));
+            }
+            if let Some(slot) = place.get_mut(old as usize) {
+                *slot = index(calls.len());
+            }
+            calls.push(call);
+        }
+        drop(keys);
         a.calls = calls;
         for op in &mut a.ops {
             op.call = place.get(op.call as usize).copied().unwrap_or(NONE);
         }
+        drop(place);
         let calls = &a.calls;
         let launched = |op: &GpuOp| calls.get(op.call as usize).map_or(op.start, |c| c.start);
-        a.ops
-            .sort_by_key(|op| (launched(op), op.start, op.end, op.lane, op.name, op.class));
+        // Keys computed once (each reads the operation's call), made unique by the position: the
+        // stable order, sorted on every thread.
+        let mut order: Vec<_> = a
+            .ops
+            .iter()
+            .enumerate()
+            .map(|(i, op)| {
+                let key = (launched(op), op.start, op.end, op.lane, op.name, op.class);
+                (key, index(i))
+            })
+            .collect();
+        order.par_sort_unstable();
+        let ops: Vec<GpuOp> = order
+            .iter()
+            .filter_map(|&(_, i)| a.ops.get(i as usize).copied())
+            .collect();
+        drop(order);
+        a.ops = ops;
         a.markers = top_level(std::mem::take(&mut self.ranges));
         self.activity
     }
@@ -350,6 +403,56 @@ mod tests {
             kept,
             vec![marker(0, 100, 0), marker(5, 15, 1), marker(100, 150, 0)]
         );
+    }
+
+    #[test]
+    fn identified_repeats_of_a_call_are_one_call() -> Result<()> {
+        // A cudaGraphLaunch seen once per node (the same call twice), and another API at the same
+        // instant on the same thread: the repeat merges into the first, the other stays.
+        let mut b = Builder::new("nvtx");
+        let p = b.process("1")?;
+        let t = b.thread(p, "1/1")?;
+        let lane = b.lane(Lane {
+            device: 0,
+            stream: 7,
+            process: p,
+        })?;
+        let call = |kind| HostCall {
+            start: 10,
+            end: 20,
+            thread: t,
+            name: 0,
+            kind,
+        };
+        let first = b.call_identified(call(CallKind::Launch), 5)?;
+        let repeat = b.call_identified(call(CallKind::Sync), 5)?;
+        let other = b.call_identified(call(CallKind::Sync), 6)?;
+        for (start, c) in [(30, first), (40, repeat), (50, other)] {
+            b.op(GpuOp {
+                start,
+                end: start + 1,
+                lane,
+                name: 0,
+                call: c,
+                class: OpClass::Kernel,
+            })?;
+        }
+        let a = b.finish();
+        assert_eq!(a.calls.len(), 2);
+        let calls: Vec<(u32, CallKind)> = a
+            .ops
+            .iter()
+            .map(|o| (o.call, a.calls[o.call as usize].kind))
+            .collect();
+        assert_eq!(
+            calls,
+            vec![
+                (0, CallKind::Launch),
+                (0, CallKind::Launch),
+                (1, CallKind::Sync)
+            ]
+        );
+        Ok(())
     }
 
     #[test]

@@ -5,7 +5,7 @@ use super::critical;
 use super::iterations::{self, Agreement, Detection, MarkerChoice, Row, Source};
 use super::queue;
 use super::sequences;
-use super::table;
+use super::table::{self, EdgeRows};
 use crate::error::Result;
 use crate::table::Table;
 use serde::Serialize;
@@ -35,20 +35,21 @@ pub fn iterations(a: &Activity, marker: Option<&str>) -> Result<(Table, Iteratio
     Ok((table::iterations(a, &it)?, doc(&it, it.used)))
 }
 
-/// The critical path of every row of `source` (default: the source the iterations use): per step
-/// and every stretch.
+/// The critical path of every row of `source` (default: the source the iterations use): per step,
+/// the stretches `edges` selects, and how many stretches there are in all.
 pub fn critical_path(
     a: &Activity,
     marker: Option<&str>,
     source: Option<Source>,
-) -> Result<(Table, Table, IterationsDoc)> {
+    edges: EdgeRows,
+) -> Result<(Table, (Table, usize), IterationsDoc)> {
     let it = iterations::iterations(a, marker)?;
     let used = source.unwrap_or(it.used);
     let rows: Vec<&Row> = it.rows.iter().filter(|r| r.source == used).collect();
     let paths = critical::paths(a, &rows);
     Ok((
         table::critical_summary(&paths, &rows)?,
-        table::critical_edges(a, &paths, &rows)?,
+        table::critical_edges(a, &paths, &rows, edges)?,
         doc(&it, used),
     ))
 }

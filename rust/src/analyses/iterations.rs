@@ -183,7 +183,7 @@ pub fn iterations(a: &Activity, marker: Option<&str>) -> Result<Iterations> {
             None => Vec::new(),
         };
         if let Some((group, _)) = &choice {
-            agreement.push(agree(device, group, &marked, &detected));
+            agreement.push(agree(a.ops.len(), device, group, &marked, &detected));
         }
         rows.extend(marked);
         rows.extend(detected);
@@ -495,19 +495,25 @@ fn median_mad(values: &[i64]) -> Option<(f64, f64)> {
     Some((m as f64, *d as f64))
 }
 
-/// Pairs each detected row with the marker row holding most of its operations.
-fn agree(device: i64, group: &str, marked: &[Row], detected: &[Row]) -> Agreement {
-    let mut owner: BTreeMap<u32, usize> = BTreeMap::new();
+/// Pairs each detected row with the marker row holding most of its operations (`ops`: how many
+/// operations the capture has).
+fn agree(ops: usize, device: i64, group: &str, marked: &[Row], detected: &[Row]) -> Agreement {
+    // The marker row of each operation (by index: a map of millions of operations costs more than
+    // the rest of the iterations).
+    let mut owner: Vec<usize> = vec![usize::MAX; ops];
     for (k, r) in marked.iter().enumerate() {
         for &i in &r.ops {
-            owner.insert(i, k);
+            if let Some(slot) = owner.get_mut(i as usize) {
+                *slot = k;
+            }
         }
     }
     let (mut paired, mut differs, mut max_diff) = (0usize, 0usize, None::<f64>);
+    let mut votes: BTreeMap<usize, usize> = BTreeMap::new();
     for d in detected {
-        let mut votes: BTreeMap<usize, usize> = BTreeMap::new();
-        for i in &d.ops {
-            if let Some(&k) = owner.get(i) {
+        votes.clear();
+        for &i in &d.ops {
+            if let Some(&k) = owner.get(i as usize).filter(|&&k| k != usize::MAX) {
                 *votes.entry(k).or_default() += 1;
             }
         }

@@ -1,6 +1,6 @@
 //! The analyses' results as Arrow tables, exactly the columns `super::fields` declares.
 
-use super::activity::{Activity, OpClass};
+use super::activity::Activity;
 use super::critical::{Category, Node, Path};
 use super::fields;
 use super::iterations::{Iterations, Row};
@@ -8,6 +8,7 @@ use super::queue::{Level, Queue};
 use super::sequences::Pattern;
 use crate::error::Result;
 use crate::table::Table;
+use arrow_array::builder::StringBuilder;
 use arrow_array::{ArrayRef, Float64Array, Int64Array, StringArray};
 use std::sync::Arc;
 
@@ -138,9 +139,39 @@ pub fn critical_summary(paths: &[Path], rows: &[&Row]) -> Result<Table> {
     Table::declared(fields::CRITICAL_PATH, columns)
 }
 
-/// Every stretch of every path, in time order.
-pub fn critical_edges(a: &Activity, paths: &[Path], rows: &[&Row]) -> Result<Table> {
-    let total: usize = paths.iter().map(|p| p.segments.len()).sum();
+/// Which stretches the edges table holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EdgeRows {
+    /// Every stretch of every path.
+    All,
+    /// The first `n` stretches in table order (what a document shows of them).
+    Head(usize),
+    /// The stretches of the steps whose `row` is this.
+    Row(usize),
+}
+
+/// The stretches of the paths, in time order (those `which` selects), and how many there are in all.
+pub fn critical_edges(
+    a: &Activity,
+    paths: &[Path],
+    rows: &[&Row],
+    which: EdgeRows,
+) -> Result<(Table, usize)> {
+    let all: usize = paths.iter().map(|p| p.segments.len()).sum();
+    let chosen = |p: &Path| match which {
+        EdgeRows::Row(r) => rows.get(p.row).is_some_and(|row| row.index == r),
+        EdgeRows::All | EdgeRows::Head(_) => true,
+    };
+    let mut budget = match which {
+        EdgeRows::Head(n) => n,
+        EdgeRows::All | EdgeRows::Row(_) => usize::MAX,
+    };
+    let total = paths
+        .iter()
+        .filter(|p| chosen(p))
+        .map(|p| p.segments.len())
+        .sum::<usize>()
+        .min(budget);
     let mut device = Vec::with_capacity(total);
     let mut row = Vec::with_capacity(total);
     let mut seq = Vec::with_capacity(total);
@@ -149,32 +180,31 @@ pub fn critical_edges(a: &Activity, paths: &[Path], rows: &[&Row]) -> Result<Tab
         Vec::with_capacity(total),
         Vec::with_capacity(total),
     );
-    let (mut category, mut edge, mut node, mut name) = (
-        Vec::with_capacity(total),
-        Vec::with_capacity(total),
-        Vec::with_capacity(total),
-        Vec::with_capacity(total),
-    );
-    let (mut stream, mut thread) = (Vec::with_capacity(total), Vec::with_capacity(total));
-    for p in paths {
+    // Strings straight into the arrays (no String per row: a path can have millions of stretches).
+    let texts = || StringBuilder::with_capacity(total, 8 * total);
+    let (mut category, mut edge, mut node, mut name, mut thread) =
+        (texts(), texts(), texts(), texts(), texts());
+    let mut stream = Vec::with_capacity(total);
+    for p in paths.iter().filter(|p| chosen(p)) {
         let r = rows.get(p.row).copied();
-        for (k, s) in p.segments.iter().enumerate() {
+        for (k, s) in p.segments.iter().enumerate().take(budget) {
             device.push(r.map(|r| r.device));
             row.push(r.map(|r| n(r.index)));
             seq.push(n(k));
             start.push(s.start);
             end.push(s.end);
             dur.push(s.end - s.start);
-            category.push(Some(s.category.as_str().to_string()));
-            edge.push(Some(s.edge.as_str().to_string()));
+            category.append_value(s.category.as_str());
+            edge.append_value(s.edge.as_str());
             let (kind, label, st, th) = describe(a, s.node);
-            node.push(Some(kind.to_string()));
-            name.push(label);
+            node.append_value(kind);
+            name.append_option(label);
             stream.push(st);
-            thread.push(th);
+            thread.append_option(th);
         }
+        budget -= p.segments.len().min(budget);
     }
-    Table::declared(
+    let table = Table::declared(
         fields::CRITICAL_PATH_EDGES,
         vec![
             ("device_id", opt_int(device)),
@@ -183,31 +213,24 @@ pub fn critical_edges(a: &Activity, paths: &[Path], rows: &[&Row]) -> Result<Tab
             ("start_ns", int(start)),
             ("end_ns", int(end)),
             ("duration_ns", int(dur)),
-            ("category", text(category)),
-            ("edge", text(edge)),
-            ("node", text(node)),
-            ("name", text(name)),
+            ("category", Arc::new(category.finish())),
+            ("edge", Arc::new(edge.finish())),
+            ("node", Arc::new(node.finish())),
+            ("name", Arc::new(name.finish())),
             ("stream_id", opt_int(stream)),
-            ("thread", text(thread)),
+            ("thread", Arc::new(thread.finish())),
         ],
-    )
+    )?;
+    Ok((table, all))
 }
 
 /// (node kind, name, stream, thread) of a path node.
-fn describe(
-    a: &Activity,
-    node: Node,
-) -> (&'static str, Option<String>, Option<i64>, Option<String>) {
+fn describe(a: &Activity, node: Node) -> (&'static str, Option<&str>, Option<i64>, Option<&str>) {
     match node {
         Node::Op(i) => match a.ops.get(i as usize) {
             Some(op) => (
-                match op.class {
-                    OpClass::Kernel => "kernel",
-                    OpClass::Memcpy => "memcpy",
-                    OpClass::Memset => "memset",
-                    OpClass::Graph => "graph",
-                },
-                Some(a.name(op.name).to_string()),
+                op.class.as_str(),
+                Some(a.name(op.name)),
                 Some(a.lane(op).stream),
                 None,
             ),
@@ -216,16 +239,16 @@ fn describe(
         Node::Call(c) => match a.call(c) {
             Some(call) => (
                 "call",
-                Some(a.name(call.name).to_string()),
+                Some(a.name(call.name)),
                 None,
-                Some(a.thread_label(call.thread).to_string()),
+                Some(a.thread_label(call.thread)),
             ),
             None => ("call", None, None, None),
         },
-        Node::HostGap(t) => ("host", None, None, Some(a.thread_label(t).to_string())),
+        Node::HostGap(t) => ("host", None, None, Some(a.thread_label(t))),
         Node::GpuWait(i) => (
             "gpu_wait",
-            a.ops.get(i as usize).map(|o| a.name(o.name).to_string()),
+            a.ops.get(i as usize).map(|o| a.name(o.name)),
             a.ops.get(i as usize).map(|o| a.lane(o).stream),
             None,
         ),

@@ -6,6 +6,7 @@
 //! `[CUDA graph <graphId>]` (as `nsys stats` and `gpuopt nsys` name them). Threads are `pid/tid`.
 
 use super::api::strip_version;
+use super::hash::IdMap;
 use super::memory::enum_labels;
 use super::ops::{self, Call, Op, OpKind};
 use super::ranges;
@@ -17,7 +18,6 @@ use crate::analyses::activity::{
     Activity, Builder, CallKind, GpuOp, HostCall, Lane, Marker, OpClass, NONE,
 };
 use crate::error::Result;
-use std::collections::HashMap;
 
 /// What an operation keeps while the calls are joined.
 #[derive(Debug, Clone, Copy)]
@@ -54,6 +54,73 @@ fn pid(global: i64) -> i64 {
 
 fn tid(global: i64) -> i64 {
     global & 0x00FF_FFFF
+}
+
+/// Whether two hits are of one call (the key the calls are told apart by).
+fn same_call(a: &Call, b: &Call) -> bool {
+    (a.global_tid, a.start, a.end, a.name) == (b.global_tid, b.start, b.end, b.name)
+}
+
+/// The builder's ids of the export's processes, threads and API names, looked up by the export's
+/// integers (a label is formatted and a name interned once each, not once per call).
+#[derive(Default)]
+struct Ids {
+    processes: IdMap<i64, u32>,
+    threads: IdMap<i64, u32>,
+    apis: IdMap<u32, u32>,
+}
+
+impl Ids {
+    /// The process of a globalPid or globalTid.
+    fn process(&mut self, b: &mut Builder, global: i64) -> Result<u32> {
+        let pid = pid(global);
+        if let Some(&p) = self.processes.get(&pid) {
+            return Ok(p);
+        }
+        let p = b.process(&pid.to_string())?;
+        self.processes.insert(pid, p);
+        Ok(p)
+    }
+
+    fn thread(&mut self, b: &mut Builder, global_tid: i64) -> Result<u32> {
+        let key = global_tid & 0xFFFF_FFFF_FFFF;
+        if let Some(&t) = self.threads.get(&key) {
+            return Ok(t);
+        }
+        let process = self.process(b, global_tid)?;
+        let t = b.thread(process, &format!("{}/{}", pid(global_tid), tid(global_tid)))?;
+        self.threads.insert(key, t);
+        Ok(t)
+    }
+
+    /// Adds a call; repeats of it (same thread, start, end and API) are merged by `Builder::finish`.
+    fn call(
+        &mut self,
+        b: &mut Builder,
+        strings: &Strings,
+        call: &Call,
+        kind: CallKind,
+    ) -> Result<u32> {
+        let thread = self.thread(b, call.global_tid)?;
+        let name = match self.apis.get(&call.name) {
+            Some(&n) => n,
+            None => {
+                let n = b.name(strip_version(strings.value(call.name)))?;
+                self.apis.insert(call.name, n);
+                n
+            }
+        };
+        b.call_identified(
+            HostCall {
+                start: call.start,
+                end: call.end,
+                thread,
+                name,
+                kind,
+            },
+            call.name,
+        )
+    }
 }
 
 /// The selected part of an export as an [`Activity`].
@@ -93,48 +160,37 @@ pub fn load(schema: &Schema, strings: &Strings, sel: &Selection) -> Result<Activ
     )?;
     let opers = enum_labels(schema, &ENUM_MEMCPY_OPER)?;
     let mut b = Builder::new("nvtx");
-    // Calls: one entry per distinct call (graph nodes share their cudaGraphLaunch).
-    let mut call_index: HashMap<(i64, i64, i64, u32), u32> = HashMap::new();
-    let mut add_call = |b: &mut Builder, call: &Call, kind: CallKind| -> Result<u32> {
-        let key = (call.global_tid, call.start, call.end, call.name);
-        if let Some(&i) = call_index.get(&key) {
-            return Ok(i);
-        }
-        let process = b.process(&pid(call.global_tid).to_string())?;
-        let thread = b.thread(
-            process,
-            &format!("{}/{}", pid(call.global_tid), tid(call.global_tid)),
-        )?;
-        let name = b.name(strip_version(strings.value(call.name)))?;
-        let i = b.call(HostCall {
-            start: call.start,
-            end: call.end,
-            thread,
-            name,
-            kind,
-        })?;
-        call_index.insert(key, i);
-        Ok(i)
-    };
+    let mut ids = Ids::default();
+    // Calls: one per distinct call (graph nodes share their cudaGraphLaunch: their hits come one after
+    // another, and `Builder::finish` merges any other repeat of a call).
     let mut call_of = vec![NONE; raws.len()];
-    for (hits, syncs) in &parts {
+    for (hits, syncs) in parts {
+        let mut last: Option<(Call, u32)> = None;
         for (i, call) in hits {
-            let is_sync = flags.get(call.name as usize).copied().unwrap_or(false);
-            let kind = if is_sync {
-                CallKind::Sync
-            } else {
-                CallKind::Launch
+            let c = match last {
+                Some((seen, c)) if same_call(&seen, &call) => c,
+                _ => {
+                    let is_sync = flags.get(call.name as usize).copied().unwrap_or(false);
+                    let kind = if is_sync {
+                        CallKind::Sync
+                    } else {
+                        CallKind::Launch
+                    };
+                    let c = ids.call(&mut b, strings, &call, kind)?;
+                    last = Some((call, c));
+                    c
+                }
             };
-            let c = add_call(&mut b, call, kind)?;
-            if let Some(slot) = call_of.get_mut(*i as usize) {
+            if let Some(slot) = call_of.get_mut(i as usize) {
                 *slot = c;
             }
         }
         for call in syncs {
-            add_call(&mut b, call, CallKind::Sync)?;
+            ids.call(&mut b, strings, &call, CallKind::Sync)?;
         }
     }
-    let mut names: HashMap<(OpKind, i64), u32> = HashMap::new();
+    let mut names: IdMap<(OpKind, i64), u32> = IdMap::default();
+    let mut lanes: IdMap<(i64, i64, i64), u32> = IdMap::default();
     b.reserve_ops(raws.len());
     for (r, call) in raws.iter().zip(call_of) {
         let name = match names.get(&(r.kind, r.name)) {
@@ -156,12 +212,19 @@ pub fn load(schema: &Schema, strings: &Strings, sel: &Selection) -> Result<Activ
                 n
             }
         };
-        let process = b.process(&pid(r.global_pid).to_string())?;
-        let lane = b.lane(Lane {
-            device: r.device,
-            stream: r.stream,
-            process,
-        })?;
+        let lane = match lanes.get(&(r.global_pid, r.device, r.stream)) {
+            Some(&lane) => lane,
+            None => {
+                let process = ids.process(&mut b, r.global_pid)?;
+                let lane = b.lane(Lane {
+                    device: r.device,
+                    stream: r.stream,
+                    process,
+                })?;
+                lanes.insert((r.global_pid, r.device, r.stream), lane);
+                lane
+            }
+        };
         b.op(GpuOp {
             start: r.start,
             end: r.end,
@@ -183,8 +246,7 @@ pub fn load(schema: &Schema, strings: &Strings, sel: &Selection) -> Result<Activ
         if !sel.keep_cpu(r.start, end, r.tid) {
             continue;
         }
-        let process = b.process(&pid(r.tid).to_string())?;
-        let thread = b.thread(process, &format!("{}/{}", pid(r.tid), tid(r.tid)))?;
+        let thread = ids.thread(&mut b, r.tid)?;
         let name = b.name(nvtx.text(r))?;
         b.range(Marker {
             name,

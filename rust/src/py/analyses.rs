@@ -9,7 +9,7 @@ use super::{json, run};
 use crate::analyses::activity::Activity;
 use crate::analyses::facts;
 use crate::analyses::iterations::Source;
-use crate::analyses::table::{concat, with_rank};
+use crate::analyses::table::{concat, with_rank, EdgeRows};
 use crate::error::{Error, Result};
 use crate::nsys::select::Request;
 use crate::table::Table;
@@ -110,30 +110,41 @@ pub fn analysis_iterations(
     Ok((table.into(), json(&docs(docs_))?))
 }
 
-/// `analysis_critical_path(source, marker, use) -> (steps, edges, json)`.
+/// `analysis_critical_path(source, marker, use, step, head) -> (steps, edges, edge count, json)`:
+/// the edges of the steps whose row is `step`, else the first `head` of them (of each trace), else all
+/// (a path has a few stretches per operation on it: a document holds only the stretches it shows).
 #[pyfunction]
-#[pyo3(signature = (source, marker = None, using = None))]
+#[pyo3(signature = (source, marker = None, using = None, step = None, head = None))]
 pub fn analysis_critical_path(
     py: Python<'_>,
     source: &Bound<'_, PyAny>,
     marker: Option<String>,
     using: Option<String>,
-) -> PyResult<(ArrowTable, ArrowTable, Vec<u8>)> {
+    step: Option<usize>,
+    head: Option<usize>,
+) -> PyResult<(ArrowTable, ArrowTable, usize, Vec<u8>)> {
     let input = Input::of(source)?;
     let using = source_of(using.as_deref())?;
+    let which = match (step, head) {
+        (Some(row), _) => EdgeRows::Row(row),
+        (None, Some(n)) => EdgeRows::Head(n),
+        (None, None) => EdgeRows::All,
+    };
     let parts = run(py, move || {
-        input.each(|a| facts::critical_path(a, marker.as_deref(), using))
+        input.each(|a| facts::critical_path(a, marker.as_deref(), using, which))
     })?;
     let mut steps = Vec::new();
     let mut edges = Vec::new();
     let mut ds = Vec::new();
-    for (rank, (s, e, d)) in parts {
+    let mut total = 0usize;
+    for (rank, (s, (e, n), d)) in parts {
         steps.push((rank, s));
         edges.push((rank, e));
         ds.push((rank, d));
+        total += n;
     }
     let (steps, edges) = run(py, move || Ok((joined(steps)?, joined(edges)?)))?;
-    Ok((steps.into(), edges.into(), json(&docs(ds))?))
+    Ok((steps.into(), edges.into(), total, json(&docs(ds))?))
 }
 
 /// `analysis_queue(source, series) -> (table, series table or None)`.
