@@ -351,6 +351,7 @@ impl Shapes {
                     dims: record.dims.as_deref(),
                     types: record.types.as_deref(),
                     concrete: record.concrete.as_deref(),
+                    part_hashes: [0; 3],
                     hash,
                 };
                 self.intern(&raw, hash)

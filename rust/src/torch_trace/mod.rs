@@ -18,6 +18,7 @@ pub mod header;
 pub mod kernels;
 pub mod launches;
 pub mod links;
+mod memo;
 pub mod ops;
 pub mod paths;
 pub mod perfetto;

@@ -68,9 +68,32 @@ impl<'a> Cursor<'a> {
         self.text.as_bytes()
     }
 
+    /// The text from `pos` on.
+    pub fn rest(&self) -> &'a str {
+        self.text.get(self.pos..).unwrap_or_default()
+    }
+
     /// The next byte that is not blank, left unread.
     #[inline]
     pub fn peek(&mut self) -> Quick<u8> {
+        // Every byte above the space is not blank; Kineto puts one space after each `,` and `:`.
+        let bytes = self.bytes();
+        match bytes.get(self.pos) {
+            Some(&b) if b > b' ' => return Ok(b),
+            Some(b' ') => match bytes.get(self.pos + 1) {
+                Some(&b) if b > b' ' => {
+                    self.pos += 1;
+                    return Ok(b);
+                }
+                _ => {}
+            },
+            _ => {}
+        }
+        self.peek_blanks()
+    }
+
+    /// [`Cursor::peek`] past any run of blanks.
+    fn peek_blanks(&mut self) -> Quick<u8> {
         let bytes = self.bytes();
         loop {
             match bytes.get(self.pos) {
@@ -384,7 +407,12 @@ fn uint_end(bytes: &[u8], start: usize) -> Quick<usize> {
     }
 }
 
+#[inline]
 fn blanks_end(bytes: &[u8], mut i: usize) -> usize {
+    // The common case first: no blank at all (every byte above the space is not one).
+    if bytes.get(i).is_some_and(|&b| b > b' ') {
+        return i;
+    }
     while bytes.get(i).is_some_and(|&b| is_blank(b)) {
         i += 1;
     }
