@@ -457,6 +457,8 @@ pub struct Events<S = Strings> {
     pub last_end: Option<i64>,
     thread_index: FastMap<(OwnedIdent, OwnedIdent), u32>,
     int_threads: FastMap<(i64, i64), u32>,
+    /// The thread an integer (pid, tid) last named (see [`Events::thread`]).
+    last_thread: Option<(i64, i64, u32)>,
 }
 
 /// Content recognised but not turned into facts, counted by kind and name.
@@ -847,7 +849,14 @@ impl<S> Events<S> {
 
     fn thread(&mut self, pid: &Ident<'_>, tid: &Ident<'_>) -> u32 {
         if let (Ident::Int(p), Ident::Int(t)) = (pid, tid) {
+            // Host events come in long runs on one thread: the last one found is tried first.
+            if let Some((lp, lt, id)) = self.last_thread {
+                if lp == *p && lt == *t {
+                    return id;
+                }
+            }
             if let Some(&id) = self.int_threads.get(&(*p, *t)) {
+                self.last_thread = Some((*p, *t, id));
                 return id;
             }
         }
@@ -902,7 +911,7 @@ impl<S> Events<S> {
         let name = self.name_of(index, ev)?;
         let thread = self.host_thread(index, ev)?;
         let comm = self.comm_args(ev);
-        let shapes = match (kind, ev.args.shapes.as_deref()) {
+        let shapes = match (kind, ev.args.shapes.as_ref()) {
             (CpuKind::Op, Some(raw)) => self.shapes.intern(raw, raw.hash),
             _ => NONE,
         };

@@ -159,8 +159,9 @@ pub struct Args<'a> {
     pub launch: Option<Box<LaunchRaw>>,
     /// Collective arguments (rare: allocated only when present).
     pub comm: Option<Box<CommRaw<'a>>>,
-    /// `record_shapes` arguments of a `cpu_op` (allocated only when present).
-    pub shapes: Option<Box<ShapesRaw<'a>>>,
+    /// `record_shapes` arguments of a `cpu_op` (most ops carry them: kept in place, a box would
+    /// cost an allocation per op).
+    pub shapes: Option<ShapesRaw<'a>>,
     /// `name` / `labels` of metadata (`M`) events (allocated only when present).
     pub meta: Option<Box<MetaRaw<'a>>>,
     pub unused: u64,
@@ -580,7 +581,7 @@ pub(super) fn unread_arg<'a>(args: &mut Args<'a>, key: Cow<'a, str>) {
 /// Keeps the text of a `record_shapes` argument (`bit` 18..=21 of [`arg_bit`]) and its
 /// `memo::text_hash`; the 2021 spelling `Input dims` fills the dims only when `Input Dims` did not.
 pub(super) fn set_shape<'a>(args: &mut Args<'a>, bit: u32, text: &'a str, hash: u64) {
-    let shapes = args.shapes.get_or_insert_with(Box::default);
+    let shapes = args.shapes.get_or_insert_with(ShapesRaw::default);
     let (slot, part) = match bit {
         18 => (&mut shapes.dims, 0),
         19 => (&mut shapes.types, 1),
@@ -596,7 +597,7 @@ pub(super) fn set_shape<'a>(args: &mut Args<'a>, bit: u32, text: &'a str, hash: 
 
 /// Completes an `args` object both readers have read.
 pub(super) fn finish_args(args: &mut Args<'_>) {
-    if let Some(shapes) = args.shapes.as_deref_mut() {
+    if let Some(shapes) = args.shapes.as_mut() {
         shapes.hash = shapes.text_hash();
     }
 }
@@ -851,9 +852,10 @@ mod tests {
 
     #[test]
     fn an_event_stays_small() {
-        // Segments write and read thousands of these; rare argument groups are boxed.
+        // One is filled in place per event; rare argument groups are boxed (the shapes most ops
+        // carry are not: a box cost an allocation and a free per op).
         let size = std::mem::size_of::<RawEvent<'_>>();
-        assert!(size <= 400, "RawEvent is {size} bytes");
+        assert!(size <= 480, "RawEvent is {size} bytes");
     }
 
     #[test]
