@@ -48,6 +48,45 @@ pub struct Memo {
     clock: usize,
     /// `KEY_WAYS` guesses per (level, previous key code); empty until the first key is learnt.
     keys: Vec<KeyGuess>,
+    /// Remembered spans (see [`Memo::find_span`]), chained by tag bucket; emptied with the arena.
+    spans: Vec<SpanSlot>,
+    /// The first span of each bucket's chain (`NO_SPAN` for none).
+    span_heads: Vec<u32>,
+}
+
+/// Args a span holds at most.
+pub const SPAN_ARGS: usize = 6;
+/// Spans kept at most: an op's spans share their first bytes (`"Concrete Inputs": ["", ...`), so
+/// they are chained per tag, most recently found first, rather than kept a few per set.
+const SPANS: usize = 2048;
+const SPAN_BUCKET_BITS: u32 = 9;
+/// Spans compared per lookup at most.
+const SPAN_CHAIN: usize = 16;
+const NO_SPAN: u32 = u32::MAX;
+/// The memo's key for span tags (apart from every argument's).
+const SPAN_KEY: u32 = 1 << 16;
+
+/// One arg of a remembered span: its code, where its key (after the quote) and its value lie in the
+/// span's text, and the value's hash (0 where none is kept).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SpanArg {
+    pub code: u32,
+    pub key_at: u32,
+    pub key_len: u32,
+    pub value_at: u32,
+    pub value_len: u32,
+    pub hash: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct SpanSlot {
+    tag: u64,
+    start: u32,
+    len: u32,
+    args: [SpanArg; SPAN_ARGS],
+    count: usize,
+    /// The next span of the same bucket, or `NO_SPAN`.
+    next: u32,
 }
 
 /// Bytes of text a key guess covers at most: the key's quotes, the colon and the blanks after it.
@@ -113,6 +152,100 @@ impl Memo {
         None
     }
 
+    /// Room in the arena for `len` more bytes: when full, everything is forgotten (values and
+    /// spans point into it).
+    fn make_room(&mut self, len: usize) {
+        if self.slots.is_empty() || self.arena.len() + len > ARENA_BYTES {
+            self.arena.clear();
+            self.arena.reserve(ARENA_BYTES);
+            self.slots.clear();
+            self.slots.resize((1 << SET_BITS) * WAYS, Slot::default());
+            self.spans.clear();
+            self.span_heads.clear();
+            self.span_heads.resize(1 << SPAN_BUCKET_BITS, NO_SPAN);
+        }
+    }
+
+    /// The remembered span that `text` starts with: its length and its args. A span is a run of
+    /// args (keys and array or object values, with what lies between them) that the quick reader
+    /// read one by one before; reading the same bytes again would do the same, so it is done at
+    /// once (see `quick::args`). A span found moves to the front of its chain.
+    #[inline]
+    pub fn find_span(&mut self, text: &[u8]) -> Option<(usize, [SpanArg; SPAN_ARGS], usize)> {
+        if self.span_heads.is_empty() {
+            return None;
+        }
+        let (tag, _) = tag_of(text, SPAN_KEY)?;
+        let bucket = (tag >> (64 - SPAN_BUCKET_BITS)) as usize;
+        let mut at = *self.span_heads.get(bucket)?;
+        let mut before = NO_SPAN;
+        for _ in 0..SPAN_CHAIN {
+            let slot = self.spans.get(at as usize)?;
+            let next = slot.next;
+            let (start, len) = (slot.start as usize, slot.len as usize);
+            if slot.tag == tag && text.get(..len) == self.arena.get(start..start + len) {
+                let found = (len, slot.args, slot.count);
+                if before != NO_SPAN {
+                    // Unlink it and put it first.
+                    if let Some(prev) = self.spans.get_mut(before as usize) {
+                        prev.next = next;
+                    }
+                    let head = self.span_heads.get(bucket).copied().unwrap_or(NO_SPAN);
+                    if let Some(slot) = self.spans.get_mut(at as usize) {
+                        slot.next = head;
+                    }
+                    if let Some(first) = self.span_heads.get_mut(bucket) {
+                        *first = at;
+                    }
+                }
+                return Some(found);
+            }
+            before = at;
+            at = next;
+        }
+        None
+    }
+
+    /// Remembers the span at the start of `text`, `len` bytes, with its args.
+    pub fn remember_span(&mut self, text: &[u8], len: usize, args: &[SpanArg]) {
+        let (Some(span), Some((tag, _))) = (text.get(..len), tag_of(text, SPAN_KEY)) else {
+            return;
+        };
+        if len > LONGEST || args.is_empty() || args.len() > SPAN_ARGS {
+            return;
+        }
+        if self.spans.len() >= SPANS {
+            // Forget everything (the arena is shared with the values).
+            self.slots.clear();
+        }
+        self.make_room(len);
+        let (Ok(start), Ok(len), Ok(index)) = (
+            u32::try_from(self.arena.len()),
+            u32::try_from(len),
+            u32::try_from(self.spans.len()),
+        ) else {
+            return;
+        };
+        let bucket = (tag >> (64 - SPAN_BUCKET_BITS)) as usize;
+        let Some(head) = self.span_heads.get_mut(bucket) else {
+            return;
+        };
+        let mut kept = [SpanArg::default(); SPAN_ARGS];
+        for (k, a) in kept.iter_mut().zip(args) {
+            *k = *a;
+        }
+        self.spans.push(SpanSlot {
+            tag,
+            start,
+            len,
+            args: kept,
+            count: args.len(),
+            next: *head,
+        });
+        *head = index;
+        self.arena.extend_from_slice(span);
+    }
+
     /// Remembers the value at the start of `text`, its first `len` bytes, just scanned, with its
     /// hash.
     pub fn remember(&mut self, key: u32, text: &[u8], len: usize, hash: u64) {
@@ -122,12 +255,7 @@ impl Memo {
         if !(SHORTEST..=LONGEST).contains(&len) {
             return;
         }
-        if self.slots.is_empty() || self.arena.len() + len > ARENA_BYTES {
-            self.arena.clear();
-            self.arena.reserve(ARENA_BYTES);
-            self.slots.clear();
-            self.slots.resize((1 << SET_BITS) * WAYS, Slot::default());
-        }
+        self.make_room(len);
         let (Ok(start), Ok(len)) = (u32::try_from(self.arena.len()), u32::try_from(len)) else {
             return;
         };

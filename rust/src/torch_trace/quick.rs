@@ -6,7 +6,7 @@
 //! into a float, a value of an unexpected type, bad or cut JSON) makes it give up, and the serde
 //! reader reads the event from its start: errors, and every rare case, stay serde_json's.
 
-use super::memo::{text_hash, Memo};
+use super::memo::{text_hash, Memo, SpanArg, SPAN_ARGS};
 use super::raw::{
     arg_bit, field_bit, finish_args, first_sighting, parse_event_into, set_shape, timestamp,
     unused_arg_bit, Args, Dim3, Ident, Num, Problem, RawEvent, UNUSED_FIELDS,
@@ -273,7 +273,8 @@ fn dim3(c: &mut Cursor<'_>) -> Quick<Dim3> {
     }
 }
 
-/// The `args` object, as `raw::ArgsVisitor` reads it.
+/// The `args` object, as `raw::ArgsVisitor` reads it. Runs of args whose values are arrays or
+/// objects (an op's shapes and strides) are remembered as spans and, met again, done at once.
 fn args<'de>(c: &mut Cursor<'de>, args: &mut Args<'de>, memo: &mut Memo) -> Quick<()> {
     c.expect(b'{')?;
     if c.peek()? == b'}' {
@@ -282,19 +283,163 @@ fn args<'de>(c: &mut Cursor<'de>, args: &mut Args<'de>, memo: &mut Memo) -> Quic
     }
     let mut seen = 0_u64;
     let mut prev = ARG_START;
+    let mut run = Run::default();
     loop {
+        c.peek()?;
+        let quote = c.pos;
         let (key, code) = key(c, memo, 1, prev, arg_code)?;
-        arg(c, key, code, &mut seen, args, memo)?;
         prev = code;
+        if spanned(code) && matches!(c.peek()?, b'[' | b'{') {
+            let replayed = run.args.is_empty()
+                && match replay_span(c, quote, &mut seen, args, memo) {
+                    Some(last) => {
+                        prev = last;
+                        true
+                    }
+                    None => false,
+                };
+            if !replayed {
+                if run.args.is_empty() {
+                    run.start = quote;
+                }
+                match span_arg(c, (run.start, quote), key, code, &mut seen, args, memo)? {
+                    Some(arg) => {
+                        run.args.push(arg);
+                        run.end = c.pos;
+                        if run.args.len() == SPAN_ARGS {
+                            run.finish(c, memo);
+                        }
+                    }
+                    None => run.finish(c, memo),
+                }
+            }
+        } else {
+            run.finish(c, memo);
+            arg(c, key, code, &mut seen, args, memo)?;
+        }
         match c.next()? {
             b',' => {}
             b'}' => {
+                run.finish(c, memo);
                 finish_args(args);
                 return Ok(());
             }
             _ => return Err(GiveUp),
         }
     }
+}
+
+/// Whether an arg coded `code` may be part of a span: one gpuopt does not read, or a
+/// `record_shapes` argument.
+fn spanned(code: u32) -> bool {
+    code >= 32 || (18..=21).contains(&code)
+}
+
+/// A run of spanned args being read: where its first key's quote is, where its last value ends,
+/// and what each of its args did.
+#[derive(Default)]
+struct Run {
+    start: usize,
+    end: usize,
+    args: Vec<SpanArg>,
+}
+
+impl Run {
+    /// Remembers the run (two args or more) as a span and starts a new one.
+    #[inline]
+    fn finish(&mut self, c: &Cursor<'_>, memo: &mut Memo) {
+        if self.args.is_empty() {
+            return;
+        }
+        if self.args.len() >= 2 {
+            if let Some(text) = c.text().get(self.start..) {
+                memo.remember_span(text.as_bytes(), self.end - self.start, &self.args);
+            }
+        }
+        self.args.clear();
+    }
+}
+
+/// The remembered span at `quote` (the first key's opening quote), done at once: the same records,
+/// bits and shapes reading its args one by one would give, and the cursor after its last value.
+/// The code of its last arg; `None` (nothing done) when there is none, or when one of its
+/// `record_shapes` args is already in the object (reading them one by one reports the duplicate).
+fn replay_span<'de>(
+    c: &mut Cursor<'de>,
+    quote: usize,
+    seen: &mut u64,
+    args: &mut Args<'de>,
+    memo: &mut Memo,
+) -> Option<u32> {
+    let text = c.text().get(quote..)?;
+    let (len, span, count) = memo.find_span(text.as_bytes())?;
+    let span = span.get(..count)?;
+    if span
+        .iter()
+        .any(|a| a.code < 32 && *seen & (1_u64 << a.code) != 0)
+    {
+        return None;
+    }
+    let piece = |at: u32, len: u32| {
+        text.get(at as usize..(at + len) as usize)
+            .unwrap_or_default()
+    };
+    for a in span {
+        match a.code {
+            UNKNOWN_ARG => args.unknown.push(Cow::Borrowed(piece(a.key_at, a.key_len))),
+            unused if unused >= 32 => args.unused |= 1 << (unused - 32),
+            bit => {
+                *seen |= 1_u64 << bit;
+                set_shape(args, bit, piece(a.value_at, a.value_len), a.hash);
+            }
+        }
+    }
+    c.pos = quote + len;
+    span.last().map(|a| a.code)
+}
+
+/// One spanned arg (see [`spanned`]), read as [`arg`] reads it, and what it did, with offsets from
+/// `run_start` (`at` = (run start, this key's quote)); `None` when it was a duplicate (which ends
+/// the run).
+fn span_arg<'de>(
+    c: &mut Cursor<'de>,
+    (run_start, quote): (usize, usize),
+    key: Key<'de>,
+    code: u32,
+    seen: &mut u64,
+    args: &mut Args<'de>,
+    memo: &mut Memo,
+) -> Quick<Option<SpanArg>> {
+    let value_at = c.pos;
+    let hash = if code >= 32 {
+        // As `arg` records an arg gpuopt does not read.
+        match code {
+            UNKNOWN_ARG => args.unknown.push(Cow::Borrowed(key.text())),
+            unused => args.unused |= 1 << (unused - 32),
+        }
+        skipped(c, memo)?;
+        0
+    } else {
+        if !first_time(seen, code, key, &mut args.problem) {
+            c.skip_value(2)?;
+            return Ok(None);
+        }
+        let (text, hash) = remembered(c, memo, code)?;
+        set_shape(args, code, text, hash);
+        hash
+    };
+    let offset = |at: usize| u32::try_from(at - run_start).ok();
+    let arg = (|| {
+        Some(SpanArg {
+            code,
+            key_at: offset(quote + 1)?,
+            key_len: u32::try_from(key.len).ok()?,
+            value_at: offset(value_at)?,
+            value_len: u32::try_from(c.pos - value_at).ok()?,
+            hash,
+        })
+    })();
+    Ok(arg)
 }
 
 /// One arg (`code` from [`arg_code`]), as `raw::ArgsVisitor` reads it.
