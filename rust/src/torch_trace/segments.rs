@@ -10,7 +10,8 @@
 //! the end of the input) stops the fast path at the last event start known to be right; the reader's
 //! framing path takes over from there and reports exactly what it always reported.
 
-use super::events::{Events, SegmentStrings};
+use super::events::Events;
+use super::interned::SegmentStrings;
 use super::memo::Memos;
 use super::quick::read_event_into;
 use super::raw::RawEvent;

@@ -4,7 +4,9 @@
 //! outside the ops name give the same links.
 
 use super::*;
-use crate::torch_trace::events::{CpuEvent, OwnedIdent, RuntimeEvent, Thread};
+use crate::torch_trace::records::{
+    CpuEvent, FlowPoint, GpuEvent, GpuKind, OwnedIdent, RuntimeEvent, Thread,
+};
 use proptest::prelude::*;
 
 // The earlier code, kept as the oracle.
@@ -263,4 +265,31 @@ fn a_thread_of_many_runs_is_sorted_and_nests_the_same() {
     let cpu: Vec<Range> = (0..40).map(|i| (0, 100 - i, 1 + i % 3, 1, i)).collect();
     let runtime: Vec<Range> = (0..40).map(|i| (0, 100 - i, 0, 0, i)).collect();
     same_links(&events(1, &cpu, &runtime));
+}
+
+/// A call or GPU event for the flow check: (correlation, start).
+type Point = (i64, i64);
+
+proptest! {
+    #[test]
+    fn flows_counted_through_the_links_as_by_the_set_of_every_event(
+        calls in prop::collection::vec((-1_i64..6, 0_i64..8), 0..12),
+        gpus in prop::collection::vec((-1_i64..8, 0_i64..8), 0..12),
+        flows in prop::collection::vec((-1_i64..8, 0_i64..8), 0..20),
+    ) {
+        let mut ev = events(1, &[], &[]);
+        ev.runtime = calls.iter().map(|&(correlation, start): &Point| RuntimeEvent {
+            name: 0, thread: 0, driver: false, start, end: start + 1, correlation, external_id: -1,
+        }).collect();
+        ev.gpu = gpus.iter().map(|&(correlation, start): &Point| GpuEvent {
+            name: 0, kind: GpuKind::Kernel, device: 0, stream: 7, start, end: start + 1,
+            correlation, external_id: -1, bytes: -1, config: NONE, comm: NONE,
+        }).collect();
+        ev.flows = flows.iter().map(|&(id, ts): &Point| FlowPoint { id, ts, start: true }).collect();
+        let links = link(&ev);
+        prop_assert_eq!(
+            (links.stats.flow_points, links.stats.flow_points_matching),
+            check_flows(&ev)
+        );
+    }
 }
