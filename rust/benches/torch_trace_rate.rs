@@ -10,7 +10,9 @@
 //! gpuopt's own code chooses nothing at compile time. `--cpus` pins each child with `taskset`;
 //! `--threads` sets `RAYON_NUM_THREADS` for gpuopt. Prints each run, then the medians: wall seconds,
 //! MB/s (10^6 bytes), CPU seconds (user + sys, from `/proc/self/stat`), peak RSS as a multiple of the
-//! file, and the ratio of the rates. `-- --child gpuopt|sonic|phases FILE` runs one child.
+//! file, and the ratio of the rates. `-- --child gpuopt|sonic|phases FILE` runs one child (`phases`:
+//! the read, the link and the summary timed apart, with their CPU seconds and page faults); `-- --child
+//! dump FILE` prints the summary document, to compare two builds' answers.
 
 use sonic_rs::{JsonContainerTrait, JsonValueTrait};
 use std::path::Path;
@@ -27,20 +29,42 @@ struct Run {
     rss_kib: u64,
 }
 
+/// Fields of `/proc/self/stat` after the command name (which may hold spaces, so after the last
+/// `)`): `i` counts from the state, field 3 of the whole line.
+fn stat_field(i: usize) -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after = stat.rsplit(')').next().unwrap_or("");
+    after
+        .split_whitespace()
+        .nth(i)
+        .and_then(|f| f.parse::<f64>().ok())
+        .unwrap_or(0.0)
+}
+
 /// User + system CPU seconds of this process so far (`/proc/self/stat`, clock ticks of 1/100 s).
 fn cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    // Fields after the command name (which may hold spaces) start after the last `)`.
-    let after = stat.rsplit(')').next().unwrap_or("");
-    let fields: Vec<&str> = after.split_whitespace().collect();
-    let tick = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|f| f.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
     // utime and stime are fields 14 and 15 of the whole line: 11 and 12 after the name.
-    (tick(11) + tick(12)) / 100.0
+    (stat_field(11) + stat_field(12)) / 100.0
+}
+
+/// Minor page faults of this process so far (field 10 of `/proc/self/stat`): each one a fresh page
+/// the kernel zeroed, a cost that instruction counts do not show.
+fn minor_faults() -> f64 {
+    stat_field(7)
+}
+
+/// CPU seconds and minor faults since `since` (from [`usage`]), as JSON fields named `name_*`.
+fn usage_since(name: &str, since: (f64, f64)) -> String {
+    let (cpu, faults) = usage();
+    format!(
+        "\"{name}_cpu_s\": {:.2}, \"{name}_faults\": {}",
+        cpu - since.0,
+        faults - since.1
+    )
+}
+
+fn usage() -> (f64, f64) {
+    (cpu_seconds(), minor_faults())
 }
 
 /// Peak resident memory of this process (`VmHWM`), KiB.
@@ -64,23 +88,37 @@ fn child(kind: &str, path: &Path) -> Res<()> {
             format!("\"summary_bytes\": {}", doc.len())
         }
         "phases" => {
-            // Read and link alone (timed), then the whole open again and the summary.
+            // Read and link alone (timed), then the whole open again and the summary; CPU seconds
+            // and minor page faults of each step too.
+            let before = usage();
             let read = _native::torch_trace::reader::read_path(path)?;
             let read_s = t0.elapsed().as_secs_f64();
+            let read_use = usage_since("read", before);
+            let before = usage();
             let links = _native::torch_trace::links::link(&read.events);
             let link_s = t0.elapsed().as_secs_f64() - read_s;
+            let link_use = usage_since("link", before);
             drop((read, links));
             let t0 = Instant::now();
             let set = _native::torch_trace::open(path)?;
             let t1 = t0.elapsed().as_secs_f64();
+            let before = usage();
             let summary = _native::torch_trace::summary::summary(&set, 30_000);
             let doc = serde_json::to_vec(&summary)?;
             let t2 = t0.elapsed().as_secs_f64();
+            let summary_use = usage_since("summary", before);
             format!(
-                "\"read_s\": {read_s:.3}, \"link_s\": {link_s:.3}, \"open_s\": {t1:.3}, \"summary_s\": {:.3}, \"summary_bytes\": {}",
+                "\"read_s\": {read_s:.3}, {read_use}, \"link_s\": {link_s:.3}, {link_use}, \"open_s\": {t1:.3}, \"summary_s\": {:.3}, {summary_use}, \"summary_bytes\": {}",
                 t2 - t1,
                 doc.len()
             )
+        }
+        "dump" => {
+            // The whole summary document, to compare two builds' answers on one file.
+            let set = _native::torch_trace::open(path)?;
+            let summary = _native::torch_trace::summary::summary(&set, 30_000);
+            println!("{}", serde_json::to_string_pretty(&summary)?);
+            return Ok(());
         }
         "sonic" => {
             let bytes = std::fs::read(path)?;

@@ -6,7 +6,7 @@
 //! rank: every thread and stream belongs to one process here, so a synchronizing call may wait for
 //! any stream of the trace. Threads are `pid/tid` as the trace spells them.
 
-use super::events::{CpuKind, GpuKind, NONE as EVENT_NONE};
+use super::records::{CpuKind, GpuKind, NONE as EVENT_NONE};
 use super::Trace;
 use crate::analyses::activity::{
     Activity, Builder, CallKind, GpuOp, HostCall, Lane, Marker, OpClass, NONE,

@@ -6,9 +6,9 @@
 //! the dtype's size; null when the dtype is one gpuopt does not know (never guessed).
 
 use super::columns::{float, int, opt_float, opt_int, opt_text, text};
-use super::events::{CommArgs, GpuKind, NONE};
 use super::fields;
 use super::kernels::is_communication;
+use super::records::{CommArgs, GpuKind, NONE};
 use super::{Trace, TraceSet};
 use crate::comm::CommOverlap;
 use crate::error::Result;

@@ -8,8 +8,8 @@
 
 use super::columns::{count, int, opt_int, text};
 use super::distribution::{distribution, Distribution};
-use super::events::GpuKind;
 use super::fields;
+use super::records::GpuKind;
 use super::{Trace, TraceSet};
 use crate::error::Result;
 use crate::table::Table;

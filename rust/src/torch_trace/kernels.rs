@@ -1,8 +1,8 @@
 //! Per-kernel-name statistics (GPU kernels only; memcpy/memset are in `transfers`).
 
 use super::columns::{count, float, int, opt_float, pct, text};
-use super::events::GpuKind;
 use super::fields;
+use super::records::GpuKind;
 use super::TraceSet;
 use crate::error::Result;
 use crate::table::Table;

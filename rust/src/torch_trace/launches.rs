@@ -5,9 +5,9 @@
 
 use super::columns::{int, opt_float, opt_int, opt_text, text};
 use super::distribution::{distribution, Distribution};
-use super::events::{GpuKind, NONE};
 use super::fields;
 use super::graphs::{is_graph_launch, launch_facts, GraphLaunch};
+use super::records::{GpuKind, NONE};
 use super::{Trace, TraceSet};
 use crate::error::Result;
 use crate::table::Table;

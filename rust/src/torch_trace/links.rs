@@ -10,9 +10,8 @@
 //!
 //! Nothing is dropped: unlinked events keep `NONE` and are counted in [`LinkStats`].
 
-use super::events::{CpuKind, Events, FastHasher, FastMap, NONE};
-use rayon::iter::ParallelIterator;
-use rayon::slice::ParallelSliceMut;
+use super::events::Events;
+use super::records::{CpuKind, FastHasher, FastMap, NONE};
 use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::hash_map::Entry;
@@ -91,32 +90,31 @@ fn idx(i: usize) -> u32 {
 pub fn link(ev: &Events) -> Links {
     // Host nesting, the correlation map and the flow check need nothing of each other: on the pool
     // side by side; GPU events are linked once the first two are done.
-    let ((mut links, correlations), (flow_points, flow_points_matching)) = rayon::join(
+    let (mut links, (by_correlation, duplicates)) = rayon::join(
         || {
-            rayon::join(
-                || {
-                    let mut links = Links {
-                        gpu_runtime: vec![NONE; ev.gpu.len()],
-                        runtime_parent: vec![NONE; ev.runtime.len()],
-                        runtime_op: vec![NONE; ev.runtime.len()],
-                        cpu_parent: vec![NONE; ev.cpu.len()],
-                        cpu_self_ns: ev.cpu.iter().map(|c| c.end - c.start).collect(),
-                        ..Links::default()
-                    };
-                    nest(ev, &mut links);
-                    ops_of_runtime(ev, &mut links);
-                    links
-                },
-                || correlations(ev),
-            )
+            let mut links = Links {
+                gpu_runtime: vec![NONE; ev.gpu.len()],
+                runtime_parent: vec![NONE; ev.runtime.len()],
+                runtime_op: vec![NONE; ev.runtime.len()],
+                cpu_parent: vec![NONE; ev.cpu.len()],
+                cpu_self_ns: ev.cpu.iter().map(|c| c.end - c.start).collect(),
+                ..Links::default()
+            };
+            nest(ev, &mut links);
+            ops_of_runtime(ev, &mut links);
+            links
         },
-        || check_flows(ev),
+        || correlations(ev),
     );
-    let (by_correlation, duplicates) = correlations;
     links.stats.duplicate_correlations = duplicates;
+    gpu_to_runtime(ev, &mut links, &by_correlation);
+    let (flow_points, flow_points_matching) = if duplicates == 0 {
+        check_flows_by_correlation(ev, &links, &by_correlation)
+    } else {
+        check_flows(ev)
+    };
     links.stats.flow_points = flow_points;
     links.stats.flow_points_matching = flow_points_matching;
-    gpu_to_runtime(ev, &mut links, &by_correlation);
     links
 }
 
@@ -133,7 +131,39 @@ struct Host {
 }
 
 fn nest(ev: &Events, links: &mut Links) {
-    let cpu = ev.cpu.iter().enumerate().map(|(i, c)| Host {
+    let threads = ev.threads.len();
+    let cpu = ByThread::new(ev.cpu.iter().map(|c| c.thread), threads);
+    let runtime = ByThread::new(ev.runtime.iter().map(|r| r.thread), threads);
+    let mut walk = Walk::default();
+    for bucket in 0..=threads {
+        let (cpu, runtime) = (cpu.of(bucket), runtime.of(bucket));
+        let mut runs = sorted_runs(cpu, false, |i| cpu_host(ev, i));
+        runs.extend(sorted_runs(runtime, true, |i| runtime_host(ev, i)));
+        if runs.len() <= MAX_RUNS {
+            merge(ev, runs, |h| walk.push(h, links));
+        } else {
+            // Many runs (not Kineto's way of writing): sort the thread's ranges.
+            let mut hosts: Vec<Host> = cpu.iter().filter_map(|&i| cpu_host(ev, i)).collect();
+            hosts.extend(runtime.iter().filter_map(|&i| runtime_host(ev, i)));
+            hosts.sort_by_key(order_key);
+            for h in hosts {
+                walk.push(h, links);
+            }
+        }
+    }
+}
+
+/// Sorted runs merged at most this many at a time; a thread with more is sorted instead.
+const MAX_RUNS: usize = 16;
+
+/// Where a host range goes in the nesting order: thread, start, longest first, kind, index (unique:
+/// `order` tells CPU ranges from runtime calls, and the index each one from the others).
+fn order_key(h: &Host) -> (u32, i64, Reverse<i64>, u8, u32) {
+    (h.thread, h.start, Reverse(h.end), h.order, h.index)
+}
+
+fn cpu_host(ev: &Events, i: u32) -> Option<Host> {
+    ev.cpu.get(i as usize).map(|c| Host {
         thread: c.thread,
         start: c.start,
         end: c.end,
@@ -143,34 +173,141 @@ fn nest(ev: &Events, links: &mut Links) {
             CpuKind::Python => 2,
         },
         runtime: false,
-        index: idx(i),
-    });
-    let runtime = ev.runtime.iter().enumerate().map(|(i, r)| Host {
+        index: i,
+    })
+}
+
+fn runtime_host(ev: &Events, i: u32) -> Option<Host> {
+    ev.runtime.get(i as usize).map(|r| Host {
         thread: r.thread,
         start: r.start,
         end: r.end,
         order: if r.driver { 4 } else { 3 },
         runtime: true,
-        index: idx(i),
-    });
-    let hosts = by_thread(cpu.chain(runtime), ev.threads.len());
-    let mut stack: Vec<Host> = Vec::new();
-    let mut thread = NONE;
-    for h in hosts {
-        if h.thread != thread {
-            stack.clear();
-            thread = h.thread;
+        index: i,
+    })
+}
+
+/// Event indices grouped by thread, each thread's in file order (a counting sort): bucket `t` holds
+/// thread `t`'s, the last bucket any id past the thread count.
+struct ByThread {
+    starts: Vec<usize>,
+    items: Vec<u32>,
+}
+
+impl ByThread {
+    fn new(threads_of: impl Iterator<Item = u32> + Clone, threads: usize) -> ByThread {
+        let bucket = |t: u32| (t as usize).min(threads);
+        let mut starts = vec![0_usize; threads + 2];
+        for t in threads_of.clone() {
+            if let Some(n) = starts.get_mut(bucket(t) + 1) {
+                *n += 1;
+            }
         }
-        while let Some(top) = stack.last() {
+        for i in 1..starts.len() {
+            let before = starts.get(i - 1).copied().unwrap_or(0);
+            if let Some(n) = starts.get_mut(i) {
+                *n += before;
+            }
+        }
+        let mut items = vec![NONE; starts.last().copied().unwrap_or(0)];
+        let mut next = starts.clone();
+        for (i, t) in threads_of.enumerate() {
+            if let Some(at) = next.get_mut(bucket(t)) {
+                if let Some(slot) = items.get_mut(*at) {
+                    *slot = idx(i);
+                }
+                *at += 1;
+            }
+        }
+        ByThread { starts, items }
+    }
+
+    fn of(&self, bucket: usize) -> &[u32] {
+        let start = self.starts.get(bucket).copied().unwrap_or(0);
+        let end = self.starts.get(bucket + 1).copied().unwrap_or(start);
+        self.items.get(start..end).unwrap_or_default()
+    }
+}
+
+/// One sorted run of a thread's ranges: indices, and whether they are runtime calls.
+type Run<'a> = (&'a [u32], bool);
+
+/// `indices` (a thread's ranges in file order) cut into runs sorted in the nesting order: Kineto
+/// writes each category in start order, so a thread's ranges are a few runs, merged in linear
+/// time without a copy of the ranges (a sort of all of them was most of the link, and its memory).
+fn sorted_runs(indices: &[u32], runtime: bool, host: impl Fn(u32) -> Option<Host>) -> Vec<Run<'_>> {
+    let mut runs = Vec::new();
+    let mut start = 0;
+    let mut last = None;
+    for (k, &i) in indices.iter().enumerate() {
+        let key = host(i).as_ref().map(order_key);
+        if k > 0 && key < last {
+            runs.push((indices.get(start..k).unwrap_or_default(), runtime));
+            start = k;
+        }
+        last = key;
+    }
+    if start < indices.len() {
+        runs.push((indices.get(start..).unwrap_or_default(), runtime));
+    }
+    runs
+}
+
+/// The ranges of `runs`, merged in the nesting order, to `each`.
+fn merge(ev: &Events, mut runs: Vec<Run<'_>>, mut each: impl FnMut(Host)) {
+    let host = |&(run, runtime): &Run<'_>| {
+        let &i = run.first()?;
+        if runtime {
+            runtime_host(ev, i)
+        } else {
+            cpu_host(ev, i)
+        }
+    };
+    let mut heads: Vec<Option<Host>> = runs.iter().map(host).collect();
+    loop {
+        let mut best: Option<(usize, Host)> = None;
+        for (k, head) in heads.iter().enumerate() {
+            if let Some(h) = head {
+                if best.is_none_or(|(_, b)| order_key(h) < order_key(&b)) {
+                    best = Some((k, *h));
+                }
+            }
+        }
+        let Some((k, h)) = best else {
+            return;
+        };
+        if let (Some(run), Some(head)) = (runs.get_mut(k), heads.get_mut(k)) {
+            run.0 = run.0.get(1..).unwrap_or_default();
+            *head = host(run);
+        }
+        each(h);
+    }
+}
+
+/// The nesting sweep: each range's parent is the innermost range still open on its thread.
+#[derive(Default)]
+struct Walk {
+    stack: Vec<Host>,
+    thread: u32,
+}
+
+impl Walk {
+    fn push(&mut self, h: Host, links: &mut Links) {
+        if h.thread != self.thread {
+            self.stack.clear();
+            self.thread = h.thread;
+        }
+        while let Some(top) = self.stack.last() {
             if top.end >= h.end {
                 break;
             }
             if top.end > h.start {
                 links.stats.improper_nesting += 1;
             }
-            stack.pop();
+            self.stack.pop();
         }
-        if let Some(parent) = stack.last() {
+        if let Some(parent) = self.stack.last() {
             if !parent.runtime {
                 if let Some(s) = links.cpu_self_ns.get_mut(parent.index as usize) {
                     *s -= h.end - h.start;
@@ -196,58 +333,14 @@ fn nest(ev: &Events, links: &mut Links) {
                 *slot = cpu_parent;
             }
         }
-        stack.push(h);
+        self.stack.push(h);
     }
-}
-
-/// The host ranges sorted by (thread, start, longest first, kind, index). Grouped by thread first
-/// (a counting sort that keeps file order), then each thread's ranges sorted on their own: Kineto
-/// writes each category in start order, so a thread's ranges are a few sorted runs, which the
-/// stable sort merges in linear time (a general sort of all ranges was most of the link).
-fn by_thread(hosts: impl Iterator<Item = Host> + Clone, threads: usize) -> Vec<Host> {
-    // Bucket of a thread id (ids are below `threads`; anything else shares the last bucket).
-    let bucket = |t: u32| (t as usize).min(threads);
-    let mut starts = vec![0_usize; threads + 2];
-    for h in hosts.clone() {
-        if let Some(n) = starts.get_mut(bucket(h.thread) + 1) {
-            *n += 1;
-        }
-    }
-    for i in 1..starts.len() {
-        let before = starts.get(i - 1).copied().unwrap_or(0);
-        if let Some(n) = starts.get_mut(i) {
-            *n += before;
-        }
-    }
-    let total = starts.last().copied().unwrap_or(0);
-    let mut out = vec![
-        Host {
-            thread: NONE,
-            start: 0,
-            end: 0,
-            order: 0,
-            runtime: false,
-            index: NONE,
-        };
-        total
-    ];
-    for h in hosts {
-        if let Some(next) = starts.get_mut(bucket(h.thread)) {
-            if let Some(slot) = out.get_mut(*next) {
-                *slot = h;
-            }
-            *next += 1;
-        }
-    }
-    out.par_chunk_by_mut(|a, b| a.thread == b.thread)
-        .for_each(|thread| {
-            thread.sort_by_key(|h| (h.thread, h.start, Reverse(h.end), h.order, h.index))
-        });
-    out
 }
 
 fn ops_of_runtime(ev: &Events, links: &mut Links) {
-    let mut by_external_id: Option<FastMap<i64, u32>> = None;
+    // Calls outside every `cpu_op` are linked by External id once all are seen: the map then holds
+    // only the ids those calls name (a map of every op's id cost more than the rest of the link).
+    let mut outside: Vec<usize> = Vec::new();
     for (r, call) in ev.runtime.iter().enumerate() {
         links.stats.runtime_calls += 1;
         let mut c = links.runtime_parent.get(r).copied().unwrap_or(NONE);
@@ -257,39 +350,57 @@ fn ops_of_runtime(ev: &Events, links: &mut Links) {
             }
             c = links.cpu_parent.get(c as usize).copied().unwrap_or(NONE);
         }
-        let op = if let Some(cpu) = ev.cpu.get(c as usize) {
-            links.stats.runtime_op_by_containment += 1;
-            if call.external_id >= 0 {
-                if cpu.external_id == call.external_id {
-                    links.stats.external_id_agree += 1;
-                } else {
-                    links.stats.external_id_disagree += 1;
-                }
-            }
-            c
-        } else {
-            let map = by_external_id.get_or_insert_with(|| {
-                let mut map = FastMap::default();
-                for (i, cpu) in ev.cpu.iter().enumerate() {
-                    if cpu.kind == CpuKind::Op && cpu.external_id >= 0 {
-                        map.entry(cpu.external_id).or_insert(idx(i));
-                    }
-                }
-                map
-            });
-            match map.get(&call.external_id) {
-                Some(&op) if call.external_id >= 0 => {
-                    links.stats.runtime_op_by_external_id += 1;
-                    op
-                }
-                _ => {
-                    links.stats.runtime_without_op += 1;
-                    NONE
-                }
-            }
+        let Some(cpu) = ev.cpu.get(c as usize) else {
+            outside.push(r);
+            continue;
         };
+        links.stats.runtime_op_by_containment += 1;
+        if call.external_id >= 0 {
+            if cpu.external_id == call.external_id {
+                links.stats.external_id_agree += 1;
+            } else {
+                links.stats.external_id_disagree += 1;
+            }
+        }
         if let Some(slot) = links.runtime_op.get_mut(r) {
-            *slot = op;
+            *slot = c;
+        }
+    }
+    if outside.is_empty() {
+        return;
+    }
+    let external_id = |r: usize| ev.runtime.get(r).map_or(-1, |call| call.external_id);
+    // The first `cpu_op` (in file order) with each External id a call outside the ops names.
+    let mut op_of: FastMap<i64, u32> = outside
+        .iter()
+        .map(|&r| external_id(r))
+        .filter(|&id| id >= 0)
+        .map(|id| (id, NONE))
+        .collect();
+    let mut missing = op_of.len();
+    for (i, cpu) in ev.cpu.iter().enumerate() {
+        if missing == 0 {
+            break;
+        }
+        if cpu.kind != CpuKind::Op || cpu.external_id < 0 {
+            continue;
+        }
+        if let Some(slot) = op_of.get_mut(&cpu.external_id) {
+            if *slot == NONE {
+                *slot = idx(i);
+                missing -= 1;
+            }
+        }
+    }
+    for r in outside {
+        match op_of.get(&external_id(r)) {
+            Some(&op) if op != NONE => {
+                links.stats.runtime_op_by_external_id += 1;
+                if let Some(slot) = links.runtime_op.get_mut(r) {
+                    *slot = op;
+                }
+            }
+            _ => links.stats.runtime_without_op += 1,
         }
     }
 }
@@ -364,6 +475,49 @@ fn gpu_to_runtime(ev: &Events, links: &mut Links, by_correlation: &FastMap<i64, 
     links.runtime_gpu_start = per_runtime;
 }
 
+/// [`check_flows`] through the links, when no two calls share a correlation id: a call is the one
+/// its id names, and a GPU event with that id is one of the call's; calls without an id and GPU
+/// events no call launched (few) go into a set. The same count without a set of every call and GPU
+/// event (tens of MB at 1 GB of trace).
+fn check_flows_by_correlation(
+    ev: &Events,
+    links: &Links,
+    by_correlation: &FastMap<i64, u32>,
+) -> (u64, u64) {
+    if ev.flows.is_empty() {
+        return (0, 0);
+    }
+    let unlinked_gpu = ev
+        .gpu
+        .iter()
+        .zip(&links.gpu_runtime)
+        .filter(|(_, &r)| r == NONE)
+        .map(|(g, _)| (g.correlation, g.start));
+    let others: HashSet<(i64, i64), BuildHasherDefault<FastHasher>> = ev
+        .runtime
+        .iter()
+        .filter(|c| c.correlation < 0)
+        .map(|c| (c.correlation, c.start))
+        .chain(unlinked_gpu)
+        .collect();
+    let on_call = |id: i64, ts: i64| {
+        let Some(&r) = by_correlation.get(&id).filter(|_| id >= 0) else {
+            return false;
+        };
+        ev.runtime.get(r as usize).is_some_and(|c| c.start == ts)
+            || links
+                .gpu_of_runtime(r as usize)
+                .iter()
+                .any(|&g| ev.gpu.get(g as usize).is_some_and(|e| e.start == ts))
+    };
+    let matching = ev
+        .flows
+        .iter()
+        .filter(|f| on_call(f.id, f.ts) || others.contains(&(f.id, f.ts)))
+        .count();
+    (ev.flows.len() as u64, matching as u64)
+}
+
 /// Flow end points, and how many sit exactly on a call or GPU event with their id.
 fn check_flows(ev: &Events) -> (u64, u64) {
     if ev.flows.is_empty() {
@@ -382,3 +536,7 @@ fn check_flows(ev: &Events) -> (u64, u64) {
         .count();
     (ev.flows.len() as u64, matching as u64)
 }
+
+#[cfg(test)]
+#[path = "tests_links.rs"]
+mod tests;

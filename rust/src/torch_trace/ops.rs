@@ -6,8 +6,8 @@
 //! GPU event counts once per row: `aten::sum` inside `aten::sum` does not double its GPU time.
 
 use super::columns::{count, int, text};
-use super::events::{CpuKind, NONE};
 use super::fields;
+use super::records::{CpuKind, NONE};
 use super::TraceSet;
 use crate::error::Result;
 use crate::table::Table;

@@ -4,8 +4,8 @@
 //! tracks of their own: idle gaps by cause per stream, CUDA graph executions, the occurrences of keys
 //! a profile diff flagged, and any fact tracks the caller adds. Times are ns from the file's origin.
 
-use super::events::{CpuKind, OwnedIdent, NONE};
 use super::graphs;
+use super::records::{CpuKind, OwnedIdent, NONE};
 use super::timeline::stream_gaps;
 use super::{Trace, TraceSet};
 use crate::error::Result;
@@ -205,7 +205,8 @@ fn write_streams<W: Write>(
             }
             let name = trace.name(e.name);
             if let Some(f) = flag_kernels {
-                let kind_matches = (f.by == "kernel") == (e.kind == super::events::GpuKind::Kernel);
+                let kind_matches =
+                    (f.by == "kernel") == (e.kind == super::records::GpuKind::Kernel);
                 if let (true, Some(change)) = (kind_matches, f.change(name)) {
                     flagged.push((e.start - origin, e.end - origin, name.to_owned(), change));
                 }

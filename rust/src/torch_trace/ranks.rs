@@ -1,8 +1,8 @@
 //! The ranks of a trace set for [`crate::ranks::compare`]: one rank per trace, its NCCL kernels
 //! (absolute trace times, so that ranks compare) and its `ProfilerStep#N` ranges.
 
-use super::events::GpuKind;
 use super::kernels::is_communication;
+use super::records::GpuKind;
 use super::TraceSet;
 use crate::error::Result;
 use crate::intervals::Span;

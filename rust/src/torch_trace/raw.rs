@@ -2,6 +2,7 @@
 //! generic JSON value is built, and only the fields gpuopt models are kept. Known fields nobody reads
 //! are counted (so they can be reported as unmodeled); unknown ones are named.
 
+use super::memo::text_hash;
 use super::time::micros_to_ns;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
@@ -158,8 +159,9 @@ pub struct Args<'a> {
     pub launch: Option<Box<LaunchRaw>>,
     /// Collective arguments (rare: allocated only when present).
     pub comm: Option<Box<CommRaw<'a>>>,
-    /// `record_shapes` arguments of a `cpu_op` (allocated only when present).
-    pub shapes: Option<Box<ShapesRaw<'a>>>,
+    /// `record_shapes` arguments of a `cpu_op` (most ops carry them: kept in place, a box would
+    /// cost an allocation per op).
+    pub shapes: Option<ShapesRaw<'a>>,
     /// `name` / `labels` of metadata (`M`) events (allocated only when present).
     pub meta: Option<Box<MetaRaw<'a>>>,
     pub unused: u64,
@@ -205,24 +207,22 @@ pub struct ShapesRaw<'a> {
     pub types: Option<&'a str>,
     /// `Concrete Inputs`.
     pub concrete: Option<&'a str>,
+    /// The `memo::text_hash` of each of the three texts (`dims`, `types`, `concrete`) while they
+    /// are read: the quick reader has it from its memo for a text it met before.
+    pub part_hashes: [u64; 3],
     /// [`ShapesRaw::text_hash`], set once the `args` object is read: computed where events are
     /// parsed in parallel, so the store thread interns a record with one probe.
     pub hash: u64,
 }
 
 impl ShapesRaw<'_> {
-    /// A hash of the three texts.
+    /// A hash of the three texts (from their `part_hashes`).
     pub fn text_hash(&self) -> u64 {
         use std::hash::Hasher;
         let mut h = crate::fxhash::FxHasher::default();
-        for part in [self.dims, self.types, self.concrete] {
-            match part {
-                Some(text) => {
-                    h.write(text.as_bytes());
-                    h.write_u64(text.len() as u64);
-                }
-                None => h.write_u64(u64::MAX),
-            }
+        let parts = [self.dims, self.types, self.concrete];
+        for (part, hash) in parts.iter().zip(self.part_hashes) {
+            h.write_u64(if part.is_some() { hash } else { u64::MAX });
         }
         h.finish()
     }
@@ -578,23 +578,26 @@ pub(super) fn unread_arg<'a>(args: &mut Args<'a>, key: Cow<'a, str>) {
     }
 }
 
-/// Keeps the text of a `record_shapes` argument (`bit` 18..=21 of [`arg_bit`]); the 2021 spelling
-/// `Input dims` fills the dims only when `Input Dims` did not.
-pub(super) fn set_shape<'a>(args: &mut Args<'a>, bit: u32, text: &'a str) {
-    let shapes = args.shapes.get_or_insert_with(Box::default);
-    match bit {
-        18 => shapes.dims = Some(text),
-        19 => shapes.types = Some(text),
-        20 => shapes.concrete = Some(text),
-        _ => {
-            shapes.dims.get_or_insert(text);
-        }
+/// Keeps the text of a `record_shapes` argument (`bit` 18..=21 of [`arg_bit`]) and its
+/// `memo::text_hash`; the 2021 spelling `Input dims` fills the dims only when `Input Dims` did not.
+pub(super) fn set_shape<'a>(args: &mut Args<'a>, bit: u32, text: &'a str, hash: u64) {
+    let shapes = args.shapes.get_or_insert_with(ShapesRaw::default);
+    let (slot, part) = match bit {
+        18 => (&mut shapes.dims, 0),
+        19 => (&mut shapes.types, 1),
+        20 => (&mut shapes.concrete, 2),
+        _ if shapes.dims.is_some() => return,
+        _ => (&mut shapes.dims, 0),
+    };
+    *slot = Some(text);
+    if let Some(h) = shapes.part_hashes.get_mut(part) {
+        *h = hash;
     }
 }
 
 /// Completes an `args` object both readers have read.
 pub(super) fn finish_args(args: &mut Args<'_>) {
-    if let Some(shapes) = args.shapes.as_deref_mut() {
+    if let Some(shapes) = args.shapes.as_mut() {
         shapes.hash = shapes.text_hash();
     }
 }
@@ -746,7 +749,7 @@ impl<'de> Visitor<'de> for ArgsVisitor<'_, 'de> {
                 }
                 18..=21 => {
                     let raw: &'de RawValue = map.next_value()?;
-                    set_shape(args, bit, raw.get());
+                    set_shape(args, bit, raw.get(), text_hash(raw.get().as_bytes()));
                     continue;
                 }
                 _ => {
@@ -849,9 +852,10 @@ mod tests {
 
     #[test]
     fn an_event_stays_small() {
-        // Segments write and read thousands of these; rare argument groups are boxed.
+        // One is filled in place per event; rare argument groups are boxed (the shapes most ops
+        // carry are not: a box cost an allocation and a free per op).
         let size = std::mem::size_of::<RawEvent<'_>>();
-        assert!(size <= 400, "RawEvent is {size} bytes");
+        assert!(size <= 480, "RawEvent is {size} bytes");
     }
 
     #[test]

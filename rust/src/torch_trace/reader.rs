@@ -11,6 +11,7 @@
 use super::codes;
 use super::codes as generic;
 use super::events::Events;
+use super::memo::Memos;
 use super::raw::{parse_event, parse_event_str};
 use super::segments::{self, End};
 use crate::error::{Error, Result};
@@ -579,6 +580,7 @@ impl<R: Read + Send> Framer<R> {
         let mut want = block_size;
         // The next block: `gap` bytes of room, then what was read while the pool parsed.
         let mut ahead: Vec<u8> = Vec::new();
+        let memos = Memos::default();
         loop {
             while self.buf.len() - self.pos < want && self.fill()? {}
             let Framer {
@@ -622,7 +624,7 @@ impl<R: Read + Send> Framer<R> {
                     }
                 }
             };
-            let (end, added) = segments::round(text, 0, segment, events, read_ahead);
+            let (end, added) = segments::round(text, 0, segment, &memos, events, read_ahead);
             index += added;
             let (End::Next(at) | End::Closed(at) | End::Incomplete(at) | End::Anomaly(at)) = end;
             let grown = self.take_ahead(self.pos + at, &mut ahead);

@@ -68,9 +68,37 @@ impl<'a> Cursor<'a> {
         self.text.as_bytes()
     }
 
+    /// The whole text.
+    pub fn text(&self) -> &'a str {
+        self.text
+    }
+
+    /// The text from `pos` on.
+    pub fn rest(&self) -> &'a str {
+        self.text.get(self.pos..).unwrap_or_default()
+    }
+
     /// The next byte that is not blank, left unread.
     #[inline]
     pub fn peek(&mut self) -> Quick<u8> {
+        // Every byte above the space is not blank; Kineto puts one space after each `,` and `:`.
+        let bytes = self.bytes();
+        match bytes.get(self.pos) {
+            Some(&b) if b > b' ' => return Ok(b),
+            Some(b' ') => match bytes.get(self.pos + 1) {
+                Some(&b) if b > b' ' => {
+                    self.pos += 1;
+                    return Ok(b);
+                }
+                _ => {}
+            },
+            _ => {}
+        }
+        self.peek_blanks()
+    }
+
+    /// [`Cursor::peek`] past any run of blanks.
+    fn peek_blanks(&mut self) -> Quick<u8> {
         let bytes = self.bytes();
         loop {
             match bytes.get(self.pos) {
@@ -140,7 +168,7 @@ impl<'a> Cursor<'a> {
         let start = self.pos;
         let negative = bytes.get(start) == Some(&b'-');
         let first = start + usize::from(negative);
-        let (value, i) = digit_run(bytes, first, 18);
+        let (value, i) = short_digits(bytes, first).unwrap_or_else(|| digit_run(bytes, first, 18));
         let plain = i > first
             && !matches!(bytes.get(i), Some(b'.' | b'e' | b'E' | b'0'..=b'9') | None)
             && (i == first + 1 || bytes.get(first) != Some(&b'0'))
@@ -160,6 +188,10 @@ impl<'a> Cursor<'a> {
         self.peek()?;
         let bytes = self.bytes();
         let start = self.pos;
+        if let Some((ns, end)) = dotted_micros(bytes, start) {
+            self.pos = end;
+            return Ok(Some(ns));
+        }
         let (int, mut i) = digit_run(bytes, start, 15);
         let digits = i - start;
         if digits == 0 || (digits > 1 && bytes.get(start) == Some(&b'0')) {
@@ -384,11 +416,83 @@ fn uint_end(bytes: &[u8], start: usize) -> Quick<usize> {
     }
 }
 
+#[inline]
 fn blanks_end(bytes: &[u8], mut i: usize) -> usize {
+    // The common case first: no blank at all (every byte above the space is not one).
+    if bytes.get(i).is_some_and(|&b| b > b' ') {
+        return i;
+    }
     while bytes.get(i).is_some_and(|&b| is_blank(b)) {
         i += 1;
     }
     i
+}
+
+/// [`Cursor::plain_micros`] for the form nearly every Kineto `ts`/`dur` has, `digits.d[dd]` with 1
+/// to 15 integer digits, from two words (the integer digits converted eight at a time, with no
+/// loop): nanoseconds and where the number ends, or `None` for anything else (which the general
+/// reading then reads, to the same answer).
+#[inline]
+fn dotted_micros(bytes: &[u8], start: usize) -> Option<(i64, usize)> {
+    let words = bytes.get(start..start + 16)?;
+    let w0 = u64::from_le_bytes(<[u8; 8]>::try_from(words.get(..8)?).ok()?);
+    let w1 = u64::from_le_bytes(<[u8; 8]>::try_from(words.get(8..)?).ok()?);
+    let (n0, n1) = (non_digits(w0), non_digits(w1));
+    let int_digits = if n0 != 0 {
+        (n0.trailing_zeros() / 8) as usize
+    } else if n1 != 0 {
+        8 + (n1.trailing_zeros() / 8) as usize
+    } else {
+        return None;
+    };
+    let dot = start + int_digits;
+    // At least one digit, no leading zero, then the point.
+    if int_digits == 0
+        || (int_digits > 1 && words.first() == Some(&b'0'))
+        || bytes.get(dot) != Some(&b'.')
+    {
+        return None;
+    }
+    let int = if int_digits <= 8 {
+        eight_digits(w0, int_digits)
+    } else {
+        eight_digits(w0, 8) * POW10.get(int_digits - 8).copied()? + eight_digits(w1, int_digits - 8)
+    };
+    // One to three fraction digits (tenths, hundredths, thousandths of a microsecond), then
+    // something that does not continue a number.
+    let mut frac = 0_i64;
+    let mut end = dot + 1;
+    while end < dot + 4 {
+        match bytes.get(end) {
+            Some(&b) if b.is_ascii_digit() => frac = frac * 10 + i64::from(b - b'0'),
+            _ => break,
+        }
+        end += 1;
+    }
+    let scale = [0, 100, 10, 1].get(end - dot - 1).copied()?;
+    if scale == 0
+        || matches!(
+            bytes.get(end),
+            Some(b'.' | b'e' | b'E' | b'0'..=b'9') | None
+        )
+    {
+        return None;
+    }
+    Some((int * 1000 + frac * scale, end))
+}
+
+/// The value of the ASCII digits from `from` and where they end, when there are fewer than eight
+/// (ids, streams, devices: digit by digit is quicker there than [`digit_run`]'s words).
+#[inline]
+fn short_digits(bytes: &[u8], from: usize) -> Option<(i64, usize)> {
+    let mut value = 0_i64;
+    for i in from..from + 8 {
+        match bytes.get(i) {
+            Some(&b) if b.is_ascii_digit() => value = value * 10 + i64::from(b - b'0'),
+            _ => return Some((value, i)),
+        }
+    }
+    None
 }
 
 /// The value of the ASCII digits from `from` (at most `max` of them, `max` ≤ 18) and where they end:

@@ -13,7 +13,8 @@
 //! Times stay relative to the file's origin, so a scoped table lines up with the unscoped one. Links
 //! are rebuilt on what is kept; calls whose op lies outside the scope count as unlinked.
 
-use super::events::{CpuKind, Events, GpuKind, NONE};
+use super::events::Events;
+use super::records::{CpuKind, GpuKind, NONE};
 use super::{links, Trace, TraceSet};
 use crate::error::{Error, Result};
 use std::collections::HashSet;

@@ -10,7 +10,9 @@
 //! the end of the input) stops the fast path at the last event start known to be right; the reader's
 //! framing path takes over from there and reports exactly what it always reported.
 
-use super::events::{Events, SegmentStrings};
+use super::events::Events;
+use super::interned::SegmentStrings;
+use super::memo::Memos;
 use super::quick::read_event_into;
 use super::raw::RawEvent;
 use rayon::prelude::*;
@@ -77,8 +79,9 @@ fn guess_start(bytes: &[u8], from: usize) -> Option<usize> {
 /// Reads events from `start` until the next one starts at or past `limit` (or the text ends), each
 /// into the segment's own store as soon as it is read: the store's work (names, threads, the
 /// compact structs) runs on the pool with the parse, and the event's text is still in cache.
-fn parse_segment(text: &str, start: usize, limit: usize) -> Segment<'_> {
+fn parse_segment<'a>(text: &'a str, start: usize, limit: usize, memos: &Memos) -> Segment<'a> {
     let bytes = text.as_bytes();
+    let mut memo = memos.take();
     let mut events = Events::<SegmentStrings<'_>>::default();
     let mut added = 0_u64;
     let mut at = skip_blank(bytes, start);
@@ -87,7 +90,7 @@ fn parse_segment(text: &str, start: usize, limit: usize) -> Segment<'_> {
             break End::Anomaly(at);
         };
         let mut event = RawEvent::default();
-        let len = match read_event_into(rest, &mut event) {
+        let len = match read_event_into(rest, &mut event, &mut memo) {
             Some(Ok(len)) => len,
             Some(Err(e)) if !e.is_eof() => break End::Anomaly(at),
             _ => break End::Incomplete(at),
@@ -120,6 +123,7 @@ fn parse_segment(text: &str, start: usize, limit: usize) -> Segment<'_> {
             Some(next) => at = next,
         }
     };
+    memos.give_back(memo);
     Segment {
         start,
         events,
@@ -132,11 +136,13 @@ fn parse_segment(text: &str, start: usize, limit: usize) -> Segment<'_> {
 /// allowed before it) in segments of about `segment` bytes, and adds the events it can vouch for to
 /// `events` in file order. Returns how it ended and how many events it added; `End::Next` means a
 /// guess was wrong and the next round should start there. `meanwhile` runs on the calling thread
-/// while the pool parses (the reader reads the next block there).
+/// while the pool parses (the reader reads the next block there). `memos` are the values the
+/// segments remember (see `memo`), kept from round to round.
 pub fn round<'a>(
     text: &'a str,
     start: usize,
     segment: usize,
+    memos: &Memos,
     events: &mut Events,
     meanwhile: impl FnOnce() + Send,
 ) -> (End, u64) {
@@ -159,7 +165,7 @@ pub fn round<'a>(
                 starts
                     .par_iter()
                     .enumerate()
-                    .map(|(k, &s)| parse_segment(text, s, limit(k)))
+                    .map(|(k, &s)| parse_segment(text, s, limit(k), memos))
                     .collect::<Vec<_>>()
             },
             meanwhile,
@@ -176,7 +182,7 @@ pub fn round<'a>(
             scope.spawn(move |_| {
                 if !stop.load(Ordering::Relaxed) {
                     // The receiver is gone only when the walk stopped early; the result is unused.
-                    let _ = sender.send((k, parse_segment(text, s, limit(k))));
+                    let _ = sender.send((k, parse_segment(text, s, limit(k), memos)));
                 }
             });
         }
@@ -250,7 +256,7 @@ mod tests {
 
     fn events_of(text: &str, segment: usize) -> (End, u64, Events) {
         let mut events = Events::default();
-        let (end, added) = round(text, 0, segment, &mut events, || {});
+        let (end, added) = round(text, 0, segment, &Memos::default(), &mut events, || {});
         (end, added, events)
     }
 
@@ -297,9 +303,10 @@ mod tests {
     /// The whole array, round after round, as the reader drives it.
     fn read_all(text: &str, start: usize, segment: usize) -> (u64, Events) {
         let mut events = Events::default();
+        let memos = Memos::default();
         let (mut at, mut total) = (start, 0);
         loop {
-            let (end, added) = round(text, at, segment, &mut events, || {});
+            let (end, added) = round(text, at, segment, &memos, &mut events, || {});
             total += added;
             match end {
                 End::Next(next) => at = next,

@@ -8,8 +8,8 @@
 //! the range's extent as drawn on the GPU.
 
 use super::columns::{count, int, opt_int, text};
-use super::events::{CpuKind, OwnedIdent};
 use super::fields;
+use super::records::{CpuKind, OwnedIdent};
 use super::{Trace, TraceSet};
 use crate::error::Result;
 use crate::intervals;

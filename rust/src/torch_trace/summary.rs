@@ -1,10 +1,11 @@
 //! The summary document of a trace set: identity, counts, links, GPU timeline breakdowns and totals.
 
 use super::collectives::{self, CollectiveTotals};
-use super::events::{Counts, CpuKind, GpuKind};
+use super::events::Counts;
 use super::header::Header;
 use super::launches::{self, LaunchLatency};
 use super::links::LinkStats;
+use super::records::{CpuKind, GpuKind};
 use super::timeline::{self, DeviceTimeline};
 use super::transfers::{self, TransferTotal};
 use super::{Platform, Trace, TraceSet};

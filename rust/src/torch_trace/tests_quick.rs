@@ -2,6 +2,7 @@
 //! Kineto fixture, and on events cut and damaged every way, it gives the same event and length, or
 //! gives up (and the serde reader's answer, error included, is the answer).
 
+use super::memo::Memo;
 use super::quick::{quick_event, read_event_into};
 use super::raw::{parse_event_into, RawEvent};
 use proptest::prelude::*;
@@ -27,18 +28,39 @@ fn serde_outcome(text: &str) -> String {
 }
 
 fn read_outcome(text: &str) -> String {
-    outcome(read_event_into, text)
+    outcome(
+        |text, ev| read_event_into(text, ev, &mut Memo::default()),
+        text,
+    )
+}
+
+thread_local! {
+    /// A memo that remembers the values of every event a test thread read before.
+    static SEEN: std::cell::RefCell<Memo> = std::cell::RefCell::new(Memo::default());
+}
+
+fn quick_outcome(text: &str, memo: &mut Memo) -> Result<String, super::scan::GiveUp> {
+    let mut ev = RawEvent::default();
+    quick_event(text, &mut ev, memo).map(|len| format!("{len} {ev:?}"))
 }
 
 /// Checks `text` both ways; true when the quick reader read it itself.
 fn agrees(text: &str) -> bool {
-    let mut ev = RawEvent::default();
-    let quick = quick_event(text, &mut ev).map(|len| format!("{len} {ev:?}"));
+    let quick = quick_outcome(text, &mut Memo::default());
     let serde = serde_outcome(text);
     if let Ok(quick) = &quick {
         assert_eq!(quick, &serde, "quick and serde differ on {text:?}");
     }
     assert_eq!(read_outcome(text), serde, "on {text:?}");
+    // Through a memo holding the values of earlier texts (and, the second time, of this one), the
+    // quick reader reads exactly as without one.
+    SEEN.with(|seen| {
+        let mut seen = seen.borrow_mut();
+        for pass in 0..2 {
+            let remembering = quick_outcome(text, &mut seen);
+            assert_eq!(remembering, quick, "with a memo, pass {pass}, on {text:?}");
+        }
+    });
     quick.is_ok()
 }
 

@@ -199,20 +199,49 @@ fn plain_micros_agree_with_the_general_rule() {
         "9",
         ".5",
     ] {
-        let padded = format!("{text},");
+        plain_micros_agree(text);
+    }
+    // Every length of integer and fraction around the word-at-a-time form's limits, with a leading
+    // zero or not, and each byte that may follow.
+    for int_digits in 0..18 {
+        for frac_digits in 0..5 {
+            for lead in ["1", "0", "9"] {
+                let int: String = (0..int_digits)
+                    .map(|i| if i == 0 { lead } else { ["3", "0", "7"][i % 3] })
+                    .collect();
+                let frac = "5294"[..frac_digits.min(4)].to_owned();
+                for dot in ["", "."] {
+                    plain_micros_agree(&format!("{int}{dot}{frac}"));
+                }
+            }
+        }
+    }
+}
+
+/// `plain_micros` on `text` followed by a short and a long tail (the word-at-a-time form needs
+/// 16 bytes) agrees with `micros_to_ns`, or reads nothing.
+fn plain_micros_agree(text: &str) {
+    for tail in [
+        ",",
+        "e",
+        "5, \"args\": {\"External id\": 1}}",
+        ", \"args\": {\"External id\": 1}}",
+    ] {
+        let padded = format!("{text}{tail}");
         let mut c = Cursor::new(&padded);
         match c.plain_micros() {
             Ok(Some(ns)) => {
+                let read = padded.get(..c.pos).unwrap();
                 assert_eq!(
                     Some(ns),
-                    crate::torch_trace::time::micros_to_ns(text),
-                    "{text}"
+                    crate::torch_trace::time::micros_to_ns(read),
+                    "{padded}"
                 );
-                assert_eq!(c.pos, text.len(), "{text}");
-                assert!(Cursor::new(&padded).number().is_ok(), "{text}");
+                assert!(!padded[c.pos..].starts_with(|ch: char| ch.is_ascii_digit() || ch == '.'));
+                assert!(Cursor::new(&padded).number().is_ok(), "{padded}");
             }
-            Ok(None) => assert_eq!(c.pos, 0, "{text}"),
-            Err(GiveUp) => unreachable!("{text}"),
+            Ok(None) => assert_eq!(c.pos, 0, "{padded}"),
+            Err(GiveUp) => assert!(text.is_empty(), "{padded}"),
         }
     }
 }

@@ -5,8 +5,8 @@
 //! The name carries the copy kind and memory types (`Memcpy DtoH (Device -> Pageable)`).
 
 use super::columns::{int, opt_float, opt_int, text};
-use super::events::GpuKind;
 use super::fields;
+use super::records::GpuKind;
 use super::{Trace, TraceSet};
 use crate::error::Result;
 use crate::table::Table;

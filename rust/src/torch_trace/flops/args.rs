@@ -1,7 +1,7 @@
 //! An op's `record_shapes` arguments, read from the JSON texts the trace keeps (`Input Dims`,
 //! `Input type`, `Concrete Inputs`): one [`Arg`] per position, and the element types Kineto names.
 
-use crate::torch_trace::events::ShapeRecord;
+use crate::torch_trace::interned::ShapeRecord;
 use serde_json::Value;
 
 /// What a floating-point element type is computed as, for the peak it is compared with.

@@ -9,7 +9,7 @@
 
 use super::args::{self, Arg};
 use super::model::{model, Model};
-use crate::torch_trace::events::{CpuKind, FastMap, NONE};
+use crate::torch_trace::records::{CpuKind, FastMap, NONE};
 use crate::torch_trace::Trace;
 
 /// The models of one trace's ops.

@@ -12,7 +12,7 @@ pub mod model;
 pub mod steps;
 
 use super::columns::{int, opt_float, opt_int, opt_text, text};
-use super::events::{CpuKind, NONE};
+use super::records::{CpuKind, NONE};
 use super::{Trace, TraceSet};
 use crate::error::Result;
 use crate::peaks::{self, GpuPeaks, Peak};

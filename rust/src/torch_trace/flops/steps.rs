@@ -10,7 +10,7 @@ use super::{is_step, peak_for};
 use crate::peaks::GpuPeaks;
 use crate::table::Table;
 use crate::torch_trace::columns::{int, opt_float, opt_text, text};
-use crate::torch_trace::events::{OwnedIdent, NONE};
+use crate::torch_trace::records::{OwnedIdent, NONE};
 use crate::torch_trace::Trace;
 use std::collections::BTreeMap;
 

@@ -16,7 +16,7 @@ pub mod fields;
 pub mod tree;
 
 use super::columns::{count, int, opt_int, text};
-use super::events::{CpuKind, GpuKind, NONE};
+use super::records::{CpuKind, GpuKind, NONE};
 use super::{Trace, TraceSet};
 use crate::error::Result;
 use crate::table::Table;

@@ -5,8 +5,8 @@
 //! (a step would otherwise make its own copy of every path; with_stack's Python frames are the
 //! Python stack, not the op stack).
 
-use crate::torch_trace::events::{CpuKind, FastMap, NONE};
 use crate::torch_trace::graphs::is_graph_launch;
+use crate::torch_trace::records::{CpuKind, FastMap, NONE};
 use crate::torch_trace::Trace;
 
 /// Not computed yet (distinct from `NONE`, "no path": outside every range).

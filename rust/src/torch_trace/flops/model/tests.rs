@@ -1,8 +1,8 @@
 //! Formulas on shape records copied from the decode trace (`gpuopt/h200/decode`), counted by hand.
 
 use super::*;
-use crate::torch_trace::events::ShapeRecord;
 use crate::torch_trace::flops::args::{parse, Precision};
+use crate::torch_trace::interned::ShapeRecord;
 
 fn of(name: &str, dims: &str, types: &str, concrete: &str) -> Model {
     let record = ShapeRecord {
