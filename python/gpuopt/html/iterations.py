@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gpuopt.html.page import Page, plotly
+from gpuopt.html.page import Page, ms, plotly
 
 if TYPE_CHECKING:
     import polars as pl
@@ -125,12 +125,8 @@ def draw(
     whole = f" Iterations of the whole file, not only {selection}." if selection else ""
     note = (
         f"{n} regular iterations on device {rows['device_id'][0]}, {_how(found, rows)}; "
-        f"{rows.height - n} odd rows (hover for why). Median per iteration: span {_ms(span)}, "
-        f"GPU busy {_ms(busy)}, {ops_text} GPU operations. Columns: gpuopt schema nsys.iterations.{whole}"
+        f"{rows.height - n} odd rows (hover for why). Median per iteration: span {ms(span)}, "
+        f"GPU busy {ms(busy)}, {ops_text} GPU operations. Columns: gpuopt schema nsys.iterations.{whole}"
     )
     page.figure("iterations", TITLE, fig, note)
     return n
-
-
-def _ms(ns: object) -> str:
-    return f"{float(ns) / 1e6:,.3f} ms" if isinstance(ns, int | float) else "n/a"

@@ -47,6 +47,11 @@ document.body.setAttribute('data-render-ms',String(Math.round(performance.now())
 """
 
 
+def ms(ns: object) -> str:
+    """A duration in ns as people read it on a page (``1.234 ms``); ``n/a`` for a missing value."""
+    return f"{float(ns) / 1e6:,.3f} ms" if isinstance(ns, int | float) else "n/a"
+
+
 def plotly() -> Any:
     """``plotly.graph_objects``, or exit 3 naming the extra that installs it."""
     try:

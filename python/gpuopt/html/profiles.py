@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from gpuopt import analyses, nsys, torch_trace
 from gpuopt.html import iterations, timeline
-from gpuopt.html.page import Page, plotly, prepare
+from gpuopt.html.page import Page, ms, plotly, prepare
 
 if TYPE_CHECKING:
     import polars as pl
@@ -21,10 +21,6 @@ if TYPE_CHECKING:
 TOP = 20
 NO_NVTX = "No NVTX range with GPU work in the selection (none captured, or none launched GPU work)."
 NO_OPS = "No operator launched GPU work in this trace."
-
-
-def _ms(ns: float) -> str:
-    return f"{ns / 1e6:,.3f} ms"
 
 
 def declared(key: str, column: str) -> tuple[str, str]:
@@ -116,7 +112,7 @@ def _kernels_and_graphs(
     executions = sum(g.executions for g in graphs)
     total = sum(g.gpu_time.total_ns for g in graphs)
     note = (
-        f" Graph-level trace: {executions} CUDA-graph executions ({_ms(total)}) are drawn as one bar per "
+        f" Graph-level trace: {executions} CUDA-graph executions ({ms(total)}) are drawn as one bar per "
         "graph (green), the summed GPU time of its executions; the kernels inside them are not in the export."
     )
     return pl.concat([kernels, rows]), note
@@ -140,7 +136,7 @@ def nsys_page(
     for d in facts.devices:
         page.facts.append(
             f"GPU {d.device_id}: {d.kernels} kernels, {d.memcpys} memcpys, {d.memsets} memsets, "
-            f"{d.graph_executions} graph executions; busy {d.busy_pct:.1f} % of {_ms(d.span_ns)}"
+            f"{d.graph_executions} graph executions; busy {d.busy_pct:.1f} % of {ms(d.span_ns)}"
         )
     ops = report.operations(window=window, nvtx=nvtx_range)
 
