@@ -246,7 +246,7 @@ fn kernel_types(unions: &[Vec<Span>; 3], busy: i64) -> Vec<KernelTypeTime> {
     // (its spans are disjoint), so the three are merged rather than collected and sorted.
     let edge = |c: usize, k: usize| {
         let s = unions.get(c)?.get(k / 2)?;
-        Some(if k % 2 == 0 {
+        Some(if k.is_multiple_of(2) {
             (s.start, 1_i8, c)
         } else {
             (s.end, -1_i8, c)
