@@ -2,7 +2,7 @@
 //! sonic-rs parsing the same file alone, each in its own child process, alternating, in the same run
 //! (run by hand; no timing assertions anywhere):
 //!
-//! `cargo bench --bench torch_trace_rate -- FILE [--rounds 5] [--threads 2] [--cpus 0,1]`
+//! `cargo bench --bench torch_trace_rate -- FILE [--rounds 5] [--threads 2] [--cpus 0,1] [--baseline EXE]`
 //!
 //! The peer reads the file and builds sonic-rs's `Value` of the whole document on one thread (sonic-rs
 //! has no parallel parse): the parse step a tool built on a SIMD JSON parser cannot avoid. Build it for
@@ -10,7 +10,9 @@
 //! gpuopt's own code chooses nothing at compile time. `--cpus` pins each child with `taskset`;
 //! `--threads` sets `RAYON_NUM_THREADS` for gpuopt. Prints each run, then the medians: wall seconds,
 //! MB/s (10^6 bytes), CPU seconds (user + sys, from `/proc/self/stat`), peak RSS as a multiple of the
-//! file, and the ratio of the rates. `-- --child gpuopt|sonic|phases FILE` runs one child (`phases`:
+//! file, and the ratio of the rates. `--baseline EXE` runs another build of this bench (an earlier
+//! commit's, say) as a third child in each round and prints its rate beside: old and new measured in
+//! the same run. `-- --child gpuopt|sonic|phases FILE` runs one child (`phases`:
 //! the read, the link and the summary timed apart, with their CPU seconds and page faults); `-- --child
 //! dump FILE` prints the summary document, to compare two builds' answers.
 
@@ -148,15 +150,21 @@ fn number(line: &str, key: &str) -> f64 {
         .unwrap_or(f64::NAN)
 }
 
-fn spawn(kind: &str, path: &Path, threads: &str, cpus: Option<&str>) -> Res<(Run, String)> {
-    let exe = std::env::current_exe()?;
+/// Runs one child of `exe` (this bench, or `--baseline`'s build of it).
+fn spawn(
+    exe: &Path,
+    kind: &str,
+    path: &Path,
+    threads: &str,
+    cpus: Option<&str>,
+) -> Res<(Run, String)> {
     let mut cmd = match cpus {
         Some(cpus) => {
             let mut c = Command::new("taskset");
-            c.args(["-c", cpus]).arg(&exe);
+            c.args(["-c", cpus]).arg(exe);
             c
         }
-        None => Command::new(&exe),
+        None => Command::new(exe),
     };
     cmd.args(["--child", kind]).arg(path);
     cmd.env("RAYON_NUM_THREADS", threads);
@@ -203,6 +211,7 @@ fn main() -> Res<()> {
     }
     let mut path = None;
     let (mut rounds, mut threads, mut cpus, mut peer) = (5_usize, "2".to_owned(), None, true);
+    let mut baseline: Option<std::path::PathBuf> = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -210,11 +219,14 @@ fn main() -> Res<()> {
             "--threads" => threads = it.next().ok_or("--threads N")?.clone(),
             "--cpus" => cpus = Some(it.next().ok_or("--cpus LIST")?.clone()),
             "--no-peer" => peer = false,
+            "--baseline" => baseline = Some(it.next().ok_or("--baseline EXE")?.into()),
             other => path = Some(other.to_owned()),
         }
     }
-    let path =
-        path.ok_or("usage: torch_trace_rate FILE [--rounds N] [--threads N] [--cpus 0,1]")?;
+    let path = path.ok_or(
+        "usage: torch_trace_rate FILE [--rounds N] [--threads N] [--cpus 0,1] [--baseline EXE]",
+    )?;
+    let exe = std::env::current_exe()?;
     let path = Path::new(&path);
     let mb = std::fs::metadata(path)?.len() as f64 / 1e6;
     println!(
@@ -224,9 +236,10 @@ fn main() -> Res<()> {
         load_average()
     );
     let mut mine = Vec::new();
+    let mut before = Vec::new();
     let mut theirs = Vec::new();
     for round in 0..rounds {
-        let (run, _) = spawn("gpuopt", path, &threads, cpus.as_deref())?;
+        let (run, _) = spawn(&exe, "gpuopt", path, &threads, cpus.as_deref())?;
         println!(
             "  round {round}: gpuopt {:.3} s ({:.0} MB/s), CPU {:.2} s, RSS {:.2}x file",
             run.seconds,
@@ -235,8 +248,19 @@ fn main() -> Res<()> {
             run.rss_kib as f64 * 1024.0 / 1e6 / mb
         );
         mine.push(run);
+        if let Some(other) = &baseline {
+            let (run, _) = spawn(other, "gpuopt", path, &threads, cpus.as_deref())?;
+            println!(
+                "  round {round}: baseline {:.3} s ({:.0} MB/s), CPU {:.2} s, RSS {:.2}x file",
+                run.seconds,
+                mb / run.seconds,
+                run.cpu_seconds,
+                run.rss_kib as f64 * 1024.0 / 1e6 / mb
+            );
+            before.push(run);
+        }
         if peer {
-            let (run, _) = spawn("sonic", path, &threads, cpus.as_deref())?;
+            let (run, _) = spawn(&exe, "sonic", path, &threads, cpus.as_deref())?;
             println!(
                 "  round {round}: sonic-rs {:.3} s ({:.0} MB/s), CPU {:.2} s, RSS {:.2}x file",
                 run.seconds,
@@ -259,6 +283,13 @@ fn main() -> Res<()> {
         mb / secs
     };
     let mine_rate = summarize("gpuopt", &mine);
+    if baseline.is_some() {
+        let before_rate = summarize("baseline", &before);
+        println!(
+            "ratio    gpuopt / baseline (the same summary, the build given): {:.2}x",
+            mine_rate / before_rate
+        );
+    }
     if peer {
         let their_rate = summarize("sonic-rs", &theirs);
         println!(

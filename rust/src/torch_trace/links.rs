@@ -88,12 +88,12 @@ fn idx(i: usize) -> u32 {
 
 /// Computes every link of one trace.
 pub fn link(ev: &Events) -> Links {
-    // Host nesting, the correlation map and the flow check need nothing of each other: on the pool
-    // side by side; GPU events are linked once the first two are done.
-    let (mut links, (by_correlation, duplicates)) = rayon::join(
+    // Host nesting (then each call's op) on one side of the pool; the correlation map, GPU events
+    // to their calls and the flow check on the other. They meet for one count: GPU events whose
+    // call has an op.
+    let (mut links, gpu) = rayon::join(
         || {
             let mut links = Links {
-                gpu_runtime: vec![NONE; ev.gpu.len()],
                 runtime_parent: vec![NONE; ev.runtime.len()],
                 runtime_op: vec![NONE; ev.runtime.len()],
                 cpu_parent: vec![NONE; ev.cpu.len()],
@@ -104,17 +104,56 @@ pub fn link(ev: &Events) -> Links {
             ops_of_runtime(ev, &mut links);
             links
         },
-        || correlations(ev),
+        || {
+            let (by_correlation, duplicates) = correlations(ev);
+            let mut gpu = Links {
+                gpu_runtime: vec![NONE; ev.gpu.len()],
+                ..Links::default()
+            };
+            gpu.stats.duplicate_correlations = duplicates;
+            gpu_to_runtime(ev, &mut gpu, &by_correlation);
+            let (points, matching) = if duplicates == 0 {
+                check_flows_by_correlation(ev, &gpu, &by_correlation)
+            } else {
+                check_flows(ev)
+            };
+            gpu.stats.flow_points = points;
+            gpu.stats.flow_points_matching = matching;
+            gpu
+        },
     );
-    links.stats.duplicate_correlations = duplicates;
-    gpu_to_runtime(ev, &mut links, &by_correlation);
-    let (flow_points, flow_points_matching) = if duplicates == 0 {
-        check_flows_by_correlation(ev, &links, &by_correlation)
-    } else {
-        check_flows(ev)
+    let LinkStats {
+        gpu_events,
+        gpu_linked_to_runtime,
+        gpu_unlinked,
+        runtime_launching_gpu,
+        duplicate_correlations,
+        flow_points,
+        flow_points_matching,
+        ..
+    } = gpu.stats;
+    links.stats = LinkStats {
+        gpu_events,
+        gpu_linked_to_runtime,
+        gpu_unlinked,
+        runtime_launching_gpu,
+        duplicate_correlations,
+        flow_points,
+        flow_points_matching,
+        ..links.stats
     };
-    links.stats.flow_points = flow_points;
-    links.stats.flow_points_matching = flow_points_matching;
+    links.gpu_runtime = gpu.gpu_runtime;
+    links.runtime_gpu_start = gpu.runtime_gpu_start;
+    links.runtime_gpu = gpu.runtime_gpu;
+    let reaches_op = |&r: &u32| {
+        r != NONE
+            && links
+                .runtime_op
+                .get(r as usize)
+                .is_some_and(|&op| op != NONE)
+    };
+    links.stats.gpu_linked_to_op =
+        links.gpu_runtime.iter().filter(|r| reaches_op(r)).count() as u64;
     links
 }
 
@@ -437,13 +476,6 @@ fn gpu_to_runtime(ev: &Events, links: &mut Links, by_correlation: &FastMap<i64, 
                 }
                 if let Some(count) = per_runtime.get_mut(r as usize + 1) {
                     *count += 1;
-                }
-                if links
-                    .runtime_op
-                    .get(r as usize)
-                    .is_some_and(|&op| op != NONE)
-                {
-                    links.stats.gpu_linked_to_op += 1;
                 }
             }
             _ => links.stats.gpu_unlinked += 1,

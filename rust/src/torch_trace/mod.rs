@@ -7,12 +7,15 @@
 
 pub mod activity;
 pub mod api;
+mod blocks;
 pub mod collectives;
 mod columns;
 pub mod distribution;
 pub mod events;
 pub mod fields;
 pub mod flops;
+mod framer;
+mod framing;
 pub mod graphs;
 pub mod header;
 mod ingest;
@@ -32,6 +35,7 @@ pub mod records;
 mod scan;
 pub mod scope;
 mod segments;
+pub mod serde_reader;
 pub mod steps;
 pub mod summary;
 pub mod time;

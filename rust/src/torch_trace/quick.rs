@@ -1,17 +1,20 @@
 //! A hand-written reader for the common shape of a Kineto event (a flat object; `args` a flat
 //! object of scalars, arrays for the args nobody reads), giving exactly the `RawEvent` the serde
-//! reader in `raw` gives. It reads keys and kept strings in place and skips unread values with a
-//! byte scanner (still checking their syntax), where serde_json's visitors spent most of the parse.
-//! Anything it is not sure of (an escape in a kept string or a key, a number serde_json would turn
-//! into a float, a value of an unexpected type, bad or cut JSON) makes it give up, and the serde
-//! reader reads the event from its start: errors, and every rare case, stay serde_json's.
+//! reader (`serde_reader`) gives. It reads keys and kept strings in place and skips unread values
+//! with a byte scanner (still checking their syntax), where serde_json's visitors spent most of the
+//! parse; what it met before (`memo`: a key after a key, an array value, a run of array args) it
+//! matches byte for byte instead of reading again. Anything it is not sure of (an escape in a kept
+//! string or a key, a number serde_json would turn into a float, a value of an unexpected type, bad
+//! or cut JSON) makes it give up, and the serde reader reads the event from its start: errors, and
+//! every rare case, stay serde_json's.
 
 use super::memo::{text_hash, Memo, SpanArg, SPAN_ARGS};
 use super::raw::{
-    arg_bit, field_bit, finish_args, first_sighting, parse_event_into, set_shape, timestamp,
-    unused_arg_bit, Args, Dim3, Ident, Num, Problem, RawEvent, UNUSED_FIELDS,
+    arg_bit, field_bit, finish_args, first_sighting, set_shape, timestamp, unused_arg_bit, Args,
+    Dim3, Ident, Num, Problem, RawEvent, UNUSED_FIELDS,
 };
 use super::scan::{Cursor, GiveUp, Quick};
+use super::serde_reader::parse_event_into;
 use std::borrow::Cow;
 
 /// [`parse_event_into`], read quickly where the event allows it: the same event, the same length,
@@ -144,7 +147,7 @@ fn first_time(seen: &mut u64, bit: u32, key: Key<'_>, problem: &mut Option<Box<P
     true
 }
 
-/// One top-level field (`code` from [`field_code`]), as `raw::EventVisitor` reads it.
+/// One top-level field (`code` from [`field_code`]), as `serde_reader::EventVisitor` reads it.
 fn field<'de>(
     c: &mut Cursor<'de>,
     key: Key<'de>,
@@ -210,7 +213,7 @@ fn ident<'de>(c: &mut Cursor<'de>) -> Quick<Ident<'de>> {
     c.int_or_number()?.map(Ident::Int).map_err(|_| GiveUp)
 }
 
-/// A scalar read as `raw::AnyVisitor` reads it: numbers and strings kept, `true`/`false`/`null`
+/// A scalar read as `serde_reader::AnyVisitor` reads it: numbers and strings kept, `true`/`false`/`null`
 /// as neither. Arrays and objects are left to serde_json.
 enum Scalar<'de> {
     Num(Num),
@@ -249,7 +252,7 @@ fn maybe_str<'de>(c: &mut Cursor<'de>) -> Quick<Option<Cow<'de, str>>> {
     })
 }
 
-/// `grid`/`block`: an array of scalars, as `raw::Dim3Visitor` reads it.
+/// `grid`/`block`: an array of scalars, as `serde_reader::Dim3Visitor` reads it.
 fn dim3(c: &mut Cursor<'_>) -> Quick<Dim3> {
     c.expect(b'[')?;
     let mut out = [0_i64; 3];
@@ -273,7 +276,7 @@ fn dim3(c: &mut Cursor<'_>) -> Quick<Dim3> {
     }
 }
 
-/// The `args` object, as `raw::ArgsVisitor` reads it. Runs of args whose values are arrays or
+/// The `args` object, as `serde_reader::ArgsVisitor` reads it. Runs of args whose values are arrays or
 /// objects (an op's shapes and strides) are remembered as spans and, met again, done at once.
 fn args<'de>(c: &mut Cursor<'de>, args: &mut Args<'de>, memo: &mut Memo) -> Quick<()> {
     c.expect(b'{')?;
@@ -442,7 +445,7 @@ fn span_arg<'de>(
     Ok(arg)
 }
 
-/// One arg (`code` from [`arg_code`]), as `raw::ArgsVisitor` reads it.
+/// One arg (`code` from [`arg_code`]), as `serde_reader::ArgsVisitor` reads it.
 fn arg<'de>(
     c: &mut Cursor<'de>,
     key: Key<'de>,

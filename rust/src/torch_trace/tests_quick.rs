@@ -1,10 +1,11 @@
-//! The quick event reader (`quick`) against the serde reader (`raw`): on every event of every
+//! The quick event reader (`quick`) against the serde reader (`serde_reader`): on every event of every
 //! Kineto fixture, and on events cut and damaged every way, it gives the same event and length, or
 //! gives up (and the serde reader's answer, error included, is the answer).
 
 use super::memo::Memo;
 use super::quick::{quick_event, read_event_into};
-use super::raw::{parse_event_into, RawEvent};
+use super::raw::RawEvent;
+use super::serde_reader::parse_event_into;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use serde_json::value::RawValue;
