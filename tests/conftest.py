@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import io
 import json
 import os
@@ -12,7 +13,7 @@ import sys
 import tempfile
 import traceback
 import warnings
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +23,18 @@ from fixture_data import unpacked
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# pytest keeps its rewritten test modules in `__pycache__` even where PYTHONDONTWRITEBYTECODE is set
+# (every test worker rewrites every module at collection otherwise: about 3 s each).
+sys.dont_write_bytecode = False
+
 # Tests (and the CLI processes they start) never touch the user's identity cache.
 os.environ["GPUOPT_CACHE_DIR"] = tempfile.mkdtemp(prefix="gpuopt-test-cache-")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The modules marked ``starts_first`` go first (the sort is stable: each module keeps its order), so
+    that pytest-xdist hands the long ones out before the short ones and the workers end together."""
+    items.sort(key=lambda item: item.get_closest_marker("starts_first") is None)
 
 
 @pytest.fixture(scope="session")
@@ -136,12 +147,24 @@ class Example:
 
 @pytest.fixture(scope="session")
 def example_made_once(tmp_path_factory: pytest.TempPathFactory) -> Example:
-    """``gpuopt example run`` once per session (~30 s of real driver calls and sampling): the tests
-    that need an example root take a private copy of it (:func:`copy_of_example`)."""
-    base = tmp_path_factory.mktemp("example-made-once")
-    run = gpuopt("example", "run", str(base / "demo"), "--json")
+    """``gpuopt example run`` once per test run (~30 s of real driver calls and sampling): the tests
+    that need an example root take a private copy of it (:func:`copy_of_example`). Under pytest-xdist
+    every worker's temporary folder sits in one folder of the run: the first worker to take the lock
+    there makes the example, the others wait for it and read its saved result."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent
+    folder, saved = base / "example-made-once", base / "example-made-once.json"
+    with open(base / "example-made-once.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if saved.is_file():
+            run = Run(**json.loads(saved.read_text()))
+        else:
+            folder.mkdir()
+            run = gpuopt("example", "run", str(folder / "demo"), "--json")
+            saved.write_text(json.dumps(asdict(run)))
     assert run.code == 0, run.stderr[-3000:]
-    return Example(base / "demo", run)
+    return Example(folder / "demo", run)
 
 
 def copy_of_example(made: Example, to: Path) -> Path:

@@ -22,6 +22,9 @@ from gpuopt.evaluation.capture import operations, refs
 from gpuopt.evaluation.records import read_result
 from gpuopt.evaluation.store import Store
 
+# Long (real driver loops, a browser, servers): started first, so the test workers end together.
+pytestmark = pytest.mark.starts_first
+
 __all__ = ["example", "nsys_ab"]  # module fixtures, imported
 
 

@@ -15,6 +15,9 @@ from gpuopt import profile
 from gpuopt.evaluation.capture import operations, refs
 from gpuopt.evaluation.store import Store
 
+# Long (real driver loops, a browser, servers): started first, so the test workers end together.
+pytestmark = pytest.mark.starts_first
+
 __all__ = ["example", "nsys_ab", "tracing"]  # module fixtures, imported
 
 

@@ -27,6 +27,9 @@ from gpuopt.models.evaluation.operations import FinalAuditResult, ScreenResult, 
 from gpuopt.models.example import ExampleRun
 from gpuopt.schemas import json_schema
 
+# Long (real driver loops, a browser, servers): started first, so the test workers end together.
+pytestmark = pytest.mark.starts_first
+
 
 def _valid(name: str, envelope: dict[str, Any]) -> dict[str, Any]:
     jsonschema.validate(envelope, json_schema(name))

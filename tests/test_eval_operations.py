@@ -19,6 +19,9 @@ from gpuopt.evaluation import target as targets
 from gpuopt.evaluation.store import Store
 from gpuopt.models.evaluation.experiment import OpportunityClaim
 
+# Long (real driver loops, a browser, servers): started first, so the test workers end together.
+pytestmark = pytest.mark.starts_first
+
 FAST = {"command_timeout_s": 20, "termination_grace_s": 0.3, "cleanup_timeout_s": 10}
 IMPLS = {
     "original": "import time\n\n\ndef run(case):\n    time.sleep(0.004)\n    return sum(case['values'])\n",

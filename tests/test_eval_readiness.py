@@ -19,6 +19,9 @@ from gpuopt.evaluation import target as targets
 from gpuopt.evaluation.store import Store
 from gpuopt.models.evaluation.target import DiagnosticTarget, Target
 
+# Long (real driver loops, a browser, servers): started first, so the test workers end together.
+pytestmark = pytest.mark.starts_first
+
 
 def _check(req: dict[str, Any]) -> Any:
     return readiness.check(json.dumps(req).encode())

@@ -27,6 +27,9 @@ from gpuopt.evaluation.store import Store
 from gpuopt.models.evaluation.invocation import InvocationResult, Limits
 from gpuopt.models.evaluation.status import ActiveChild
 
+# Long (real driver loops, a browser, servers): started first, so the test workers end together.
+pytestmark = pytest.mark.starts_first
+
 FAST = Limits(command_timeout_s=20, termination_grace_s=0.3, cleanup_timeout_s=10)
 
 

@@ -22,6 +22,9 @@ from gpuopt.evaluation.gate import store as gates
 from gpuopt.evaluation.gate.check import CheckRequest, check
 from gpuopt.evaluation.store import Store
 
+# Long (real driver loops, a browser, servers): started first, so the test workers end together.
+pytestmark = pytest.mark.starts_first
+
 FAST = {"command_timeout_s": 20, "termination_grace_s": 0.3, "cleanup_timeout_s": 10}
 IMPLS = {
     "original": "import time\n\n\ndef run(case):\n    time.sleep(0.004)\n    return sum(case['values'])\n",

@@ -22,6 +22,9 @@ from gpuopt.html import iterations, profiles, timeline
 from gpuopt.html.page import Page
 from nsys_db import GLOBAL_PID, Export
 
+# Long (real driver loops, a browser, servers): started first, so the test workers end together.
+pytestmark = pytest.mark.starts_first
+
 pytest.importorskip("plotly")
 
 CPU_ONLY = "public/torch/hta_cpu_only_rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz"
@@ -266,6 +269,9 @@ def test_root_with_no_evaluations_says_so(pages: dict[str, Path]) -> None:
     assert "No noise (A/A) result in this root yet." in text
 
 
+SHOT = {"nsys-eager", "torch-eager"}
+
+
 @needs_chromium
 @pytest.mark.parametrize(
     ("name", "drawn", "empty"),
@@ -282,14 +288,15 @@ def test_root_with_no_evaluations_says_so(pages: dict[str, Path]) -> None:
 def test_page_renders_in_chromium(
     pages: dict[str, Path], tmp_path: Path, name: str, drawn: set[str], empty: list[str]
 ) -> None:
-    shot = tmp_path / f"{name}.png"
+    # One screenshot per engine (a second Chromium start each): the DOM dump already proves the drawing.
+    shot = tmp_path / f"{name}.png" if name in SHOT else None
     seen = browser.render(pages[name], screenshot=shot)
     assert seen.console == [], seen.console
     assert seen.status == "ok", seen.status
     assert set(seen.plots) == drawn
     assert all(layers > 0 and traces > 0 for layers, traces in seen.plots.values()), seen.plots
     assert seen.empty_sections == empty
-    assert shot.stat().st_size > 10_000  # a real picture, kept under the test's tmp path
+    assert shot is None or shot.stat().st_size > 10_000  # a real picture, kept under the test's tmp path
 
 
 def test_binned_page_grows_with_bins_not_operations(pages: dict[str, Path]) -> None:

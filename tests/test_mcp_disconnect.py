@@ -25,6 +25,9 @@ pytest.importorskip("mcp")
 from eval_support import procs, workload
 from mcp_wire import START_S, STEP_S, Wire
 
+# Long (real driver loops, a browser, servers): started first, so the test workers end together.
+pytestmark = pytest.mark.starts_first
+
 DRIVER_START_S = 60.0  # the readiness check freezes and hashes its inputs before the driver starts
 
 

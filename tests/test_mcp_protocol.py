@@ -19,6 +19,9 @@ pytest.importorskip("mcp")
 from conftest import gpuopt
 from mcp_wire import Wire
 
+# Long (real driver loops, a browser, servers): started first, so the test workers end together.
+pytestmark = pytest.mark.starts_first
+
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
 CAP = 16 * 1024 * 1024
 
@@ -71,38 +74,40 @@ def test_not_json_not_utf8_and_no_numbers_are_parse_errors(wire: Wire) -> None:
     _ends_cleanly(wire)
 
 
-@pytest.mark.parametrize(
-    ("raw", "request_id", "code"),
-    [
-        (b"[1, 2]", None, INVALID_REQUEST),  # a batch: not MCP
-        (b"[]", None, INVALID_REQUEST),
-        (b"42", None, INVALID_REQUEST),
-        (b'"ping"', None, INVALID_REQUEST),
-        (b"null", None, INVALID_REQUEST),
-        (b'{"jsonrpc":"2.0","id":3}', 3, INVALID_REQUEST),  # no method
-        (b'{"jsonrpc":"2.0","id":3,"method":7}', 3, INVALID_REQUEST),
-        (b'{"jsonrpc":"1.0","id":4,"method":"ping"}', 4, INVALID_REQUEST),
-        (b'{"id":4,"method":"ping"}', 4, INVALID_REQUEST),  # no jsonrpc member
-        (b'{"jsonrpc":"2.0","id":null,"method":"ping"}', None, INVALID_REQUEST),
-        (b'{"jsonrpc":"2.0","id":true,"method":"ping"}', None, INVALID_REQUEST),
-        (b'{"jsonrpc":"2.0","id":1.5,"method":"ping"}', None, INVALID_REQUEST),
-        (b'{"jsonrpc":"2.0","method":1,"params":"bar"}', None, INVALID_REQUEST),  # the spec's example
-        (b'{"jsonrpc":"2.0","id":5,"method":"ping","params":"bar"}', 5, INVALID_REQUEST),
-        (b'{"jsonrpc":"2.0","id":5,"method":"ping","params":[1]}', 5, INVALID_PARAMS),
-        (b'{"jsonrpc":"2.0","id":6,"method":"no/such/method"}', 6, METHOD_NOT_FOUND),
-        (b'{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"arguments":{}}}', "x", INVALID_PARAMS),
-        (
-            b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"nsys_kernels","arguments":[1]}}',
-            7,
-            INVALID_PARAMS,
-        ),
-    ],
-)
-def test_each_malformed_request_gets_the_spec_error(
-    wire: Wire, raw: bytes, request_id: Any, code: int
-) -> None:
-    wire.send(raw)
-    assert wire.error_code(request_id) == code
+MALFORMED: list[tuple[bytes, Any, int]] = [
+    (b"[1, 2]", None, INVALID_REQUEST),  # a batch: not MCP
+    (b"[]", None, INVALID_REQUEST),
+    (b"42", None, INVALID_REQUEST),
+    (b'"ping"', None, INVALID_REQUEST),
+    (b"null", None, INVALID_REQUEST),
+    (b'{"jsonrpc":"2.0","id":3}', 3, INVALID_REQUEST),  # no method
+    (b'{"jsonrpc":"2.0","id":3,"method":7}', 3, INVALID_REQUEST),
+    (b'{"jsonrpc":"1.0","id":4,"method":"ping"}', 4, INVALID_REQUEST),
+    (b'{"id":4,"method":"ping"}', 4, INVALID_REQUEST),  # no jsonrpc member
+    (b'{"jsonrpc":"2.0","id":null,"method":"ping"}', None, INVALID_REQUEST),
+    (b'{"jsonrpc":"2.0","id":true,"method":"ping"}', None, INVALID_REQUEST),
+    (b'{"jsonrpc":"2.0","id":1.5,"method":"ping"}', None, INVALID_REQUEST),
+    (b'{"jsonrpc":"2.0","method":1,"params":"bar"}', None, INVALID_REQUEST),  # the spec's example
+    (b'{"jsonrpc":"2.0","id":5,"method":"ping","params":"bar"}', 5, INVALID_REQUEST),
+    (b'{"jsonrpc":"2.0","id":5,"method":"ping","params":[1]}', 5, INVALID_PARAMS),
+    (b'{"jsonrpc":"2.0","id":6,"method":"no/such/method"}', 6, METHOD_NOT_FOUND),
+    (b'{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"arguments":{}}}', "x", INVALID_PARAMS),
+    (
+        b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"nsys_kernels","arguments":[1]}}',
+        7,
+        INVALID_PARAMS,
+    ),
+]
+
+
+def test_each_malformed_request_gets_the_spec_error(wire: Wire, subtests: pytest.Subtests) -> None:
+    """One server takes every malformed message in turn: each gets its error, and the server goes on."""
+    for raw, request_id, code in MALFORMED:
+        with subtests.test(raw=raw):
+            wire.send(raw)
+            assert wire.error_code(request_id) == code
+    wire.request("after", "ping")
+    assert wire.reply("after")["result"] == {}
     _ends_cleanly(wire)
 
 
@@ -159,25 +164,24 @@ def test_unknown_arguments_are_refused_naming_the_accepted_ones(wire: Wire) -> N
     _ends_cleanly(wire)
 
 
-@pytest.mark.parametrize(
-    ("arguments", "code", "path", "expected"),
-    [
-        ({"files": ["x"], "limit": "5"}, "argument_invalid", "limit", "an integer >= 0"),
-        ({"files": ["x"], "limit": -1}, "argument_invalid", "limit", "an integer >= 0"),
-        ({"files": ["x"], "limit": True}, "argument_invalid", "limit", "an integer >= 0"),
-        ({"files": "x.sqlite"}, "argument_invalid", "files", "an array of strings"),
-        ({"files": [3]}, "argument_invalid", "files[0]", "a string"),
-        ({"files": ["x"], "short_names": "yes"}, "argument_invalid", "short_names", "a boolean"),
-        ({}, "argument_missing", "files", "an array of strings"),
-        ({"files": ["a\u0000b"]}, "argument_invalid", "files[0]", "a string without NUL"),
-        ({"files": ["a" * 200_000]}, "argument_too_long", "files[0]", "at most 65536 bytes"),
-    ],
-)
-def test_mistyped_arguments_are_refused_by_the_schema(
-    wire: Wire, arguments: dict[str, Any], code: str, path: str, expected: str
-) -> None:
-    (error,) = _tool_error(wire, 1, "nsys_kernels", arguments)
-    assert (error["code"], error["path"], error["expected"]) == (code, path, expected)
+MISTYPED: list[tuple[dict[str, Any], str, str, str]] = [
+    ({"files": ["x"], "limit": "5"}, "argument_invalid", "limit", "an integer >= 0"),
+    ({"files": ["x"], "limit": -1}, "argument_invalid", "limit", "an integer >= 0"),
+    ({"files": ["x"], "limit": True}, "argument_invalid", "limit", "an integer >= 0"),
+    ({"files": "x.sqlite"}, "argument_invalid", "files", "an array of strings"),
+    ({"files": [3]}, "argument_invalid", "files[0]", "a string"),
+    ({"files": ["x"], "short_names": "yes"}, "argument_invalid", "short_names", "a boolean"),
+    ({}, "argument_missing", "files", "an array of strings"),
+    ({"files": ["a\u0000b"]}, "argument_invalid", "files[0]", "a string without NUL"),
+    ({"files": ["a" * 200_000]}, "argument_too_long", "files[0]", "at most 65536 bytes"),
+]
+
+
+def test_mistyped_arguments_are_refused_by_the_schema(wire: Wire, subtests: pytest.Subtests) -> None:
+    for request_id, (arguments, code, path, expected) in enumerate(MISTYPED, start=1):
+        with subtests.test(arguments=str(arguments)[:60]):
+            (error,) = _tool_error(wire, request_id, "nsys_kernels", arguments)
+            assert (error["code"], error["path"], error["expected"]) == (code, path, expected)
     _ends_cleanly(wire)
 
 
@@ -213,29 +217,29 @@ def test_a_call_returns_the_same_envelope_as_the_cli(wire: Wire, shared: Path) -
 SECRET = "SECRETLINE-4711 hunter2"
 
 
-@pytest.mark.parametrize(
-    ("tool", "key", "name", "content"),
-    [
-        ("nsys_kernels", "files", "s.sqlite", f"{SECRET}\nsecond line\n"),
-        ("ncu_launches", "path", "s.csv", f"{SECRET}\nsecond line\n"),
-        ("sass_functions", "file", "s.sass", f"{SECRET}\nsecond line\n"),
-        ("stats_noise", "aa_file", "h.csv", "SECRETCOL,b\n1,2\n"),
-        ("stats_compare", "baseline", "v.csv", "value\nSECRETCELL\n"),
-    ],
-)
-def test_errors_never_quote_the_input(
-    wire: Wire, tmp_path: Path, tool: str, key: str, name: str, content: str
-) -> None:
-    path = tmp_path / name
-    path.write_text(content)
-    arguments: dict[str, Any] = {key: [str(path)] if key == "files" else str(path)}
-    if tool == "stats_compare":
-        arguments["candidate"] = str(path)
-    result = wire.tool_result(1, tool, arguments)
-    assert result["isError"] is True
-    text = json.dumps(result)
-    assert "SECRET" not in text and "hunter2" not in text, text
-    # The file is named, its content not: the engines' errors no longer quote it, and the server withholds
-    # any text of the file an error might still carry (`<input text withheld>`, tested in test_mcp_framing).
-    assert str(path) in text
+QUOTED: list[tuple[str, str, str, str]] = [
+    ("nsys_kernels", "files", "s.sqlite", f"{SECRET}\nsecond line\n"),
+    ("ncu_launches", "path", "s.csv", f"{SECRET}\nsecond line\n"),
+    ("sass_functions", "file", "s.sass", f"{SECRET}\nsecond line\n"),
+    ("stats_noise", "aa_file", "h.csv", "SECRETCOL,b\n1,2\n"),
+    ("stats_compare", "baseline", "v.csv", "value\nSECRETCELL\n"),
+]
+
+
+def test_errors_never_quote_the_input(wire: Wire, tmp_path: Path, subtests: pytest.Subtests) -> None:
+    for request_id, (tool, key, name, content) in enumerate(QUOTED, start=1):
+        with subtests.test(tool=tool):
+            path = tmp_path / name
+            path.write_text(content)
+            arguments: dict[str, Any] = {key: [str(path)] if key == "files" else str(path)}
+            if tool == "stats_compare":
+                arguments["candidate"] = str(path)
+            result = wire.tool_result(request_id, tool, arguments)
+            assert result["isError"] is True
+            text = json.dumps(result)
+            assert "SECRET" not in text and "hunter2" not in text, text
+            # The file is named, its content not: the engines' errors no longer quote it, and the server
+            # withholds any text of the file an error might still carry (`<input text withheld>`, tested
+            # in test_mcp_framing).
+            assert str(path) in text
     _ends_cleanly(wire)

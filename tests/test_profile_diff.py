@@ -21,6 +21,9 @@ from gpuopt._profile_sources import Capture, load, normalise
 from gpuopt.errors import InputError
 from gpuopt.models.profile import NO_UNCERTAINTY, CaptureFacts
 
+# Long (real driver loops, a browser, servers): started first, so the test workers end together.
+pytestmark = pytest.mark.starts_first
+
 
 @pytest.fixture(scope="module")
 def eager(shared: Path) -> Path:

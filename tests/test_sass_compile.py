@@ -17,6 +17,9 @@ import pytest
 from gpuopt import compiler, sass
 from gpuopt.tools import find_tool
 
+# Long (real driver loops, a browser, servers): started first, so the test workers end together.
+pytestmark = pytest.mark.starts_first
+
 AMPERE = r"""
 #include <cstdint>
 __global__ void ldmatrix_kernel(unsigned* out) {

@@ -7,16 +7,23 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
-from scipy import stats as scipy_stats
 
 from gpuopt import stats
 
 SEEDS_OURS = 12
 SEEDS_SCIPY = 6
 B = 10_000
+
+
+@pytest.fixture(scope="module")
+def scipy_stats() -> Any:
+    """``scipy.stats``, imported when a test here runs (its import takes about a second, and every
+    test worker collects this module)."""
+    return pytest.importorskip("scipy.stats")
 
 
 def _paired_data(n: int = 150) -> tuple[np.ndarray, np.ndarray]:
@@ -36,7 +43,7 @@ def _agree(ours: np.ndarray, theirs: np.ndarray) -> None:
 
 @pytest.mark.parametrize("estimator", ["median", "mean"])
 @pytest.mark.parametrize("method", ["bca", "percentile"])
-def test_paired_interval_matches_scipy(estimator: str, method: str) -> None:
+def test_paired_interval_matches_scipy(scipy_stats: Any, estimator: str, method: str) -> None:
     base, cand = _paired_data()
     fn: Callable[..., np.ndarray] = np.median if estimator == "median" else np.mean
 
@@ -85,7 +92,7 @@ def test_bca_acceleration_is_the_jackknife_skewness(estimator: str) -> None:
     assert r.ci_method_run == "bca"
 
 
-def test_unpaired_interval_matches_scipy() -> None:
+def test_unpaired_interval_matches_scipy(scipy_stats: Any) -> None:
     rng = np.random.default_rng(31)
     base = 5 * np.exp(rng.normal(0, 0.08, 80))
     cand = 4.6 * np.exp(rng.gamma(2.0, 0.04, 70))

@@ -27,6 +27,9 @@ from gpuopt.models.evaluation.store import LedgerLine
 from gpuopt.models.evaluation.target import Target
 from gpuopt.schemas import json_schema
 
+# Long (real driver loops, a browser, servers): started first, so the test workers end together.
+pytestmark = pytest.mark.starts_first
+
 
 @pytest.fixture(scope="module")
 def example_root(example_made_once: Example) -> Path:
