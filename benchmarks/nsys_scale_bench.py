@@ -200,7 +200,7 @@ def main() -> None:
     file = args.file or nsys_bench.build(args.workdir, args.reps)
     pinned = cores()
     os.sched_setaffinity(0, pinned)  # children inherit it
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "python")}
+    env = None  # the children run this interpreter's gpuopt (an installed wheel or an editable install)
     wanted = args.commands.split(",")
     nvtx_file = ensure_nvtx_file(file, args.nvtx_file) if "nvtx-at-scale" in wanted else None
     print(
