@@ -396,13 +396,8 @@ mod tests {
     /// One event of each shape in the H200 eager trace (phase, category, argument keys), in file
     /// order, as the array holds them.
     fn shapes_of_a_real_trace() -> String {
-        #[derive(serde::Deserialize)]
-        struct Doc<'a> {
-            #[serde(borrow, rename = "traceEvents")]
-            events: Vec<&'a serde_json::value::RawValue>,
-        }
-        let path = crate::testdata::fixtures().join("h200/torch/eager_trace.json");
-        let text = std::fs::read_to_string(path).unwrap();
+        use crate::torch_trace::tests_quick::{text_of, Doc};
+        let text = text_of(&crate::testdata::fixtures().join("h200/torch/eager_trace.json"));
         let doc: Doc<'_> = serde_json::from_str(&text).unwrap();
         let mut seen = std::collections::BTreeSet::new();
         let mut kept = Vec::new();

@@ -80,7 +80,7 @@ fn kineto_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-fn text_of(path: &Path) -> String {
+pub(super) fn text_of(path: &Path) -> String {
     let bytes = std::fs::read(path).unwrap();
     let mut text = String::new();
     if bytes.starts_with(&[0x1f, 0x8b]) {
@@ -94,9 +94,9 @@ fn text_of(path: &Path) -> String {
 }
 
 #[derive(serde::Deserialize)]
-struct Doc<'a> {
+pub(super) struct Doc<'a> {
     #[serde(borrow, rename = "traceEvents")]
-    events: Vec<&'a RawValue>,
+    pub(super) events: Vec<&'a RawValue>,
 }
 
 #[test]
