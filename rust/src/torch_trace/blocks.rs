@@ -5,7 +5,7 @@
 use super::events::Events;
 use super::framer::{Framer, Sizes};
 use super::memo::Memos;
-use super::segments::{self, End};
+use super::segments::{self, End, Walked};
 use crate::error::Result;
 use std::io::Read;
 
@@ -36,22 +36,6 @@ impl<R: Read + Send> Framer<R> {
                 ..
             } = self;
             let block = buf.get(*pos..).unwrap_or_default();
-            // A block may end inside a multi-byte character; the text stops before it and the
-            // event holding it is read again with the next block. A byte that is not UTF-8 at all
-            // (`broken`) is left to the framing path, which names it.
-            // simdutf8 first (SIMD chosen at run time, several times std's rate: this check is
-            // on the calling thread), std's for where and why a block is not UTF-8.
-            let checked = simdutf8::basic::from_utf8(block).or_else(|_| std::str::from_utf8(block));
-            let (text, broken) = match checked {
-                Ok(text) => (text, false),
-                Err(e) => {
-                    let valid = block.get(..e.valid_up_to()).unwrap_or_default();
-                    (
-                        std::str::from_utf8(valid).unwrap_or_default(),
-                        e.error_len().is_some(),
-                    )
-                }
-            };
             ahead.clear();
             ahead.resize(gap, 0);
             let read_ahead = || {
@@ -68,10 +52,13 @@ impl<R: Read + Send> Framer<R> {
                     }
                 }
             };
-            let (end, added) = segments::round(text, 0, segment, &memos, events, read_ahead);
+            // Each segment checks its own bytes are UTF-8. A block may end inside a multi-byte
+            // character: the event holding it is read again with the next block. A byte that is
+            // not UTF-8 at all (`broken`) is left to the framing path, which names it.
+            let Walked { end, added, broken } =
+                segments::round(block, 0, segment, &memos, events, read_ahead);
             index += added;
-            let (End::Next(at) | End::Closed(at) | End::Incomplete(at) | End::Anomaly(at)) = end;
-            let grown = self.take_ahead(self.pos + at, &mut ahead);
+            let grown = self.take_ahead(self.pos + end.offset(), &mut ahead);
             want = block_size;
             match end {
                 End::Next(_) => {}

@@ -12,14 +12,14 @@
 
 use super::events::Events;
 use super::interned::SegmentStrings;
-use super::memo::Memos;
+use super::memo::{Memo, Memos};
 use super::quick::read_event_into;
 use super::raw::RawEvent;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Receiver;
 
-/// How a segment (or a round of segments) ended; offsets are into the round's text.
+/// How a segment (or a round of segments) ended; offsets are into the round's bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum End {
     /// The next event starts here, at or past the segment's limit.
@@ -33,6 +33,24 @@ pub enum End {
     Anomaly(usize),
 }
 
+impl End {
+    /// The same end, its offset moved on by `by`.
+    fn shifted(self, by: usize) -> End {
+        match self {
+            End::Next(at) => End::Next(at + by),
+            End::Closed(at) => End::Closed(at + by),
+            End::Incomplete(at) => End::Incomplete(at + by),
+            End::Anomaly(at) => End::Anomaly(at + by),
+        }
+    }
+
+    /// Where it is.
+    pub fn offset(self) -> usize {
+        let (End::Next(at) | End::Closed(at) | End::Incomplete(at) | End::Anomaly(at)) = self;
+        at
+    }
+}
+
 /// One segment, read into its own events (names borrowed from the text) on a pool thread.
 struct Segment<'a> {
     start: usize,
@@ -40,6 +58,8 @@ struct Segment<'a> {
     /// Events read and kept (the store refused none of them).
     added: u64,
     end: End,
+    /// Whether a byte that is not UTF-8 at all ends the segment's text.
+    broken: bool,
 }
 
 fn skip_blank(bytes: &[u8], mut i: usize) -> usize {
@@ -91,51 +111,105 @@ fn at_text_end(text: &str, e: &serde_json::Error) -> bool {
     line_start.is_some_and(|start| start + e.column() >= text.len())
 }
 
-/// Reads events from `start` until the next one starts at or past `limit` (or the text ends), each
-/// into the segment's own store as soon as it is read: the store's work (names, threads, the
-/// compact structs) runs on the pool with the parse, and the event's text is still in cache.
-fn parse_segment<'a>(text: &'a str, start: usize, limit: usize, memos: &Memos) -> Segment<'a> {
+/// The longest prefix of `bytes` that is UTF-8 text, and whether a byte that is not UTF-8 at all
+/// ends it (a character cut at the end of `bytes` is not one: the next block completes it).
+/// simdutf8 first (SIMD chosen at run time, several times std's rate), std's for where and why.
+fn checked(bytes: &[u8]) -> (&str, bool) {
+    match simdutf8::basic::from_utf8(bytes).or_else(|_| std::str::from_utf8(bytes)) {
+        Ok(text) => (text, false),
+        Err(e) => {
+            let valid = bytes.get(..e.valid_up_to()).unwrap_or_default();
+            (
+                std::str::from_utf8(valid).unwrap_or_default(),
+                e.error_len().is_some(),
+            )
+        }
+    }
+}
+
+/// Reads events from `*at` in `text` into `events` until the next one starts at or past `limit`
+/// (offsets into `text`), or something stops it; `*at` is then the start of the last event looked
+/// at (the one an `Incomplete` or `Anomaly` is about).
+fn read_events<'a>(
+    text: &'a str,
+    at: &mut usize,
+    limit: usize,
+    memo: &mut Memo,
+    events: &mut Events<SegmentStrings<'a>>,
+    added: &mut u64,
+) -> End {
     let bytes = text.as_bytes();
-    let mut memo = memos.take();
-    let mut events = Events::<SegmentStrings<'_>>::default();
-    let mut added = 0_u64;
-    let mut at = skip_blank(bytes, start);
-    let end = loop {
-        let Some(rest) = text.get(at..) else {
-            break End::Anomaly(at);
+    loop {
+        let Some(rest) = text.get(*at..) else {
+            return End::Anomaly(*at);
         };
         let mut event = RawEvent::default();
-        let len = match read_event_into(rest, &mut event, &mut memo) {
+        let len = match read_event_into(rest, &mut event, memo) {
             Some(Ok(len)) => len,
-            Some(Err(e)) if !e.is_eof() && !at_text_end(rest, &e) => break End::Anomaly(at),
-            _ => break End::Incomplete(at),
+            Some(Err(e)) if !e.is_eof() && !at_text_end(rest, &e) => return End::Anomaly(*at),
+            _ => return End::Incomplete(*at),
         };
-        let after = skip_blank(bytes, at + len);
+        let after = skip_blank(bytes, *at + len);
         let next = match bytes.get(after) {
             Some(b']') => None,
             Some(b',') => {
                 let next = skip_blank(bytes, after + 1);
                 match bytes.get(next) {
-                    None => break End::Incomplete(at),
+                    None => return End::Incomplete(*at),
                     // A trailing comma: the framing path reports it.
-                    Some(b']') => break End::Anomaly(at),
+                    Some(b']') => return End::Anomaly(*at),
                     Some(_) => Some(next),
                 }
             }
             // The text ends between events: this one is re-read with what follows it.
-            None => break End::Incomplete(at),
-            Some(_) => break End::Anomaly(at),
+            None => return End::Incomplete(*at),
+            Some(_) => return End::Anomaly(*at),
         };
         // An event the store refuses goes to the framing path too: a framing error further on
         // (in the same batch) is reported before it, as it always was.
-        if events.push(added, &event).is_err() {
-            break End::Anomaly(at);
+        if events.push(*added, &event).is_err() {
+            return End::Anomaly(*at);
         }
-        added += 1;
+        *added += 1;
         match next {
-            None => break End::Closed(after + 1),
-            Some(next) if next >= limit => break End::Next(next),
-            Some(next) => at = next,
+            None => return End::Closed(after + 1),
+            Some(next) if next >= limit => return End::Next(next),
+            Some(next) => *at = next,
+        }
+    }
+}
+
+/// Reads events from `start` until the next one starts at or past `limit` (or the text ends), each
+/// into the segment's own store as soon as it is read: the store's work (names, threads, the
+/// compact structs) runs on the pool with the parse, and the event's text is still in cache. The
+/// segment checks its own bytes are UTF-8, so no thread checks a whole block while the pool waits:
+/// up to `overrun` bytes past `limit` (room for the event that crosses the limit to end in; an
+/// event longer than that makes it check the rest of the block).
+fn parse_segment<'a>(
+    bytes: &'a [u8],
+    (start, limit, overrun): (usize, usize, usize),
+    memos: &Memos,
+) -> Segment<'a> {
+    let piece = |end: usize| checked(bytes.get(start..end).unwrap_or_default());
+    let first_end = limit.saturating_add(overrun).min(bytes.len());
+    let (mut text, mut broken) = piece(first_end);
+    let mut to_block_end = first_end == bytes.len();
+    let mut memo = memos.take();
+    let mut events = Events::<SegmentStrings<'_>>::default();
+    let mut added = 0_u64;
+    // Offsets from here on are into `text`, which starts at `start`.
+    let limit = limit.saturating_sub(start);
+    let mut at = skip_blank(text.as_bytes(), 0);
+    let end = loop {
+        let end = read_events(text, &mut at, limit, &mut memo, &mut events, &mut added);
+        match end {
+            // The text stopped `overrun` past the limit, not at the block's end: check the rest,
+            // then read the event at `at` again.
+            End::Incomplete(_) if !to_block_end && !broken => {
+                (text, broken) = piece(bytes.len());
+                to_block_end = true;
+            }
+            end => break end,
         }
     };
     memos.give_back(memo);
@@ -143,25 +217,26 @@ fn parse_segment<'a>(text: &'a str, start: usize, limit: usize, memos: &Memos) -
         start,
         events,
         added,
-        end,
+        end: end.shifted(start),
+        broken,
     }
 }
 
-/// Parses what `text` holds of the array from `start` (an event start known to be right, blanks
+/// Parses what `bytes` holds of the array from `start` (an event start known to be right, blanks
 /// allowed before it) in segments of about `segment` bytes, and adds the events it can vouch for to
 /// `events` in file order. Returns how it ended and how many events it added; `End::Next` means a
-/// guess was wrong and the next round should start there. `meanwhile` runs on the calling thread
+/// guess was wrong and the next round should start there. The bytes need not be UTF-8: each
+/// segment checks its own, in parallel (the text stops at the first byte that is not). `meanwhile` runs on the calling thread
 /// while the pool parses (the reader reads the next block there). `memos` are the values the
 /// segments remember (see `memo`), kept from round to round.
 pub fn round<'a>(
-    text: &'a str,
+    bytes: &'a [u8],
     start: usize,
     segment: usize,
     memos: &Memos,
     events: &mut Events,
     meanwhile: impl FnOnce() + Send,
-) -> (End, u64) {
-    let bytes = text.as_bytes();
+) -> Walked {
     let mut starts = vec![start];
     let mut from = start + segment;
     while from < bytes.len() {
@@ -171,7 +246,9 @@ pub fn round<'a>(
         starts.push(guess);
         from = guess + segment;
     }
-    let limit = |k: usize| starts.get(k + 1).copied().unwrap_or(usize::MAX);
+    // An eighth of a segment past its limit: Kineto's events are a few hundred bytes.
+    let overrun = (segment / 8).max(1);
+    let span = |k: usize, s: usize| (s, starts.get(k + 1).copied().unwrap_or(usize::MAX), overrun);
     if rayon::current_thread_index().is_some() {
         // On a pool thread (ranks read in parallel) this thread must not block on a channel while
         // its own queued segments wait for it: parse them all, then walk.
@@ -180,7 +257,7 @@ pub fn round<'a>(
                 starts
                     .par_iter()
                     .enumerate()
-                    .map(|(k, &s)| parse_segment(text, s, limit(k), memos))
+                    .map(|(k, &s)| parse_segment(bytes, span(k, s), memos))
                     .collect::<Vec<_>>()
             },
             meanwhile,
@@ -193,11 +270,11 @@ pub fn round<'a>(
     let (sender, receiver) = std::sync::mpsc::channel::<(usize, Segment<'a>)>();
     rayon::in_place_scope(|scope| {
         for (k, &s) in starts.iter().enumerate() {
-            let (sender, stop, limit) = (sender.clone(), &stop, &limit);
+            let (sender, stop, span) = (sender.clone(), &stop, &span);
             scope.spawn(move |_| {
                 if !stop.load(Ordering::Relaxed) {
                     // The receiver is gone only when the walk stopped early; the result is unused.
-                    let _ = sender.send((k, parse_segment(text, s, limit(k), memos)));
+                    let _ = sender.send((k, parse_segment(bytes, span(k, s), memos)));
                 }
             });
         }
@@ -243,12 +320,21 @@ impl<'a> Iterator for InOrder<'a> {
     }
 }
 
+/// How a round ended: where, how many events it added, and whether a byte that is not UTF-8 at all
+/// ends the text it stopped in (the framing path names it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Walked {
+    pub end: End,
+    pub added: u64,
+    pub broken: bool,
+}
+
 /// Adds the segments in file order while each one starts where the one before it ended.
 fn walk<'a>(
     segments: impl IntoIterator<Item = Segment<'a>>,
     start: usize,
     events: &mut Events,
-) -> (End, u64) {
+) -> Walked {
     let mut added = 0_u64;
     let mut cursor = start;
     for segment in segments {
@@ -259,10 +345,20 @@ fn walk<'a>(
         added += segment.added;
         match segment.end {
             End::Next(next) => cursor = next,
-            other => return (other, added),
+            end => {
+                return Walked {
+                    end,
+                    added,
+                    broken: segment.broken,
+                }
+            }
         }
     }
-    (End::Next(cursor), added)
+    Walked {
+        end: End::Next(cursor),
+        added,
+        broken: false,
+    }
 }
 
 #[cfg(test)]
@@ -271,8 +367,15 @@ mod tests {
 
     fn events_of(text: &str, segment: usize) -> (End, u64, Events) {
         let mut events = Events::default();
-        let (end, added) = round(text, 0, segment, &Memos::default(), &mut events, || {});
-        (end, added, events)
+        let walked = round(
+            text.as_bytes(),
+            0,
+            segment,
+            &Memos::default(),
+            &mut events,
+            || {},
+        );
+        (walked.end, walked.added, events)
     }
 
     const EV: &str =
@@ -321,9 +424,9 @@ mod tests {
         let memos = Memos::default();
         let (mut at, mut total) = (start, 0);
         loop {
-            let (end, added) = round(text, at, segment, &memos, &mut events, || {});
-            total += added;
-            match end {
+            let walked = round(text.as_bytes(), at, segment, &memos, &mut events, || {});
+            total += walked.added;
+            match walked.end {
                 End::Next(next) => at = next,
                 End::Closed(_) => return (total, events),
                 other => panic!("{other:?} with segments of {segment}"),

@@ -144,8 +144,10 @@ fn outcome(result: Result<(BTreeMap<String, Value>, Events)>) -> String {
 
 #[test]
 fn the_fast_path_and_the_framing_path_agree_on_every_truncation_and_damage() {
+    // Raw multi-byte characters too: a block's edge, a segment's limit or the room past it may cut
+    // one (each segment checks its own bytes are UTF-8).
     let text = r#"{"schemaVersion": 1, "traceEvents": [
-  {"ph": "X", "cat": "cpu_op", "name": "a},{", "pid": 1, "tid": 1, "ts": 1.5, "dur": 2,
+  {"ph": "X", "cat": "cpu_op", "name": "a},{é😀", "pid": 1, "tid": 1, "ts": 1.5, "dur": 2,
 "args": {"External id": 3, "Input Dims": [[1, 2], []]}},
   {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 2, "dur": 1,
 "args": {"correlation": 9, "External id": 3}},
