@@ -185,3 +185,48 @@ def test_triton_metadata_that_cannot_be_read_fails_closed(
         compiler.triton(folder, sass=False)
     assert caught.value.code == "triton_metadata_invalid"
     assert caught.value.path == str(folder / "mm.json")
+
+
+# A package gpuopt imports, made absent in the child as an install without it would be.
+_WITHOUT = """
+import sys
+sys.modules[sys.argv[1]] = None
+from gpuopt.cli import main
+main(sys.argv[2:])
+"""
+
+
+def test_a_missing_dependency_is_named_with_exit_3(shared: Path, tmp_path: Path) -> None:
+    # Seen on a GPU host before its wheels were complete: pydantic absent ended in a traceback, exit 1,
+    # from the error path itself (the envelope needs pydantic).
+    trace = str(shared / "h200/torch/eager_trace.json")
+    cases = [
+        ("pydantic", ["doctor"]),
+        ("pydantic", ["doctor", "--json"]),
+        ("polars", ["torch", "kernels", trace]),
+        ("polars", ["torch", "kernels", trace, "--json"]),
+    ]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _WITHOUT, package, *args],
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for package, args in cases
+    ]
+    for (package, args), proc in zip(cases, procs, strict=True):
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 3, (package, args, out, err)
+        assert "Traceback" not in err, (package, args, err)
+        if "--json" in args and package != "pydantic":
+            (error,) = json.loads(out)["errors"]
+            assert error["code"] == "dependency_missing"
+            assert f"'{package}'" in error["message"]
+            assert error["expected"].startswith(f"pip install {package}")
+        else:
+            # Without pydantic there is no envelope: the error is on stderr alone.
+            assert out == ""
+            assert err.startswith(f"error[dependency_missing]: the Python package '{package}'")
+            assert f"expected: pip install {package}" in err

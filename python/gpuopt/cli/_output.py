@@ -14,12 +14,12 @@ import traceback
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
 from gpuopt.cli._progress import working
-from gpuopt.errors import GpuoptError, InputError, InternalError
+from gpuopt.errors import AbsentError, GpuoptError, InputError, InternalError
 
 if TYPE_CHECKING:  # pydantic is imported when a command runs, never for --help
     from pydantic import BaseModel
@@ -139,19 +139,42 @@ def _parameter_name(name: str) -> str:
     return name
 
 
-def _fail(schema: str, as_json: bool, error: GpuoptError) -> None:
-    if as_json:
-        from gpuopt.models.envelope import ErrorItem
+def _fail_unexpected(schema: str, as_json: bool, exc: BaseException) -> NoReturn:
+    """A package gpuopt imports that is not installed (exit 3, named), else a defect: never a bare
+    traceback unless ``--debug`` asks for one."""
+    package = (exc.name or "").partition(".")[0] if isinstance(exc, ModuleNotFoundError) else ""
+    if package not in ("", "gpuopt") and isinstance(exc, ModuleNotFoundError):
+        _fail(schema, as_json, _dependency_missing(package, exc))
+    if _debug_enabled():
+        traceback.print_exc()
+    _fail(schema, as_json, InternalError("internal_error", f"{type(exc).__name__}: {exc}"))
 
-        emit_envelope(
-            schema, ok=False, data=None, errors=[ErrorItem(**error.to_dict())], inputs=[], unmodeled=[]
-        )
-    else:
-        click.echo(f"error[{error.code}]: {error.message}", err=True)
-        for key in ("path", "expected", "observed"):
-            value = getattr(error, key)
-            if value is not None:
-                click.echo(f"  {key}: {value}", err=True)
+
+def _dependency_missing(package: str, exc: ModuleNotFoundError) -> AbsentError:
+    """A package gpuopt imports is not installed (a broken install, not bad input): exit 3, named."""
+    return AbsentError(
+        "dependency_missing",
+        f"the Python package '{package}' that gpuopt needs is not installed ({exc})",
+        expected=f"pip install {package} (or reinstall gpuopt with its dependencies)",
+    )
+
+
+def _fail(schema: str, as_json: bool, error: GpuoptError) -> NoReturn:
+    if as_json:
+        try:
+            from gpuopt.models.envelope import ErrorItem
+
+            emit_envelope(
+                schema, ok=False, data=None, errors=[ErrorItem(**error.to_dict())], inputs=[], unmodeled=[]
+            )
+            sys.exit(error.exit_code)
+        except ModuleNotFoundError:
+            pass  # The envelope needs pydantic and what provenance imports: without them, stderr alone.
+    click.echo(f"error[{error.code}]: {error.message}", err=True)
+    for key in ("path", "expected", "observed"):
+        value = getattr(error, key)
+        if value is not None:
+            click.echo(f"  {key}: {value}", err=True)
     sys.exit(error.exit_code)
 
 
@@ -204,9 +227,7 @@ def command(schema: str) -> Callable[[F], F]:
             # A defect: never a bare traceback unless asked. BaseException, because a Rust panic in a
             # library (pyo3's PanicException, e.g. inside polars) derives from it, not from Exception.
             except BaseException as exc:
-                if _debug_enabled():
-                    traceback.print_exc()
-                _fail(schema, as_json, InternalError("internal_error", f"{type(exc).__name__}: {exc}"))
+                _fail_unexpected(schema, as_json, exc)
             finally:
                 _AS_JSON.reset(token)
             failure = outcome.failure
