@@ -8,6 +8,8 @@ repetitions of ``h200/nsys/eager.sqlite``: 5.77 M kernels, 84 M runtime calls), 
 * ``gpuopt nsys gaps FILE --limit 5 --json`` (the first 5 gaps, no sort: issue 28 found 5.1 GB here)
 * ``gpuopt nsys summary FILE --json``
 * ``gpuopt nsys nvtx FILE --json``
+* ``gpuopt nsys critical-path|queue|iterations|sequences FILE --json`` (the analyses of issue 31; no
+  peer is run for them)
 
 should take <= 10 s and <= 1 GB peak RSS on 2 cores. NVTX at scale: ``gpuopt nsys nvtx`` on that export
 with its NVTX ranges grown to 15.9 M (``grow_nvtx_sqlite.py``), against nsys-ai's *published* 61 s for
@@ -48,6 +50,11 @@ COMMANDS: dict[str, list[str]] = {
     "gaps-first": ["gaps", "{file}", "--limit", "5", "--json"],
     "summary": ["summary", "{file}", "--json"],
     "nvtx": ["nvtx", "{file}", "--json"],
+    # The analyses peers have (issue 31): no SQL peer here, their memory against the same goal.
+    "critical-path": ["critical-path", "{file}", "--json"],
+    "queue": ["queue", "{file}", "--json"],
+    "iterations": ["iterations", "{file}", "--json"],
+    "sequences": ["sequences", "{file}", "--json"],
 }
 OPS = """ops AS (
     SELECT start, end, deviceId AS d, streamId AS s FROM CUPTI_ACTIVITY_KIND_KERNEL
@@ -133,6 +140,8 @@ def gpuopt_facts(command: str, out: str) -> str:
         return f"{len(devices)} device(s), {streams} stream(s), {gaps} device gaps"
     table = doc["table"]
     rows = table["rows"]
+    if command not in ("gaps", "gaps-first", "nvtx"):
+        return f"{table.get('total_rows', len(rows))} rows"
     if command == "gaps":
         return f"longest gap {rows[0]['duration_ns']} ns" if rows else "no gaps"
     if command == "gaps-first":
@@ -185,7 +194,10 @@ def main() -> None:
     parser.add_argument("--nvtx-file", type=Path, help="the export with 15.9 M NVTX ranges (default: grow)")
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/gpuopt-nsys-bench"))
     parser.add_argument("--reps", type=int, default=32768)
-    parser.add_argument("--commands", default="timeline,gaps,gaps-first,summary,nvtx,nvtx-at-scale")
+    parser.add_argument(
+        "--commands",
+        default="timeline,gaps,gaps-first,summary,nvtx,nvtx-at-scale,critical-path,queue,iterations,sequences",
+    )
     parser.add_argument("--peers", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per gpuopt run")
     parser.add_argument("--peer-timeout", type=float, default=300.0, help="seconds per peer run")
@@ -219,7 +231,7 @@ def main() -> None:
         facts = gpuopt_facts(command, ours.pop("out")) if "out" in ours else ""
         rows.append((name, "gpuopt", ours, facts))
         print(json.dumps({"command": name, "impl": "gpuopt", **ours, "facts": facts}), flush=True)
-        if args.peers:
+        if args.peers and command in PEER_SQL:
             sql = PEER_SQL[command]
             if (sql, path) not in peers:  # summary's peer is timeline's: run the SQL once
                 peer = run_one(
