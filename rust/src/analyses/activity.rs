@@ -288,74 +288,144 @@ impl Builder {
         self.activity.ops.reserve(n);
     }
 
+    /// Adds operations at once (taking the vector as it is when there are none yet).
+    pub fn ops(&mut self, ops: Vec<GpuOp>) -> Result<()> {
+        if self.activity.ops.len().saturating_add(ops.len()) >= NONE as usize {
+            return Err(too_many("GPU operations"));
+        }
+        if self.activity.ops.is_empty() {
+            self.activity.ops = ops;
+        } else {
+            self.activity.ops.extend(ops);
+        }
+        Ok(())
+    }
+
     pub fn finish(mut self) -> Activity {
         let a = &mut self.activity;
-        // Calls by (thread, start, end); operations follow their calls to the new places. The keys are
-        // unique (the added position is the last), so the order is the stable one.
-        let mut keys: Vec<(u32, i64, i64, u32)> = a
-            .calls
+        // Calls by (thread, start, end); operations follow their calls to the new places. Ties are
+        // broken by the added position, so the order is the stable one. Both vectors are sorted in
+        // place through a permutation of 4-byte indices: on a large export the calls and operations
+        // are most of the memory, and a second copy of either was the command's peak.
+        let calls = &a.calls;
+        let call_key = |i: u32| calls.get(i as usize).map(|c| (c.thread, c.start, c.end));
+        // (thread, position, start) sorted by thread and start; the rare ties read the ends.
+        let mut keyed: Vec<(u32, u32, i64)> = calls
             .iter()
             .enumerate()
-            .map(|(i, c)| (c.thread, c.start, c.end, index(i)))
+            .map(|(i, c)| (c.thread, index(i), c.start))
             .collect();
-        keys.par_sort_unstable();
+        keyed.par_sort_unstable_by(|x, y| {
+            (x.0, x.2)
+                .cmp(&(y.0, y.2))
+                .then_with(|| call_key(x.1).cmp(&call_key(y.1)))
+                .then(x.1.cmp(&y.1))
+        });
+        let order: Vec<u32> = keyed.iter().map(|k| k.1).collect();
+        drop(keyed);
         let identity = std::mem::take(&mut self.identity);
         let merge = !identity.is_empty();
-        let mut place = vec![NONE; a.calls.len()];
-        let mut calls: Vec<HostCall> = Vec::with_capacity(a.calls.len());
+        let mut place = vec![NONE; calls.len()];
+        let mut kept = vec![false; calls.len()];
+        let mut count = 0_u32;
         // The calls kept of the current (thread, start, end): (identity, new place).
         let mut same: Vec<(u32, u32)> = Vec::new();
-        for (k, &(thread, start, end, old)) in keys.iter().enumerate() {
-            let Some(&call) = a.calls.get(old as usize) else {
-                continue;
-            };
+        for (k, &old) in order.iter().enumerate() {
             if merge {
-                let previous = k.checked_sub(1).and_then(|p| keys.get(p));
-                if previous.is_none_or(|p| (p.0, p.1, p.2) != (thread, start, end)) {
+                let previous = k.checked_sub(1).and_then(|p| order.get(p)).copied();
+                if previous.is_none_or(|p| call_key(p) != call_key(old)) {
                     same.clear();
                 }
                 let id = identity.get(old as usize).copied().unwrap_or(NONE);
-                if let Some(&(_, kept)) = same.iter().find(|(i, _)| *i == id) {
+                if let Some(&(_, at)) = same.iter().find(|(i, _)| *i == id) {
                     if let Some(slot) = place.get_mut(old as usize) {
-                        *slot = kept;
+                        *slot = at;
                     }
                     continue;
                 }
-                same.push((id, index(calls.len())));
+                same.push((id, count));
             }
             if let Some(slot) = place.get_mut(old as usize) {
-                *slot = index(calls.len());
+                *slot = count;
             }
-            calls.push(call);
+            if let Some(flag) = kept.get_mut(k) {
+                *flag = true;
+            }
+            count += 1;
         }
-        drop(keys);
-        a.calls = calls;
+        drop(identity);
+        permute(&mut a.calls, &order);
+        drop(order);
+        let mut k = 0;
+        a.calls.retain(|_| {
+            k += 1;
+            kept.get(k - 1).copied().unwrap_or(false)
+        });
+        drop(kept);
         for op in &mut a.ops {
             op.call = place.get(op.call as usize).copied().unwrap_or(NONE);
         }
         drop(place);
+        // Operations by launch (their call's start, else their own), then start, end, lane, name,
+        // class and the added position: the stable order. 16 bytes a key; ties read the operations.
         let calls = &a.calls;
         let launched = |op: &GpuOp| calls.get(op.call as usize).map_or(op.start, |c| c.start);
-        // Keys computed once (each reads the operation's call), made unique by the position: the
-        // stable order, sorted on every thread.
-        let mut order: Vec<_> = a
-            .ops
+        let ops = &a.ops;
+        let rest = |i: u32| {
+            ops.get(i as usize)
+                .map(|op| (op.start, op.end, op.lane, op.name, op.class))
+        };
+        let mut keyed: Vec<(i64, u32)> = ops
             .iter()
             .enumerate()
-            .map(|(i, op)| {
-                let key = (launched(op), op.start, op.end, op.lane, op.name, op.class);
-                (key, index(i))
-            })
+            .map(|(i, op)| (launched(op), index(i)))
             .collect();
-        order.par_sort_unstable();
-        let ops: Vec<GpuOp> = order
-            .iter()
-            .filter_map(|&(_, i)| a.ops.get(i as usize).copied())
-            .collect();
+        keyed.par_sort_unstable_by(|x, y| {
+            x.0.cmp(&y.0)
+                .then_with(|| rest(x.1).cmp(&rest(y.1)))
+                .then(x.1.cmp(&y.1))
+        });
+        let order: Vec<u32> = keyed.iter().map(|&(_, i)| i).collect();
+        drop(keyed);
+        permute(&mut a.ops, &order);
         drop(order);
-        a.ops = ops;
         a.markers = top_level(std::mem::take(&mut self.ranges));
         self.activity
+    }
+}
+
+/// Puts `items` in `order` in place: afterwards `items[k]` is what `items[order[k]]` was (`order`
+/// a permutation of the indices; anything else leaves the items as a permutation of themselves).
+fn permute<T: Copy>(items: &mut [T], order: &[u32]) {
+    let mut done = vec![false; items.len()];
+    for start in 0..items.len() {
+        if done.get(start).copied().unwrap_or(true) {
+            continue;
+        }
+        // Follow the cycle through `start`: each place takes the item its order names.
+        let Some(&first) = items.get(start) else {
+            continue;
+        };
+        let mut at = start;
+        loop {
+            if let Some(flag) = done.get_mut(at) {
+                *flag = true;
+            }
+            let from = order.get(at).map_or(start, |&i| i as usize);
+            if from == start || done.get(from).copied().unwrap_or(true) {
+                if let Some(slot) = items.get_mut(at) {
+                    *slot = first;
+                }
+                break;
+            }
+            let Some(&item) = items.get(from) else {
+                break;
+            };
+            if let Some(slot) = items.get_mut(at) {
+                *slot = item;
+            }
+            at = from;
+        }
     }
 }
 
@@ -387,6 +457,31 @@ mod tests {
             start,
             end,
             thread,
+        }
+    }
+
+    #[test]
+    fn permute_puts_every_item_where_the_order_says() {
+        // Every permutation of five items (cycles of every length), against the plain gather.
+        let items: Vec<u32> = vec![10, 11, 12, 13, 14];
+        let mut orders: Vec<Vec<u32>> = vec![vec![]];
+        for _ in 0..items.len() {
+            let mut longer = Vec::new();
+            for o in &orders {
+                for i in 0..items.len() as u32 {
+                    if !o.contains(&i) {
+                        longer.push([o.clone(), vec![i]].concat());
+                    }
+                }
+            }
+            orders = longer;
+        }
+        assert_eq!(orders.len(), 120);
+        for order in orders {
+            let mut got = items.clone();
+            permute(&mut got, &order);
+            let want: Vec<u32> = order.iter().map(|&i| items[i as usize]).collect();
+            assert_eq!(got, want, "{order:?}");
         }
     }
 

@@ -11,9 +11,10 @@
 //! merges its streams (outstanding = launched on any stream; busy = any stream runs), and its
 //! `host_sync` is the union of the synchronizing calls of the processes using it.
 
-use super::activity::{Activity, CallKind, GpuOp};
+use super::activity::{Activity, CallKind};
 use super::critical::Graph;
 use crate::intervals::{self, Span};
+use rayon::slice::ParallelSliceMut;
 use std::collections::BTreeMap;
 
 /// Queue facts of one stream (`stream` None: the whole device).
@@ -71,20 +72,52 @@ impl Lane {
 
     /// (time, Δ outstanding, Δ running) of its operations, in time order (at one instant, ends
     /// before starts before launches).
-    fn events(&self, a: &Activity) -> Vec<(i64, i8, i8)> {
-        let ops: Vec<&GpuOp> = self
-            .ops
-            .iter()
-            .filter_map(|&i| a.ops.get(i as usize))
-            .collect();
-        // Launches, then starts, then ends: each block in launch order is (nearly) in time order, so
-        // the run-merging stable sort does a few merges where a quicksort would sort 3 per operation.
-        let mut events = Vec::with_capacity(3 * ops.len());
-        events.extend(ops.iter().map(|op| (a.launched_at(op).min(op.start), 1, 0)));
-        events.extend(ops.iter().map(|op| (op.start, 0, 1)));
-        events.extend(ops.iter().map(|op| (op.end, -1, -1)));
-        events.sort();
-        events
+    fn events(&self, a: &Activity) -> Edges {
+        let ops = || self.ops.iter().filter_map(|&i| a.ops.get(i as usize));
+        // Three sorted times (8 bytes an operation each) merged as the sweep reads them, rather than
+        // one vector of the three kinds of event sorted whole (16 bytes each, and the stable sort's
+        // buffer): on a large export this was the command's peak.
+        let sorted = |times: Vec<i64>| {
+            let mut times = times;
+            times.par_sort_unstable();
+            times
+        };
+        Edges {
+            times: [
+                sorted(ops().map(|op| op.end).collect()),
+                sorted(ops().map(|op| op.start).collect()),
+                sorted(ops().map(|op| a.launched_at(op).min(op.start)).collect()),
+            ],
+            next: [0; 3],
+        }
+    }
+}
+
+/// A lane's events in time order: its ends, starts and launches (each sorted) merged.
+struct Edges {
+    times: [Vec<i64>; 3],
+    next: [usize; 3],
+}
+
+/// (Δ outstanding, Δ running) of an end, a start and a launch: at one instant the ends come first,
+/// then the starts, then the launches (the order of these tuples).
+const DELTAS: [(i8, i8); 3] = [(-1, -1), (0, 1), (1, 0)];
+
+impl Iterator for Edges {
+    type Item = (i64, i8, i8);
+
+    fn next(&mut self) -> Option<(i64, i8, i8)> {
+        let (kind, t) = (0..3)
+            .filter_map(|k| {
+                let at = *self.next.get(k)?;
+                Some((k, *self.times.get(k)?.get(at)?))
+            })
+            .min_by_key(|&(k, t)| (t, k))?;
+        if let Some(at) = self.next.get_mut(kind) {
+            *at += 1;
+        }
+        let (d_depth, d_running) = DELTAS.get(kind).copied()?;
+        Some((t, d_depth, d_running))
     }
 }
 
@@ -150,8 +183,7 @@ pub fn queues(a: &Activity, series: bool) -> (Vec<Queue>, Vec<Level>) {
         let Some(window) = lane.window else { continue };
         let events = lane.events(a);
         lane.ops = Vec::new();
-        let facts = sweep(&lane, &events, window, series.then_some(&mut levels));
-        drop(events);
+        let facts = sweep(&lane, events, window, series.then_some(&mut levels));
         let sync =
             intervals::covered_within(&intervals::union(std::mem::take(&mut lane.sync)), window);
         out.push(Queue {
@@ -165,7 +197,7 @@ pub fn queues(a: &Activity, series: bool) -> (Vec<Queue>, Vec<Level>) {
 /// Integrates one lane's events over its window.
 fn sweep(
     lane: &Lane,
-    events: &[(i64, i8, i8)],
+    events: impl IntoIterator<Item = (i64, i8, i8)>,
     window: Span,
     mut levels: Option<&mut Vec<Level>>,
 ) -> Queue {
@@ -209,7 +241,7 @@ fn sweep(
                 }
             }
         };
-    for &(t, d_depth, d_running) in events {
+    for (t, d_depth, d_running) in events {
         if t > at && at != i64::MIN {
             emit(at, t, depth, running, &mut levels);
         }

@@ -56,6 +56,33 @@ fn tid(global: i64) -> i64 {
     global & 0x00FF_FFFF
 }
 
+/// Ids of this load's own (an operation's name or lane), in the order they are first met.
+struct Local<K> {
+    index: IdMap<K, u32>,
+    keys: Vec<K>,
+}
+
+impl<K> Default for Local<K> {
+    fn default() -> Self {
+        Self {
+            index: IdMap::default(),
+            keys: Vec::new(),
+        }
+    }
+}
+
+impl<K: Copy + Eq + std::hash::Hash> Local<K> {
+    fn id(&mut self, key: K) -> u32 {
+        if let Some(&id) = self.index.get(&key) {
+            return id;
+        }
+        let id = crate::analyses::activity::index(self.keys.len());
+        self.keys.push(key);
+        self.index.insert(key, id);
+        id
+    }
+}
+
 /// Whether two hits are of one call (the key the calls are told apart by).
 fn same_call(a: &Call, b: &Call) -> bool {
     (a.global_tid, a.start, a.end, a.name) == (b.global_tid, b.start, b.end, b.name)
@@ -134,17 +161,38 @@ pub fn load(schema: &Schema, strings: &Strings, sel: &Selection) -> Result<Activ
     let raws = ops::load_as(schema, strings, sel, &kinds, Raw::of, |r| {
         (r.start, r.end, r.kind)
     })?;
+    // The operations as they are kept, their names and lanes as local ids for now, and the join's
+    // keys: the loaded rows go before the join, so a large export's operations are held once at the
+    // peak, not twice.
+    let mut names: Local<(OpKind, i64)> = Local::default();
+    let mut lanes: Local<(i64, i64, i64)> = Local::default();
+    let mut keys: Vec<(i64, i64)> = Vec::with_capacity(raws.len());
+    let mut ops: Vec<GpuOp> = Vec::with_capacity(raws.len());
+    for r in &raws {
+        keys.push((r.global_pid, r.correlation));
+        ops.push(GpuOp {
+            start: r.start,
+            end: r.end,
+            lane: lanes.id((r.global_pid, r.device, r.stream)),
+            name: names.id((r.kind, r.name)),
+            call: NONE,
+            class: match r.kind {
+                OpKind::Kernel => OpClass::Kernel,
+                OpKind::Memcpy => OpClass::Memcpy,
+                OpKind::Memset => OpClass::Memset,
+                OpKind::Graph => OpClass::Graph,
+            },
+        });
+    }
+    drop(raws);
     let flags = sync_api_flags(strings);
     // Per worker: (operation, call) hits and the calls of synchronizing APIs.
     type Acc = (Vec<(u32, Call)>, Vec<Call>);
     let parts = ops::join_each_named(
         schema,
         strings,
-        raws.len(),
-        |i| {
-            raws.get(i)
-                .map_or((0, 0), |r| (r.global_pid, r.correlation))
-        },
+        keys.len(),
+        |i| keys.get(i).copied().unwrap_or((0, 0)),
         || -> Acc { (Vec::new(), Vec::new()) },
         |acc: &mut Acc, i, call| {
             acc.0.push((crate::analyses::activity::index(i), call));
@@ -158,12 +206,12 @@ pub fn load(schema: &Schema, strings: &Strings, sel: &Selection) -> Result<Activ
             Ok(())
         },
     )?;
+    drop(keys);
     let opers = enum_labels(schema, &ENUM_MEMCPY_OPER)?;
     let mut b = Builder::new("nvtx");
     let mut ids = Ids::default();
     // Calls: one per distinct call (graph nodes share their cudaGraphLaunch: their hits come one after
     // another, and `Builder::finish` merges any other repeat of a call).
-    let mut call_of = vec![NONE; raws.len()];
     for (hits, syncs) in parts {
         let mut last: Option<(Call, u32)> = None;
         for (i, call) in hits {
@@ -181,65 +229,52 @@ pub fn load(schema: &Schema, strings: &Strings, sel: &Selection) -> Result<Activ
                     c
                 }
             };
-            if let Some(slot) = call_of.get_mut(i as usize) {
-                *slot = c;
+            if let Some(op) = ops.get_mut(i as usize) {
+                op.call = c;
             }
         }
         for call in syncs {
             ids.call(&mut b, strings, &call, CallKind::Sync)?;
         }
     }
-    let mut names: IdMap<(OpKind, i64), u32> = IdMap::default();
-    let mut lanes: IdMap<(i64, i64, i64), u32> = IdMap::default();
-    b.reserve_ops(raws.len());
-    for (r, call) in raws.iter().zip(call_of) {
-        let name = match names.get(&(r.kind, r.name)) {
-            Some(&n) => n,
-            None => {
-                let text = match r.kind {
-                    OpKind::Kernel => strings
-                        .value(u32::try_from(r.name).unwrap_or(u32::MAX))
-                        .to_string(),
-                    OpKind::Memcpy => format!(
-                        "[CUDA memcpy {}]",
-                        opers.get(&r.name).map_or("Unknown", String::as_str)
-                    ),
-                    OpKind::Memset => "[CUDA memset]".to_string(),
-                    OpKind::Graph => format!("[CUDA graph {}]", r.name),
-                };
-                let n = b.name(&text)?;
-                names.insert((r.kind, r.name), n);
-                n
-            }
+    // Names and lanes into the builder in the order the operations first name them.
+    let mut name_ids = vec![NONE; names.keys.len()];
+    let mut lane_ids = vec![NONE; lanes.keys.len()];
+    for op in &mut ops {
+        let (Some(name), Some(lane)) = (
+            name_ids.get_mut(op.name as usize),
+            lane_ids.get_mut(op.lane as usize),
+        ) else {
+            continue;
         };
-        let lane = match lanes.get(&(r.global_pid, r.device, r.stream)) {
-            Some(&lane) => lane,
-            None => {
-                let process = ids.process(&mut b, r.global_pid)?;
-                let lane = b.lane(Lane {
-                    device: r.device,
-                    stream: r.stream,
-                    process,
-                })?;
-                lanes.insert((r.global_pid, r.device, r.stream), lane);
-                lane
-            }
-        };
-        b.op(GpuOp {
-            start: r.start,
-            end: r.end,
-            lane,
-            name,
-            call,
-            class: match r.kind {
-                OpKind::Kernel => OpClass::Kernel,
-                OpKind::Memcpy => OpClass::Memcpy,
-                OpKind::Memset => OpClass::Memset,
-                OpKind::Graph => OpClass::Graph,
-            },
-        })?;
+        if let (NONE, Some(&(kind, key))) = (*name, names.keys.get(op.name as usize)) {
+            let text = match kind {
+                OpKind::Kernel => strings
+                    .value(u32::try_from(key).unwrap_or(u32::MAX))
+                    .to_string(),
+                OpKind::Memcpy => format!(
+                    "[CUDA memcpy {}]",
+                    opers.get(&key).map_or("Unknown", String::as_str)
+                ),
+                OpKind::Memset => "[CUDA memset]".to_string(),
+                OpKind::Graph => format!("[CUDA graph {key}]"),
+            };
+            *name = b.name(&text)?;
+        }
+        if let (NONE, Some(&(global_pid, device, stream))) =
+            (*lane, lanes.keys.get(op.lane as usize))
+        {
+            let process = ids.process(&mut b, global_pid)?;
+            *lane = b.lane(Lane {
+                device,
+                stream,
+                process,
+            })?;
+        }
+        op.name = *name;
+        op.lane = *lane;
     }
-    drop(raws);
+    b.ops(ops)?;
     let nvtx = ranges::load(schema, strings)?;
     for r in nvtx.ranges.iter().filter(|r| r.same_thread()) {
         let Some(end) = r.end() else { continue };
