@@ -142,9 +142,10 @@ def _parameter_name(name: str) -> str:
 def _fail_unexpected(schema: str, as_json: bool, exc: BaseException) -> NoReturn:
     """A package gpuopt imports that is not installed (exit 3, named), else a defect: never a bare
     traceback unless ``--debug`` asks for one."""
-    package = (exc.name or "").partition(".")[0] if isinstance(exc, ModuleNotFoundError) else ""
-    if package not in ("", "gpuopt") and isinstance(exc, ModuleNotFoundError):
-        _fail(schema, as_json, _dependency_missing(package, exc))
+    if isinstance(exc, ModuleNotFoundError):
+        package = (exc.name or "").partition(".")[0]
+        if package not in ("", "gpuopt"):
+            _fail(schema, as_json, _dependency_missing(package, exc))
     if _debug_enabled():
         traceback.print_exc()
     _fail(schema, as_json, InternalError("internal_error", f"{type(exc).__name__}: {exc}"))

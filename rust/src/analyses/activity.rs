@@ -301,97 +301,107 @@ impl Builder {
         Ok(())
     }
 
+    /// Sorts what was added: calls by (thread, start, end), repeats of one call merged, operations
+    /// following their calls; operations by launch.
     pub fn finish(mut self) -> Activity {
-        let a = &mut self.activity;
-        // Calls by (thread, start, end); operations follow their calls to the new places. Ties are
-        // broken by the added position, so the order is the stable one. Both vectors are sorted in
-        // place through a permutation of 4-byte indices: on a large export the calls and operations
-        // are most of the memory, and a second copy of either was the command's peak.
-        let calls = &a.calls;
-        let call_key = |i: u32| calls.get(i as usize).map(|c| (c.thread, c.start, c.end));
-        // (thread, position, start) sorted by thread and start; the rare ties read the ends.
-        let mut keyed: Vec<(u32, u32, i64)> = calls
-            .iter()
-            .enumerate()
-            .map(|(i, c)| (c.thread, index(i), c.start))
-            .collect();
-        keyed.par_sort_unstable_by(|x, y| {
-            (x.0, x.2)
-                .cmp(&(y.0, y.2))
-                .then_with(|| call_key(x.1).cmp(&call_key(y.1)))
-                .then(x.1.cmp(&y.1))
-        });
-        let order: Vec<u32> = keyed.iter().map(|k| k.1).collect();
-        drop(keyed);
         let identity = std::mem::take(&mut self.identity);
-        let merge = !identity.is_empty();
-        let mut place = vec![NONE; calls.len()];
-        let mut kept = vec![false; calls.len()];
-        let mut count = 0_u32;
-        // The calls kept of the current (thread, start, end): (identity, new place).
-        let mut same: Vec<(u32, u32)> = Vec::new();
-        for (k, &old) in order.iter().enumerate() {
-            if merge {
-                let previous = k.checked_sub(1).and_then(|p| order.get(p)).copied();
-                if previous.is_none_or(|p| call_key(p) != call_key(old)) {
-                    same.clear();
-                }
-                let id = identity.get(old as usize).copied().unwrap_or(NONE);
-                if let Some(&(_, at)) = same.iter().find(|(i, _)| *i == id) {
-                    if let Some(slot) = place.get_mut(old as usize) {
-                        *slot = at;
-                    }
-                    continue;
-                }
-                same.push((id, count));
-            }
-            if let Some(slot) = place.get_mut(old as usize) {
-                *slot = count;
-            }
-            if let Some(flag) = kept.get_mut(k) {
-                *flag = true;
-            }
-            count += 1;
-        }
-        drop(identity);
-        permute(&mut a.calls, &order);
-        drop(order);
-        let mut k = 0;
-        a.calls.retain(|_| {
-            k += 1;
-            kept.get(k - 1).copied().unwrap_or(false)
-        });
-        drop(kept);
+        let a = &mut self.activity;
+        let place = sort_calls(&mut a.calls, identity);
         for op in &mut a.ops {
             op.call = place.get(op.call as usize).copied().unwrap_or(NONE);
         }
         drop(place);
-        // Operations by launch (their call's start, else their own), then start, end, lane, name,
-        // class and the added position: the stable order. 16 bytes a key; ties read the operations.
-        let calls = &a.calls;
-        let launched = |op: &GpuOp| calls.get(op.call as usize).map_or(op.start, |c| c.start);
-        let ops = &a.ops;
-        let rest = |i: u32| {
-            ops.get(i as usize)
-                .map(|op| (op.start, op.end, op.lane, op.name, op.class))
-        };
-        let mut keyed: Vec<(i64, u32)> = ops
-            .iter()
-            .enumerate()
-            .map(|(i, op)| (launched(op), index(i)))
-            .collect();
-        keyed.par_sort_unstable_by(|x, y| {
-            x.0.cmp(&y.0)
-                .then_with(|| rest(x.1).cmp(&rest(y.1)))
-                .then(x.1.cmp(&y.1))
-        });
-        let order: Vec<u32> = keyed.iter().map(|&(_, i)| i).collect();
-        drop(keyed);
-        permute(&mut a.ops, &order);
-        drop(order);
+        sort_ops(a);
         a.markers = top_level(std::mem::take(&mut self.ranges));
         self.activity
     }
+}
+
+// Both sorts go through 16-byte keys and permute in place: on a large export the calls and
+// operations are most of the memory, and a second copy of either was the command's peak.
+
+/// Sorts `calls` by (thread, start, end), ties by the added position (the stable order), keeping
+/// the first of the calls with equal (thread, start, end) and `identity` (when there are
+/// identities, see [`Builder::call_identified`]); where each added call went.
+fn sort_calls(calls: &mut Vec<HostCall>, identity: Vec<u32>) -> Vec<u32> {
+    let key = |i: u32| calls.get(i as usize).map(|c| (c.thread, c.start, c.end));
+    // (thread, position, start) sorted by thread and start; the rare ties read the ends.
+    let mut keyed: Vec<(u32, u32, i64)> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.thread, index(i), c.start))
+        .collect();
+    keyed.par_sort_unstable_by(|x, y| {
+        (x.0, x.2)
+            .cmp(&(y.0, y.2))
+            .then_with(|| key(x.1).cmp(&key(y.1)))
+            .then(x.1.cmp(&y.1))
+    });
+    let order: Vec<u32> = keyed.iter().map(|k| k.1).collect();
+    drop(keyed);
+    let merge = !identity.is_empty();
+    let mut place = vec![NONE; calls.len()];
+    let mut kept = vec![false; calls.len()];
+    let mut count = 0_u32;
+    // The calls kept of the current (thread, start, end): (identity, new place).
+    let mut same: Vec<(u32, u32)> = Vec::new();
+    for (k, &old) in order.iter().enumerate() {
+        if merge {
+            let previous = k.checked_sub(1).and_then(|p| order.get(p)).copied();
+            if previous.is_none_or(|p| key(p) != key(old)) {
+                same.clear();
+            }
+            let id = identity.get(old as usize).copied().unwrap_or(NONE);
+            if let Some(&(_, at)) = same.iter().find(|(i, _)| *i == id) {
+                if let Some(slot) = place.get_mut(old as usize) {
+                    *slot = at;
+                }
+                continue;
+            }
+            same.push((id, count));
+        }
+        if let Some(slot) = place.get_mut(old as usize) {
+            *slot = count;
+        }
+        if let Some(flag) = kept.get_mut(k) {
+            *flag = true;
+        }
+        count += 1;
+    }
+    drop(identity);
+    permute(calls, &order);
+    drop(order);
+    let mut k = 0;
+    calls.retain(|_| {
+        k += 1;
+        kept.get(k - 1).copied().unwrap_or(false)
+    });
+    place
+}
+
+/// Sorts the operations by launch (their call's start, else their own), then start, end, lane,
+/// name, class and the added position: the stable order. Ties on the launch read the operations.
+fn sort_ops(a: &mut Activity) {
+    let calls = &a.calls;
+    let launched = |op: &GpuOp| calls.get(op.call as usize).map_or(op.start, |c| c.start);
+    let ops = &a.ops;
+    let rest = |i: u32| {
+        ops.get(i as usize)
+            .map(|op| (op.start, op.end, op.lane, op.name, op.class))
+    };
+    let mut keyed: Vec<(i64, u32)> = ops
+        .iter()
+        .enumerate()
+        .map(|(i, op)| (launched(op), index(i)))
+        .collect();
+    keyed.par_sort_unstable_by(|x, y| {
+        x.0.cmp(&y.0)
+            .then_with(|| rest(x.1).cmp(&rest(y.1)))
+            .then(x.1.cmp(&y.1))
+    });
+    let order: Vec<u32> = keyed.iter().map(|&(_, i)| i).collect();
+    drop(keyed);
+    permute(&mut a.ops, &order);
 }
 
 /// Puts `items` in `order` in place: afterwards `items[k]` is what `items[order[k]]` was (`order`

@@ -77,8 +77,7 @@ impl Lane {
         // Three sorted times (8 bytes an operation each) merged as the sweep reads them, rather than
         // one vector of the three kinds of event sorted whole (16 bytes each, and the stable sort's
         // buffer): on a large export this was the command's peak.
-        let sorted = |times: Vec<i64>| {
-            let mut times = times;
+        let sorted = |mut times: Vec<i64>| {
             times.par_sort_unstable();
             times
         };

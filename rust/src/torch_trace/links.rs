@@ -122,25 +122,16 @@ pub fn link(ev: &Events) -> Links {
             gpu
         },
     );
-    let LinkStats {
-        gpu_events,
-        gpu_linked_to_runtime,
-        gpu_unlinked,
-        runtime_launching_gpu,
-        duplicate_correlations,
-        flow_points,
-        flow_points_matching,
-        ..
-    } = gpu.stats;
+    // Each side counted its own fields: the host side's kept, the rest the GPU side's.
     links.stats = LinkStats {
-        gpu_events,
-        gpu_linked_to_runtime,
-        gpu_unlinked,
-        runtime_launching_gpu,
-        duplicate_correlations,
-        flow_points,
-        flow_points_matching,
-        ..links.stats
+        runtime_calls: links.stats.runtime_calls,
+        runtime_op_by_containment: links.stats.runtime_op_by_containment,
+        runtime_op_by_external_id: links.stats.runtime_op_by_external_id,
+        runtime_without_op: links.stats.runtime_without_op,
+        external_id_agree: links.stats.external_id_agree,
+        external_id_disagree: links.stats.external_id_disagree,
+        improper_nesting: links.stats.improper_nesting,
+        ..gpu.stats
     };
     links.gpu_runtime = gpu.gpu_runtime;
     links.runtime_gpu_start = gpu.runtime_gpu_start;
