@@ -12,6 +12,7 @@ pub mod facts;
 pub mod fields;
 pub mod iterations;
 pub mod period;
+pub mod permute;
 pub mod queue;
 pub mod sequences;
 pub mod table;
