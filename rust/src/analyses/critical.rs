@@ -19,6 +19,7 @@
 
 use super::activity::{Activity, CallKind, GpuOp, NONE};
 use super::iterations::Row;
+use std::collections::VecDeque;
 
 /// What a stretch of the path was spent on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -98,28 +99,111 @@ pub struct Segment {
     pub edge: Edge,
 }
 
-/// The critical path of one step.
+/// The critical path of one step: what it spent per category, and the stretches kept of it.
 #[derive(Debug, Clone)]
 pub struct Path {
     /// Index of the step's row.
     pub row: usize,
     pub start: i64,
     pub end: i64,
-    /// In time order; they tile `start..end`.
+    /// Time per category, in [`Category::ALL`] order.
+    pub totals: [i64; 6],
+    /// Stretches on operations and on calls.
+    pub ops: usize,
+    pub calls: usize,
+    /// Stretches in all (`segments` holds the earliest of them, as many as were asked for).
+    pub count: usize,
+    /// The earliest stretches, in time order; all of them tile `start..end`.
     pub segments: Vec<Segment>,
 }
 
 impl Path {
     pub fn total(&self, c: Category) -> i64 {
-        self.segments
-            .iter()
-            .filter(|s| s.category == c)
-            .map(|s| s.end - s.start)
-            .sum()
+        self.totals.get(c as usize).copied().unwrap_or(0)
+    }
+}
+
+/// Which stretches a path keeps (a path can have millions: only those a table shows are kept).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keep {
+    /// Every stretch of every path.
+    All,
+    /// The first `n` stretches in table order (paths in row order, each in time order).
+    Head(usize),
+    /// Every stretch of the paths whose row's `index` is this, none of the others.
+    Row(usize),
+}
+
+/// Stretches as the walk finds them, latest first: summed as they come, the earliest `keep` kept.
+struct Recorder {
+    w0: i64,
+    keep: usize,
+    totals: [i64; 6],
+    ops: usize,
+    calls: usize,
+    count: usize,
+    /// Latest first; when full, the latest is dropped for each earlier one.
+    kept: VecDeque<Segment>,
+}
+
+impl Recorder {
+    fn new(w0: i64, keep: usize) -> Self {
+        Self {
+            w0,
+            keep,
+            totals: [0; 6],
+            ops: 0,
+            calls: 0,
+            count: 0,
+            kept: VecDeque::new(),
+        }
     }
 
-    pub fn count(&self, f: impl Fn(&Node) -> bool) -> usize {
-        self.segments.iter().filter(|s| f(&s.node)).count()
+    fn push(&mut self, start: i64, end: i64, category: Category, node: Node, edge: Edge) {
+        let start = start.max(self.w0);
+        if end <= start {
+            return;
+        }
+        if let Some(t) = self.totals.get_mut(category as usize) {
+            *t += end - start;
+        }
+        match node {
+            Node::Op(_) => self.ops += 1,
+            Node::Call(_) => self.calls += 1,
+            Node::HostGap(_) | Node::GpuWait(_) => {}
+        }
+        self.count += 1;
+        if self.keep == 0 {
+            return;
+        }
+        if self.kept.len() == self.keep {
+            self.kept.pop_front();
+        }
+        self.kept.push_back(Segment {
+            start,
+            end,
+            category,
+            node,
+            edge,
+        });
+    }
+
+    fn finish(self, row: usize, start: i64, end: i64) -> Path {
+        let mut segments: Vec<Segment> = self.kept.into_iter().rev().collect();
+        // The earliest stretch (kept whenever any is) begins the path, whatever led into it.
+        if let Some(first) = segments.first_mut() {
+            first.edge = Edge::Start;
+        }
+        Path {
+            row,
+            start,
+            end,
+            totals: self.totals,
+            ops: self.ops,
+            calls: self.calls,
+            count: self.count,
+            segments,
+        }
     }
 }
 
@@ -193,10 +277,14 @@ impl<'a> Graph<'a> {
 }
 
 /// The critical path of each row, `rows[k]` running from its host start to the next row's (of the
-/// same device and source).
-pub fn paths(a: &Activity, rows: &[&Row]) -> Vec<Path> {
+/// same device and source), keeping the stretches `keep` asks for.
+pub fn paths(a: &Activity, rows: &[&Row], keep: Keep) -> Vec<Path> {
     let g = Graph::new(a);
     let mut out = Vec::with_capacity(rows.len());
+    let mut budget = match keep {
+        Keep::Head(n) => n,
+        Keep::All | Keep::Row(_) => usize::MAX,
+    };
     for (k, row) in rows.iter().enumerate() {
         let Some(w0) = row.host_start else { continue };
         let next = rows
@@ -204,8 +292,13 @@ pub fn paths(a: &Activity, rows: &[&Row]) -> Vec<Path> {
             .filter(|n| n.device == row.device)
             .and_then(|n| n.host_start)
             .unwrap_or(i64::MAX);
-        if let Some(path) = path_of(&g, row, w0, next) {
-            out.push(Path { row: k, ..path });
+        let wanted = match keep {
+            Keep::Row(r) if row.index != r => 0,
+            _ => budget,
+        };
+        if let Some(path) = path_of(&g, row, w0, next, k, wanted) {
+            budget -= path.segments.len().min(budget);
+            out.push(path);
         }
     }
     out
@@ -245,24 +338,12 @@ fn terminal(g: &Graph<'_>, row: &Row, w0: i64, w1: i64) -> Option<(Node, i64)> {
     best
 }
 
-fn path_of(g: &Graph<'_>, row: &Row, w0: i64, w1: i64) -> Option<Path> {
+fn path_of(g: &Graph<'_>, row: &Row, w0: i64, w1: i64, index: usize, keep: usize) -> Option<Path> {
     let a = g.a;
     let (mut node, end) = terminal(g, row, w0, w1)?;
     let mut t = end;
-    let mut segs: Vec<Segment> = Vec::new();
-    // Stretches are pushed latest first; `edge` is fixed up once the predecessor is known.
-    let push = |segs: &mut Vec<Segment>, start: i64, end: i64, category, node, edge| {
-        let (s, e) = (start.max(w0), end);
-        if e > s {
-            segs.push(Segment {
-                start: s,
-                end: e,
-                category,
-                node,
-                edge,
-            });
-        }
-    };
+    // Stretches are pushed latest first; the earliest one's edge becomes `Start` at the end.
+    let mut segs = Recorder::new(w0, keep);
     let limit = a.ops.len() + a.calls.len() + 2;
     for _ in 0..limit {
         if t <= w0 {
@@ -293,28 +374,14 @@ fn path_of(g: &Graph<'_>, row: &Row, w0: i64, w1: i64) -> Option<Path> {
                     (true, Some((p, s)), _) => (Edge::StreamOrder, s, Node::Op(p)),
                     (false, _, Some((c, l))) => (Edge::Launch, l, Node::Call(c)),
                     _ => {
-                        push(&mut segs, start, t, category, node, Edge::Start);
-                        push(
-                            &mut segs,
-                            w0,
-                            start,
-                            Category::Idle,
-                            Node::GpuWait(i),
-                            Edge::Start,
-                        );
+                        segs.push(start, t, category, node, Edge::Start);
+                        segs.push(w0, start, Category::Idle, Node::GpuWait(i), Edge::Start);
                         t = w0;
                         break;
                     }
                 };
-                push(&mut segs, start, t, category, node, edge);
-                push(
-                    &mut segs,
-                    ready,
-                    start,
-                    Category::Idle,
-                    Node::GpuWait(i),
-                    edge,
-                );
+                segs.push(start, t, category, node, edge);
+                segs.push(ready, start, Category::Idle, Node::GpuWait(i), edge);
                 node = next;
                 t = ready;
             }
@@ -323,7 +390,7 @@ fn path_of(g: &Graph<'_>, row: &Row, w0: i64, w1: i64) -> Option<Path> {
                 if call.kind == CallKind::Sync {
                     if let Some(w) = g.waited_for(c, t) {
                         let op_end = g.op(w).map_or(t, |o| o.end);
-                        push(&mut segs, op_end, t, Category::Sync, node, Edge::SyncWait);
+                        segs.push(op_end, t, Category::Sync, node, Edge::SyncWait);
                         node = Node::Op(w);
                         t = op_end.min(t);
                         continue;
@@ -339,9 +406,8 @@ fn path_of(g: &Graph<'_>, row: &Row, w0: i64, w1: i64) -> Option<Path> {
                     .and_then(|p| a.call(p).map(|pc| (p, pc.end.min(start))))
                 {
                     Some((p, ready)) if ready > w0 => {
-                        push(&mut segs, start, t, category, node, Edge::HostOrder);
-                        push(
-                            &mut segs,
+                        segs.push(start, t, category, node, Edge::HostOrder);
+                        segs.push(
                             ready,
                             start,
                             Category::Cpu,
@@ -352,9 +418,8 @@ fn path_of(g: &Graph<'_>, row: &Row, w0: i64, w1: i64) -> Option<Path> {
                         t = ready;
                     }
                     _ => {
-                        push(&mut segs, start, t, category, node, Edge::Start);
-                        push(
-                            &mut segs,
+                        segs.push(start, t, category, node, Edge::Start);
+                        segs.push(
                             w0,
                             start,
                             Category::Cpu,
@@ -372,16 +437,7 @@ fn path_of(g: &Graph<'_>, row: &Row, w0: i64, w1: i64) -> Option<Path> {
     if t > w0 {
         // The walk ran out of dependencies before the step's start (it cannot on a well-formed
         // capture): the rest is time nothing on the path explains.
-        push(&mut segs, w0, t, Category::Idle, node, Edge::Start);
+        segs.push(w0, t, Category::Idle, node, Edge::Start);
     }
-    segs.reverse();
-    if let Some(first) = segs.first_mut() {
-        first.edge = Edge::Start;
-    }
-    Some(Path {
-        row: 0,
-        start: w0.min(end),
-        end,
-        segments: segs,
-    })
+    Some(segs.finish(index, w0.min(end), end))
 }

@@ -1,11 +1,11 @@
 //! The four analyses as tables and documents: what the bindings call on an [`Activity`].
 
 use super::activity::{Activity, OpClass};
-use super::critical;
+use super::critical::{self, Keep};
 use super::iterations::{self, Agreement, Detection, MarkerChoice, Row, Source};
 use super::queue;
 use super::sequences;
-use super::table::{self, EdgeRows};
+use super::table;
 use crate::error::Result;
 use crate::table::Table;
 use serde::Serialize;
@@ -36,20 +36,20 @@ pub fn iterations(a: &Activity, marker: Option<&str>) -> Result<(Table, Iteratio
 }
 
 /// The critical path of every row of `source` (default: the source the iterations use): per step,
-/// the stretches `edges` selects, and how many stretches there are in all.
+/// the stretches `keep` selects, and how many stretches there are in all.
 pub fn critical_path(
     a: &Activity,
     marker: Option<&str>,
     source: Option<Source>,
-    edges: EdgeRows,
+    keep: Keep,
 ) -> Result<(Table, (Table, usize), IterationsDoc)> {
     let it = iterations::iterations(a, marker)?;
     let used = source.unwrap_or(it.used);
     let rows: Vec<&Row> = it.rows.iter().filter(|r| r.source == used).collect();
-    let paths = critical::paths(a, &rows);
+    let paths = critical::paths(a, &rows, keep);
     Ok((
         table::critical_summary(&paths, &rows)?,
-        table::critical_edges(a, &paths, &rows, edges)?,
+        table::critical_edges(a, &paths, &rows)?,
         doc(&it, used),
     ))
 }

@@ -18,10 +18,9 @@
 //! `span` = `end` − the previous row's `end` (rows tile the GPU timeline: completion to completion;
 //! the first row: `end − start`); `extent` = `end − start`; `gpu_busy` = union of its operations.
 
-use super::activity::{Activity, GpuOp, Marker};
+use super::activity::{index, Activity, GpuOp, Marker, NONE};
 use super::codes;
 use crate::error::{Error, Result};
-use crate::intervals::{self, Span};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -380,20 +379,41 @@ pub(super) fn finish_rows(a: &Activity, rows: &mut [Row]) {
     let mut previous_end: Option<i64> = None;
     for row in rows.iter_mut() {
         let mut m = Measures::default();
-        let mut spans = Vec::with_capacity(row.ops.len());
         for op in row.ops.iter().filter_map(|&i| a.ops.get(i as usize)) {
             m.start = Some(m.start.map_or(op.start, |s| s.min(op.start)));
             m.end = Some(m.end.map_or(op.end, |e| e.max(op.end)));
-            spans.push(Span::new(op.start, op.end));
             count_op(&mut m, op);
         }
-        m.busy = intervals::total(&intervals::union(spans));
+        m.busy = busy(a, &row.ops);
         if let Some(end) = m.end {
             m.span = Some(end - previous_end.or(m.start).unwrap_or(end));
             previous_end = Some(end);
         }
         row.m = m;
     }
+}
+
+/// Time covered by the union of the operations: their indices sorted by start (4 bytes each, not a
+/// 16-byte span: one row can hold most of a capture's operations), then one sweep.
+fn busy(a: &Activity, ops: &[u32]) -> i64 {
+    let span = |i: &u32| a.ops.get(*i as usize).map_or((0, 0), |o| (o.start, o.end));
+    let mut order = ops.to_vec();
+    // Launch order is nearly start order: the sort mostly confirms it.
+    if !order.is_sorted_by_key(span) {
+        order.sort_by_key(span);
+    }
+    let (mut total, mut open): (i64, Option<(i64, i64)>) = (0, None);
+    for (start, end) in order.iter().map(span).filter(|(s, e)| e > s) {
+        open = match open {
+            Some((s, e)) if start <= e => Some((s, e.max(end))),
+            Some((s, e)) => {
+                total += e - s;
+                Some((start, end))
+            }
+            None => Some((start, end)),
+        };
+    }
+    total + open.map_or(0, |(s, e)| e - s)
 }
 
 fn count_op(m: &mut Measures, op: &GpuOp) {
@@ -500,11 +520,11 @@ fn median_mad(values: &[i64]) -> Option<(f64, f64)> {
 fn agree(ops: usize, device: i64, group: &str, marked: &[Row], detected: &[Row]) -> Agreement {
     // The marker row of each operation (by index: a map of millions of operations costs more than
     // the rest of the iterations).
-    let mut owner: Vec<usize> = vec![usize::MAX; ops];
+    let mut owner: Vec<u32> = vec![NONE; ops];
     for (k, r) in marked.iter().enumerate() {
         for &i in &r.ops {
             if let Some(slot) = owner.get_mut(i as usize) {
-                *slot = k;
+                *slot = index(k);
             }
         }
     }
@@ -513,8 +533,8 @@ fn agree(ops: usize, device: i64, group: &str, marked: &[Row], detected: &[Row])
     for d in detected {
         votes.clear();
         for &i in &d.ops {
-            if let Some(&k) = owner.get(i as usize).filter(|&&k| k != usize::MAX) {
-                *votes.entry(k).or_default() += 1;
+            if let Some(&k) = owner.get(i as usize).filter(|&&k| k != NONE) {
+                *votes.entry(k as usize).or_default() += 1;
             }
         }
         let Some((&k, _)) = votes.iter().max_by(|x, y| x.1.cmp(y.1).then(y.0.cmp(x.0))) else {

@@ -42,21 +42,15 @@ pub struct Repeat {
 /// The repeat of `seq`, or None when no unit occurs twice in a row: the unit whose longest exact run
 /// covers the most names (ties: the shorter unit).
 pub fn find(seq: &[u32]) -> Option<Repeat> {
-    find_weighted(seq, &vec![1; seq.len()])
+    find_weighted(seq, &|_| 1)
 }
 
 /// [`find`] with each name weighted (its GPU time): the unit whose longest exact run covers the most
 /// weight wins (ties: more names, then the shorter unit). A short unit repeated over much GPU time (decode
 /// steps that each launch a CUDA graph) then beats a longer stretch of brief operations (a prefill's
-/// layers), as a step is what takes the time. `weight` is as long as `seq` (a missing weight counts 0).
-pub fn find_weighted(seq: &[u32], weight: &[i64]) -> Option<Repeat> {
-    let mut prefix = Vec::with_capacity(seq.len() + 1);
-    prefix.push(0_i64);
-    let mut total = 0_i64;
-    for i in 0..seq.len() {
-        total = total.saturating_add(weight.get(i).copied().unwrap_or(0).max(0));
-        prefix.push(total);
-    }
+/// layers), as a step is what takes the time. `weight(i)` is the weight of `seq[i]` (negative counts 0);
+/// it is summed over each candidate's run rather than held for every name.
+pub fn find_weighted(seq: &[u32], weight: &dyn Fn(usize) -> i64) -> Option<Repeat> {
     let mut best: Option<(i64, usize, usize)> = None; // (weight covered, names covered, period)
     for p in candidates(seq) {
         let (run, end) = longest_exact_run_at(seq, p);
@@ -64,8 +58,9 @@ pub fn find_weighted(seq: &[u32], weight: &[i64]) -> Option<Repeat> {
         if run == 0 || cover < 2 * p {
             continue;
         }
-        let covered = prefix.get(end + p).copied().unwrap_or(total)
-            - prefix.get(end - run).copied().unwrap_or(0);
+        let covered = (end - run..(end + p).min(seq.len()))
+            .map(|i| weight(i).max(0))
+            .fold(0_i64, i64::saturating_add);
         let better = match best {
             None => true,
             Some((w, c, q)) => (covered, cover, usize::MAX - p) > (w, c, usize::MAX - q),
@@ -87,6 +82,7 @@ pub fn candidates(seq: &[u32]) -> Vec<usize> {
     let n = seq.len();
     let symbols = seq.iter().map(|&s| s as usize + 1).max().unwrap_or(0);
     // Positions of each name, grouped by name (a counting sort).
+    // Positions as u32 (a device's sequence is at most u32::MAX long: the builder refuses more).
     let mut starts = vec![0usize; symbols + 1];
     for &s in seq {
         if let Some(c) = starts.get_mut(s as usize + 1) {
@@ -100,17 +96,17 @@ pub fn candidates(seq: &[u32]) -> Vec<usize> {
         }
     }
     let mut fill = starts.clone();
-    let mut positions = vec![0usize; n];
+    let mut positions = vec![0u32; n];
     for (i, &s) in seq.iter().enumerate() {
         if let Some(at) = fill.get_mut(s as usize) {
             if let Some(slot) = positions.get_mut(*at) {
-                *slot = i;
+                *slot = crate::analyses::activity::index(i);
             }
             *at += 1;
         }
     }
     let mut votes: HashMap<usize, u64> = HashMap::new();
-    let mut gaps: Vec<usize> = Vec::new();
+    let mut gaps: Vec<u32> = Vec::new();
     for s in 0..symbols {
         let (a, b) = (
             starts.get(s).copied().unwrap_or(0),
@@ -121,6 +117,7 @@ pub fn candidates(seq: &[u32]) -> Vec<usize> {
             gaps.clear();
             gaps.extend(pos.iter().zip(pos.iter().skip(m)).map(|(x, y)| y - x));
             if let Some((gap, count)) = mode(&mut gaps) {
+                let gap = gap as usize;
                 if gap <= n / 2 {
                     *votes.entry(gap).or_default() += count as u64;
                 }
@@ -137,9 +134,9 @@ pub fn candidates(seq: &[u32]) -> Vec<usize> {
 }
 
 /// The most common value and how often it occurs (ties: the smallest value).
-fn mode(values: &mut [usize]) -> Option<(usize, usize)> {
+fn mode(values: &mut [u32]) -> Option<(u32, usize)> {
     values.sort_unstable();
-    let mut best: Option<(usize, usize)> = None;
+    let mut best: Option<(u32, usize)> = None;
     let mut i = 0;
     while let Some(&v) = values.get(i) {
         let run = values
@@ -299,12 +296,10 @@ mod tests {
             })
             .collect();
         assert_eq!(find(&seq).map(|r| r.period), Some(32));
-        assert_eq!(find_weighted(&seq, &weight).map(|r| r.period), Some(7));
+        let weight_of = |i: usize| weight.get(i).copied().unwrap_or(0);
+        assert_eq!(find_weighted(&seq, &weight_of).map(|r| r.period), Some(7));
         // Equal weights choose as find does.
-        assert_eq!(
-            find_weighted(&seq, &vec![1; seq.len()]).map(|r| r.period),
-            Some(32)
-        );
+        assert_eq!(find_weighted(&seq, &|_| 1).map(|r| r.period), Some(32));
     }
 
     #[test]

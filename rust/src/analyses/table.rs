@@ -118,60 +118,19 @@ pub fn critical_summary(paths: &[Path], rows: &[&Row]) -> Result<Table> {
     for (name, c) in names.into_iter().zip(Category::ALL) {
         columns.push((name, int(paths.iter().map(|p| p.total(c)).collect())));
     }
-    columns.push((
-        "ops_on_path",
-        int(paths
-            .iter()
-            .map(|p| n(p.count(|x| matches!(x, Node::Op(_)))))
-            .collect()),
-    ));
+    columns.push(("ops_on_path", int(paths.iter().map(|p| n(p.ops)).collect())));
     columns.push((
         "calls_on_path",
-        int(paths
-            .iter()
-            .map(|p| n(p.count(|x| matches!(x, Node::Call(_)))))
-            .collect()),
+        int(paths.iter().map(|p| n(p.calls)).collect()),
     ));
-    columns.push((
-        "segments",
-        int(paths.iter().map(|p| n(p.segments.len())).collect()),
-    ));
+    columns.push(("segments", int(paths.iter().map(|p| n(p.count)).collect())));
     Table::declared(fields::CRITICAL_PATH, columns)
 }
 
-/// Which stretches the edges table holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EdgeRows {
-    /// Every stretch of every path.
-    All,
-    /// The first `n` stretches in table order (what a document shows of them).
-    Head(usize),
-    /// The stretches of the steps whose `row` is this.
-    Row(usize),
-}
-
-/// The stretches of the paths, in time order (those `which` selects), and how many there are in all.
-pub fn critical_edges(
-    a: &Activity,
-    paths: &[Path],
-    rows: &[&Row],
-    which: EdgeRows,
-) -> Result<(Table, usize)> {
-    let all: usize = paths.iter().map(|p| p.segments.len()).sum();
-    let chosen = |p: &Path| match which {
-        EdgeRows::Row(r) => rows.get(p.row).is_some_and(|row| row.index == r),
-        EdgeRows::All | EdgeRows::Head(_) => true,
-    };
-    let mut budget = match which {
-        EdgeRows::Head(n) => n,
-        EdgeRows::All | EdgeRows::Row(_) => usize::MAX,
-    };
-    let total = paths
-        .iter()
-        .filter(|p| chosen(p))
-        .map(|p| p.segments.len())
-        .sum::<usize>()
-        .min(budget);
+/// The stretches the paths kept, in table order, and how many stretches there are in all.
+pub fn critical_edges(a: &Activity, paths: &[Path], rows: &[&Row]) -> Result<(Table, usize)> {
+    let all: usize = paths.iter().map(|p| p.count).sum();
+    let total: usize = paths.iter().map(|p| p.segments.len()).sum();
     let mut device = Vec::with_capacity(total);
     let mut row = Vec::with_capacity(total);
     let mut seq = Vec::with_capacity(total);
@@ -185,9 +144,9 @@ pub fn critical_edges(
     let (mut category, mut edge, mut node, mut name, mut thread) =
         (texts(), texts(), texts(), texts(), texts());
     let mut stream = Vec::with_capacity(total);
-    for p in paths.iter().filter(|p| chosen(p)) {
+    for p in paths {
         let r = rows.get(p.row).copied();
-        for (k, s) in p.segments.iter().enumerate().take(budget) {
+        for (k, s) in p.segments.iter().enumerate() {
             device.push(r.map(|r| r.device));
             row.push(r.map(|r| n(r.index)));
             seq.push(n(k));
@@ -202,7 +161,6 @@ pub fn critical_edges(
             stream.push(st);
             thread.append_option(th);
         }
-        budget -= p.segments.len().min(budget);
     }
     let table = Table::declared(
         fields::CRITICAL_PATH_EDGES,

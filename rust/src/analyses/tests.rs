@@ -89,7 +89,7 @@ fn critical_path_by_hand() -> Result<()> {
         .filter(|r| r.source == Source::Marker)
         .collect();
     assert_eq!(rows.len(), 1);
-    let paths = critical::paths(&a, &rows);
+    let paths = critical::paths(&a, &rows, critical::Keep::All);
     let [path] = paths.as_slice() else {
         panic!("one path: {paths:?}");
     };
@@ -138,7 +138,7 @@ fn host_time_between_calls_is_cpu() -> Result<()> {
         .iter()
         .filter(|r| r.source == Source::Marker)
         .collect();
-    let paths = critical::paths(&a, &rows);
+    let paths = critical::paths(&a, &rows, critical::Keep::All);
     let got: Vec<(i64, i64, &str, &str)> = paths
         .iter()
         .flat_map(|p| p.segments.iter())
@@ -315,5 +315,57 @@ fn a_slow_iteration_is_a_straggler() -> Result<()> {
         odd.iter().filter(|(_, o)| *o == Some("straggler")).count(),
         1
     );
+    Ok(())
+}
+
+#[test]
+fn a_path_keeps_only_the_stretches_asked_for() -> Result<()> {
+    // Detected rows of a loop: every path has several stretches. Keeping the first n in table order
+    // (or one row's) gives exactly those of the full walk, and every path's sums stay whole.
+    let a = looped(6, false)?;
+    let it = iterations::iterations(&a, None)?;
+    let rows: Vec<&iterations::Row> = it.used_rows().collect();
+    let all = critical::paths(&a, &rows, critical::Keep::All);
+    let flat: Vec<(usize, critical::Segment)> = all
+        .iter()
+        .flat_map(|p| p.segments.iter().map(move |s| (p.row, *s)))
+        .collect();
+    assert!(all.len() >= 5 && flat.len() > 3 * all.len(), "{all:?}");
+    for p in &all {
+        assert_eq!(p.count, p.segments.len());
+        let by_category: i64 = Category::ALL.iter().map(|&c| p.total(c)).sum();
+        assert_eq!(by_category, p.end - p.start, "the stretches tile the path");
+        let ops = p.segments.iter().filter(|s| matches!(s.node, Node::Op(_)));
+        assert_eq!(p.ops, ops.count());
+    }
+    let summed = |paths: &[critical::Path]| -> Vec<(usize, [i64; 6], usize, usize, usize)> {
+        paths
+            .iter()
+            .map(|p| (p.row, p.totals, p.ops, p.calls, p.count))
+            .collect()
+    };
+    for n in 0..=flat.len() + 1 {
+        let head = critical::paths(&a, &rows, critical::Keep::Head(n));
+        let got: Vec<(usize, critical::Segment)> = head
+            .iter()
+            .flat_map(|p| p.segments.iter().map(move |s| (p.row, *s)))
+            .collect();
+        assert_eq!(
+            got.as_slice(),
+            flat.get(..n.min(flat.len())).unwrap_or_default()
+        );
+        assert_eq!(summed(&head), summed(&all));
+    }
+    let third = rows.get(2).map(|r| r.index);
+    let one = critical::paths(&a, &rows, critical::Keep::Row(third.unwrap_or(usize::MAX)));
+    let kept: Vec<usize> = one
+        .iter()
+        .filter(|p| !p.segments.is_empty())
+        .map(|p| p.row)
+        .collect();
+    assert_eq!(kept, vec![2]);
+    let full = all.get(2).map(|p| p.segments.clone());
+    assert_eq!(one.get(2).map(|p| p.segments.clone()), full);
+    assert_eq!(summed(&one), summed(&all));
     Ok(())
 }

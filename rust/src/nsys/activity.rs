@@ -150,6 +150,53 @@ impl Ids {
     }
 }
 
+/// Loaded rows taken from the end at a time, each block's memory returned before the next.
+const BLOCK: usize = 1 << 20;
+
+/// The operations as kept (names and lanes as local ids), in the rows' order.
+struct Kept {
+    ops: Vec<GpuOp>,
+    /// Each operation's (globalPid, correlationId), to join its call by.
+    keys: Vec<(i64, i64)>,
+    names: Local<(OpKind, i64)>,
+    lanes: Local<(i64, i64, i64)>,
+}
+
+fn keep(mut raws: Vec<Raw>) -> Kept {
+    let mut names: Local<(OpKind, i64)> = Local::default();
+    let mut lanes: Local<(i64, i64, i64)> = Local::default();
+    let mut keys: Vec<(i64, i64)> = Vec::with_capacity(raws.len());
+    let mut ops: Vec<GpuOp> = Vec::with_capacity(raws.len());
+    while !raws.is_empty() {
+        let tail = raws.split_off(raws.len().saturating_sub(BLOCK));
+        raws.shrink_to_fit();
+        for r in tail.iter().rev() {
+            keys.push((r.global_pid, r.correlation));
+            ops.push(GpuOp {
+                start: r.start,
+                end: r.end,
+                lane: lanes.id((r.global_pid, r.device, r.stream)),
+                name: names.id((r.kind, r.name)),
+                call: NONE,
+                class: match r.kind {
+                    OpKind::Kernel => OpClass::Kernel,
+                    OpKind::Memcpy => OpClass::Memcpy,
+                    OpKind::Memset => OpClass::Memset,
+                    OpKind::Graph => OpClass::Graph,
+                },
+            });
+        }
+    }
+    ops.reverse();
+    keys.reverse();
+    Kept {
+        ops,
+        keys,
+        names,
+        lanes,
+    }
+}
+
 /// The selected part of an export as an [`Activity`].
 pub fn load(schema: &Schema, strings: &Strings, sel: &Selection) -> Result<Activity> {
     let kinds = [
@@ -162,29 +209,15 @@ pub fn load(schema: &Schema, strings: &Strings, sel: &Selection) -> Result<Activ
         (r.start, r.end, r.kind)
     })?;
     // The operations as they are kept, their names and lanes as local ids for now, and the join's
-    // keys: the loaded rows go before the join, so a large export's operations are held once at the
-    // peak, not twice.
-    let mut names: Local<(OpKind, i64)> = Local::default();
-    let mut lanes: Local<(i64, i64, i64)> = Local::default();
-    let mut keys: Vec<(i64, i64)> = Vec::with_capacity(raws.len());
-    let mut ops: Vec<GpuOp> = Vec::with_capacity(raws.len());
-    for r in &raws {
-        keys.push((r.global_pid, r.correlation));
-        ops.push(GpuOp {
-            start: r.start,
-            end: r.end,
-            lane: lanes.id((r.global_pid, r.device, r.stream)),
-            name: names.id((r.kind, r.name)),
-            call: NONE,
-            class: match r.kind {
-                OpKind::Kernel => OpClass::Kernel,
-                OpKind::Memcpy => OpClass::Memcpy,
-                OpKind::Memset => OpClass::Memset,
-                OpKind::Graph => OpClass::Graph,
-            },
-        });
-    }
-    drop(raws);
+    // keys. The loaded rows are taken from their end a block at a time, their memory given back as
+    // they go, so a large export's operations are held about once at the peak, not twice; the kept
+    // records are built backwards and turned round after (local ids are only ever looked up).
+    let Kept {
+        mut ops,
+        keys,
+        names,
+        lanes,
+    } = keep(raws);
     let flags = sync_api_flags(strings);
     // Per worker: (operation, call) hits and the calls of synchronizing APIs.
     type Acc = (Vec<(u32, Call)>, Vec<Call>);

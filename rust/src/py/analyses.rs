@@ -7,9 +7,10 @@ use super::nsys::NsysReport;
 use super::torch_trace::TorchTrace;
 use super::{json, run};
 use crate::analyses::activity::Activity;
+use crate::analyses::critical::Keep;
 use crate::analyses::facts;
 use crate::analyses::iterations::Source;
-use crate::analyses::table::{concat, with_rank, EdgeRows};
+use crate::analyses::table::{concat, with_rank};
 use crate::error::{Error, Result};
 use crate::nsys::select::Request;
 use crate::table::Table;
@@ -126,9 +127,9 @@ pub fn analysis_critical_path(
     let input = Input::of(source)?;
     let using = source_of(using.as_deref())?;
     let which = match (step, head) {
-        (Some(row), _) => EdgeRows::Row(row),
-        (None, Some(n)) => EdgeRows::Head(n),
-        (None, None) => EdgeRows::All,
+        (Some(row), _) => Keep::Row(row),
+        (None, Some(n)) => Keep::Head(n),
+        (None, None) => Keep::All,
     };
     let parts = run(py, move || {
         input.each(|a| facts::critical_path(a, marker.as_deref(), using, which))

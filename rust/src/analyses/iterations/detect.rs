@@ -33,10 +33,11 @@ pub(super) fn detect(a: &Activity, device: i64, ops: &[u32]) -> (Vec<Row>, Detec
         pause_clock: if with_calls { "host" } else { "gpu" },
     };
     // Each operation weighs its GPU time: the unit that repeats over the most time is the step.
-    let weight: Vec<i64> = ops
-        .iter()
-        .map(|&i| a.ops.get(i as usize).map_or(0, |o| o.end - o.start))
-        .collect();
+    let weight = |k: usize| {
+        ops.get(k)
+            .and_then(|&i| a.ops.get(i as usize))
+            .map_or(0, |o| o.end - o.start)
+    };
     let Some(repeat) = period::find_weighted(&seq, &weight) else {
         return (Vec::new(), found);
     };
