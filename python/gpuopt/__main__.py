@@ -1,3 +1,3 @@
-from gpuopt.cli import main
+from gpuopt._entry import main
 
 main()

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
+from gpuopt._entry import MISSING_EXPECTED, MISSING_MESSAGE, missing_package
 from gpuopt.cli._progress import working
 from gpuopt.errors import AbsentError, GpuoptError, InputError, InternalError
 
@@ -143,8 +144,8 @@ def _fail_unexpected(schema: str, as_json: bool, exc: BaseException) -> NoReturn
     """A package gpuopt imports that is not installed (exit 3, named), else a defect: never a bare
     traceback unless ``--debug`` asks for one."""
     if isinstance(exc, ModuleNotFoundError):
-        package = (exc.name or "").partition(".")[0]
-        if package not in ("", "gpuopt"):
+        package = missing_package(exc)
+        if package is not None:
             _fail(schema, as_json, _dependency_missing(package, exc))
     if _debug_enabled():
         traceback.print_exc()
@@ -155,8 +156,8 @@ def _dependency_missing(package: str, exc: ModuleNotFoundError) -> AbsentError:
     """A package gpuopt imports is not installed (a broken install, not bad input): exit 3, named."""
     return AbsentError(
         "dependency_missing",
-        f"the Python package '{package}' that gpuopt needs is not installed ({exc})",
-        expected=f"pip install {package} (or reinstall gpuopt with its dependencies)",
+        MISSING_MESSAGE.format(package=package, exc=exc),
+        expected=MISSING_EXPECTED.format(package=package),
     )
 
 
