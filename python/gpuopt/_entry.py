@@ -1,21 +1,13 @@
 """The console script and ``python -m gpuopt``: the CLI imported inside a guard, so a runtime dependency
 that is not installed (click, which the CLI is built on, or anything it imports first) is named with
 exit 3 rather than a traceback raised before gpuopt's own error handling exists. Imports nothing but
-the standard library until then."""
+the standard library and ``gpuopt.errors`` until then."""
 
 from __future__ import annotations
 
 import sys
 
-# A missing package's error: one wording for this guard and the CLI's own (``cli/_output.py``).
-MISSING_MESSAGE = "the Python package '{package}' that gpuopt needs is not installed ({exc})"
-MISSING_EXPECTED = "pip install {package} (or reinstall gpuopt with its dependencies)"
-
-
-def missing_package(exc: ModuleNotFoundError) -> str | None:
-    """The top-level package an import failed on, unless it is gpuopt's own (a broken install's defect)."""
-    package = (exc.name or "").partition(".")[0]
-    return None if package in ("", "gpuopt") else package
+from gpuopt.errors import dependency_missing, missing_package
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -27,9 +19,7 @@ def main(argv: list[str] | None = None) -> None:
             raise
         # No click, maybe no pydantic: no envelope can be built, so stderr alone (as the CLI does
         # without pydantic).
-        sys.stderr.write(
-            f"error[dependency_missing]: {MISSING_MESSAGE.format(package=package, exc=exc)}\n"
-            f"  expected: {MISSING_EXPECTED.format(package=package)}\n"
-        )
-        sys.exit(3)
+        error = dependency_missing(package, exc)
+        sys.stderr.write(f"error[{error.code}]: {error.message}\n  expected: {error.expected}\n")
+        sys.exit(error.exit_code)
     cli_main(argv)

@@ -69,6 +69,21 @@ class ToolAbsentError(AbsentError):
     """An external program (nsys, ncu, cuobjdump, ...) was not found."""
 
 
+def missing_package(exc: ModuleNotFoundError) -> str | None:
+    """The top-level package an import failed on, unless it is gpuopt's own (a broken install's defect)."""
+    package = (exc.name or "").partition(".")[0]
+    return None if package in ("", "gpuopt") else package
+
+
+def dependency_missing(package: str, exc: ModuleNotFoundError) -> AbsentError:
+    """A package gpuopt imports is not installed (a broken install, not bad input): exit 3, named."""
+    return AbsentError(
+        "dependency_missing",
+        f"the Python package '{package}' that gpuopt needs is not installed ({exc})",
+        expected=f"pip install {package} (or reinstall gpuopt with its dependencies)",
+    )
+
+
 class InternalError(GpuoptError, RuntimeError):
     """A defect in gpuopt itself, including a caught panic in the native engine (exit 1)."""
 

@@ -18,9 +18,14 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
-from gpuopt._entry import MISSING_EXPECTED, MISSING_MESSAGE, missing_package
 from gpuopt.cli._progress import working
-from gpuopt.errors import AbsentError, GpuoptError, InputError, InternalError
+from gpuopt.errors import (
+    GpuoptError,
+    InputError,
+    InternalError,
+    dependency_missing,
+    missing_package,
+)
 
 if TYPE_CHECKING:  # pydantic is imported when a command runs, never for --help
     from pydantic import BaseModel
@@ -146,19 +151,10 @@ def _fail_unexpected(schema: str, as_json: bool, exc: BaseException) -> NoReturn
     if isinstance(exc, ModuleNotFoundError):
         package = missing_package(exc)
         if package is not None:
-            _fail(schema, as_json, _dependency_missing(package, exc))
+            _fail(schema, as_json, dependency_missing(package, exc))
     if _debug_enabled():
         traceback.print_exc()
     _fail(schema, as_json, InternalError("internal_error", f"{type(exc).__name__}: {exc}"))
-
-
-def _dependency_missing(package: str, exc: ModuleNotFoundError) -> AbsentError:
-    """A package gpuopt imports is not installed (a broken install, not bad input): exit 3, named."""
-    return AbsentError(
-        "dependency_missing",
-        MISSING_MESSAGE.format(package=package, exc=exc),
-        expected=MISSING_EXPECTED.format(package=package),
-    )
 
 
 def _fail(schema: str, as_json: bool, error: GpuoptError) -> NoReturn:
