@@ -50,7 +50,9 @@ def test_fifos_and_devices_as_requests_and_inputs_are_refused_at_once(tmp_path: 
     os.mkfifo(tmp_path / "pipe")
     os.mkfifo(tmp_path / "out.json")
     os.mkfifo(tmp_path / "page.html")
+    os.mkfifo(tmp_path / "trace.pftrace")
     eager = str(shared / "h200/nsys/eager.sqlite")
+    kineto = str(shared / "h200/torch/eager_trace.json")
     inputs = []
     for source in ("pipe", "/dev/zero"):
         inputs += [[*verb, "--request", source] for verb in VERBS]
@@ -62,6 +64,10 @@ def test_fifos_and_devices_as_requests_and_inputs_are_refused_at_once(tmp_path: 
     outputs = [
         ["nsys", "kernels", eager, "--out", "out.json"],
         ["nsys", "report", eager, "--html", "page.html"],
+        # The Perfetto exporters wrote beside the name and renamed over it (a FIFO or /dev/zero became
+        # a regular file, exit 0).
+        ["nsys", "export", "perfetto", eager, "--out", "trace.pftrace"],
+        ["torch", "export", "perfetto", kineto, "--out", "trace.pftrace"],
     ]
     runs = _run([[*c, "--json"] for c in inputs + outputs], tmp_path)
     for cmd, (code, out, err) in zip(inputs + outputs, runs, strict=True):
@@ -70,4 +76,4 @@ def test_fifos_and_devices_as_requests_and_inputs_are_refused_at_once(tmp_path: 
         want = "output_not_a_file" if cmd in outputs else "not_a_file"
         assert json.loads(out)["errors"][0]["code"] == want, (cmd, out)
     # Nothing was written through the FIFOs' names: they are still FIFOs.
-    assert all((tmp_path / n).is_fifo() for n in ("out.json", "page.html"))
+    assert all((tmp_path / n).is_fifo() for n in ("out.json", "page.html", "trace.pftrace"))

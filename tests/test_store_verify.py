@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
+from subprocess import PIPE
 from typing import Any
 
 import jsonschema
@@ -408,3 +412,50 @@ def test_lines_written_before_the_chain_are_read_and_the_chain_holds_from_its_fi
     del unlinked["prev_sha256"]
     cut = json.dumps(unlinked, sort_keys=True, separators=(",", ":")).encode() + b"\n"
     assert _codes(b"".join([*lines[:3], cut])) == [("ledger_chain_broken", "line 4")]
+
+
+def _fifo_in_place_of(path: Path) -> None:
+    path.unlink()
+    os.mkfifo(path)
+
+
+def test_a_fifo_planted_in_a_store_is_refused_not_waited_on(example_root: Path, tmp_path: Path) -> None:
+    # Found by a hostile trial: opening a store file that is a FIFO waited for a writer, so `store
+    # verify`, `ls` and `report` hung. Each now ends at once with a typed error.
+    def plant_blob(root: Path) -> None:
+        _fifo_in_place_of(next(p for p in sorted((root / "objects" / "blobs").rglob("*")) if p.is_file()))
+
+    def plant_events(root: Path) -> None:
+        rel, _ = _results(root)[0]
+        _fifo_in_place_of(root / rel.replace("result.json", "events.jsonl"))
+
+    def plant_ledger(root: Path) -> None:
+        _fifo_in_place_of(root / "ledger" / "records.jsonl")
+
+    runs = []
+    for name, plant in (("blob", plant_blob), ("events", plant_events), ("ledger", plant_ledger)):
+        root = tmp_path / name / "root"
+        shutil.copytree(example_root, root, symlinks=True)
+        plant(root)
+        commands = [["store", "verify", str(root)], ["store", "verify", str(root), "--repair", "--dry-run"]]
+        if name == "ledger":
+            commands += [["ls", str(root)], ["report", str(root)]]
+        runs += [(name, c) for c in commands]
+    procs = [
+        (
+            name,
+            cmd,
+            subprocess.Popen([sys.executable, "-m", "gpuopt", *cmd, "--json"], stdout=PIPE, stderr=PIPE),
+        )
+        for name, cmd in runs
+    ]
+    for name, cmd, proc in procs:
+        try:
+            out, err = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            for _, _, p in procs:
+                p.kill()
+            raise AssertionError(f"{cmd} hung on a FIFO {name}") from None
+        assert proc.returncode == 2, (name, cmd, proc.returncode, out, err)
+        assert b"Traceback" not in err, (name, cmd, err)
+        assert json.loads(out)["ok"] is False

@@ -57,12 +57,20 @@ pub fn write_file<F>(path: &Path, body: F) -> Result<Written>
 where
     F: FnOnce(&mut Writer<BufWriter<File>>) -> Result<()>,
 {
-    if path.is_dir() {
-        return Err(Error::input(
-            "output_not_a_file",
-            format!("{}: is a folder", path.display()),
-        )
-        .with_path(path.display().to_string()));
+    // Only a regular file is replaced (a device node, FIFO or folder under the name is refused, never
+    // renamed over); a link is replaced, the file it points to left as it is.
+    if let Ok(meta) = std::fs::metadata(path) {
+        if !meta.file_type().is_file() {
+            return Err(Error::input(
+                "output_not_a_file",
+                format!(
+                    "{} exists and is not a regular file: gpuopt writes outputs as regular files only",
+                    path.display()
+                ),
+            )
+            .with_path(path.display().to_string())
+            .with_expected("a new path or a regular file"));
+        }
     }
     let name = path
         .file_name()

@@ -180,7 +180,9 @@ impl Dir {
         let fd = rfs::openat(
             &parent.fd,
             name,
-            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            // NONBLOCK: a FIFO planted in the store is refused below instead of waiting for a
+            // writer (a regular file's reads ignore the flag).
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
             Mode::empty(),
         )
         .map_err(|e| errno("open", &self.shown(rel), e))?;

@@ -26,6 +26,17 @@ fn open(root: &Dir, rel: &str) -> Result<OwnedFd> {
         Mode::from_raw_mode(0o644),
     )
     .map_err(|e| errno("open", rel, e))
+    .and_then(|fd| {
+        let st = rfs::fstat(&fd).map_err(|e| errno("stat", rel, e))?;
+        if rfs::FileType::from_raw_mode(st.st_mode) == rfs::FileType::RegularFile {
+            Ok(fd)
+        } else {
+            Err(
+                Error::input(codes::PATH_UNSAFE, format!("{rel} is not a regular file"))
+                    .with_path(rel.to_string()),
+            )
+        }
+    })
 }
 
 fn pread_exact(fd: &OwnedFd, offset: u64, len: usize, rel: &str) -> Result<Vec<u8>> {

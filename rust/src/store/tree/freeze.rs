@@ -258,7 +258,8 @@ pub(super) fn open_job(job: &FileJob) -> Result<OwnedFd> {
     rfs::openat(
         &*job.parent,
         job.name.as_str(),
-        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        // NONBLOCK: a file that became a FIFO since the walk fails the stat check, not the open.
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
         Mode::empty(),
     )
     .map_err(|e| errno("open", &job.rel, e))

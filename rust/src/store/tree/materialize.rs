@@ -85,7 +85,8 @@ impl<'a> Blobs<'a> {
         let src = rfs::openat(
             folder.fd(),
             sha,
-            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            // NONBLOCK: a FIFO in place of a blob is refused below, not waited on.
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
             Mode::empty(),
         )
         .map_err(|e| match e {
