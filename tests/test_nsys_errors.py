@@ -231,3 +231,31 @@ def test_inverted_interval_names_the_row(shared: Path, tmp_path: Path) -> None:
     path = _mutated(shared, tmp_path, "UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET end=start-1 WHERE rowid=3")
     with pytest.raises(errors.InputError, match="CUPTI_ACTIVITY_KIND_MEMCPY row 3 ends before it starts"):
         nsys.open(path).timeline()
+
+
+@pytest.mark.parametrize("table", ["CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"])
+def test_negative_bytes_are_a_typed_error_naming_the_row(shared: Path, tmp_path: Path, table: str) -> None:
+    # Found by a hostile trial: `bytes = -1` gave exit 0 and a memset total of -58 B (a memcpy's
+    # negative size silently lowered the total).
+    path = _mutated(
+        shared, tmp_path, f"UPDATE {table} SET bytes=-4096 WHERE rowid=(SELECT min(rowid) FROM {table})"
+    )
+    for command in (
+        ["mem"],
+        ["stats", "--report", "cuda_gpu_mem_size_sum"],
+        ["export", "perfetto", "--out", str(tmp_path / "t.pftrace")],
+    ):
+        run = gpuopt("nsys", *command, str(path), "--json")
+        assert run.code == 2, (command, run.stdout + run.stderr)
+        err = run.json()["errors"][0]
+        assert err["code"] == "nsys_value_invalid", err
+        assert f"{table} row" in err["message"] and "bytes is negative" in err["message"]
+        assert err["observed"] == "-4096"
+
+
+def test_negative_timestamps_of_real_exports_are_kept(shared: Path) -> None:
+    # Not every negative is damage: nsys writes graph events from before the session's origin with
+    # negative start and end (h200/graphs: 8 CUDA_GRAPH_EVENTS rows of graph_graph.sqlite, 161
+    # CUDA_GRAPH_NODE_EVENTS rows of graph_node.sqlite); `nsys graphs` reads the former.
+    run = gpuopt("nsys", "graphs", str(shared / "h200/graphs/graph_graph.sqlite"), "--json")
+    assert run.code == 0, run.stdout + run.stderr

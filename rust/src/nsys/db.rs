@@ -329,6 +329,29 @@ impl<'a> Cells<'a> {
         cell_opt_text(&self.val(i))
     }
 
+    /// A size that may be NULL (0 then) and cannot be negative (bytes moved or set).
+    #[inline]
+    pub fn size_or_zero(&self, i: usize) -> Result<i64> {
+        match self.opt_int(i)? {
+            Some(v) if v < 0 => Err(self.negative(i, v)),
+            v => Ok(v.unwrap_or(0)),
+        }
+    }
+
+    #[cold]
+    fn negative(&self, i: usize, v: i64) -> Error {
+        let column = self.name(i);
+        Error::input(
+            codes::VALUE_INVALID,
+            format!(
+                "{}: {column} is negative",
+                row_label(self.table, self.rowid)
+            ),
+        )
+        .with_expected(format!("{}.{column} >= 0", self.table))
+        .with_observed(v.to_string())
+    }
+
     /// Columns `s` and `e` as a forward interval.
     #[inline]
     pub fn interval(&self, s: usize, e: usize) -> Result<(i64, i64)> {

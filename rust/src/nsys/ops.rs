@@ -169,11 +169,11 @@ where
             let (bytes, src_kind, dst_kind) = match kind {
                 OpKind::Kernel => (0, -1, -1),
                 OpKind::Memcpy => (
-                    row.opt_int(8)?.unwrap_or(0),
+                    row.size_or_zero(8)?,
                     row.opt_int(9)?.unwrap_or(-1),
                     row.opt_int(10)?.unwrap_or(-1),
                 ),
-                OpKind::Memset => (row.opt_int(8)?.unwrap_or(0), -1, -1),
+                OpKind::Memset => (row.size_or_zero(8)?, -1, -1),
                 OpKind::Graph => (0, -1, -1),
             };
             let graph = match kind {
