@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from cli_inproc import run_main
+from nsys_db import Export
 
 SECRET = "ghp_FAKEc0ffee5ecre7"
 SECOND = "hunter2-second-line"
@@ -25,6 +26,9 @@ CONTENTS = {
     "ncu_cells": f'"ID","Kernel Name"\n"",""\n"{SECRET}","k"\n',
     "binary": f"{SECRET}\x00\x01\x02\x03{SECOND}",
     "kineto": f'{{"schemaVersion": 1, "traceEvents": [{{"ph": "X", "ts": "{SECRET}", "dur": 1}}]}}\n',
+    # serde_json's own messages quote the value they met ("invalid type: string \"...\"").
+    "kineto_args": f'{{"traceEvents": [{{"ph": "X", "ts": 1, "dur": 1, "args": "{SECRET} {SECOND}"}}]}}\n',
+    "kineto_phase": f'{{"traceEvents": [{{"ph": 7, "name": ["{SECRET}"], "{SECOND}": {{}}}}]}}\n',
 }
 
 COMMANDS = [
@@ -85,3 +89,11 @@ def test_no_reader_echoes_the_file(tmp_path: Path, content: str, monkeypatch: py
                     line = next(x for x in said.splitlines() if secret in x)
                     leaks.append(f"{' '.join(args + extra)}: {line}")
     assert not leaks, "\n".join(leaks)
+
+
+def test_an_export_schema_version_that_is_not_one_is_not_repeated(tmp_path: Path) -> None:
+    path = Export(schema_version=f"{SECRET} {SECOND}").write(tmp_path / "v.sqlite")
+    run = run_main("nsys", "kernels", str(path), "--json")
+    assert run.code == 2
+    assert SECRET not in run.stdout + run.stderr and SECOND not in run.stdout + run.stderr
+    assert "not digits and dots" in run.stdout

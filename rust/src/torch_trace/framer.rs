@@ -49,6 +49,56 @@ pub(super) fn shown_byte(b: u8) -> String {
     }
 }
 
+/// serde_json's message without the values it quotes from the file (`invalid type: string "…"`,
+/// integer `` `…` ``, an unknown variant or field; a missing field is the schema's name and stays): what was found is named by its type, where by the
+/// message's line and column; the file's content is never repeated (it can hold anything, of any size).
+pub(super) fn serde_text(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let mut out = String::with_capacity(text.len().min(256));
+    let mut rest = text.as_str();
+    loop {
+        // The earliest quoted value: a string (`string "…"`, up to its `", expected` or `" at line`)
+        // or a scalar in backticks after its kind.
+        let string = rest.find("string \"").map(|i| (i, "string \"", true));
+        let ticked = [
+            "integer `",
+            "floating point `",
+            "boolean `",
+            "char `",
+            "unknown variant `",
+            "unknown field `",
+        ]
+        .iter()
+        .filter_map(|k| rest.find(k).map(|i| (i, *k, false)))
+        .min();
+        let Some((at, kind, quoted)) = [string, ticked].into_iter().flatten().min() else {
+            out.push_str(rest);
+            return out;
+        };
+        let body = at + kind.len();
+        let end = if quoted {
+            let tail = rest.get(body..).unwrap_or_default();
+            // The last `", expected` closes the value (serde adds it after); a value with none
+            // closes at the last `" at line`.
+            tail.rfind("\", expected")
+                .or_else(|| tail.rfind("\" at line"))
+                .map(|j| body + j + 1)
+        } else {
+            rest.get(body..)
+                .and_then(|t| t.find('`'))
+                .map(|j| body + j + 1)
+        };
+        let Some(end) = end else {
+            out.push_str(rest.get(..at).unwrap_or_default());
+            out.push_str(kind.trim_end_matches(['"', '`', ' ']));
+            return out;
+        };
+        out.push_str(rest.get(..at).unwrap_or_default());
+        out.push_str(kind.trim_end_matches(['"', '`', ' ']));
+        rest = rest.get(end..).unwrap_or_default();
+    }
+}
+
 impl<R: Read + Send> Framer<R> {
     /// Appends up to one chunk; false at the end of the stream.
     pub(super) fn fill(&mut self) -> Result<bool> {
@@ -255,13 +305,13 @@ impl<R: Read + Send> Framer<R> {
         let end = self.string_end(self.pos + 1)?;
         let bytes = self.buf.get(self.pos..end).unwrap_or_default();
         let key: String = serde_json::from_slice(bytes)
-            .map_err(|e| self.syntax(format!("bad key string: {e}")))?;
+            .map_err(|e| self.syntax(format!("bad key string: {}", serde_text(&e))))?;
         self.pos = end;
         match self.peek()? {
             Some(b':') => self.pos += 1,
             Some(other) => {
                 return Err(self.syntax(format!(
-                    "expected `:` after key `{key}`, found {}",
+                    "expected `:` after a key, found {}",
                     shown_byte(other)
                 )))
             }
@@ -277,9 +327,86 @@ impl<R: Read + Send> Framer<R> {
         let end = self.value_end(self.pos)?;
         let bytes = self.buf.get(self.pos..end).unwrap_or_default();
         let value: Value =
-            serde_json::from_slice(bytes).map_err(|e| self.syntax(format!("{e}")))?;
+            serde_json::from_slice(bytes).map_err(|e| self.syntax(serde_text(&e)))?;
         self.pos = end;
         self.compact();
         Ok(value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::serde_text;
+    use serde::Deserialize;
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Event {
+        name: String,
+        ph: Phase,
+    }
+
+    #[derive(Debug, Deserialize)]
+    enum Phase {
+        X,
+    }
+
+    fn shown(json: &str) -> String {
+        match serde_json::from_str::<Event>(json) {
+            Ok(e) => panic!("parsed: {e:?}"),
+            Err(e) => serde_text(&e),
+        }
+    }
+
+    #[test]
+    fn values_from_the_file_are_named_by_type_not_repeated() {
+        let cases = [
+            (
+                r#"{"name": "a", "ph": "hunter2SECRET"}"#,
+                "hunter2SECRET",
+                "unknown variant",
+            ),
+            (
+                r#"{"name": 12345678901, "ph": "X"}"#,
+                "12345678901",
+                "invalid type: integer,",
+            ),
+            (r#"{"name": 1.5, "ph": "X"}"#, "1.5", "floating point"),
+            (
+                r#"{"name": true, "ph": "X"}"#,
+                "true",
+                "invalid type: boolean,",
+            ),
+            (
+                r#"{"name": "a", "ph": "X", "secret_key_x": 1}"#,
+                "secret_key_x",
+                "unknown field,",
+            ),
+            (
+                r#"{"name": ["x"], "ph": "X"}"#,
+                "\"x\"",
+                "invalid type: sequence",
+            ),
+        ];
+        for (json, secret, kept) in cases {
+            let text = shown(json);
+            assert!(!text.contains(secret), "{json}: {text}");
+            assert!(text.contains(kept), "{json}: {text}");
+            assert!(text.contains("at line 1 column"), "{json}: {text}");
+        }
+        // A string value holding serde's own delimiters, quotes and backticks is cut whole.
+        let text = match serde_json::from_str::<u32>(r#""x\", expected y `z` at line 9 pw=SECRET""#)
+        {
+            Ok(v) => panic!("parsed {v}"),
+            Err(e) => serde_text(&e),
+        };
+        assert!(!text.contains("SECRET") && !text.contains("pw="), "{text}");
+        assert!(
+            text.starts_with("invalid type: string, expected u32"),
+            "{text}"
+        );
+        // What the schema names (a missing field) stays.
+        assert!(shown(r#"{"ph": "X"}"#).contains("missing field `name`"));
     }
 }

@@ -6,7 +6,7 @@
 use super::codes;
 use super::codes as generic;
 use super::events::Events;
-use super::framer::{shown_byte, Framer};
+use super::framer::{serde_text, shown_byte, Framer};
 use super::serde_reader::{parse_event, parse_event_str};
 use crate::error::{Error, Result};
 use rayon::prelude::*;
@@ -51,16 +51,22 @@ fn event_json_error(shown: &str, index: u64, at: u64, e: &serde_json::Error) -> 
     match e.classify() {
         Category::Data => Error::input(
             codes::EVENT_INVALID,
-            format!("{shown}: event {index} (byte {at}): {e}"),
+            format!("{shown}: event {index} (byte {at}): {}", serde_text(e)),
         )
         .with_expected("a trace event object with string `ph`/`cat`/`name`, numeric `ts`/`dur`"),
         Category::Eof => Error::input(
             generic::FILE_TRUNCATED,
-            format!("{shown}: event {index} (byte {at}) ends early: {e}"),
+            format!(
+                "{shown}: event {index} (byte {at}) ends early: {}",
+                serde_text(e)
+            ),
         ),
         Category::Syntax | Category::Io => Error::input(
             generic::FORMAT_INVALID,
-            format!("{shown}: event {index} (byte {at}) is not valid JSON: {e}"),
+            format!(
+                "{shown}: event {index} (byte {at}) is not valid JSON: {}",
+                serde_text(e)
+            ),
         )
         .with_expected("strict JSON (no NaN or Infinity)"),
     }

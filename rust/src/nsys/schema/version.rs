@@ -106,15 +106,21 @@ pub(super) fn read_meta(
 /// gpuopt models and no newer minor than it has read.
 fn parse_schema_version(shown: &str, version: &str) -> Result<(u32, u32, u32)> {
     let malformed = || {
+        // Digits and dots are shown as they are; any other text only by its length (it is the
+        // file's content, and can be anything).
+        let seen =
+            if version.len() <= 32 && version.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+                format!("{version:?}")
+            } else {
+                format!("a {}-byte text that is not digits and dots", version.len())
+            };
         Error::input(
             codes::VERSION_UNSUPPORTED,
-            format!(
-                "{shown}: EXPORT_SCHEMA_VERSION {version:?} is not a MAJOR.MINOR.MICRO version"
-            ),
+            format!("{shown}: EXPORT_SCHEMA_VERSION {seen} is not a MAJOR.MINOR.MICRO version"),
         )
         .with_path(shown.to_string())
         .with_expected("MAJOR.MINOR.MICRO, e.g. 3.20.3")
-        .with_observed(version.to_string())
+        .with_observed(seen)
     };
     let number = |p: &str| -> Option<u32> {
         let plain = !p.is_empty() && p.len() <= 9 && p.bytes().all(|b| b.is_ascii_digit());
