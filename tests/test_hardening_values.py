@@ -67,6 +67,27 @@ def test_nan_options_are_usage_errors(tmp_path: Path, args: list[str]) -> None:
     assert "not a finite number" in str(err["message"])
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["nsys", "kernels", "{nsys}", "--limit", "{huge}"],
+        ["torch", "kernels", "{torch}", "--limit", "{huge}"],
+        ["nsys", "kernels", "{nsys}", "{nsys}", "--workers", "{huge}"],
+        ["sass", "functions", "{sass}", "--limit", "{huge}"],
+    ],
+)
+def test_a_count_larger_than_64_bits_is_a_usage_error(shared: Path, args: list[str]) -> None:
+    # Found by a hostile trial: `--limit 99999999999999999999` was an OverflowError, exit 1.
+    files = {
+        "nsys": shared / "h200/nsys/eager.sqlite",
+        "torch": shared / "h200/torch/eager_trace.json",
+        "sass": shared / "h200/sass/kernels_sm90.cuobjdump.sass",
+    }
+    filled = [a.format(huge="9" * 20, **files) for a in args]
+    err = _error(run_main(*filled, "--json"), "usage_invalid")
+    assert "larger than gpuopt takes" in str(err["message"])
+
+
 def test_a_subnormal_sample_is_bad_input(tmp_path: Path) -> None:
     # Issue 13.4: 4.9e-324 overflowed every percentage to null, then a ValidationError exited 1.
     (tmp_path / "base.txt").write_text("1\n2\n3\n")

@@ -40,6 +40,7 @@ def test_tools_are_the_cli_commands_with_generated_schemas() -> None:
     assert kernels["properties"]["limit"] == {
         "type": "integer",
         "minimum": 0,
+        "maximum": 2**63 - 1,  # what the native code's integers hold
         "default": 50,
         "description": "Rows to show or put in the JSON envelope (0 = all).",
     }

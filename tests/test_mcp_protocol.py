@@ -165,9 +165,31 @@ def test_unknown_arguments_are_refused_naming_the_accepted_ones(wire: Wire) -> N
 
 
 MISTYPED: list[tuple[dict[str, Any], str, str, str]] = [
-    ({"files": ["x"], "limit": "5"}, "argument_invalid", "limit", "an integer >= 0"),
-    ({"files": ["x"], "limit": -1}, "argument_invalid", "limit", "an integer >= 0"),
-    ({"files": ["x"], "limit": True}, "argument_invalid", "limit", "an integer >= 0"),
+    (
+        {"files": ["x"], "limit": "5"},
+        "argument_invalid",
+        "limit",
+        "an integer >= 0 and <= 9223372036854775807",
+    ),
+    (
+        {"files": ["x"], "limit": -1},
+        "argument_invalid",
+        "limit",
+        "an integer >= 0 and <= 9223372036854775807",
+    ),
+    (
+        {"files": ["x"], "limit": True},
+        "argument_invalid",
+        "limit",
+        "an integer >= 0 and <= 9223372036854775807",
+    ),
+    # Found by a hostile trial: 10**400 reached the command and ended in internal_error.
+    (
+        {"files": ["x"], "limit": 10**400},
+        "argument_invalid",
+        "limit",
+        "an integer >= 0 and <= 9223372036854775807",
+    ),
     ({"files": "x.sqlite"}, "argument_invalid", "files", "an array of strings"),
     ({"files": [3]}, "argument_invalid", "files[0]", "a string"),
     ({"files": ["x"], "short_names": "yes"}, "argument_invalid", "short_names", "a boolean"),

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from gpuopt.cli._params import FiniteFloatRange
+from gpuopt.cli._params import FiniteFloatRange, count
 from gpuopt.cli._tables import render_frame
 from gpuopt.many import DASK_TIMEOUT_S
 
@@ -79,7 +79,7 @@ def many_options(command: F) -> F:
     )(fn)
     fn = click.option(
         "--workers",
-        type=click.IntRange(min=1),
+        type=count(1),
         default=1,
         show_default=True,
         help="Files read at once in this process (each worker holds one report at a time).",

@@ -28,6 +28,33 @@ NSYS_FILE = (
 TORCH_PATH = "A PyTorch profiler (Kineto) trace, .json or .json.gz, or a folder of per-rank traces."
 NCU_FILE = "An Nsight Compute report (.ncu-rep) or an ncu --csv export (raw or details page)."
 
+#: The largest count an option takes: what the native code's 64-bit integers hold (a longer Python
+#: integer was an OverflowError, exit 1, where the value is handed on).
+COUNT_MAX = 2**63 - 1
+
+
+class Count(click.IntRange):
+    """A whole number from ``min`` up to :data:`COUNT_MAX`: larger is a usage error (exit 2) saying so;
+    help shows only the lower bound (the upper is the machine's, not the option's)."""
+
+    def __init__(self, low: int) -> None:
+        super().__init__(min=low, max=COUNT_MAX)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = click.INT.convert(value, param, ctx)
+        if number > COUNT_MAX:
+            self.fail(f"{number} is larger than gpuopt takes (at most {COUNT_MAX})", param, ctx)
+        return super().convert(number, param, ctx)
+
+    def _describe_range(self) -> str:
+        return f"x>={self.min}"
+
+
+def count(low: int) -> Count:
+    """A whole number from ``low`` up to :data:`COUNT_MAX` (see :class:`Count`)."""
+    return Count(low)
+
+
 #: Requests are small JSON documents; the evaluation layer caps them at the same size.
 REQUEST_MAX_BYTES = 4 << 20
 

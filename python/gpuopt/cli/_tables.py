@@ -20,6 +20,7 @@ import click
 
 from gpuopt._tables import column_named, sorted_by, unknown_column
 from gpuopt.cli._output import Outcome
+from gpuopt.cli._params import count
 from gpuopt.errors import InputError
 
 if TYPE_CHECKING:
@@ -68,7 +69,7 @@ def table_options(command: F) -> F:
     )(fn)
     fn = click.option(
         "--limit",
-        type=click.IntRange(min=0),
+        type=count(0),
         default=50,
         show_default=True,
         help="Rows to show or put in the JSON envelope (0 = all).",

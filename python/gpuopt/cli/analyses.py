@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import click
 
 from gpuopt.cli._output import Outcome, command
-from gpuopt.cli._params import NSYS_FILE, TORCH_PATH
+from gpuopt.cli._params import NSYS_FILE, TORCH_PATH, count
 from gpuopt.cli._tables import answered, current_sort, render_frame, table_options
 
 if TYPE_CHECKING:
@@ -163,7 +163,7 @@ def _critical_path(area: Area) -> click.Command:
     fn = table_options(fn)
     fn = click.option(
         "--step",
-        type=click.IntRange(min=0),
+        type=count(0),
         metavar="ROW",
         help="Show (and put in the JSON) the stretches of this step's path only (its `row`).",
     )(fn)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from gpuopt.cli._output import Outcome, command
-from gpuopt.cli._params import FiniteFloatRange
+from gpuopt.cli._params import FiniteFloatRange, count
 from gpuopt.cli._render import section, table
 
 if TYPE_CHECKING:
@@ -273,9 +273,7 @@ def _render_check(data: GateCheckData) -> str:
     show_default=True,
     help="auto: paired when the baseline's variant is in the store, else unpaired.",
 )
-@click.option(
-    "--pairs", type=click.IntRange(min=1), help="Pairs (unpaired: calls) per case; default: the baseline's."
-)
+@click.option("--pairs", type=count(1), help="Pairs (unpaired: calls) per case; default: the baseline's.")
 @click.option("--seed", type=click.IntRange(min=0, max=2**53 - 1), help="Plan seed (default: the Target's).")
 @click.option(
     "--retries",

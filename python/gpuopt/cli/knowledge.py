@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from gpuopt.cli._output import Outcome, command
+from gpuopt.cli._params import count
 from gpuopt.cli._registry import Group
 from gpuopt.cli._render import section, table
 from gpuopt.errors import InputError
@@ -101,7 +102,7 @@ def _render_query(data: KnowledgeQueryData) -> str:
 )
 @click.option(
     "--limit",
-    type=click.IntRange(min=0),
+    type=count(0),
     default=0,
     show_default=True,
     help="Show only the first N cards (compatible ones first); 0: all.",

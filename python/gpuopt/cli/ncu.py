@@ -13,7 +13,7 @@ import click
 
 from gpuopt.cli import _views
 from gpuopt.cli._output import Outcome, command
-from gpuopt.cli._params import NCU_FILE, FiniteFloatRange
+from gpuopt.cli._params import NCU_FILE, FiniteFloatRange, count
 from gpuopt.cli._registry import Group
 from gpuopt.cli._render import section
 from gpuopt.cli._table_command import table_command
@@ -313,8 +313,8 @@ def compare(
     help="Folder to keep report.ncu-rep, ncu's output and gpuopt-collect.json in.",
 )
 @click.option("--kernel", help="Profile only kernels whose name matches this regex (ncu -k regex:...).")
-@click.option("--launch-skip", type=click.IntRange(min=0), help="Launches to skip before profiling.")
-@click.option("--launch-count", type=click.IntRange(min=1), help="Launches to profile.")
+@click.option("--launch-skip", type=count(0), help="Launches to skip before profiling.")
+@click.option("--launch-count", type=count(1), help="Launches to profile.")
 @click.option("--set", "set_name", help="ncu section set (basic, detailed, full, roofline, ...).")
 @click.option("--section", "sections", multiple=True, help="ncu section identifier (repeatable).")
 @click.option("--nvtx-include", multiple=True, help="Only inside this NVTX range expression (repeatable).")

@@ -18,7 +18,7 @@ from gpuopt.cli._html import html_option, render_html
 from gpuopt.cli._many import files_argument, many_options
 from gpuopt.cli._nsys_render import render_graphs_data, render_summary, render_timeline_data
 from gpuopt.cli._output import Outcome, command, json_requested
-from gpuopt.cli._params import NSYS_FILE
+from gpuopt.cli._params import NSYS_FILE, count
 from gpuopt.cli._registry import Group
 from gpuopt.cli._table_command import table_command
 from gpuopt.cli._tables import answered, current_columns, current_sort, table_options
@@ -311,7 +311,7 @@ def ranks(files: tuple[Path, ...], step_range: str | None, limit: int, out: Path
 @_selection_options
 @click.option(
     "--limit",
-    type=click.IntRange(min=0),
+    type=count(0),
     default=50,
     show_default=True,
     help="Streams to show or put in the JSON envelope per device, the busiest (0 = all); device rows "

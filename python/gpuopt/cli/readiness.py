@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from gpuopt.cli._output import Outcome, command
-from gpuopt.cli._params import ROOT_ARGUMENT, FiniteFloatRange, RequestFile, RequestSource
+from gpuopt.cli._params import ROOT_ARGUMENT, FiniteFloatRange, RequestFile, RequestSource, count
 from gpuopt.cli._registry import Group
 from gpuopt.cli._render import section, table
 from gpuopt.evaluation import registry
@@ -106,9 +106,7 @@ def _render_submit(s: SubmitOutcome) -> str:
 @readiness.command("smoke")
 @click.argument("root", type=click.Path(path_type=Path, file_okay=False), help=ROOT_ARGUMENT)
 @click.option("--case", "cases", multiple=True, help="A test case to run (repeatable; default: every case).")
-@click.option(
-    "--samples", default=2, show_default=True, type=click.IntRange(min=1), help="Samples per metric."
-)
+@click.option("--samples", default=2, show_default=True, type=count(1), help="Samples per metric.")
 @click.option(
     "--command-timeout-s", type=FiniteFloatRange(min=0, min_open=True), help="Per call (default 600)."
 )

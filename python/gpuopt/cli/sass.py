@@ -14,6 +14,7 @@ import click
 
 from gpuopt._files import read_stream_bounded
 from gpuopt.cli._output import Outcome, command
+from gpuopt.cli._params import count
 from gpuopt.cli._registry import Group
 from gpuopt.cli._sass_render import render_scan
 from gpuopt.cli._table_command import table_command
@@ -124,7 +125,7 @@ def opcodes(file: Path, **options: Any) -> Outcome:
 @click.option("--signature", "signatures", multiple=True, help="Only this catalog key (repeatable).")
 @click.option(
     "--evidence",
-    type=click.IntRange(min=0),
+    type=count(0),
     default=3,
     show_default=True,
     help="Evidence lines kept per pattern and function.",

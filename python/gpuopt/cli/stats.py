@@ -14,7 +14,7 @@ import click
 
 from gpuopt._effects import ratio_note
 from gpuopt.cli._output import Outcome, command
-from gpuopt.cli._params import FiniteFloatRange
+from gpuopt.cli._params import FiniteFloatRange, count
 from gpuopt.cli._registry import Group
 from gpuopt.cli._render import section
 from gpuopt.cli._tables import answered, current_sort, render_frame, table_options
@@ -64,7 +64,7 @@ def _stat_options(fn: F) -> F:
         ),
         click.option(
             "--minimum-pairs",
-            type=click.IntRange(min=2),
+            type=count(2),
             default=10,
             show_default=True,
             help="Fewer valid pairs give inconclusive, never a rejection.",
@@ -340,9 +340,7 @@ def _render_noise(r: NoiseReport) -> str:
 )
 @click.option("--first-column", default="a", show_default=True, help="Column of the first A/A value.")
 @click.option("--second-column", default="b", show_default=True, help="Column of the second A/A value.")
-@click.option(
-    "--at", "at_pairs", type=click.IntRange(min=1), multiple=True, help="Pair counts to report (repeat)."
-)
+@click.option("--at", "at_pairs", type=count(1), multiple=True, help="Pair counts to report (repeat).")
 @click.option(
     "--power",
     type=FiniteFloatRange(0, 1, min_open=True, max_open=True),

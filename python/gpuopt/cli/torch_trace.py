@@ -17,7 +17,7 @@ from gpuopt.cli import analyses
 from gpuopt.cli._html import html_option, render_html
 from gpuopt.cli._many import many_options
 from gpuopt.cli._output import Outcome, command
-from gpuopt.cli._params import TORCH_PATH
+from gpuopt.cli._params import TORCH_PATH, count
 from gpuopt.cli._registry import Group
 from gpuopt.cli._table_command import table_command
 from gpuopt.cli._tables import answered, current_sort, table_options
@@ -66,7 +66,7 @@ def _threshold(fn: F) -> F:
     return click.option(
         "--kernel-wait-ns",
         "kernel_wait_threshold_ns",
-        type=click.IntRange(min=0),
+        type=count(0),
         default=_DEFAULT_KERNEL_WAIT_NS,
         show_default=True,
         help="Gaps shorter than this (and not host wait) count as kernel wait (HTA's rule).",

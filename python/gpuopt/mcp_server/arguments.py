@@ -44,7 +44,7 @@ def _shape(schema: dict[str, Any]) -> str:
     text = words.get(kind, kind)
     bounds = [f">= {schema['minimum']}"] if "minimum" in schema else []
     bounds += [f"<= {schema['maximum']}"] if "maximum" in schema else []
-    return " ".join([text, *bounds])
+    return " ".join([text, " and ".join(bounds)]) if bounds else text
 
 
 def _unknown(names: list[str], accepted: list[str], tool: str) -> list[ErrorItem]:
