@@ -236,6 +236,18 @@ def test_a_call_returns_the_same_envelope_as_the_cli(wire: Wire, shared: Path) -
     _ends_cleanly(wire)
 
 
+def test_an_unreadable_out_is_the_command_s_typed_error(wire: Wire, shared: Path) -> None:
+    # Found by a hostile trial: /proc/self/mem (a "regular" file that cannot be read) given as `out` made
+    # the search for quoted input fail with OSError: -32603 instead of the command's envelope.
+    file = str(shared / "h200" / "nsys" / "eager.sqlite")
+    result = wire.tool_result(1, "nsys_kernels", {"files": [file], "limit": 2, "out": "/proc/self/mem"})
+    envelope = result["structuredContent"]
+    assert result["isError"] is True and envelope["schema"] == "gpuopt.nsys.table/v1"
+    (error,) = envelope["errors"]
+    assert error["code"] == "output_format_unknown", error  # what the CLI says for the same path
+    _ends_cleanly(wire)
+
+
 SECRET = "SECRETLINE-4711 hunter2"
 
 

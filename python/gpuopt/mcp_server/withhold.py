@@ -99,7 +99,10 @@ def _occurring(candidates: set[bytes], files: Iterable[str]) -> set[bytes]:
         with os.fdopen(fd, "rb") as f:
             tail, read = b"", 0
             while read < SEARCH_CAP_BYTES and candidates - found:
-                chunk = f.read(_CHUNK_BYTES)
+                try:
+                    chunk = f.read(_CHUNK_BYTES)
+                except OSError:  # /proc/self/mem and the like: "regular", yet unreadable
+                    break
                 if not chunk:
                     break
                 read += len(chunk)
