@@ -147,8 +147,7 @@ def _on_dask(fn: TableFn, paths: Sequence[Path], scheduler: str, timeout_s: floa
             "--dask-scheduler needs dask.distributed",
             expected="pip install 'gpuopt[dask]'",
         ) from exc
-    _check_address(scheduler)
-    _probe(scheduler, timeout_s)
+    check_scheduler(scheduler, timeout_s)
     connect: Any = distributed.Client  # untyped library: its calls are kept to these few lines
     try:
         client: Any = connect(scheduler, set_as_default=False, timeout=timeout_s)
@@ -169,6 +168,43 @@ def _on_dask(fn: TableFn, paths: Sequence[Path], scheduler: str, timeout_s: floa
         return results
     finally:
         client.close(timeout=timeout_s)
+
+
+def check_scheduler(scheduler: str, timeout_s: float = DASK_TIMEOUT_S) -> None:
+    """The scheduler's address is one Dask can dial (else exit 2) and a scheduler answers there within
+    ``timeout_s`` (else exit 3); ``dask_absent`` (exit 3) without dask.distributed."""
+    try:
+        import distributed  # noqa: F401  (the address check below uses its parts)
+    except ImportError as exc:
+        raise ToolAbsentError(
+            "dask_absent",
+            "--dask-scheduler needs dask.distributed",
+            expected="pip install 'gpuopt[dask]'",
+        ) from exc
+    _check_address(scheduler)
+    _refused_at_once(scheduler, timeout_s)
+    _probe(scheduler, timeout_s)
+
+
+def _refused_at_once(scheduler: str, timeout_s: float) -> None:
+    """A TCP address whose port refuses is unreachable now: Dask's connect retries a refusal until its
+    timeout (6 s for the default 5 s), where nothing can change."""
+    import socket
+
+    from distributed.comm.addressing import get_address_host_port, parse_address
+
+    if parse_address(scheduler, strict=False)[0] != "tcp":
+        return
+    host, port = get_address_host_port(scheduler)
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s):
+            pass
+    except ConnectionRefusedError:
+        raise _unreachable(scheduler, timeout_s, "the connection was refused") from None
+    except TimeoutError:  # socket.timeout: nothing answered the connect in the whole time allowed
+        raise _unreachable(scheduler, timeout_s, "nothing answered") from None
+    except OSError:  # unreachable network, a name not found: the probe says which, within the timeout
+        return
 
 
 def _check_address(scheduler: str) -> None:

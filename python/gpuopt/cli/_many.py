@@ -75,7 +75,10 @@ def many_options(command: F) -> F:
     fn = click.option(
         "--dask-scheduler",
         metavar="ADDRESS",
-        help="Read the files on this Dask cluster (tcp://host:8786; needs the `dask` extra).",
+        help=(
+            "Read the files on this Dask cluster (tcp://host:8786; needs the `dask` extra). One file is "
+            "read here; the scheduler is still checked."
+        ),
     )(fn)
     fn = click.option(
         "--workers",

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from gpuopt.cli._many import MANY_SCHEMA, readers, render_many
 from gpuopt.cli._output import Outcome
 from gpuopt.cli._tables import answered, current_sort
+from gpuopt.many import check_scheduler, is_many
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -53,6 +54,11 @@ _AREAS = {
 }
 
 
+def _as_list(source: Any) -> list[Any]:
+    """The command's input argument as a list of paths (``FILE...`` is a tuple; some take one path)."""
+    return list(source) if isinstance(source, (list, tuple)) else [source]
+
+
 def table_command(
     area: str,
     table: str,
@@ -74,6 +80,10 @@ def table_command(
     spec = _AREAS[area]
     if workers is not None:
         options["readers"] = readers(workers, dask_scheduler)
+    if dask_scheduler is not None and not is_many(_as_list(source)):
+        # One file is read here, not shipped to a cluster; the scheduler named is still checked, so a
+        # bad address is its error rather than passing unnoticed.
+        check_scheduler(dask_scheduler, options["readers"].dask_timeout_s)
     if spec.whole:
         options["whole"] = out is not None
     library = importlib.import_module(spec.library)
