@@ -53,6 +53,9 @@ SECRET = [
     ("ANY", "hf_" + "abcdefghij" * 3 + "1234", "huggingface_token"),
     ("ANY", "sk-proj-abcdefghijklmnopqrstuvwxyz012345", "openai_key"),
     ("ANY", JWT, "jwt"),
+    # Found by a hostile trial: a JWT whose signature is short matched no rule.
+    ("ANY", "Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc", "bearer_token"),
+    ("EXTRA_HEADER", "bearer 0123456789abcdefXYZ", "bearer_token"),
     ("ANY", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk=", "private_key_block"),
     ("OAUTHX", "k8Jd93jfK2mZp1Qx9rLs", "high_entropy_value"),
     ("NCCL_IB_PKEYX", "k8Jd93jfK2mZp1Qx9rLs", "high_entropy_value"),

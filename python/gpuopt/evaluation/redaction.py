@@ -160,6 +160,8 @@ _VALUE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("pypi_token", re.compile(r"\bpypi-AgE[A-Za-z0-9_-]{40,}")),
     ("stripe_key", re.compile(r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{20,}")),
     ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
+    # An Authorization header's value, whatever the token's shape (a short-signed JWT, an opaque token).
+    ("bearer_token", re.compile(r"\bBearer\s+[A-Za-z0-9._~+/=-]{12,}", re.I)),
 )
 
 # A value "looks random" (rule 4) from this length and Shannon entropy per character on: a 16-character
