@@ -75,5 +75,8 @@ def test_a_glob_match_that_is_not_utf8_is_its_own_row(export: Path, tmp_path: Pa
     a = [r for r in rows if r["file"] == str(runs / "a.sqlite")]
     b = [r for r in rows if r["file"] == str(runs / "b\\xff.sqlite")]
     assert [r["total_time_ns"] for r in a] == [r["total_time_ns"] for r in b]
+    # Provenance names the files as the table does (it wrote U+FFFD, which two names can share).
+    inputs = {i["path"] for i in json.loads(run.stdout)["provenance"]["inputs"]}
+    assert {str(runs / "a.sqlite"), str(runs / "b\\xff.sqlite")} <= inputs, inputs
     people = run_main("nsys", "kernels", str(runs / "*.sqlite"))
     assert people.code == 0 and "3 files (1 failed)" in people.stdout

@@ -16,6 +16,21 @@ pub mod cache;
 
 use cache::{IdentityCache, Lookup, StatKey};
 
+/// A path as records show it: UTF-8 as it is, each byte that is not UTF-8 written `\xNN` (as the JSON
+/// envelope's tables write a file name), so two different names never show the same.
+pub fn shown(path: &Path) -> String {
+    use std::fmt::Write;
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = String::new();
+    for chunk in path.as_os_str().as_bytes().utf8_chunks() {
+        out.push_str(chunk.valid());
+        for b in chunk.invalid() {
+            let _ = write!(out, "\\x{b:02x}");
+        }
+    }
+    out
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FileIdentity {
     pub path: String,
@@ -42,7 +57,7 @@ pub struct Identified {
 const LEAF_BYTES: u64 = 4 << 20;
 
 fn not_a_file(path: &Path) -> Error {
-    let shown = path.display().to_string();
+    let shown = shown(path);
     Error::input(codes::NOT_A_FILE, format!("{shown} is not a regular file"))
         .with_path(shown)
         .with_expected("a regular file")
@@ -92,7 +107,7 @@ impl Unchanged {
         if after.as_ref().ok() == Some(&self.key) {
             return Ok(());
         }
-        let shown = path.display().to_string();
+        let shown = shown(path);
         let observed = match after {
             Ok(a) => format!("now {} bytes, mtime_ns {}", a.size, a.mtime_ns),
             Err(e) => format!("now unreadable: {e}"),
@@ -116,7 +131,7 @@ pub fn read_regular(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>> {
     let file = open_regular(path)?;
     let size = file.metadata().map_err(|e| Error::io(path, &e))?.len();
     let too_large = |observed: String| {
-        let shown = path.display().to_string();
+        let shown = shown(path);
         Error::input(
             codes::INPUT_TOO_LARGE,
             format!("{shown}: the {what} is larger than gpuopt reads ({limit} bytes)"),
@@ -146,7 +161,7 @@ pub fn file_identity(path: &Path) -> Result<FileIdentity> {
 /// The identity of `path`, from `cache` when it holds this exact version of the file, else hashed
 /// (and then stored unless the file changed too recently to be told apart from a rewrite).
 pub fn identify(path: &Path, cache: &IdentityCache) -> Result<Identified> {
-    let shown = path.display().to_string();
+    let shown = shown(path);
     let file = open_regular(path)?;
     let key = StatKey::of(&file.metadata().map_err(|e| Error::io(path, &e))?);
     let mut warnings = Vec::new();
@@ -258,7 +273,7 @@ fn hash_unchanged(path: &Path, file: std::fs::File, key: &StatKey) -> Result<Str
         Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => true,
         Err(e) => return Err(Error::io(path, &e)),
     };
-    let shown = path.display().to_string();
+    let shown = shown(path);
     let read = if short {
         "fewer bytes than that could be read"
     } else {
