@@ -35,6 +35,8 @@ def export(shared: Path) -> Path:
         (["show", "{tmp}", "tgt-" + NOT_UTF8], "RECORD_ID"),
         (["show", "{tmp}", NOT_UTF8], "RECORD_ID"),
         (["stats", "compare", "{export}", "{export}", "--column", NOT_UTF8], "--column"),
+        (["nsys", "kernels", "{export}", "--sort", NOT_UTF8], "--sort"),
+        (["nsys", "kernels", "{export}", "--columns", NOT_UTF8], "--columns"),
     ],
 )
 def test_text_arguments_that_are_not_utf8_are_bad_input(

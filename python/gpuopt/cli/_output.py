@@ -111,7 +111,7 @@ def _printable(value: Any) -> Any:
     return value
 
 
-def _check_text_arguments(kwargs: dict[str, Any]) -> None:
+def check_text_arguments(kwargs: dict[str, Any]) -> None:
     """``argument_not_utf8`` (exit 2) for a text option or argument holding bytes that are not UTF-8 (the
     shell passes them through as lone surrogates): names, ids and patterns are UTF-8 text. Paths are
     ``Path`` objects and may hold any bytes (they are shown with ``\\xNN``)."""
@@ -211,7 +211,7 @@ def command(schema: str) -> Callable[[F], F]:
             try:
                 from gpuopt import _identity
 
-                _check_text_arguments(kwargs)
+                check_text_arguments(kwargs)
                 with _identity.scope():
                     _touch_inputs([*args, *kwargs.values()])
                     with working(as_json):

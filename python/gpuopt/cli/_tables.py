@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from gpuopt._tables import column_named, sorted_by, unknown_column
-from gpuopt.cli._output import Outcome
+from gpuopt.cli._output import Outcome, check_text_arguments
 from gpuopt.cli._params import count
 from gpuopt.errors import InputError
 
@@ -78,13 +78,18 @@ def table_options(command: F) -> F:
 
 
 def current_sort() -> str | None:
-    """The running command's ``--sort`` as given (None without it)."""
-    return _SORT.get()
+    """The running command's ``--sort`` as given (None without it); ``argument_not_utf8`` (exit 2) for
+    bytes that are not UTF-8, as every other text option (read here, inside the command's handling)."""
+    sort = _SORT.get()
+    check_text_arguments({"sort": sort})
+    return sort
 
 
 def current_columns() -> list[str] | None:
-    """The running command's ``--columns`` (None without it)."""
-    return _COLUMNS.get()
+    """The running command's ``--columns`` (None without it); UTF-8 text, as ``--sort``."""
+    columns = _COLUMNS.get()
+    check_text_arguments({"columns": columns})
+    return columns
 
 
 def check_out(out: Path) -> None:
@@ -132,7 +137,7 @@ def render_frame(frame: pl.DataFrame, limit: int, *, totals: bool = True) -> str
     frame = sorted_by(frame, _SORT.get(), strict=False)  # a view made from the sorted table keeps its order
     rows = frame.height if limit == 0 else min(limit, frame.height)
     # --columns was checked against the whole table (answered); a view without one says so.
-    named = {c: column_named(frame, c) for c in _COLUMNS.get() or []}
+    named = {c: column_named(frame, c) for c in current_columns() or []}
     columns = [n for n in named.values() if n is not None] or None
     text = _people.render(frame, rows, columns, totals=totals)
     if rows < frame.height:
@@ -152,7 +157,7 @@ def for_people(full: pl.DataFrame, compact: pl.DataFrame) -> pl.DataFrame:
 def check_columns(frames: Iterable[pl.DataFrame]) -> None:
     """``--columns`` names columns of every table the command shows (``column_unknown`` else)."""
     for frame in frames:
-        for c in _COLUMNS.get() or []:
+        for c in current_columns() or []:
             if column_named(frame, c) is None:
                 raise unknown_column(frame, "--columns", c)
 
