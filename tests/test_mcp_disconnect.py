@@ -132,3 +132,41 @@ def test_a_broken_pipe_mid_call_exits_0_and_stops_the_call(tmp_path: Path) -> No
         proc.stderr.close()
     assert returncode == 0 and stderr == ""
     _nothing_left(tmp_path)
+
+
+def test_a_client_that_stops_reading_during_a_silent_call_is_noticed(tmp_path: Path) -> None:
+    # Found by a hostile trial: with no progress token nothing is written during the call, so a client
+    # that closed only its reading end went unnoticed until the call ended on its own (22 s there).
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gpuopt", "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdin and proc.stdout and proc.stderr
+    info = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+    proc.stdin.write(
+        json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": info}).encode() + b"\n"
+    )
+    proc.stdin.flush()
+    assert json.loads(_line(proc.stdout, START_S))["id"] == 0
+    call = _call_that_hangs(_hanging_request(tmp_path))
+    del call["params"]["_meta"]  # no progress: the server has nothing to write until the call ends
+    proc.stdin.write(json.dumps(call).encode() + b"\n")
+    proc.stdin.flush()
+    marker = str(tmp_path / "w" / "behavior")
+    deadline = time.monotonic() + DRIVER_START_S
+    while not procs.running(marker):
+        assert time.monotonic() < deadline, "the driver never started"
+        time.sleep(0.2)
+    proc.stdout.close()  # stdin stays open: only the closed reading end tells
+    try:
+        returncode = proc.wait(timeout=STEP_S)
+    finally:
+        proc.kill()
+        proc.wait()
+        proc.stdin.close()
+        stderr = proc.stderr.read().decode(errors="replace")
+        proc.stderr.close()
+    assert returncode == 0 and stderr == ""
+    _nothing_left(tmp_path)

@@ -20,6 +20,7 @@ import concurrent.futures
 import contextlib
 import os
 import queue
+import select
 import signal
 import sys
 import threading
@@ -38,6 +39,7 @@ from gpuopt.mcp_server.jsonrpc import Refusal, classify
 READ_BYTES = 64 * 1024
 FLUSH_S = 5.0  # how long replies already made may take to reach a client that still reads
 _PENDING_WRITES = 4
+_IDLE_POLL_S = 0.5  # how often an idle writer looks whether the client closed its end
 _END = object()
 
 
@@ -117,7 +119,20 @@ class _Writer:
         return True
 
     def _pump(self) -> None:
-        while (line := self.lines.get()) is not None:
+        # While idle, a client that closed its end of our stdout (but not its end of our stdin) is seen
+        # as an error on the descriptor: the call in flight is then stopped, not run on for nobody.
+        poller = select.poll()
+        poller.register(self.fd, 0)  # POLLERR and POLLHUP are always reported
+        while True:
+            try:
+                line = self.lines.get(timeout=_IDLE_POLL_S)
+            except queue.Empty:
+                if any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0)):
+                    self._tell(self._broke)
+                    return
+                continue
+            if line is None:
+                break
             view = memoryview(line)
             try:
                 while view:
