@@ -233,3 +233,45 @@ def test_a_missing_dependency_is_named_with_exit_3(shared: Path, tmp_path: Path)
             assert out == ""
             assert err.startswith(f"error[dependency_missing]: the Python package '{package}'")
             assert f"expected: pip install {package}" in err
+
+
+def test_stdout_that_cannot_take_the_whole_output_is_an_error_not_exit_0(
+    shared: Path, tmp_path: Path
+) -> None:
+    # Found by a hostile trial: with an unbuffered stdout (PYTHONUNBUFFERED, as agents often run) a short
+    # write was dropped: a full disk or a file-size limit cut the envelope and the command exited 0.
+    import resource
+    import signal
+
+    def limit() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1024, 1024))
+
+    export = str(shared / "h200/nsys/eager.sqlite")
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    for extra in (["--json"], []):
+        with open(tmp_path / "out.txt", "wb") as out:
+            done = subprocess.run(
+                [sys.executable, "-m", "gpuopt", "nsys", "kernels", export, *extra],
+                stdout=out,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=env,
+                preexec_fn=limit,
+                timeout=120,
+                check=False,
+            )
+        assert done.returncode == 2, (extra, done.stderr)
+        assert done.stderr.startswith("error[output_unwritable]: standard output:"), done.stderr
+        assert "Traceback" not in done.stderr
+    # A reader that stops early (`| head`) still ends the output quietly.
+    head = subprocess.run(
+        f"{sys.executable} -m gpuopt nsys kernels {export} --json | head -c 10",
+        shell=True,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert head.stdout == '{\n  "schem' and head.stderr == "", head.stderr

@@ -97,7 +97,41 @@ def emit_envelope(
         text = envelope.model_dump_json(by_alias=True, indent=2)
     except PydanticSerializationError:  # a non-UTF-8 file name (surrogate-escaped) in a path or message
         text = json.dumps(_printable(envelope.model_dump(mode="json", by_alias=True)), indent=2)
-    click.echo(text)
+    emit(text)
+
+
+def emit(text: str) -> None:
+    """``text`` and a newline on stdout, all of it or an error. Python's text stream over an unbuffered
+    stdout (``PYTHONUNBUFFERED``, ``-u``) drops what a short write leaves: a full disk or a file-size
+    limit cut the document and the command still exited 0. The bytes are written here until all are
+    out; a failure is ``output_unwritable`` on stderr, exit 2. A reader that went away (``| head``) ends
+    the output quietly, as before."""
+    import io
+    import os
+
+    stream = sys.stdout
+    try:
+        stream.flush()
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):  # not a real descriptor
+        click.echo(text)
+        return
+    if not stream.isatty():
+        text = click.unstyle(text)  # as click.echo does: colours only for a terminal
+    view = memoryview((text + "\n").encode(stream.encoding or "utf-8", stream.errors or "strict"))
+    try:
+        while view:
+            view = view[os.write(fd, view) :]
+    except BrokenPipeError:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, fd)  # nothing more to say, and nothing for the interpreter's last flush to fail on
+        os.close(null)
+    except OSError as exc:
+        click.echo(
+            f"error[output_unwritable]: standard output: {exc.strerror or exc} (the output is incomplete)",
+            err=True,
+        )
+        sys.exit(2)
 
 
 def _printable(value: Any) -> Any:
@@ -230,7 +264,7 @@ def command(schema: str) -> Callable[[F], F]:
                 _AS_JSON.reset(token)
             failure = outcome.failure
             if as_json and outcome.json_text is not None:
-                click.echo(outcome.json_text)
+                emit(outcome.json_text)
             elif as_json:
                 from gpuopt.models.envelope import ErrorItem
 
@@ -243,7 +277,7 @@ def command(schema: str) -> Callable[[F], F]:
                     unmodeled=outcome.unmodeled,
                 )
             else:
-                click.echo(outcome.render())
+                emit(outcome.render())
                 if failure is not None:
                     click.echo(f"error[{failure.code}]: {failure.message}", err=True)
             code = outcome.exit_code if failure is None else failure.exit_code
