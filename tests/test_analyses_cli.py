@@ -44,6 +44,12 @@ def test_critical_path_step_lists_that_steps_edges(shared: Path, area: str) -> N
     assert sum(r["duration_ns"] for r in rows) == step["span_ns"]  # the whole path, whatever --limit
     human = gpuopt(area, "critical-path", str(shared / FILES[area]), "--step", "3")
     assert human.code == 0 and "step row 3" in human.stdout
+    # A row the capture does not have is an error naming the rows it has (it was exit 0, no edges).
+    missing = gpuopt(area, "critical-path", str(shared / FILES[area]), "--step", "9999", "--json")
+    assert missing.code == 2, missing.stdout
+    (error,) = missing.json()["errors"]
+    last = max(s["row"] for s in data["table"]["rows"])
+    assert error["code"] == "analysis_step_unknown" and error["expected"].endswith(f"..{last})")
 
 
 @pytest.mark.parametrize("area", ["nsys", "torch"])

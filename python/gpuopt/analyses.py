@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from gpuopt import _native
+from gpuopt.errors import InputError
 
 if TYPE_CHECKING:
     import polars as pl
@@ -229,6 +230,17 @@ def critical_path_document(
         _native_of(opened.source), marker, using, step, None if step is not None or limit == 0 else limit
     )
     steps = _sorted(_frame(raw_steps), sort)
+    if step is not None and step not in set(steps["row"].to_list()):
+        rows = sorted({r for r in steps["row"].to_list() if r is not None})
+        raise InputError(
+            "analysis_step_unknown",
+            f"--step {step}: no step of the capture has that row",
+            path="--step",
+            expected=f"a row of the critical_path table ({rows[0]}..{rows[-1]})"
+            if rows
+            else "a capture with steps",
+            observed=str(step),
+        )
     edges = _frame(raw_edges)
     if step is None and limit:
         edges = edges.head(limit)  # the first `limit` of the first traces (each trace gave `limit`)
