@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from conftest import gpuopt
-from gpuopt import perfetto, torch_trace
+from gpuopt import errors, perfetto, torch_trace
 
 pb2 = pytest.importorskip("perfetto.protos.perfetto.trace.perfetto_trace_pb2")
 unknown_fields = pytest.importorskip("google.protobuf.unknown_fields")
@@ -120,10 +120,12 @@ def test_nsys_export_and_diff_track(shared: Path, tmp_path: Path) -> None:
     diff = tmp_path / "diff.json"
     kernel = nsys.open(path).kernels()["name"][0]
     envelope = {
+        "schema": "gpuopt.profile.diff/v2",
         "data": {
+            "kind": "nsys",
             "by": "kernel",
             "table": {"rows": [{"key": kernel, "flagged": True, "change_pct": -12.5}], "truncated": False},
-        }
+        },
     }
     diff.write_text(json.dumps(envelope))
     out = tmp_path / "eager.pftrace"
@@ -189,3 +191,57 @@ def test_trace_processor_reads_the_slices(shared: Path, tmp_path: Path) -> None:
         assert flows[0].n == result.flows
     finally:
         tp.close()
+
+
+def test_a_diff_that_is_not_a_profile_diff_is_refused_field_by_field(shared: Path, tmp_path: Path) -> None:
+    # Found by a hostile trial: deep nesting was a RecursionError and rows of the wrong type an
+    # AttributeError (exit 1); a wrong schema, dimension, kind or flag passed unnoticed (exit 0).
+    good = {
+        "schema": "gpuopt.profile.diff/v2",
+        "data": {
+            "kind": "nsys",
+            "by": "kernel",
+            "table": {"rows": [{"key": "k", "flagged": True, "change_pct": 1.0}], "truncated": False},
+        },
+    }
+    path = tmp_path / "diff.json"
+
+    def with_(edit: Any) -> dict[str, Any]:
+        doc = json.loads(json.dumps(good))
+        edit(doc)
+        return doc
+
+    bad: list[Any] = [
+        "[" * 100_000 + "]" * 100_000,
+        with_(lambda d: d.update(schema="gpuopt.profile.diff/v999")),
+        with_(lambda d: d["data"].update(kind="torch")),
+        with_(lambda d: d["data"].update(by="stream")),
+        with_(lambda d: d["data"]["table"].update(rows=[[1, 2, 3]])),
+        with_(lambda d: d["data"]["table"].update(rows={"a": 1})),
+        with_(lambda d: d["data"]["table"]["rows"][0].update(flagged="yes")),
+        with_(lambda d: d["data"]["table"]["rows"][0].update(key=7)),
+        with_(lambda d: d["data"]["table"]["rows"][0].update(change_pct="12")),
+    ]
+    export = str(shared / "h200/nsys/eager.sqlite")
+    for doc in bad:
+        path.write_text(doc if isinstance(doc, str) else json.dumps(doc))
+        run = gpuopt(
+            "nsys",
+            "export",
+            "perfetto",
+            export,
+            "--out",
+            str(tmp_path / "o.pftrace"),
+            "--diff",
+            str(path),
+            "--json",
+        )
+        assert run.code == 2, (str(doc)[:80], run.stdout[-400:], run.stderr[-400:])
+        assert run.json()["errors"][0]["code"] == "perfetto_diff_invalid", str(doc)[:80]
+    path.write_text(
+        json.dumps(with_(lambda d: d["data"]["table"]["rows"][0].update(change_pct=float("nan"))))
+    )
+    with pytest.raises(errors.InputError, match="row 0"):
+        perfetto.flagged_of_diff(path, "nsys")
+    path.write_text(json.dumps(good))
+    assert perfetto.flagged_of_diff(path, "nsys").keys == {"k": 1.0}

@@ -20,6 +20,7 @@ The documents ``gpuopt torch export perfetto`` and ``gpuopt nsys export perfetto
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,34 +65,65 @@ class Flagged:
     keys: dict[str, float | None]
 
 
-def flagged_of_diff(path: str | Path) -> Flagged:
+_DIFF_SCHEMA = "gpuopt.profile.diff/v2"
+_DIMENSIONS = ("kernel", "op", "nvtx", "memcpy")
+
+
+def _diff_invalid(path: Path, why: str, expected: str) -> InputError:
+    return InputError(
+        "perfetto_diff_invalid",
+        f"{path}: not a `gpuopt profile diff --json` envelope: {why}",
+        path=str(path),
+        expected=expected,
+    )
+
+
+def flagged_of_diff(path: str | Path, kind: str | None = None) -> Flagged:
     """The flagged keys of a saved ``gpuopt profile diff --json`` envelope (the whole table must be in
-    it: ``--limit 0``)."""
+    it: ``--limit 0``), checked field by field: its schema, dimension, ``kind`` (``nsys``/``torch``, when
+    given: the capture it is drawn on must be of the same kind), and each row's key, flag and change."""
     path = Path(path)
     raw = read_bounded(path, "profile diff JSON", _MAX_DIFF_BYTES)
     try:
         doc = json.loads(raw)
-        data = doc["data"]
-        by = str(data["by"])
-        table = data["table"]
-        rows = table["rows"]
-        truncated = bool(table["truncated"])
-    except (ValueError, KeyError, TypeError) as e:
-        raise InputError(
-            "perfetto_diff_invalid",
-            f"{path}: not a `gpuopt profile diff --json` envelope",
-            path=str(path),
-            expected="the JSON envelope of gpuopt.profile.diff (data.by, data.table.rows)",
-            observed=type(e).__name__,
-        ) from None
-    if truncated:
+    except (ValueError, RecursionError) as e:
+        raise _diff_invalid(path, f"not JSON ({type(e).__name__})", "a JSON document") from None
+    data = doc.get("data") if isinstance(doc, dict) else None
+    table = data.get("table") if isinstance(data, dict) else None
+    if not isinstance(data, dict) or not isinstance(table, dict) or doc.get("schema") != _DIFF_SCHEMA:
+        raise _diff_invalid(path, "its schema or shape", f"{_DIFF_SCHEMA} with data.by and data.table.rows")
+    by, rows = data.get("by"), table.get("rows")
+    if by not in _DIMENSIONS:
+        raise _diff_invalid(path, "data.by", f"one of {', '.join(_DIMENSIONS)}")
+    if kind is not None and data.get("kind") != kind:
+        raise _diff_invalid(
+            path, f"a diff of {data.get('kind')!s:.20} captures", f"a diff of {kind} captures"
+        )
+    if table.get("truncated") is True:
         raise InputError(
             "perfetto_diff_truncated",
             f"{path}: the diff's table holds fewer rows than it has (--limit); flagged keys could be missing",
             path=str(path),
             expected="a diff saved with --limit 0 (every key)",
         )
-    keys = {str(r["key"]): r.get("change_pct") for r in rows if r.get("flagged")}
+    if not isinstance(rows, list) or table.get("truncated") is not False:
+        raise _diff_invalid(path, "data.table", "data.table.rows a list, data.table.truncated false")
+    keys: dict[str, float | None] = {}
+    for i, row in enumerate(rows):
+        change = row.get("change_pct") if isinstance(row, dict) else None
+        good = (
+            isinstance(row, dict)
+            and isinstance(row.get("key"), str)
+            and isinstance(row.get("flagged"), bool)
+            and (change is None or (isinstance(change, (int, float)) and not isinstance(change, bool)))
+            and (change is None or math.isfinite(change))
+        )
+        if not good:
+            raise _diff_invalid(
+                path, f"row {i}", "rows with a text key, a true/false flagged and a finite or null change_pct"
+            )
+        if row["flagged"]:
+            keys[row["key"]] = None if change is None else float(change)
     return Flagged(by=by, keys=keys)
 
 
@@ -184,7 +216,7 @@ def export_torch_document(
     from gpuopt.answer import Answer
 
     trace, _ = torch_trace.open_scoped(path, steps=steps, window=window)
-    flagged = flagged_of_diff(diff) if diff is not None else None
+    flagged = flagged_of_diff(diff, "torch") if diff is not None else None
     data = export_torch(trace, out, diff=flagged, kernel_wait_threshold_ns=kernel_wait_threshold_ns)
     return Answer(data, trace.inputs(), trace.unmodeled(), source=trace)
 
@@ -207,6 +239,6 @@ def export_nsys_document(
     parsed = nsys.parse_window(window) if isinstance(window, str) else window  # fails before reading
     identify_in_background(Path(path))  # hashing (on a cache miss) overlaps the engine's work
     report = nsys.open(path)
-    flagged = flagged_of_diff(diff) if diff is not None else None
+    flagged = flagged_of_diff(diff, "nsys") if diff is not None else None
     data = export_nsys(report, out, window=parsed or (None, None), nvtx=nvtx, all_api=all_api, diff=flagged)
     return Answer(data, [file_identity(Path(path))], report.unmodeled(), source=report)
