@@ -168,6 +168,19 @@ def test_cli_export(shared: Path, tmp_path: Path) -> None:
     assert bad.code == 2
 
 
+def test_nsys_window_keeps_only_the_ranges_and_calls_it_overlaps(shared: Path, tmp_path: Path) -> None:
+    # Found by a hostile trial: --window filtered the GPU work but wrote all 29 NVTX ranges (and with
+    # --all-api every API call) whatever the window.
+    export = str(shared / "h200/nsys/eager.sqlite")
+    out = tmp_path / "w.pftrace"
+    run = gpuopt("nsys", "export", "perfetto", export, "--out", str(out), "--window", "0:1", "--all-api")
+    assert run.code == 0, run.stderr
+    assert decode(out)["slices"] == 0  # nothing of the capture lies in its first nanosecond
+    whole = tmp_path / "all.pftrace"
+    assert gpuopt("nsys", "export", "perfetto", export, "--out", str(whole)).code == 0
+    assert decode(whole)["slices"] > 0
+
+
 def _trace_processor() -> Any:
     from perfetto.trace_processor import TraceProcessor, TraceProcessorConfig
 

@@ -13,7 +13,7 @@ use super::ops::{self, Call, Op, OpKind};
 use super::ranges;
 use super::scan;
 use super::schema::{ENUM_MEMCPY_OPER, PID_MASK, RUNTIME};
-use super::select::Request;
+use super::select::{Request, Selection};
 use super::timeline::GPU_WORK;
 use super::Report;
 use crate::error::Result;
@@ -120,6 +120,7 @@ fn launch_calls(
 /// keep their flows.
 fn all_calls(
     report: &Report,
+    sel: &Selection,
     launched: &HashSet<(i64, i64)>,
     labels: &mut Labels,
     out: &mut BTreeMap<i64, Vec<Host>>,
@@ -143,7 +144,7 @@ fn all_calls(
         },
     )?;
     for (start, end, tid, name, corr) in parts.into_iter().flatten() {
-        if launched.contains(&(tid & PID_MASK, corr)) {
+        if launched.contains(&(tid & PID_MASK, corr)) || !sel.keep_cpu(start, end, tid) {
             continue;
         }
         out.entry(tid).or_default().push(Host {
@@ -157,8 +158,11 @@ fn all_calls(
     Ok(())
 }
 
+/// The NVTX ranges the selection keeps (`--window`, the device's processes, `--nvtx`), as the other
+/// host tracks.
 fn add_nvtx(
     report: &Report,
+    sel: &Selection,
     labels: &mut Labels,
     out: &mut BTreeMap<i64, Vec<Host>>,
 ) -> Result<Vec<(i64, i64, String)>> {
@@ -166,6 +170,9 @@ fn add_nvtx(
     let mut all = Vec::new();
     for r in &data.ranges {
         let end = data.close_for_sum(r.end());
+        if !sel.keep_cpu(r.start, end, r.tid) {
+            continue;
+        }
         let text = data.text(r);
         let tag = data.tag(r);
         out.entry(r.tid).or_default().push(Host {
@@ -493,9 +500,9 @@ pub fn export(
             .filter(|(_, c)| c.is_some())
             .map(|(o, _)| (o.global_pid & PID_MASK, o.correlation))
             .collect();
-        all_calls(report, &launched, &mut labels, &mut threads)?;
+        all_calls(report, &sel, &launched, &mut labels, &mut threads)?;
     }
-    let nvtx = add_nvtx(report, &mut labels, &mut threads)?;
+    let nvtx = add_nvtx(report, &sel, &mut labels, &mut threads)?;
     write_file(out, |w| {
         write_threads(w, threads, &labels)?;
         write_streams(w, &ops, &calls, &names, &gpu_names)?;
