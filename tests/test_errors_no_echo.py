@@ -28,6 +28,8 @@ CONTENTS = {
     "kineto": f'{{"schemaVersion": 1, "traceEvents": [{{"ph": "X", "ts": "{SECRET}", "dur": 1}}]}}\n',
     # serde_json's own messages quote the value they met ("invalid type: string \"...\"").
     "kineto_args": f'{{"traceEvents": [{{"ph": "X", "ts": 1, "dur": 1, "args": "{SECRET} {SECOND}"}}]}}\n',
+    # A SASS listing cut inside a function named with the secret (the error named the function).
+    "sass_cut": f'\t\tFunction : {SECRET}\n\t.headerflags @"EF_CUDA_SM90"\n{SECOND}\n',
     "kineto_phase": f'{{"traceEvents": [{{"ph": 7, "name": ["{SECRET}"], "{SECOND}": {{}}}}]}}\n',
 }
 

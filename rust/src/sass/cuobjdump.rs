@@ -111,9 +111,11 @@ pub fn finish(s: &Scanner, state: &State, _stats: LineStats) -> Result<()> {
         if !state.closed {
             return Err(Error::input(
                 codes::FILE_TRUNCATED,
+                // Its place, not its name: the name is the file's text (and can be any length).
                 format!(
-                    "the listing ends inside function {} (no closing `..........` line)",
-                    open.facts.name
+                    "the listing ends inside its function #{} (line {}) (no closing `..........` line)",
+                    open.facts.index + 1,
+                    s.line_no
                 ),
             )
             .with_expected(

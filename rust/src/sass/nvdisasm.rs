@@ -269,9 +269,11 @@ pub fn finish(s: &mut Scanner, state: &mut State, _stats: LineStats) -> Result<(
         if state.end_label.is_some() && !state.end_reached {
             return Err(Error::input(
                 codes::FILE_TRUNCATED,
+                // Its place, not its name: the name is the file's text (and can be any length).
                 format!(
-                    "the listing ends inside function {} (its end label was never reached)",
-                    open.facts.name
+                    "the listing ends inside its function #{} (line {}) (its end label was never reached)",
+                    open.facts.index + 1,
+                    s.line_no
                 ),
             )
             .with_expected(
