@@ -272,6 +272,20 @@ def test_text_in_a_used_metric_is_an_error(tmp_path: Path, stem: Path) -> None:
     with pytest.raises(InputError) as err:
         ncu.open(_write(tmp_path, "text.csv", "".join(lines))).launches  # noqa: B018
     assert err.value.code == "ncu_value_invalid"
+    assert err.value.message.startswith("metric gpu__time_duration.sum holds ")  # the metric, then the shape
+
+
+def test_a_negative_metric_is_an_error(tmp_path: Path, stem: Path) -> None:
+    # Found by a hostile trial: a duration of -5 us gave duration_ns -5000000.0, exit 0.
+    lines = stem.with_suffix(".raw_base.csv").read_text().splitlines(keepends=True)
+    col = lines[0].rstrip("\n").split('","').index("gpu__time_duration.sum")
+    cells = lines[2].rstrip("\n").split('","')
+    cells[col] = "-5"
+    lines[2] = '","'.join(cells) + "\n"
+    with pytest.raises(InputError) as err:
+        ncu.open(_write(tmp_path, "negative.csv", "".join(lines))).launches  # noqa: B018
+    assert err.value.code == "ncu_value_invalid"
+    assert "gpu__time_duration.sum is negative" in err.value.message and err.value.observed == "-5"
 
 
 def test_garbage_and_header_only_and_session_page(tmp_path: Path, stem: Path) -> None:

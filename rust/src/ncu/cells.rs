@@ -48,12 +48,12 @@ pub fn number(report: &Report, row: usize, col: usize) -> Result<Option<f64>> {
             codes::VALUE_INVALID,
             format!(
                 "metric {} holds {} for launch {}, where a number belongs",
-                crate::shape::of(t.as_bytes()),
                 report
                     .metrics
                     .column(col)
                     .map(|c| c.name.as_str())
                     .unwrap_or_default(),
+                crate::shape::of(t.as_bytes()),
                 report.launches.get(row).map_or(-1, |l| l.id)
             ),
         )),

@@ -55,6 +55,8 @@ pub(super) fn fact_value(report: &Report, row: usize, resolved: &Resolved) -> Re
     let mut sum = 0.0;
     for &col in &resolved.columns {
         match number(report, row, col)? {
+            // Every fact is a duration, count, size, clock, rate or share: none can be below 0.
+            Some(v) if v < 0.0 => return Err(negative(report, row, col, resolved.fact.name, v)),
             Some(v) => sum += v,
             None => return Ok(None),
         }
@@ -98,4 +100,18 @@ pub fn fact_matrix(
                 .collect()
         })
         .collect()
+}
+
+#[cold]
+fn negative(report: &Report, row: usize, col: usize, fact: &str, v: f64) -> crate::error::Error {
+    let metric = report.metrics.column(col).map_or("?", |c| c.name.as_str());
+    crate::error::Error::input(
+        super::codes::VALUE_INVALID,
+        format!(
+            "metric {metric} is negative for launch {} (read for {fact}, which cannot be)",
+            report.launches.get(row).map_or(-1, |l| l.id)
+        ),
+    )
+    .with_expected(format!("{metric} >= 0"))
+    .with_observed(v.to_string())
 }
