@@ -187,6 +187,35 @@ def test_triton_metadata_that_cannot_be_read_fails_closed(
     assert caught.value.path == str(folder / "mm.json")
 
 
+@pytest.mark.parametrize(
+    "field",
+    [
+        {"num_warps": "8"},
+        {"num_warps": -8},
+        {"num_warps": 10**30},
+        {"num_stages": 8.5},
+        {"shared": True},
+        {"name": None},
+        {"name": "../../mm"},
+        {"target": ["cuda", 90]},
+    ],
+)
+def test_triton_metadata_fields_of_the_wrong_type_fail_closed(
+    shared: Path, tmp_path: Path, field: dict[str, object]
+) -> None:
+    # Found by a hostile trial: a count as text or a float read as absent, a negative or 10^30 one
+    # reported as given, a null name as "None" (and a name is joined to the folder to find the stages).
+    folder = tmp_path / "cache"
+    shutil.copytree(shared / TRITON_MM, folder)
+    meta = json.loads((folder / "mm.json").read_text())
+    (folder / "mm.json").write_text(json.dumps({**meta, **field}))
+    with pytest.raises(errors.InputError) as caught:
+        compiler.triton(folder, sass=False)
+    assert caught.value.code == "triton_metadata_invalid"
+    (key,) = field
+    assert f"field {key!r}" in caught.value.message
+
+
 # A package gpuopt imports, made absent in the child as an install without it would be.
 _WITHOUT = """
 import sys

@@ -78,9 +78,43 @@ def _load(path: Path) -> Any:
         ) from None
 
 
+_INT_LIMIT = 1 << 31  # warps, CTAs, stages, shared bytes: far below it on every GPU
+
+
 def _int(meta: dict[str, Any], key: str) -> int | None:
+    """A modeled whole number: absent or null is None; anything but 0 <= n < 2^31 is refused by
+    :func:`_check` first."""
     value = meta.get(key)
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _check(meta: dict[str, Any], path: Path) -> None:
+    """The modeled fields have their types (a field of the wrong type was read as absent or as text):
+    ``name`` a plain file-name stem (it names the stage files beside the metadata), ``hash`` text,
+    ``target`` an object, the counts whole numbers in range. The value itself is never repeated."""
+
+    def bad(key: str, expected: str) -> InputError:
+        return InputError(
+            "triton_metadata_invalid",
+            f"{path}: field {key!r} does not hold {expected}",
+            path=str(path),
+            expected=f"{key}: {expected}",
+            observed=type(meta.get(key)).__name__,
+        )
+
+    name = meta.get("name")
+    if not isinstance(name, str) or not name or name in (".", "..") or any(c in name for c in "/\\\0"):
+        raise bad("name", "a kernel name (text, no path separators)")
+    if not isinstance(meta.get("hash"), str):
+        raise bad("hash", "text")
+    if "target" in meta and meta["target"] is not None and not isinstance(meta["target"], dict):
+        raise bad("target", "an object (backend, arch)")
+    for key in ("num_warps", "num_ctas", "num_stages", "shared"):
+        value = meta.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < _INT_LIMIT:
+            raise bad(key, "a whole number from 0 below 2^31")
 
 
 def kernel(
@@ -91,6 +125,7 @@ def kernel(
     meta = _load(meta_path)
     if not isinstance(meta, dict):
         raise InputError("triton_metadata_invalid", f"{meta_path} is not a JSON object", path=str(meta_path))
+    _check(meta, meta_path)
     name = str(meta["name"])
     folder = meta_path.parent
     stages: list[StageFile] = []
