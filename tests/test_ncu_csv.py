@@ -282,9 +282,10 @@ def test_a_negative_metric_is_an_error(tmp_path: Path, stem: Path) -> None:
     cells = lines[2].rstrip("\n").split('","')
     cells[col] = "-5"
     lines[2] = '","'.join(cells) + "\n"
+    file = _write(tmp_path, "negative.csv", "".join(lines))
     with pytest.raises(InputError) as err:
-        ncu.open(_write(tmp_path, "negative.csv", "".join(lines))).launches  # noqa: B018
-    assert err.value.code == "ncu_value_invalid"
+        ncu.open(file).launches  # noqa: B018
+    assert err.value.code == "ncu_value_invalid" and err.value.path == str(file)  # the file is named
     assert "gpu__time_duration.sum is negative" in err.value.message and err.value.observed == "-5"
 
 

@@ -14,6 +14,8 @@ use std::sync::Arc;
 #[pyclass(frozen, module = "gpuopt._native")]
 pub struct NcuReport {
     inner: Arc<Report>,
+    /// The file it was read from: an error found while building a table names it.
+    shown: String,
 }
 
 impl NcuReport {
@@ -21,8 +23,14 @@ impl NcuReport {
     where
         F: FnOnce(&Report) -> crate::error::Result<crate::table::Table> + Send,
     {
-        let report = self.inner.clone();
-        Ok(run(py, move || build(&report))?.into())
+        let (report, shown) = (self.inner.clone(), self.shown.clone());
+        let named = move || {
+            build(&report).map_err(|e| match e.path {
+                Some(_) => e,
+                None => e.with_path(shown),
+            })
+        };
+        Ok(run(py, named)?.into())
     }
 }
 
@@ -104,6 +112,7 @@ pub fn ncu_open_csv(
     })?;
     Ok(NcuReport {
         inner: Arc::new(report),
+        shown: path.display().to_string(),
     })
 }
 
@@ -148,6 +157,7 @@ pub fn ncu_from_columns(
     })?;
     Ok(NcuReport {
         inner: Arc::new(report),
+        shown: path.display().to_string(),
     })
 }
 
