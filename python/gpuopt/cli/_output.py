@@ -118,7 +118,9 @@ def emit(text: str) -> None:
         return
     if not stream.isatty():
         text = click.unstyle(text)  # as click.echo does: colours only for a terminal
-    view = memoryview((text + "\n").encode(stream.encoding or "utf-8", stream.errors or "strict"))
+    # A lone surrogate (a file name that is not UTF-8) is written \udcNN rather than failing the whole output.
+    errors = stream.errors if stream.errors and stream.errors != "strict" else "backslashreplace"
+    view = memoryview((text + "\n").encode(stream.encoding or "utf-8", errors))
     try:
         while view:
             view = view[os.write(fd, view) :]
