@@ -103,7 +103,8 @@ def _line(stream: IO[bytes], timeout_s: float) -> bytes:
     return stream.readline()
 
 
-def test_a_broken_pipe_mid_call_exits_0_and_stops_the_call(tmp_path: Path) -> None:
+def _server() -> subprocess.Popen[bytes]:
+    """``gpuopt mcp`` in a child of its own, initialized."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "gpuopt", "mcp"],
         stdin=subprocess.PIPE,
@@ -112,16 +113,22 @@ def test_a_broken_pipe_mid_call_exits_0_and_stops_the_call(tmp_path: Path) -> No
     )
     assert proc.stdin and proc.stdout and proc.stderr
     info = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
-    proc.stdin.write(
-        json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": info}).encode() + b"\n"
-    )
-    proc.stdin.flush()
+    _send(proc, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": info})
     assert json.loads(_line(proc.stdout, START_S))["id"] == 0
-    proc.stdin.write(json.dumps(_call_that_hangs(_hanging_request(tmp_path))).encode() + b"\n")
+    return proc
+
+
+def _send(proc: subprocess.Popen[bytes], message: dict[str, Any]) -> None:
+    assert proc.stdin
+    proc.stdin.write(json.dumps(message).encode() + b"\n")
     proc.stdin.flush()
-    out = proc.stdout
-    _driver_running(tmp_path, lambda: _line(out, STEP_S))
-    proc.stdout.close()  # the client stops reading; the next progress notification hits a broken pipe
+
+
+def _stop_reading_and_expect_a_clean_end(proc: subprocess.Popen[bytes], tmp_path: Path) -> None:
+    """The client closes its end of the server's stdout (stdin stays open): exit 0, nothing on stderr,
+    none of the call's processes left."""
+    assert proc.stdin and proc.stdout and proc.stderr
+    proc.stdout.close()
     try:
         returncode = proc.wait(timeout=STEP_S)
     finally:
@@ -132,41 +139,24 @@ def test_a_broken_pipe_mid_call_exits_0_and_stops_the_call(tmp_path: Path) -> No
         proc.stderr.close()
     assert returncode == 0 and stderr == ""
     _nothing_left(tmp_path)
+
+
+def test_a_broken_pipe_mid_call_exits_0_and_stops_the_call(tmp_path: Path) -> None:
+    proc = _server()
+    _send(proc, _call_that_hangs(_hanging_request(tmp_path)))
+    out = proc.stdout
+    assert out
+    _driver_running(tmp_path, lambda: _line(out, STEP_S))
+    # The client stops reading; the next progress notification hits a broken pipe.
+    _stop_reading_and_expect_a_clean_end(proc, tmp_path)
 
 
 def test_a_client_that_stops_reading_during_a_silent_call_is_noticed(tmp_path: Path) -> None:
     # Found by a hostile trial: with no progress token nothing is written during the call, so a client
     # that closed only its reading end went unnoticed until the call ended on its own (22 s there).
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "gpuopt", "mcp"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    assert proc.stdin and proc.stdout and proc.stderr
-    info = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
-    proc.stdin.write(
-        json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": info}).encode() + b"\n"
-    )
-    proc.stdin.flush()
-    assert json.loads(_line(proc.stdout, START_S))["id"] == 0
+    proc = _server()
     call = _call_that_hangs(_hanging_request(tmp_path))
     del call["params"]["_meta"]  # no progress: the server has nothing to write until the call ends
-    proc.stdin.write(json.dumps(call).encode() + b"\n")
-    proc.stdin.flush()
-    marker = str(tmp_path / "w" / "behavior")
-    deadline = time.monotonic() + DRIVER_START_S
-    while not procs.running(marker):
-        assert time.monotonic() < deadline, "the driver never started"
-        time.sleep(0.2)
-    proc.stdout.close()  # stdin stays open: only the closed reading end tells
-    try:
-        returncode = proc.wait(timeout=STEP_S)
-    finally:
-        proc.kill()
-        proc.wait()
-        proc.stdin.close()
-        stderr = proc.stderr.read().decode(errors="replace")
-        proc.stderr.close()
-    assert returncode == 0 and stderr == ""
-    _nothing_left(tmp_path)
+    _send(proc, call)
+    _driver_running(tmp_path, lambda: time.sleep(0.2))
+    _stop_reading_and_expect_a_clean_end(proc, tmp_path)

@@ -139,15 +139,9 @@ def map_files(
 
 
 def _on_dask(fn: TableFn, paths: Sequence[Path], scheduler: str, timeout_s: float) -> list[FileResult]:
-    try:
-        import distributed
-    except ImportError as exc:
-        raise ToolAbsentError(
-            "dask_absent",
-            "--dask-scheduler needs dask.distributed",
-            expected="pip install 'gpuopt[dask]'",
-        ) from exc
-    check_scheduler(scheduler, timeout_s)
+    check_scheduler(scheduler, timeout_s)  # dask_absent first when dask.distributed is not installed
+    import distributed
+
     connect: Any = distributed.Client  # untyped library: its calls are kept to these few lines
     try:
         client: Any = connect(scheduler, set_as_default=False, timeout=timeout_s)
