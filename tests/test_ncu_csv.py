@@ -251,38 +251,32 @@ def test_unknown_unit_on_an_unused_metric_is_unmodeled(tmp_path: Path, stem: Pat
     assert [u.name for u in odd] == ["launch__stack_size [furlong]"]
 
 
-def test_console_preamble_and_na_cells(tmp_path: Path, stem: Path) -> None:
+def _first_duration(stem: Path, value: str) -> str:
+    """The raw page with the first launch's ``gpu__time_duration.sum`` cell replaced by ``value``."""
     lines = stem.with_suffix(".raw_base.csv").read_text().splitlines(keepends=True)
-    header = lines[0].rstrip("\n").split('","')
-    col = header.index("gpu__time_duration.sum")
+    col = lines[0].rstrip("\n").split('","').index("gpu__time_duration.sum")
     cells = lines[2].rstrip("\n").split('","')
-    cells[col] = "n/a"
+    cells[col] = value
     lines[2] = '","'.join(cells) + "\n"
+    return "".join(lines)
+
+
+def test_console_preamble_and_na_cells(tmp_path: Path, stem: Path) -> None:
     preamble = "==PROF== Connected to process 562 (/tmp/w/kernels_bin)\n==WARNING== clocks not locked\n"
-    report = ncu.open(_write(tmp_path, "prof.csv", preamble + "".join(lines)))
+    report = ncu.open(_write(tmp_path, "prof.csv", preamble + _first_duration(stem, "n/a")))
     assert report.launches["duration_ns"].to_list()[:2] == [None, 296928.0]
 
 
 def test_text_in_a_used_metric_is_an_error(tmp_path: Path, stem: Path) -> None:
-    lines = stem.with_suffix(".raw_base.csv").read_text().splitlines(keepends=True)
-    col = lines[0].rstrip("\n").split('","').index("gpu__time_duration.sum")
-    cells = lines[2].rstrip("\n").split('","')
-    cells[col] = "about 45 us"
-    lines[2] = '","'.join(cells) + "\n"
     with pytest.raises(InputError) as err:
-        ncu.open(_write(tmp_path, "text.csv", "".join(lines))).launches  # noqa: B018
+        ncu.open(_write(tmp_path, "text.csv", _first_duration(stem, "about 45 us"))).launches  # noqa: B018
     assert err.value.code == "ncu_value_invalid"
     assert err.value.message.startswith("metric gpu__time_duration.sum holds ")  # the metric, then the shape
 
 
 def test_a_negative_metric_is_an_error(tmp_path: Path, stem: Path) -> None:
     # Found by a hostile trial: a duration of -5 us gave duration_ns -5000000.0, exit 0.
-    lines = stem.with_suffix(".raw_base.csv").read_text().splitlines(keepends=True)
-    col = lines[0].rstrip("\n").split('","').index("gpu__time_duration.sum")
-    cells = lines[2].rstrip("\n").split('","')
-    cells[col] = "-5"
-    lines[2] = '","'.join(cells) + "\n"
-    file = _write(tmp_path, "negative.csv", "".join(lines))
+    file = _write(tmp_path, "negative.csv", _first_duration(stem, "-5"))
     with pytest.raises(InputError) as err:
         ncu.open(file).launches  # noqa: B018
     assert err.value.code == "ncu_value_invalid" and err.value.path == str(file)  # the file is named
