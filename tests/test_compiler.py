@@ -78,6 +78,42 @@ def test_ptxas_bad_input() -> None:
     assert err.value.code == "format_invalid"
 
 
+@pytest.mark.parametrize(
+    "item",
+    [
+        "Used -5 registers",
+        "Used 100000000000000000000000 registers",
+        "Used 8 registers, used 99 barriers",
+        "Used 8 registers, -4 bytes smem",
+        "Used 8 registers, 1099511627776000 bytes cmem[0]",
+    ],
+)
+def test_ptxas_counts_it_cannot_print_are_refused_not_reported(item: str) -> None:
+    """A negative count or one past what any GPU holds is not ptxas's text: it was dropped as an
+    unread item (`-5`) or reported as read (10^23 registers)."""
+    text = f"ptxas info    : Compiling entry function 'k' for 'sm_90'\nptxas info    : {item}\n"
+    with pytest.raises(FormatError) as err:
+        compiler.ptxas(text)
+    assert err.value.code == "format_invalid"
+    assert "100000000000000000000000" not in str(err.value)  # its length, not its digits
+    frame = (
+        "ptxas info    : Function properties for k\n"
+        "    -8 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+    )
+    with pytest.raises(FormatError):
+        compiler.ptxas(
+            f"ptxas info    : Compiling entry function 'k' for 'sm_90'\n{frame}"
+            "ptxas info    : Used 8 registers\n"
+        )
+
+
+@pytest.mark.parametrize("item", ["REG:-3", "REG:70000", "STACK:1000000000000000000"])
+def test_res_usage_counts_it_cannot_print_are_refused(item: str) -> None:
+    with pytest.raises(FormatError) as err:
+        compiler.res_usage(f"Resource usage:\n Function k:\n  {item} SHARED:0\n")
+    assert err.value.code == "format_invalid"
+
+
 def test_res_usage_fixture_and_cross_check_with_ptxas(shared: Path) -> None:
     r = compiler.res_usage(shared / "h200/sass/kernels_sm90.res-usage.txt").report
     rows = [

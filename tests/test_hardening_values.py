@@ -88,6 +88,21 @@ def test_a_count_larger_than_64_bits_is_a_usage_error(shared: Path, args: list[s
     assert "larger than gpuopt takes" in str(err["message"])
 
 
+def test_numbers_in_other_scripts_digits_are_refused(shared: Path) -> None:
+    """Python's int() and a Unicode `\\d` read full-width digits (U+FF10..U+FF19); a trial found
+    `--limit`, `--window` and `--steps` written in them read as numbers."""
+
+    def full(text: str) -> str:
+        return text.translate({ord(d): 0xFF10 + int(d) for d in "0123456789"})
+
+    trace = str(shared / "h200/torch/eager_trace.json")
+    err = _error(run_main("torch", "kernels", trace, "--limit", full("5"), "--json"), "usage_invalid")
+    assert "ASCII digits" in str(err["message"])
+    sqlite = str(shared / "h200/nsys/eager.sqlite")
+    _error(run_main("nsys", "kernels", sqlite, "--window", full("12:34"), "--json"), "window_invalid")
+    _error(run_main("torch", "kernels", trace, "--steps", full("1:2"), "--json"), "torch_trace_scope_invalid")
+
+
 def test_a_subnormal_sample_is_bad_input(tmp_path: Path) -> None:
     # Issue 13.4: 4.9e-324 overflowed every percentage to null, then a ValidationError exited 1.
     (tmp_path / "base.txt").write_text("1\n2\n3\n")

@@ -48,6 +48,20 @@ def test_truncated_export(shared: Path, tmp_path: Path) -> None:
     expect_error(path, "file_truncated")
 
 
+def test_damaged_export_of_full_length_is_format_invalid_not_truncated(shared: Path, tmp_path: Path) -> None:
+    """A page overwritten in place (the length the header gives, so nothing is cut): SQLite calls it
+    malformed, and gpuopt says damaged, not truncated."""
+    data = bytearray((shared / "h200/nsys/eager.sqlite").read_bytes())
+    page = int.from_bytes(data[16:18], "big")
+    data[2 * page : 3 * page] = b"\xa5" * page
+    path = tmp_path / "damaged.sqlite"
+    path.write_bytes(bytes(data))
+    err = expect_error(path, "format_invalid")
+    assert "damaged" in err["message"] and "truncated" not in err["message"]
+    with pytest.raises(errors.FormatError):
+        nsys.open(path).kernels()
+
+
 def test_sqlite_without_nsys_tables(tmp_path: Path) -> None:
     path = tmp_path / "other.sqlite"
     con = sqlite3.connect(path)

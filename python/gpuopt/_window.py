@@ -14,7 +14,8 @@ from gpuopt.errors import InputError
 CODE = "window_invalid"
 _TIME_EXPECTED = "an integer number of ns, or a number with ns, us, ms or s"
 _UNITS_NS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
-_TIME = re.compile(r"^\s*(-?\d+(?:\.\d*)?)\s*(ns|us|ms|s)?\s*$")
+# ASCII only: `\d` alone also matches other scripts' digits (full-width U+FF10..), which Fraction reads.
+_TIME = re.compile(r"^\s*(-?\d+(?:\.\d*)?)\s*(ns|us|ms|s)?\s*$", re.ASCII)
 GRAMMAR = "START:END, e.g. 7230419477:7232068021 or 7.2s:7.3s"
 
 

@@ -258,7 +258,7 @@ class Scope:
 def _steps(text: str) -> tuple[int, int]:
     """``"FIRST:LAST"`` -> step numbers (either side may be empty: from the first / to the last step)."""
     sides = [s.strip() for s in text.split(":")]
-    if len(sides) != 2 or not all(not s or s.isdigit() for s in sides):
+    if len(sides) != 2 or not all(not s or (s.isascii() and s.isdigit()) for s in sides):
         raise InputError(
             _SCOPE_INVALID,
             f"cannot read {text!r} as steps",

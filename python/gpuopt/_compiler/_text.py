@@ -55,3 +55,27 @@ def complete_lines(text: str) -> tuple[list[str], list[UnmodeledItem]]:
     if not cut.strip():
         return lines, []
     return lines, [truncation(f"last line cut off (no newline): {cut.strip()[:60]}")]
+
+
+# The most a count can be: a thread's registers cannot exceed an SM's register file (64 Ki 32-bit
+# registers on every architecture so far; 255 per thread is today's limit), a barrier count the 16
+# named barriers, byte sizes 2^48 (256 TiB, past any GPU's memory). Past these, or negative, the text
+# is not the compiler's: `format_invalid`, never a number reported as read.
+_MOST = {"registers": 1 << 16, "barriers": 16}
+_MOST_BYTES = 1 << 48
+
+
+def count(text: str, what: str) -> int:
+    """A count a compiler report printed (ptxas, cuobjdump -res-usage), within what it can print
+    (``_MOST``); anything else is ``format_invalid``."""
+    value = int(text)
+    most = _MOST.get(what, _MOST_BYTES)
+    if not 0 <= value <= most:
+        shown = "negative" if value < 0 else f"{len(text)} digits, above {most}"
+        raise FormatError(
+            "format_invalid",
+            f"the report's `{what}` count is {shown}: not one a compiler prints",
+            expected=f"{what} from 0 to {most}",
+            observed=shown,
+        )
+    return value

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from gpuopt._compiler._text import complete_lines, truncation
+from gpuopt._compiler._text import complete_lines, count, truncation
 from gpuopt.errors import FormatError
 from gpuopt.models.compiler import CompilerMessage, PtxasFunction, PtxasReport
 from gpuopt.models.envelope import UnmodeledItem
@@ -25,10 +25,10 @@ from gpuopt.models.envelope import UnmodeledItem
 _PREFIX = re.compile(r"^ptxas\s+(info|warning|error|fatal)\s*:\s?(.*)$")
 _COMPILING = re.compile(r"^Compiling (entry )?function '([^']+)' for '([^']+)'")
 _PROPERTIES = re.compile(r"^Function properties for (\S+)")
-_FRAME = re.compile(r"^(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads$")
+_FRAME = re.compile(r"^(-?\d+) bytes stack frame, (-?\d+) bytes spill stores, (-?\d+) bytes spill loads$")
 _USED_ITEM = re.compile(
-    r"^(?:[Uu]sed (\d+) registers|used (\d+) barriers|(\d+) bytes smem|(\d+) bytes cmem\[(\d+)\]"
-    r"|(\d+) bytes cumulative stack size|(\d+) bytes lmem)$"
+    r"^(?:[Uu]sed (-?\d+) registers|used (-?\d+) barriers|(-?\d+) bytes smem|(-?\d+) bytes cmem\[(\d+)\]"
+    r"|(-?\d+) bytes cumulative stack size|(-?\d+) bytes lmem)$"
 )
 _GMEM = re.compile(r"^(\d+) bytes gmem(?:, .*)?$")
 _TIME = re.compile(r"^Compile time = ([\d.]+) ms$")
@@ -92,7 +92,9 @@ class _Parser:
         frame = _FRAME.match(text)
         if frame and self.properties is not None:
             v = self.properties.values
-            v["stack_frame_bytes"], v["spill_store_bytes"], v["spill_load_bytes"] = map(int, frame.groups())
+            names = ("stack_frame_bytes", "spill_store_bytes", "spill_load_bytes")
+            for name, number in zip(names, frame.groups(), strict=True):
+                v[name] = count(number, name)
             return
         m = _PREFIX.match(text)
         if not m:
@@ -132,18 +134,19 @@ class _Parser:
                 key = ("ptxas_used_item", re.sub(r"\d+", "N", item)[:60])
                 self.unmodeled[key] = self.unmodeled.get(key, 0) + 1
                 continue
-            regs, bars, smem, cmem, bank, cumulative, _lmem = m.groups()
+            regs, bars, smem, cmem, bank, cumulative, lmem = m.groups()
             if regs is not None:
-                fn.values["registers"] = int(regs)
+                fn.values["registers"] = count(regs, "registers")
             elif bars is not None:
-                fn.values["barriers"] = int(bars)
+                fn.values["barriers"] = count(bars, "barriers")
             elif smem is not None:
-                fn.values["shared_bytes"] = int(smem)
+                fn.values["shared_bytes"] = count(smem, "shared_bytes")
             elif cmem is not None:
-                fn.constant[bank] = int(cmem)
+                fn.constant[bank] = count(cmem, f"cmem[{bank}] bytes")
             elif cumulative is not None:
-                fn.values["cumulative_stack_bytes"] = int(cumulative)
+                fn.values["cumulative_stack_bytes"] = count(cumulative, "cumulative_stack_bytes")
             else:
+                count(lmem, "lmem bytes")
                 key = ("ptxas_used_item", "N bytes lmem")
                 self.unmodeled[key] = self.unmodeled.get(key, 0) + 1
         fn.used_seen = True

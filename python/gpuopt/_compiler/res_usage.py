@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import re
 
-from gpuopt._compiler._text import complete_lines
+from gpuopt._compiler._text import complete_lines, count
 from gpuopt.errors import FormatError
 from gpuopt.models.compiler import ResUsageFunction
 from gpuopt.models.envelope import UnmodeledItem
 
 _FUNCTION = re.compile(r"^Function (.+):$")
-_ITEM = re.compile(r"^([A-Z_]+)(?:\[(\d+)\])?:(\d+)$")
+_ITEM = re.compile(r"^([A-Z_]+)(?:\[(\d+)\])?:(-?\d+)$")
 _KNOWN = {
     "REG": "registers",
     "STACK": "stack_bytes",
@@ -80,7 +80,8 @@ class _Parser:
         values: dict[str, int | None] = dict.fromkeys(_KNOWN.values())
         constant: dict[str, int] = {}
         for m in items:
-            key, bank, value = m.group(1), m.group(2), int(m.group(3))
+            key, bank = m.group(1), m.group(2)
+            value = count(m.group(3), _KNOWN.get(key, f"{key} bytes"))
             if key == "CONSTANT" and bank is not None:
                 constant[bank] = value
             elif key in _KNOWN:

@@ -41,6 +41,9 @@ class Count(click.IntRange):
         super().__init__(min=low, max=COUNT_MAX)
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not value.isascii():
+            # Python's int() also reads other scripts' digits (full-width U+FF10..): not a number typed here.
+            self.fail(f"{value!r} is not a whole number in ASCII digits", param, ctx)
         number = click.INT.convert(value, param, ctx)
         if number > COUNT_MAX:
             self.fail(f"{number} is larger than gpuopt takes (at most {COUNT_MAX})", param, ctx)

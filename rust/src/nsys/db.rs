@@ -128,16 +128,24 @@ pub fn connect(uri: &str, path: &Path) -> Result<Connection> {
     Ok(conn)
 }
 
-/// Maps an SQLite error to the crate's error: a damaged file is `file_truncated`/`format_invalid`,
-/// anything else `nsys_sqlite_error`.
+/// Maps an SQLite error to the crate's error: a damaged file (SQLite's "malformed", whose length
+/// the header check already found whole, so damaged rather than cut) or not a database at all is
+/// `format_invalid`, anything else `nsys_sqlite_error`.
 pub fn sql_error(err: &rusqlite::Error, path: &Path) -> Error {
     let shown = path.display().to_string();
-    let code = match err.sqlite_error_code() {
-        Some(rusqlite::ErrorCode::DatabaseCorrupt) => codes::FILE_TRUNCATED,
-        Some(rusqlite::ErrorCode::NotADatabase) => codes::FORMAT_INVALID,
-        _ => codes::SQLITE_ERROR,
-    };
-    Error::input(code, format!("{shown}: SQLite: {err}")).with_path(shown)
+    match err.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::DatabaseCorrupt) => Error::input(
+            codes::FORMAT_INVALID,
+            format!("{shown} is damaged: SQLite: {err}"),
+        )
+        .with_path(shown)
+        .with_expected("an SQLite export whose pages are intact (export it again from the .nsys-rep)")
+        .with_observed("a page SQLite reports malformed"),
+        Some(rusqlite::ErrorCode::NotADatabase) => {
+            Error::input(codes::FORMAT_INVALID, format!("{shown}: SQLite: {err}")).with_path(shown)
+        }
+        _ => Error::input(codes::SQLITE_ERROR, format!("{shown}: SQLite: {err}")).with_path(shown),
+    }
 }
 
 /// An integer cell that must be present.
