@@ -77,3 +77,29 @@ def test_fifos_and_devices_as_requests_and_inputs_are_refused_at_once(tmp_path: 
         assert json.loads(out)["errors"][0]["code"] == want, (cmd, out)
     # Nothing was written through the FIFOs' names: they are still FIFOs.
     assert all((tmp_path / n).is_fifo() for n in ("out.json", "page.html", "trace.pftrace"))
+
+
+def test_an_output_named_as_a_folder_or_in_a_folder_without_new_files_is_refused(
+    tmp_path: Path, shared: Path
+) -> None:
+    """A trial found `--out x.parquet/` wrote `x.parquet` (pathlib drops the slash), and an output in
+    /proc/self said only "No such file or directory" (the temporary file beside it was refused)."""
+    eager = str(shared / "h200/nsys/eager.sqlite")
+    kineto = str(shared / "h200/torch/eager_trace.json")
+    slashed = [
+        ["nsys", "kernels", eager, "--out", "x.parquet/"],
+        ["nsys", "report", eager, "--html", "page.html/"],
+        ["torch", "export", "perfetto", kineto, "--out", "trace.json/"],
+    ]
+    in_proc = [
+        ["nsys", "kernels", eager, "--out", "/proc/self/mem.csv"],
+        ["nsys", "export", "perfetto", eager, "--out", "/proc/self/mem"],
+    ]
+    runs = _run([[*c, "--json"] for c in slashed + in_proc], tmp_path)
+    for cmd, (code, out, err) in zip(slashed, runs[: len(slashed)], strict=True):
+        assert code == 2 and "names a folder" in out + err, (cmd, code, out, err)
+    for cmd, (code, out, err) in zip(in_proc, runs[len(slashed) :], strict=True):
+        assert code == 2, (cmd, code, out, err)
+        error = json.loads(out)["errors"][0]
+        assert error["code"] == "output_unwritable" and "new file in /proc/self" in error["message"], error
+    assert list(tmp_path.iterdir()) == []

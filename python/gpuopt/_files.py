@@ -11,6 +11,7 @@ target and renamed into place, so a reader never sees half of it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from pathlib import Path
@@ -111,6 +112,16 @@ def read_bounded(path: str | os.PathLike[str], what: str, limit: int = DEFAULT_M
 def check_output(path: str | os.PathLike[str]) -> Path:
     """An output path gpuopt may write: its folder exists and, if it exists, it is a regular file."""
     p = Path(path)
+    text = os.fspath(path)
+    if isinstance(text, str) and text.endswith(os.sep) and p.name:
+        # pathlib drops a trailing slash: `x.parquet/` named a folder and wrote the file `x.parquet`.
+        raise InputError(
+            "output_not_a_file",
+            f"{text} ends with {os.sep}, so it names a folder: gpuopt writes outputs as regular files only",
+            path=text,
+            expected="a file path, without a trailing slash",
+            observed="a path ending with a slash",
+        )
     try:
         st = os.stat(p)
     except FileNotFoundError:
@@ -146,8 +157,16 @@ def write_output(path: str | os.PathLike[str], data: bytes) -> None:
             fh.write(data)
         os.replace(tmp, p)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise InputError("output_unwritable", f"{p}: {exc.strerror or exc}", path=str(p)) from None
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        # The new content is written beside the output, then renamed over it: say so, since the error
+        # may be about the temporary file (a folder such as /proc/self takes no new files).
+        raise InputError(
+            "output_unwritable",
+            f"{p}: cannot write it through a new file in {p.parent} ({exc.strerror or exc})",
+            path=str(p),
+            expected="a folder gpuopt may create files in",
+        ) from None
 
 
 def read_stream_bounded(stream: BinaryIO, what: str, limit: int = DEFAULT_MAX_BYTES) -> bytes:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
+
+from gpuopt.cli._params import output_path
 
 if TYPE_CHECKING:
     from gpuopt.models.html import HtmlReportData
@@ -20,7 +21,7 @@ def html_option(*, required: bool) -> Callable[[F], F]:
         "html_out",
         required=required,
         metavar="OUT",
-        type=click.Path(path_type=Path),
+        type=output_path(dir_okay=True),
         help="Write one self-contained HTML file of plots here (opens offline; needs pip install "
         "'gpuopt[html]').",
     )

@@ -58,6 +58,25 @@ def count(low: int) -> Count:
     return Count(low)
 
 
+class OutputPath(click.Path):
+    """A file gpuopt writes (``--out``, ``--html``): a path ending with ``/`` names a folder, which
+    pathlib (and so click's ``Path``) silently drops, writing ``x.parquet`` for ``x.parquet/``."""
+
+    def __init__(self, *, dir_okay: bool) -> None:
+        super().__init__(path_type=Path, dir_okay=dir_okay)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and value.endswith("/") and value.strip("/"):
+            self.fail(f"{value!r} ends with '/', so it names a folder; gpuopt writes a file here", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+def output_path(*, dir_okay: bool = False) -> OutputPath:
+    """The type of an option naming a file gpuopt writes (see :class:`OutputPath`); ``dir_okay`` where
+    the command itself names an existing folder given (``--html``: ``output_is_folder``)."""
+    return OutputPath(dir_okay=dir_okay)
+
+
 #: Requests are small JSON documents; the evaluation layer caps them at the same size.
 REQUEST_MAX_BYTES = 4 << 20
 

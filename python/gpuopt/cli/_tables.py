@@ -20,7 +20,7 @@ import click
 
 from gpuopt._tables import column_named, sorted_by, unknown_column
 from gpuopt.cli._output import Outcome, check_text_arguments
-from gpuopt.cli._params import count
+from gpuopt.cli._params import count, output_path
 from gpuopt.errors import InputError
 
 if TYPE_CHECKING:
@@ -64,7 +64,7 @@ def table_options(command: F) -> F:
     )(fn)
     fn = click.option(
         "--out",
-        type=click.Path(path_type=Path, dir_okay=False),
+        type=output_path(),
         help="Also write the whole table to a .parquet, .csv, .json or .ndjson file.",
     )(fn)
     fn = click.option(

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import click
 
 from gpuopt.cli._output import Outcome, command, with_output
-from gpuopt.cli._params import FiniteFloatRange, RequestFile, RequestSource
+from gpuopt.cli._params import FiniteFloatRange, RequestFile, RequestSource, output_path
 from gpuopt.cli._render import section, table
 from gpuopt.errors import InputError
 from gpuopt.evaluation import registry
@@ -146,7 +146,7 @@ def _render_skeleton(s: RequestSkeleton) -> str:
 )
 @click.option(
     "--out",
-    type=click.Path(path_type=Path, dir_okay=False),
+    type=output_path(),
     help="With `init`: write the skeleton to this file (never overwritten) instead of stdout.",
 )
 @command(registry.get("experiment").envelope)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from gpuopt.cli._output import Outcome, command
-from gpuopt.cli._params import FiniteFloatRange, count
+from gpuopt.cli._params import FiniteFloatRange, count, output_path
 from gpuopt.cli._render import section, table
 
 if TYPE_CHECKING:
@@ -204,9 +204,7 @@ def _render_transfer(verb: str, data: GateTransferData) -> str:
 @gate.command("export")
 @click.argument("name", help="The saved baseline's name.")
 @ROOT
-@click.option(
-    "--out", type=click.Path(path_type=Path, dir_okay=False), required=True, help="The bundle file."
-)
+@click.option("--out", type=output_path(), required=True, help="The bundle file.")
 @command("gpuopt.gate.export/v1")
 def export(name: str, root: Path, out: Path) -> Outcome:
     """Export a baseline as one file: its record and the frozen trees it names (a POSIX tar).
@@ -305,10 +303,8 @@ def _render_check(data: GateCheckData) -> str:
     help="Captures: false-discovery rate of the per-key gates; the whole-capture interval is at 1 - FDR.",
 )
 @click.option("--marker", help="Captures: the NVTX / record_function range that counts steps.")
-@click.option(
-    "--markdown", type=click.Path(path_type=Path, dir_okay=False), help="Write the Markdown summary here."
-)
-@click.option("--junit", type=click.Path(path_type=Path, dir_okay=False), help="Write JUnit XML here.")
+@click.option("--markdown", type=output_path(), help="Write the Markdown summary here.")
+@click.option("--junit", type=output_path(), help="Write JUnit XML here.")
 @click.option(
     "--timeout-s",
     type=FiniteFloatRange(min=0, min_open=True),

@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from gpuopt.cli._output import Outcome, command
+from gpuopt.cli._params import output_path
 from gpuopt.cli._render import render_export
 from gpuopt.cli._tables import answered
 from gpuopt.cli.nsys import _file_argument, _selection_options, nsys
@@ -27,7 +28,7 @@ def export() -> None:
 @export.command(name="perfetto")
 @_file_argument
 @_selection_options
-@click.option("--out", "out", required=True, type=click.Path(path_type=Path), help="The trace to write.")
+@click.option("--out", "out", required=True, type=output_path(), help="The trace to write.")
 @click.option(
     "--all-api",
     is_flag=True,

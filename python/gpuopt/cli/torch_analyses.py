@@ -15,6 +15,7 @@ import click
 
 from gpuopt.cli._many import many_options
 from gpuopt.cli._output import Outcome, command
+from gpuopt.cli._params import output_path
 from gpuopt.cli._render import render_export
 from gpuopt.cli._table_command import table_command
 from gpuopt.cli._tables import answered, current_sort, table_options
@@ -99,7 +100,7 @@ def export() -> None:
 @export.command(name="perfetto")
 @_path
 @_threshold
-@click.option("--out", "out", required=True, type=click.Path(path_type=Path), help="The trace to write.")
+@click.option("--out", "out", required=True, type=output_path(), help="The trace to write.")
 @click.option(
     "--diff",
     "diff",

@@ -11,7 +11,7 @@ import click
 from gpuopt.cli import _views
 from gpuopt.cli._html import html_option
 from gpuopt.cli._output import Outcome, command
-from gpuopt.cli._params import ROOT_ARGUMENT
+from gpuopt.cli._params import ROOT_ARGUMENT, output_path
 from gpuopt.cli._render import section
 from gpuopt.cli._tables import answered, current_sort, for_people, render_frame, table_options
 
@@ -146,7 +146,7 @@ def show(root: Path, record_id: str, part: str | None, limit: int, out: Path | N
     show_default=True,
     help="md: Markdown for people; json: the report's structure (the HTML page is --html).",
 )
-@click.option("--out", type=click.Path(path_type=Path, dir_okay=False), help="Write the report to this file.")
+@click.option("--out", type=output_path(), help="Write the report to this file.")
 @html_option(required=False)
 @command("gpuopt.report/v1")
 def report(
@@ -199,7 +199,7 @@ def _html_report(root: Path, invocation_id: str | None, out: Path) -> Outcome:
 @click.argument("root", type=click.Path(path_type=Path, file_okay=False), help=ROOT_ARGUMENT)
 @click.option(
     "--out",
-    type=click.Path(path_type=Path, dir_okay=False),
+    type=output_path(),
     help="Where to write (default ROOT/handoff.draft.md).",
 )
 @command("gpuopt.handoff/v1")

@@ -139,7 +139,9 @@ pub fn sql_error(err: &rusqlite::Error, path: &Path) -> Error {
             format!("{shown} is damaged: SQLite: {err}"),
         )
         .with_path(shown)
-        .with_expected("an SQLite export whose pages are intact (export it again from the .nsys-rep)")
+        .with_expected(
+            "an SQLite export whose pages are intact (export it again from the .nsys-rep)",
+        )
         .with_observed("a page SQLite reports malformed"),
         Some(rusqlite::ErrorCode::NotADatabase) => {
             Error::input(codes::FORMAT_INVALID, format!("{shown}: SQLite: {err}")).with_path(shown)

@@ -80,9 +80,16 @@ where
     let unwritable = |e: &std::io::Error| {
         Error::input(
             "output_unwritable",
-            format!("{}: cannot write: {e}", path.display()),
+            // The trace is written beside the output, then renamed over it: the error may be the
+            // temporary file's (a folder such as /proc/self takes no new files), so say where.
+            format!(
+                "{}: cannot write it through a new file in {} ({e})",
+                path.display(),
+                path.parent().unwrap_or(Path::new(".")).display()
+            ),
         )
         .with_path(path.display().to_string())
+        .with_expected("a folder gpuopt may create files in")
     };
     let file = File::create(&tmp).map_err(|e| unwritable(&e))?;
     let mut w = Writer::new(BufWriter::with_capacity(1 << 20, file));
