@@ -224,6 +224,17 @@ def _delete_an_event_log(root: Path) -> tuple[str, str]:
     return "events_missing", str(events.relative_to(root))
 
 
+def _remove_the_last_event(root: Path) -> tuple[str, str]:
+    """The log's last line (`supervisor_finished`) removed: the chain before it is intact, so only the
+    rule that a finished supervisor's log ends with that line tells (a trial found verify passed it)."""
+    rel, _ = _results(root)[0]
+    events = root / rel.replace("result.json", "events.jsonl")
+    lines = events.read_bytes().splitlines(keepends=True)
+    assert json.loads(lines[-1])["event"] == "supervisor_finished"
+    _writable(events).write_bytes(b"".join(lines[:-1]))
+    return "events_unfinished", str(events.relative_to(root))
+
+
 PLANTED = {
     "deleted-tree-a-result-references": _delete_a_result_s_bundle_tree,
     "duplicated-ledger-line": _duplicate_a_ledger_line,
@@ -233,6 +244,7 @@ PLANTED = {
     "edited-record": _edit_a_record,
     "relabelled-ledger-line": _relabel_a_ledger_line,
     "deleted-event-log": _delete_an_event_log,
+    "removed-last-event": _remove_the_last_event,
 }
 
 

@@ -102,7 +102,8 @@ def verify(root: Path, deep: bool, repair: bool, dry_run: bool) -> Outcome:
                   blob_size_mismatch, blob_corrupt (--deep)
       events      each ledgered invocation's events.jsonl: events_missing,
                   event_line_invalid, event_line_duplicated, event_seq_invalid,
-                  event_chain_broken, event_result_mismatch
+                  event_chain_broken, event_result_mismatch, events_unfinished
+                  (a published result's log must end with supervisor_finished)
       env key     keys/env.key of a gpuopt.target/v2 Target: env_key_missing,
                   env_key_invalid, env_key_mismatch
 

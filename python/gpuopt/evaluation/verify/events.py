@@ -1,6 +1,7 @@
 """Each ledgered invocation's ``events.jsonl``: numbered and chained lines that parse as events, and, once
 the result is ledgered, a ``result_published`` event holding the result's hash. The supervisor appends that
-event just after the result's ledger line, so while it still runs the event may not be there yet."""
+event just after the result's ledger line, so while it still runs the event may not be there yet; once it is
+gone, the log ends with ``supervisor_finished``."""
 
 from __future__ import annotations
 
@@ -71,4 +72,23 @@ def check_events(store: Store, lines: list[LedgerLine], sha256: dict[str, str]) 
                         record=result_rel,
                     )
                 )
+            elif published and not _finished(events.lines) and not _supervisor_running(store, inv):
+                defects.append(_unfinished(rel, events.lines, result_rel))
     return checked, defects
+
+
+def _finished(lines: list[tuple[int, Event]]) -> bool:
+    return bool(lines) and lines[-1][1].event == "supervisor_finished"
+
+
+def _unfinished(rel: str, lines: list[tuple[int, Event]], result_rel: str) -> Defect:
+    """The log of a published result whose supervisor is gone ends without ``supervisor_finished``: its
+    last line was removed, or the supervisor was killed in the moment between publishing and finishing
+    (as a log without ``result_published`` is, the same moment's other side)."""
+    return Defect(
+        code="events_unfinished",
+        path=rel,
+        expected="the log of a published result ends with supervisor_finished (the supervisor's last line)",
+        observed=f"it ends with {lines[-1][1].event} (line {lines[-1][0]})" if lines else "no event",
+        record=result_rel,
+    )

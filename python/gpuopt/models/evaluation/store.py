@@ -128,6 +128,7 @@ DefectCode = Literal[
     "event_seq_invalid",
     "event_chain_broken",
     "event_result_mismatch",
+    "events_unfinished",
     "env_key_missing",
     "env_key_invalid",
     "env_key_mismatch",
