@@ -167,6 +167,19 @@ def test_decode_with_nvtx_reports_both_sources_and_their_agreement(shared: Path)
     assert detected["span_ns"].to_list() == marked["span_ns"].to_list()
 
 
+def test_per_op_ranges_are_no_step_marker(shared: Path) -> None:
+    """A capture whose NVTX ranges are PyTorch ops (`aten::view, op_id = 314290`) has no step marker:
+    the group covering the most time was `aten::is_nonzero, op_id = *`, 2 ranges among 2,7xx on their
+    thread, so 2 "steps" and thousands of odd rows (and a 1.45 GB critical path). Now a group must be
+    half its threads' top-level ranges or time; the steps are then detected. Named, it is still used."""
+    path = shared / "public/nsys/h100_2gpu_1s.sqlite"
+    (facts,) = analyses.iterations(nsys.open(path)).facts
+    assert (facts.used, facts.marker) == ("detected", None)
+    (named,) = analyses.iterations(nsys.open(path), marker="aten::is_nonzero, op_id = *").facts
+    assert named.marker is not None
+    assert (named.used, named.marker.instances, named.marker.chosen_by) == ("marker", 2, "option")
+
+
 def test_stragglers_by_the_stated_rule(shared: Path) -> None:
     rows = analyses.iterations(nsys.open(shared / DECODE)).table.filter(
         pl.col("source") == "detected", pl.col("iteration").is_not_null()

@@ -109,7 +109,8 @@ def _frame(table: _native.ArrowTable) -> pl.DataFrame:
 
 def iterations(source: Source, *, marker: str | None = None) -> Iterations:
     """Iterations from the step marker (``marker``: a range name or group such as ``step_*``; default:
-    ProfilerStep#N, else the repeated top-level range covering the most time) and from the repetition of
+    ProfilerStep#N, else the repeated top-level range covering the most time among those that are half
+    their threads' top-level ranges or time) and from the repetition of
     the launch sequence, with the odd ones out and the rule that made each odd."""
     table, raw = _native.analysis_iterations(_native_of(source), marker)
     return Iterations(_frame(table), _facts(raw))

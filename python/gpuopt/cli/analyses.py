@@ -82,7 +82,8 @@ def _marker_option(fn: Any) -> Any:
         "--marker",
         metavar="NAME",
         help="The range that marks steps (a name, or a group such as step_*); default: ProfilerStep#N, "
-        "else the repeated top-level range covering the most time.",
+        "else the repeated top-level range covering the most time among those that are half their "
+        "threads' top-level ranges or time.",
     )(fn)
 
 
@@ -99,7 +100,8 @@ def _iterations(area: Area) -> click.Command:
     iterations.__doc__ = f"""Repeated steps, from step markers and from the launch sequence alone.
 
     One row per iteration (and per stretch of work outside them) of every source: the marker's ranges
-    (ProfilerStep#N, else the repeated top-level range covering the most time, or --marker) and the
+    (ProfilerStep#N, else the repeated top-level range covering the most time that tiles its thread,
+    or --marker) and the
     repeating unit of the launch sequence (`source` detected). Per row: start, span (completion to
     completion), GPU busy, kernel count; odd rows name the rule that made them odd (warm-up, straggler,
     prefill before the first repeat, ...). The header says which source the other analyses use and how

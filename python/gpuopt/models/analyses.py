@@ -19,7 +19,7 @@ class MarkerChoice(Model):
     instances: int = Field(description="Top-level ranges of that group")
     chosen_by: str = Field(
         description="option (--marker), profiler_step (ProfilerStep#N present) or most_time (the repeated "
-        "group covering the most time)"
+        "group covering the most time among those that are half their threads' top-level ranges or time)"
     )
     unattributed_ops: int = Field(
         description="GPU operations launched between two rows of the marker's threads (in no row)"

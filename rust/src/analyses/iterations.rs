@@ -4,7 +4,9 @@
 //! * **Markers.** The top-level ranges of each thread are grouped by name with a trailing number
 //!   made `*` (`step_3` → `step_*`, `ProfilerStep#3` → `ProfilerStep#*`); the step marker is
 //!   `ProfilerStep#*` when present, else the group with at least two instances that covers the most
-//!   time (or the one `--marker` names). Rows are the top-level ranges of the threads holding the
+//!   time among those that are at least half the top-level ranges, or cover at least half the
+//!   top-level time, of the threads holding them (a step marker tiles its thread; per-op ranges do
+//!   not), or the one `--marker` names. Rows are the top-level ranges of the threads holding the
 //!   marker, in time order; a range of another name is an odd row (`other_range`). A GPU operation
 //!   belongs to the row of its process whose range holds the start of the call that launched it.
 //! * **Detected.** Per device, the names of the operations in launch order; `period.rs` finds the
@@ -22,7 +24,7 @@ use super::activity::{index, Activity, GpuOp, Marker, NONE};
 use super::codes;
 use crate::error::{Error, Result};
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 // Detection is a part of this module (a file of its own for size): it builds this module's rows.
 mod detect;
@@ -210,7 +212,7 @@ pub fn iterations(a: &Activity, marker: Option<&str>) -> Result<Iterations> {
 type Choice = (String, (&'static str, usize, &'static str));
 
 /// The marker group: `--marker` (a range name or group), else `ProfilerStep#*`, else the repeated
-/// group covering the most time.
+/// group covering the most time of those that tile their threads ([`tiling`]).
 fn choose_marker(a: &Activity, wanted: Option<&str>) -> Result<Option<Choice>> {
     let mut groups: BTreeMap<String, (usize, i64)> = BTreeMap::new();
     for m in &a.markers {
@@ -218,6 +220,7 @@ fn choose_marker(a: &Activity, wanted: Option<&str>) -> Result<Option<Choice>> {
         g.0 += 1;
         g.1 = g.1.saturating_add(m.end - m.start);
     }
+    let tiles = tiling(a, &groups);
     let kind_of = |group: &str| {
         if group == "ProfilerStep#*" {
             "profiler_step"
@@ -259,9 +262,42 @@ fn choose_marker(a: &Activity, wanted: Option<&str>) -> Result<Option<Choice>> {
     }
     let best = groups
         .iter()
-        .filter(|(_, (n, _))| *n >= 2)
+        .filter(|(g, (n, _))| *n >= 2 && tiles.contains(g.as_str()))
         .max_by(|x, y| x.1 .1.cmp(&y.1 .1).then(y.0.cmp(x.0)));
     Ok(best.map(|(g, (n, _))| (g.clone(), (kind_of(g), *n, "most_time"))))
+}
+
+/// The groups that could be a step marker: on the threads holding them, their ranges are at least
+/// half the top-level ranges or cover at least half the top-level time (`decode_step`: 12 of 13
+/// ranges, beside one long `prefill`). Ops annotated one range each (`aten::view, op_id = 7`) have
+/// no such group, and the one covering the most time (two blocking `is_nonzero` calls) is no step.
+fn tiling<'g>(a: &Activity, groups: &'g BTreeMap<String, (usize, i64)>) -> BTreeSet<&'g str> {
+    let mut threads_of: BTreeMap<String, BTreeSet<u32>> = BTreeMap::new();
+    let mut per_thread: BTreeMap<u32, (usize, i64)> = BTreeMap::new();
+    for m in &a.markers {
+        threads_of
+            .entry(group_name(a.name(m.name)))
+            .or_default()
+            .insert(m.thread);
+        let t = per_thread.entry(m.thread).or_default();
+        t.0 += 1;
+        t.1 = t.1.saturating_add(m.end - m.start);
+    }
+    groups
+        .iter()
+        .filter(|(group, (count, time))| {
+            let (all_count, all_time) = threads_of
+                .get(group.as_str())
+                .into_iter()
+                .flatten()
+                .filter_map(|t| per_thread.get(t))
+                .fold((0_usize, 0_i64), |(c, s), (n, d)| {
+                    (c + n, s.saturating_add(*d))
+                });
+            count.saturating_mul(2) >= all_count || time.saturating_mul(2) >= all_time
+        })
+        .map(|(group, _)| group.as_str())
+        .collect()
 }
 
 /// Rows of the marker on one device, and how many of its operations no row holds.
