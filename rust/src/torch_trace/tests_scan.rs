@@ -165,14 +165,36 @@ fn int_or_number_splits_as_small_int_does() {
         "0.0",
         "-0.5",
     ] {
-        let padded = format!("{text},");
+        int_or_number_agrees(text);
+    }
+    // Every length around the one-word form's limit (7 digits), with a leading zero or not, a sign
+    // or not, and each byte that may follow.
+    for digits in 1..21 {
+        for lead in ["1", "0", "9"] {
+            let int: String = (0..digits)
+                .map(|i| if i == 0 { lead } else { ["3", "0", "7"][i % 3] })
+                .collect();
+            for sign in ["", "-"] {
+                for frac in ["", ".5", "e3", "E-1", "."] {
+                    int_or_number_agrees(&format!("{sign}{int}{frac}"));
+                }
+            }
+        }
+    }
+}
+
+/// `int_or_number` on `text` followed by a short and a long tail (the one-word form needs 8 bytes)
+/// agrees with reading the number's text and then `small_int`, and ends where it does.
+fn int_or_number_agrees(text: &str) {
+    for tail in [",", "]", "}", " ", ", \"tid\": 821, \"ts\": 1}", "x", "e"] {
+        let padded = format!("{text}{tail}");
         let mut c = Cursor::new(&padded);
         let fused = c.int_or_number();
         let mut d = Cursor::new(&padded);
         let plain = d.number().map(|t| small_int(t).map_err(|_| t));
-        assert_eq!(fused, plain, "{text}");
+        assert_eq!(fused, plain, "{padded}");
         if fused.is_ok() {
-            assert_eq!(c.pos, d.pos, "{text}");
+            assert_eq!(c.pos, d.pos, "{padded}");
         }
     }
 }
