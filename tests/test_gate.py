@@ -344,3 +344,143 @@ def test_contamination_is_never_judged_and_retried_within_the_budget(tmp_path: P
     assert all(a.contamination_checked and a.contamination_by_rule.get("always") for a in data.attempts)
     assert data.result is not None and not any(p.valid for p in data.result.pairs)
     assert all("always" in p.invalid_reasons for p in data.result.pairs)
+
+
+# ---- hostile bundles (a trial found each accepted, read whole, or a traceback) ---------------------------
+
+
+def _members_of(file: Path) -> dict[str, bytes]:
+    import tarfile
+
+    with tarfile.open(file) as tar:
+        return {i.name: tar.extractfile(i).read() for i in tar.getmembers()}  # type: ignore[union-attr]
+
+
+def _bundle_with(members: dict[str, bytes], out: Path) -> Path:
+    """A bundle of ``members`` whose bundle.json lists them as they are (sha256 and size)."""
+    import hashlib
+    import io
+    import tarfile
+
+    index = json.loads(members["bundle.json"])
+    index["members"] = [
+        {"path": p, "sha256": hashlib.sha256(d).hexdigest(), "size_bytes": len(d)}
+        for p, d in members.items()
+        if p != "bundle.json"
+    ]
+    with tarfile.open(out, "w", format=tarfile.PAX_FORMAT) as tar:
+        rest = {p: d for p, d in members.items() if p != "bundle.json"}
+        for path, data in {"bundle.json": json.dumps(index).encode(), **rest}.items():
+            info = tarfile.TarInfo(path)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return out
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_a_manifest_written_another_way_is_refused_and_nothing_written(g: Gate, tmp_path: Path) -> None:
+    """The same JSON indented parses alike but is not the store's bytes: it was imported, and the root
+    then failed `store verify` (manifest_corrupt) and could not export it again."""
+    file = tmp_path / "main.gpuopt-gate"
+    bundle.export(g.root, "main", file)
+    members = _members_of(file)
+    trees = [p for p in members if p.startswith("objects/trees/")]
+    assert trees
+    for path in trees:
+        members[path] = json.dumps(json.loads(members[path]), indent=2).encode()
+    hostile = _bundle_with(members, tmp_path / "indented.gpuopt-gate")
+    root = tmp_path / "r"
+    shutil.copytree(g.other, root, symlinks=True)
+    before = _files(root)
+    with pytest.raises(InputError) as err:
+        bundle.import_(root, hostile, name=None, replace=False)
+    assert err.value.code == "gate_bundle_invalid" and "hash to its name" in err.value.message
+    assert _files(root) == before
+
+
+def test_an_unlisted_member_is_refused_before_its_bytes_are_read(
+    g: Gate, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A member bundle.json does not list (3 GiB in the trial: read whole, 3.1 GB of memory, then
+    refused) is refused from its header."""
+    import tarfile
+
+    file = tmp_path / "main.gpuopt-gate"
+    bundle.export(g.root, "main", file)
+    with tarfile.open(file, "a") as tar:
+        info = tarfile.TarInfo("objects/blobs/00/unlisted")
+        info.size = 1 << 20
+        tar.addfile(info, __import__("io").BytesIO(b"\0" * (1 << 20)))
+    read: list[str] = []
+    extract = tarfile.TarFile.extractfile
+
+    def spy(self: tarfile.TarFile, member: Any) -> Any:
+        read.append(member.name)
+        return extract(self, member)
+
+    monkeypatch.setattr(tarfile.TarFile, "extractfile", spy)
+    with pytest.raises(InputError) as err:
+        bundle.import_(g.other, file, name=None, replace=False)
+    assert err.value.code == "gate_bundle_invalid"
+    assert "objects/blobs/00/unlisted" not in read
+
+
+@pytest.mark.parametrize(
+    "pax",
+    [
+        {"GNU.sparse.map": "a,b", "GNU.sparse.size": "10"},
+        {
+            "GNU.sparse.major": "1",
+            "GNU.sparse.minor": "0",
+            "GNU.sparse.name": "zz",
+            "GNU.sparse.realsize": "zz",
+        },
+        {"size": "99999999999999999999999"},
+    ],
+)
+def test_malformed_pax_headers_are_a_bad_bundle_not_a_traceback(
+    g: Gate, tmp_path: Path, pax: dict[str, str]
+) -> None:
+    import io
+    import tarfile
+
+    file = tmp_path / "pax.gpuopt-gate"
+    with tarfile.open(file, "w", format=tarfile.PAX_FORMAT) as tar:
+        for name, headers in [("bundle.json", {}), ("objects/blobs/ab/x", pax)]:
+            info = tarfile.TarInfo(name)
+            info.size = 1
+            info.pax_headers = headers
+            tar.addfile(info, io.BytesIO(b"x"))
+    run = gpuopt("gate", "import", str(file), "--root", str(g.other), "--json")
+    assert run.code == 2, run.stdout + run.stderr
+    assert json.loads(run.stdout)["errors"][0]["code"] == "gate_bundle_invalid"
+
+
+def test_a_name_with_a_trailing_newline_is_invalid(g: Gate, tmp_path: Path) -> None:
+    """`^...$` matched before a final newline: the name passed, then pydantic failed (exit 1), after the
+    import had written its record."""
+    run = gpuopt("gate", "save", "bad\n", "--root", str(g.root), "--from", g.noise.invocation_id, "--json")
+    assert run.code == 2 and json.loads(run.stdout)["errors"][0]["code"] == "gate_name_invalid"
+    file = tmp_path / "main.gpuopt-gate"
+    bundle.export(g.root, "main", file)
+    members = _members_of(file)
+    index = json.loads(members["bundle.json"])
+    index["name"] = "main\n"
+    members["bundle.json"] = json.dumps(index).encode()
+    hostile = _bundle_with(members, tmp_path / "nl.gpuopt-gate")
+    root = tmp_path / "r"
+    shutil.copytree(g.other, root, symlinks=True)
+    before = _files(root)
+    run = gpuopt("gate", "import", str(hostile), "--root", str(root), "--json")
+    assert run.code == 2, run.stdout + run.stderr
+    assert json.loads(run.stdout)["errors"][0]["code"] in (
+        "gate_name_invalid",
+        "field_invalid",
+        "json_invalid",
+    )
+    assert {k: v for k, v in _files(root).items() if not k.startswith("locks/")} == {
+        k: v for k, v in before.items() if not k.startswith("locks/")
+    }

@@ -20,7 +20,7 @@ _VERSION = re.compile(r"^\d+(\.\d+){0,3}$")
 
 def parse_arch(text: str) -> tuple[int, int, str]:
     """``"sm_90a"`` -> ``(9, 0, "a")``; unknown or malformed strings are exit 2."""
-    match = _ARCH.match(text)
+    match = _ARCH.fullmatch(text)
     cc = int(match.group(1)) if match else -1
     suffix = match.group(2) if match else ""
     valid = (
@@ -53,7 +53,7 @@ def arch_from_cc(cc: str) -> str:
 def parse_version(text: str, what: str) -> tuple[int, ...]:
     """``"13.0"`` -> ``(13, 0)``; a local build suffix (``2.11.0+cu130``) is dropped."""
     core = text.split("+", 1)[0].strip()
-    if not _VERSION.match(core):
+    if not _VERSION.fullmatch(core):
         raise InputError(
             "knowledge_version_invalid",
             f"{what} version {text!r} is not N[.N[.N]]",

@@ -126,27 +126,38 @@ def _invalid(message: str, **kw: str) -> InputError:
     return InputError("gate_bundle_invalid", message, **kw)
 
 
+def _member(tar: tarfile.TarFile, info: tarfile.TarInfo, path: Path) -> bytes:
+    if not info.isreg() or info.size > MAX_MEMBER_BYTES:
+        raise _invalid(f"{path}: member {info.name!r} is not a single regular file", path=info.name)
+    handle = tar.extractfile(info)
+    return b"" if handle is None else handle.read()
+
+
 def _read(path: Path) -> tuple[GateBundle, dict[str, bytes]]:
-    """The bundle's index and members, checked closed (see the module docstring)."""
+    """The bundle's index and members, checked closed (see the module docstring): each member's name and
+    size are checked against ``bundle.json`` before its bytes are read, so an unlisted or oversized member
+    costs nothing."""
+    not_listed = _invalid(f"{path}: its members are not the ones bundle.json lists", path="bundle.json")
     try:
         with open_regular(path) as f, tarfile.open(fileobj=f, mode="r:") as tar:
             infos = tar.getmembers()
             if not infos or infos[0].name != "bundle.json" or len(infos) > MAX_MEMBERS:
                 raise _invalid(f"{path} does not start with bundle.json", path=str(path))
+            bundle = jsonio.load(GateBundle, _member(tar, infos[0], path), what="bundle.json")
+            listed = {m.path: m for m in bundle.members}
+            if len(listed) != len(bundle.members) or len(infos) - 1 != len(listed):
+                raise not_listed
             data: dict[str, bytes] = {}
-            for info in infos:
-                if not info.isreg() or info.name in data or info.size > MAX_MEMBER_BYTES:
-                    raise _invalid(
-                        f"{path}: member {info.name!r} is not a single regular file", path=info.name
-                    )
-                handle = tar.extractfile(info)
-                data[info.name] = b"" if handle is None else handle.read()
-    except (tarfile.TarError, EOFError, OSError) as exc:
+            for info in infos[1:]:
+                entry = listed.get(info.name)
+                if entry is None or info.name in data or info.size != entry.size_bytes:
+                    raise not_listed
+                data[info.name] = _member(tar, info, path)
+    except InputError:
+        raise
+    except (tarfile.TarError, EOFError, OSError, ValueError, OverflowError) as exc:
+        # tarfile raises ValueError for malformed PAX headers (a sparse map, a size past 64 bits).
         raise _invalid(f"{path} is not a readable gate bundle (a POSIX tar): {type(exc).__name__}") from None
-    bundle = jsonio.load(GateBundle, data.pop("bundle.json"), what="bundle.json")
-    listed = {m.path: m for m in bundle.members}
-    if set(listed) != set(data) or len(listed) != len(bundle.members):
-        raise _invalid(f"{path}: its members are not the ones bundle.json lists", path="bundle.json")
     for member, content in data.items():
         entry = listed[member]
         if jsonio.sha256_hex(content) != entry.sha256 or len(content) != entry.size_bytes:
@@ -169,7 +180,9 @@ def _trees(store: Store, data: dict[str, bytes]) -> list[tuple[str, bytes]]:
         elif member.startswith("objects/trees/") and member.endswith(".json"):
             digest = member.removeprefix("objects/trees/").removesuffix(".json")
             parsed = jsonio.parse(content)
-            if jsonio.digest(parsed) != digest:
+            # The bytes as the store keeps them (canonical JSON and a newline) as well as their meaning:
+            # the same JSON written another way parses alike, but the store refuses such bytes later.
+            if jsonio.digest(parsed) != digest or content != jsonio.record_bytes(parsed):
                 raise _invalid(f"manifest member {member} does not hash to its name", path=member)
             manifest = jsonio.validate(TreeManifest, parsed, what=member)
             for entry in manifest.entries:

@@ -26,7 +26,7 @@ BASELINE_ID = re.compile(r"^gb-[0-9a-f]{64}$")
 
 
 def check_name(name: str) -> str:
-    if not NAME_PATTERN.match(name):
+    if not NAME_PATTERN.fullmatch(name):
         raise InputError(
             "gate_name_invalid",
             "a gate baseline name is a letter, then up to 127 letters, digits, '_', '.' or '-'",
@@ -38,7 +38,7 @@ def check_name(name: str) -> str:
 
 
 def record_rel(baseline_id: str) -> str:
-    if not BASELINE_ID.match(baseline_id):
+    if not BASELINE_ID.fullmatch(baseline_id):
         raise InputError("gate_baseline_invalid", "not a gate baseline id", expected="gb-<64 hex>")
     return f"{BASELINES}/{baseline_id}.json"
 
@@ -94,7 +94,7 @@ def names(store: Store) -> list[str]:
     out = []
     for entry in sorted(folder.iterdir()):
         stem = entry.name.removesuffix(".json")
-        if entry.name.endswith(".json") and NAME_PATTERN.match(stem) and entry.is_file():
+        if entry.name.endswith(".json") and NAME_PATTERN.fullmatch(stem) and entry.is_file():
             out.append(stem)
     return out
 
