@@ -484,3 +484,24 @@ def test_a_name_with_a_trailing_newline_is_invalid(g: Gate, tmp_path: Path) -> N
     assert {k: v for k, v in _files(root).items() if not k.startswith("locks/")} == {
         k: v for k, v in before.items() if not k.startswith("locks/")
     }
+
+
+def test_a_champion_check_takes_no_name_and_outputs_are_checked_first(g: Gate, tmp_path: Path) -> None:
+    """`--against champion main` ignored `main` (exit 10 against the Champion); a FIFO as
+    $GITHUB_STEP_SUMMARY blocked the check until killed, after the whole measurement."""
+    import os
+
+    run = gpuopt(
+        "gate", "check", "main", "--against", "champion", "--root", str(g.root),
+        "--source", str(g.src["no_effect"]), "--json",
+    )  # fmt: skip
+    assert run.code == 2 and json.loads(run.stdout)["errors"][0]["code"] == "field_invalid"
+    os.mkfifo(tmp_path / "summary")
+    request = CheckRequest(
+        root=g.root, name="main", source=g.src["no_effect"], step_summary=tmp_path / "summary"
+    )
+    measured = sorted((g.root / "invocations").iterdir())
+    with pytest.raises(InputError) as err:
+        check(request)
+    assert err.value.code == "output_not_a_file"
+    assert sorted((g.root / "invocations").iterdir()) == measured, "refused before measuring"

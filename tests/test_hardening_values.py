@@ -242,3 +242,17 @@ def test_listings_cut_mid_line_or_mid_function_say_truncated(shared: Path) -> No
         with pytest.raises(errors.FormatError) as caught:
             sass.scan(listing[:at])
         assert caught.value.code == "file_truncated", at
+
+
+def test_audit_versions_of_deep_or_duplicate_json_is_bad_input(tmp_path: Path) -> None:
+    """A trial found 100,000 levels of nesting a RecursionError (exit 1) and a duplicated `schema` key
+    read (the last one won); the message names the place in a few words, whatever the depth."""
+    doctor = run_main("doctor", "--json")
+    assert doctor.code == 0
+    (tmp_path / "d.json").write_text(doctor.stdout)
+    (tmp_path / "deep.json").write_text('{"a":' * 100_000 + "1" + "}" * 100_000)
+    (tmp_path / "dup.json").write_text(doctor.stdout.replace('"schema"', '"schema": "x", "schema"', 1))
+    for name in ("deep.json", "dup.json"):
+        run = run_main("audit", "versions", str(tmp_path / "d.json"), str(tmp_path / name), "--json")
+        err = _error(run, "audit_record_invalid")
+        assert len(json.dumps(err)) < 1000

@@ -103,3 +103,42 @@ def test_an_output_named_as_a_folder_or_in_a_folder_without_new_files_is_refused
         error = json.loads(out)["errors"][0]
         assert error["code"] == "output_unwritable" and "new file in /proc/self" in error["message"], error
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_output_never_replaces_a_store_record_or_a_read_only_file(tmp_path: Path, shared: Path) -> None:
+    """A trial found `handoff ROOT --out ROOT/target.json` (and --html, --junit, gate export, stats
+    --out onto records) replaced the store's create-once, read-only records, exit 0: the rename goes
+    round the mode the store relies on."""
+    root = tmp_path / "root"
+    (root / "ledger").mkdir(parents=True)
+    (root / "ledger" / "records.jsonl").write_bytes(b"")
+    target = root / "target.json"
+    target.write_bytes(b'{"id": "t"}\n')
+    target.chmod(0o444)
+    record = root / "gates" / "baselines" / "gb-1.json"
+    record.parent.mkdir(parents=True)
+    record.write_bytes(b"{}\n")  # writable, but a record all the same
+    listed = root / "objects" / "blobs" / "ab" / "listed.csv"  # any file in a root's folders
+    listed.parent.mkdir(parents=True)
+    listed.write_bytes(b"y\n")
+    lone = tmp_path / "kept.csv"
+    lone.write_bytes(b"x\n")
+    lone.chmod(0o444)
+    eager = str(shared / "h200/nsys/eager.sqlite")
+    kineto = str(shared / "h200/torch/eager_trace.json")
+    commands = [
+        ["nsys", "kernels", eager, "--out", str(target)],
+        ["nsys", "kernels", eager, "--out", str(lone)],
+        ["nsys", "kernels", eager, "--out", str(listed)],
+        ["torch", "export", "perfetto", kineto, "--out", str(record)],
+        ["nsys", "report", eager, "--html", str(target)],
+    ]
+    before = {p: p.read_bytes() for p in (target, record, lone, listed)}
+    runs = _run([[*c, "--json"] for c in commands], tmp_path)
+    for cmd, (code, out, err) in zip(commands, runs, strict=True):
+        assert code == 2, (cmd, code, out, err)
+        assert json.loads(out)["errors"][0]["code"] == "output_is_a_record", (cmd, out)
+    assert {p: p.read_bytes() for p in before} == before
+    # A new file in a root, and a writable one at its top level, are still written.
+    fresh = _run([["nsys", "kernels", eager, "--out", str(root / "kernels.csv"), "--json"]] * 2, tmp_path)
+    assert [r[0] for r in fresh] == [0, 0]

@@ -136,6 +136,8 @@ def check_output(path: str | os.PathLike[str]) -> Path:
             expected="a new path or a regular file",
             observed=_kind(st.st_mode),
         )
+    if st is not None:
+        _refuse_replacing_a_record(p, st)
     if not p.parent.is_dir():
         raise InputError(
             "output_folder_missing",
@@ -145,6 +147,38 @@ def check_output(path: str | os.PathLike[str]) -> Path:
             observed=str(p.parent),
         )
     return p
+
+
+#: What marks an artifact root here: its Target and its ledger (both, so that a project folder that
+#: merely holds a ``target.json`` of its own is not taken for one).
+_ROOT_MARKS = ("target.json", "ledger/records.jsonl")
+
+
+def _store_root_above(p: Path) -> Path | None:
+    """The artifact root ``p`` lies in (its folder or one above it), if any."""
+    for folder in p.resolve().parents:
+        if all((folder / mark).is_file() for mark in _ROOT_MARKS):
+            return folder
+    return None
+
+
+def _refuse_replacing_a_record(p: Path, st: os.stat_result) -> None:
+    """An output never replaces a read-only file (a store writes its records once, read-only: a rename
+    over them would go round that), nor a store's Target or any file in a store's folders (its ledger,
+    objects, invocations, gates): a trial found ``handoff ROOT --out ROOT/target.json`` and ``--junit`` on
+    a gate record replaced them, exit 0. New files in a root, and its own top-level outputs
+    (``handoff.draft.md``), are allowed."""
+    root = _store_root_above(p)
+    inside = root is not None and (p.resolve().parent != root or p.name in _ROOT_MARKS[:1])
+    if st.st_mode & 0o222 == 0 or inside:
+        why = "a store's record" if inside else "read-only"
+        raise InputError(
+            "output_is_a_record",
+            f"{p} exists and is {why}: gpuopt does not replace it with an output",
+            path=str(p),
+            expected="a new path, or a writable file outside a store's records",
+            observed=why,
+        )
 
 
 def write_output(path: str | os.PathLike[str], data: bytes) -> None:

@@ -16,7 +16,6 @@ carry (a doctor record has no workload definition); ``keys_compared`` and the ch
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Literal
 
@@ -130,12 +129,14 @@ def read_record(path: Path) -> tuple[Kind, dict[str, str | None], dict[str, str 
         loaded, _ = tgt.load(Store.open(path))
         return ("target", *_target(loaded))
     from gpuopt._files import read_bounded
+    from gpuopt.evaluation import jsonio
 
     data = read_bounded(path, "doctor record or target.json", MAX_BYTES)
     try:
-        doc = json.loads(data)
-    except (ValueError, UnicodeDecodeError):
-        raise _not_identity(path, "not JSON") from None
+        # Strict JSON (deep nesting, duplicate keys, NaN refused), as every record gpuopt reads.
+        doc = jsonio.parse(data, max_bytes=MAX_BYTES, what=path.name)
+    except InputError as exc:
+        raise _not_identity(path, f"not strict JSON: {exc.message}") from None
     if isinstance(doc, dict) and doc.get("schema") == "gpuopt.doctor/v1":
         doc = doc.get("data")
     if not isinstance(doc, dict):

@@ -20,7 +20,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from gpuopt._files import open_regular
+from gpuopt._files import check_output, open_regular
 from gpuopt.errors import InputError
 from gpuopt.evaluation import jsonio
 from gpuopt.evaluation.gate import store as gates
@@ -73,6 +73,7 @@ def _add(tar: tarfile.TarFile, path: str, data: bytes) -> None:
 
 
 def _write(out: Path, bundle: GateBundle, members: list[tuple[str, bytes]]) -> None:
+    check_output(out)  # a FIFO, a device, a store's record
     folder = out.parent if str(out.parent) else Path(".")
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=folder)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from gpuopt._files import check_output
 from gpuopt.errors import InputError
 from gpuopt.evaluation import identity
 from gpuopt.evaluation.gate import baselines, judge, operation, outputs, runtime
@@ -203,6 +204,9 @@ def _reported(
 def check(req: CheckRequest) -> GateCheckData:
     """Runs one check (see the module docstring)."""
     store, target, tref = open_root(req.root)
+    for output in (req.markdown, req.junit, req.step_summary):
+        if output is not None:
+            check_output(output)  # before the measurement: a FIFO, a device, a store's record
     record = ref = None
     if req.against == "baseline":
         if req.name is None:
@@ -210,6 +214,16 @@ def check(req: CheckRequest) -> GateCheckData:
         ref, record = _baseline(store, tref, req.name)
         facts = record.runtime
     else:
+        if req.name is not None:
+            # The Champion is the root's one selection: a name given with it was ignored (exit 10
+            # against the Champion while the user meant the baseline).
+            raise InputError(
+                "field_invalid",
+                f"--against champion checks against the root's Champion: the name {req.name!r} is not used "
+                "with it",
+                path="name",
+                expected="no NAME with --against champion, or --against baseline NAME",
+            )
         facts = baselines.target_facts(store, target, [])
     state = _State()
     run_samples = req.against == "champion" or (record is not None and record.samples is not None)

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
-from gpuopt._files import write_output
+from gpuopt._files import check_output, write_output
 from gpuopt.errors import InputError
 from gpuopt.models.evaluation.gate import GateReason
 from gpuopt.models.gate import GateCheckData, GateOutputs
@@ -214,8 +214,11 @@ def junit(data: GateCheckData) -> str:
 
 
 def _append(path: Path, text: str) -> None:
+    """Appends to ``$GITHUB_STEP_SUMMARY``: a regular file or a new one (a FIFO there blocked the check
+    until killed; a device or a store's record is refused as any output is)."""
+    check_output(path)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NONBLOCK, 0o644)
         with os.fdopen(fd, "a", encoding="utf-8") as f:
             f.write(text + "\n")
     except OSError as exc:

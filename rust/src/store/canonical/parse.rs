@@ -13,13 +13,38 @@ enum Step {
     Index(usize),
 }
 
+/// Keys longer than this are shown by their length; paths deeper than `SHOWN_STEPS` by their
+/// first and last steps: an error names the place, and must stay short whatever the file holds.
+const SHOWN_KEY_CHARS: usize = 40;
+const SHOWN_STEPS: usize = 8;
+
 /// Renders a JSON path the way every gpuopt error shows it: `subjects[1].measurements.step_time_ms`.
 fn render_path(steps: &[Step]) -> String {
     if steps.is_empty() {
         return "$".to_string();
     }
+    if steps.len() > SHOWN_STEPS {
+        let (head, tail) = (
+            steps.get(..3).unwrap_or_default(),
+            steps.get(steps.len() - 3..).unwrap_or_default(),
+        );
+        let hidden = steps.len() - 6;
+        return format!(
+            "{}…({hidden} levels)…{}",
+            render_path(head),
+            render_path(tail)
+        );
+    }
     let mut out = String::new();
     for step in steps {
+        let long;
+        let step = match step {
+            Step::Key(k) if k.chars().count() > SHOWN_KEY_CHARS => {
+                long = Step::Key(format!("<a key of {} characters>", k.chars().count()));
+                &long
+            }
+            other => other,
+        };
         match step {
             Step::Index(i) => out.push_str(&format!("[{i}]")),
             Step::Key(k) => {
@@ -350,6 +375,21 @@ mod tests {
         assert_eq!(err_path(br#"{"a": 1,}"#).0, "json_invalid");
         assert!(parse_strict(br#"{"n": 9007199254740991, "m": -9007199254740991}"#).is_ok());
         assert!(parse_strict(br#"{"n": 1e300}"#).is_ok());
+    }
+
+    #[test]
+    fn a_path_stays_short_whatever_the_file_holds() {
+        // 100,000 levels (a trial's file: a 200 KB message) and a 10,000-character key.
+        let deep = format!("{}1{}", r#"{"a":"#.repeat(100_000), "}".repeat(100_000));
+        let e = parse_strict(deep.as_bytes()).unwrap_err();
+        assert!(e.message.len() < 200, "{}", e.message.len());
+        assert_eq!(e.path.unwrap_or_default(), "a.a.a…(123 levels)…a.a.a");
+        let key = "k".repeat(10_000);
+        let long = format!(r#"{{"{key}": [1, NaN]}}"#);
+        assert_eq!(
+            err_path(long.as_bytes()).1,
+            "[\"<a key of 10000 characters>\"][1]"
+        );
     }
 
     #[test]
