@@ -256,3 +256,15 @@ def test_audit_versions_of_deep_or_duplicate_json_is_bad_input(tmp_path: Path) -
         run = run_main("audit", "versions", str(tmp_path / "d.json"), str(tmp_path / name), "--json")
         err = _error(run, "audit_record_invalid")
         assert len(json.dumps(err)) < 1000
+
+
+def test_names_from_a_file_cannot_drive_the_terminal(tmp_path: Path) -> None:
+    """A timeline named with an ESC sequence retitled the terminal through `map account`'s table, and NUL
+    and CR were printed raw; they are escapes now (--json escapes them as JSON does)."""
+    name = "g\x1b]0;PWNED\x07\x00"
+    event = {"timeline": name, "start_ns": 0, "end_ns": 10, "category": "k", "name": "a\x1b[2J"}
+    (tmp_path / "e.jsonl").write_text(json.dumps(event))
+    run = run_main("map", "account", str(tmp_path / "e.jsonl"))
+    assert run.code == 0, run.stderr
+    assert "\x1b" not in run.stdout and "\x00" not in run.stdout and "\x07" not in run.stdout
+    assert "\\x1b]0;PWNED\\x07" in run.stdout

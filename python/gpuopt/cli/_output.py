@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import sys
 import traceback
 from collections.abc import Callable
@@ -100,6 +101,25 @@ def emit_envelope(
     emit(text)
 
 
+#: The colour sequences gpuopt's own styling writes (SGR), kept; every other control character is shown
+#: as an escape (a name from a file, `g\x1b]0;PWNED\x07`, retitled the terminal through a table).
+_SGR = re.compile(r"(\x1b\[[0-9;]*m)")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with its control characters but newlines, tabs and colour sequences written as escapes
+    (``\\x1b``): what a file holds must not drive the terminal (``--json`` escapes them as JSON does)."""
+    if _CONTROL.search(text) is None:
+        return text
+
+    def escaped(part: str) -> str:
+        return _CONTROL.sub(lambda m: ascii(m.group())[1:-1], part)
+
+    # split() keeps each colour sequence at the odd places: those stay as they are.
+    return "".join(part if i % 2 else escaped(part) for i, part in enumerate(_SGR.split(text)))
+
+
 def emit(text: str) -> None:
     """``text`` and a newline on stdout, all of it or an error. Python's text stream over an unbuffered
     stdout (``PYTHONUNBUFFERED``, ``-u``) drops what a short write leaves: a full disk or a file-size
@@ -109,6 +129,7 @@ def emit(text: str) -> None:
     import io
     import os
 
+    text = terminal_safe(text)
     stream = sys.stdout
     try:
         stream.flush()
@@ -204,11 +225,11 @@ def _fail(schema: str, as_json: bool, error: GpuoptError) -> NoReturn:
             sys.exit(error.exit_code)
         except ModuleNotFoundError:
             pass  # The envelope needs pydantic and what provenance imports: without them, stderr alone.
-    click.echo(f"error[{error.code}]: {error.message}", err=True)
+    click.echo(terminal_safe(f"error[{error.code}]: {error.message}"), err=True)
     for key in ("path", "expected", "observed"):
         value = getattr(error, key)
         if value is not None:
-            click.echo(f"  {key}: {value}", err=True)
+            click.echo(terminal_safe(f"  {key}: {value}"), err=True)
     sys.exit(error.exit_code)
 
 
@@ -281,7 +302,7 @@ def command(schema: str) -> Callable[[F], F]:
             else:
                 emit(outcome.render())
                 if failure is not None:
-                    click.echo(f"error[{failure.code}]: {failure.message}", err=True)
+                    click.echo(terminal_safe(f"error[{failure.code}]: {failure.message}"), err=True)
             code = outcome.exit_code if failure is None else failure.exit_code
             if code:
                 sys.exit(code)
