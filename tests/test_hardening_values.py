@@ -268,3 +268,17 @@ def test_names_from_a_file_cannot_drive_the_terminal(tmp_path: Path) -> None:
     assert run.code == 0, run.stderr
     assert "\x1b" not in run.stdout and "\x00" not in run.stdout and "\x07" not in run.stdout
     assert "\\x1b]0;PWNED\\x07" in run.stdout
+
+
+def test_small_things_a_trial_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`skill install ''` wrote into the current folder; `--framework torch=2.11 --framework torch=2.1`
+    kept the last silently; `schema <100,000 characters>` echoed the name twice (205 KB)."""
+    monkeypatch.chdir(tmp_path)
+    _error(run_main("skill", "install", "", "--json"), "usage_invalid")
+    assert list(tmp_path.iterdir()) == []
+    twice = ["--framework", "torch=2.11", "--framework", "torch=2.1"]
+    err = _error(run_main("knowledge", "query", *twice, "--json"), "usage_invalid")
+    assert "twice" in str(err["message"])
+    run = run_main("schema", "x" * 100_000, "--json")
+    assert len(run.stdout) < 20_000
+    _error(run, "schema_unknown")

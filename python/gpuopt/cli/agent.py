@@ -41,12 +41,12 @@ def skill_show() -> Outcome:
 @skill.command("install")
 @click.argument(
     "directory",
-    type=click.Path(path_type=Path, file_okay=False),
+    type=click.Path(file_okay=False),
     help="The skill folder to write SKILL.md and references/cli.md into (e.g. .claude/skills/gpuopt).",
 )
 @click.option("--force", is_flag=True, help="Overwrite files with other content (never a symbolic link).")
 @command("gpuopt.skill.install/v1")
-def skill_install(directory: Path, force: bool) -> Outcome:
+def skill_install(directory: str, force: bool) -> Outcome:
     """Write SKILL.md and references/cli.md into DIRECTORY (e.g. .claude/skills/gpuopt).
 
     A file that already holds the same content is left alone; one with other content is refused
@@ -61,9 +61,12 @@ def skill_install(directory: Path, force: bool) -> Outcome:
     from gpuopt import skill as lib
     from gpuopt.models.agent import SkillInstalled
 
-    done = lib.install(directory, force=force)
+    if not directory.strip():
+        # Path("") is the current folder: an empty argument wrote the skill wherever the shell stood.
+        raise click.BadParameter("an empty path names no folder", param_hint="DIRECTORY")
+    done = lib.install(Path(directory), force=force)
     data = SkillInstalled(
-        directory=str(directory),
+        directory=directory,
         files=[str(p) for p in done.written],
         unchanged=[str(p) for p in done.unchanged],
     )

@@ -30,7 +30,7 @@ def knowledge() -> None:
 
 
 def _frameworks(values: tuple[str, ...]) -> dict[str, str]:
-    out = {}
+    out: dict[str, str] = {}
     for value in values:
         name, sep, version = value.partition("=")
         if not sep or not name or not version:
@@ -40,7 +40,16 @@ def _frameworks(values: tuple[str, ...]) -> dict[str, str]:
                 expected="NAME=VERSION, e.g. torch=2.11",
                 observed=value,
             )
-        out[name.strip().lower()] = version.strip()
+        key = name.strip().lower()
+        if key in out and out[key] != version.strip():
+            # The last one won, silently: two versions of one framework is a mistake to name.
+            raise InputError(
+                "usage_invalid",
+                f"--framework {key} is given twice, with {out[key]} and {version.strip()}",
+                expected="each framework once",
+                observed=f"{key}={out[key]}, {key}={version.strip()}",
+            )
+        out[key] = version.strip()
     return out
 
 

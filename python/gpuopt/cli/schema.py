@@ -66,11 +66,13 @@ def schema(name: str | None) -> Outcome:
             render=lambda: json.dumps(doc.json_schema, indent=2),
         )
     if name not in ENVELOPES:
+        # A name is echoed only while short: a 100,000-character one made a 205 KB envelope.
+        echoed = name if len(name) <= 200 else f"a name of {len(name)} characters"
         raise InputError(
             "schema_unknown",
-            f"no schema named {name!r}",
+            f"no schema named {name!r}" if len(name) <= 200 else f"no schema named so ({echoed})",
             expected=", ".join(sorted([*ENVELOPES, *DOCUMENTS, *tables])),
-            observed=name,
+            observed=echoed,
         )
     shown = SchemaShown(name=name, json_schema=json_schema(name))
     return Outcome(

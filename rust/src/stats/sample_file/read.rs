@@ -33,8 +33,13 @@ pub fn parse(
     bytes: Vec<u8>,
     options: &ReadOptions,
 ) -> Result<SampleFile> {
-    let text = String::from_utf8(bytes)
-        .map_err(|e| format_error(&shown, 0, format!("not UTF-8 text ({e})")))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        // The line of the first byte that is not UTF-8 (1-based), as every other error of the file.
+        let at = e.utf8_error().valid_up_to();
+        let before = e.as_bytes().get(..at).unwrap_or_default();
+        let line = 1 + memchr::memchr_iter(b'\n', before).count() as u64;
+        format_error(&shown, line, format!("not UTF-8 text (byte {at})"))
+    })?;
     let first = text.trim_start().chars().next();
     let format = match extension {
         Some("csv") => "csv",

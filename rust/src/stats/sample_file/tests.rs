@@ -174,3 +174,13 @@ fn pairing_by_key_follows_the_baseline_order() {
     .unwrap();
     assert_eq!(pair(b, other).unwrap_err().code, codes::PAIR_KEY_UNMATCHED);
 }
+
+#[test]
+fn a_byte_that_is_not_utf8_is_named_by_its_line() {
+    // A trial's file: a header, ten numbers, then Latin-1 `é` on line 12 (it was reported as line 0).
+    let mut bytes = b"value\n1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n".to_vec();
+    bytes.extend_from_slice(b"\xe9\n");
+    let err = read::parse("f.txt".into(), Some("txt"), bytes, &ReadOptions::default()).unwrap_err();
+    assert_eq!(err.path.as_deref(), Some("f.txt:12"));
+    assert!(err.message.contains("byte 27"), "{}", err.message);
+}
