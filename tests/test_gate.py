@@ -505,3 +505,19 @@ def test_a_champion_check_takes_no_name_and_outputs_are_checked_first(g: Gate, t
         check(request)
     assert err.value.code == "output_not_a_file"
     assert sorted((g.root / "invocations").iterdir()) == measured, "refused before measuring"
+
+
+def test_a_name_never_points_at_a_record_removed_before_it_was_set(g: Gate, tmp_path: Path) -> None:
+    """The race a trial read in the code: `gate import` publishes the record, then sets the name; a
+    `gate delete` in between (of another name for the same record) removed the record, and the new name
+    pointed at nothing. Played in order here: the record removed between the two steps."""
+    root = tmp_path / "r"
+    shutil.copytree(g.root, root, symlinks=True)
+    store = Store(root)
+    ref = gates.read_name(store, "main").baseline
+    (root / gates.record_rel(ref.id)).chmod(0o644)
+    (root / gates.record_rel(ref.id)).unlink()
+    with pytest.raises(InputError) as err:
+        gates.set_name(store, "again", ref, replace=False)
+    assert err.value.code == "gate_baseline_not_found"
+    assert "again" not in gates.names(store)

@@ -105,6 +105,17 @@ def set_name(store: Store, name: str, ref: RecordRef, *, replace: bool) -> tuple
     rel = name_rel(name)
     store.ensure_dir(NAMES)
     with store.lock(LOCK):
+        if not store.exists(record_rel(ref.id)):
+            # Published just before, then removed by a `gate delete` of another name that pointed at the
+            # same record (it holds this lock, the publication did not): a name must never point at
+            # nothing.
+            raise InputError(
+                "gate_baseline_not_found",
+                f"the baseline record {ref.id} was removed (a concurrent `gpuopt gate delete`) before the "
+                f"name {name!r} could point at it: save or import it again",
+                path="name",
+                observed=ref.id,
+            )
         previous = read_name(store, name) if store.exists(rel) else None
         if previous is not None and previous.baseline == ref:
             return previous, previous.previous
