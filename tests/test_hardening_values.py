@@ -282,3 +282,15 @@ def test_small_things_a_trial_found(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     run = run_main("schema", "x" * 100_000, "--json")
     assert len(run.stdout) < 20_000
     _error(run, "schema_unknown")
+
+
+def test_a_confidence_next_to_one_is_refused_by_its_own_value(tmp_path: Path) -> None:
+    """0.9999999999999999 reached the engine as 1.0 (serde_json's float reading was off by one unit in
+    the last place) and was refused as "1"; read exactly, its normal quantile is infinite and every
+    interval null (exit 1). A level is now at most 1 - 1e-9, refused with the value as given."""
+    (tmp_path / "b.txt").write_text("".join(f"{v}\n" for v in range(1, 11)))
+    base = str(tmp_path / "b.txt")
+    err = _error(run_main("stats", "compare", base, base, "--confidence", "0.9999999999999999", "--json"),
+                 "statistics_invalid")  # fmt: skip
+    assert err["observed"] == "0.9999999999999999"
+    assert run_main("stats", "compare", base, base, "--confidence", "0.999999999", "--json").code == 0

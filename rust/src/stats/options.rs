@@ -24,7 +24,7 @@ pub struct CompareOptions {
     pub within_call: WithinCall,
     /// Also report p50/p95/p99 effects where every call carries enough samples.
     pub tails: bool,
-    /// Two-sided confidence of every interval, in (0, 1).
+    /// Two-sided confidence of every interval, in (0, 1) (see [`level_ok`]).
     pub confidence: f64,
     /// Bootstrap replicates B (≥ 1; records require ≥ 1000).
     pub resamples: usize,
@@ -35,7 +35,7 @@ pub struct CompareOptions {
     pub estimator: Estimator,
     pub ci_method: CiMethod,
     pub effect_scale: EffectScale,
-    /// Power for the minimum detectable effect, in (0, 1).
+    /// Power for the minimum detectable effect, in (0, 1) (see [`level_ok`]).
     pub power: f64,
     /// What the comparison belongs to (a request digest; empty when standalone); part of every stream key.
     pub scope: String,
@@ -68,6 +68,15 @@ impl Default for CompareOptions {
 /// The largest replicate count accepted.
 pub const MAX_RESAMPLES: usize = 10_000_000;
 
+/// A confidence or power level's range: (0, 1 − 10⁻⁹]. Closer to 1 the tail (1 − level)/2 is lost
+/// against 1 in a double, the normal quantile is infinite and every interval with it.
+pub fn level_ok(level: f64) -> bool {
+    level > 0.0 && level <= 1.0 - 1e-9
+}
+
+/// How a level's range reads in errors.
+pub const LEVEL_RANGE: &str = "in (0, 1), at most 1 - 1e-9";
+
 fn invalid(field: &str, expected: &str, observed: impl std::fmt::Display) -> Error {
     Error::input(
         codes::STATISTICS_INVALID,
@@ -88,8 +97,8 @@ impl CompareOptions {
                 self.minimum_effect_pct,
             ));
         }
-        if !(self.confidence > 0.0 && self.confidence < 1.0) {
-            return Err(invalid("confidence", "in (0, 1)", self.confidence));
+        if !level_ok(self.confidence) {
+            return Err(invalid("confidence", LEVEL_RANGE, self.confidence));
         }
         if !(1..=MAX_RESAMPLES).contains(&self.resamples) {
             return Err(invalid(
@@ -104,8 +113,8 @@ impl CompareOptions {
         if self.seed > MAX_EXACT_INT {
             return Err(invalid("seed", "0 to 2^53 − 1", self.seed));
         }
-        if !(self.power > 0.0 && self.power < 1.0) {
-            return Err(invalid("power", "in (0, 1)", self.power));
+        if !level_ok(self.power) {
+            return Err(invalid("power", LEVEL_RANGE, self.power));
         }
         if let Some(sd) = self.noise_sd_log {
             if !(sd.is_finite() && sd >= 0.0) {

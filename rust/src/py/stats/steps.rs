@@ -73,8 +73,12 @@ pub fn stats_mde_pct(
         if !(sd_log.is_finite() && sd_log >= 0.0) {
             return Err(invalid("sd_log", "a finite number >= 0"));
         }
-        if !(confidence > 0.0 && confidence < 1.0 && power > 0.0 && power < 1.0) {
-            return Err(invalid("confidence", "confidence and power in (0, 1)"));
+        if !(crate::stats::options::level_ok(confidence) && crate::stats::options::level_ok(power))
+        {
+            return Err(invalid(
+                "confidence",
+                "confidence and power in (0, 1), at most 1 - 1e-9",
+            ));
         }
         let mde = resolution::Resolving::new(sd_log, estimator, confidence, power).mde(n);
         Ok(EffectScale::LogRatio.to_pct(mde))
