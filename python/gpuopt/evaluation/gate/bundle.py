@@ -144,6 +144,8 @@ def _read(path: Path) -> tuple[GateBundle, dict[str, bytes]]:
             infos = tar.getmembers()
             if not infos or infos[0].name != "bundle.json" or len(infos) > MAX_MEMBERS:
                 raise _invalid(f"{path} does not start with bundle.json", path=str(path))
+            if infos[0].size > jsonio.MAX_REQUEST_BYTES:  # refused before it is read, as any index
+                raise _invalid(f"{path}: bundle.json is {infos[0].size} bytes", path="bundle.json")
             bundle = jsonio.load(GateBundle, _member(tar, infos[0], path), what="bundle.json")
             listed = {m.path: m for m in bundle.members}
             if len(listed) != len(bundle.members) or len(infos) - 1 != len(listed):
