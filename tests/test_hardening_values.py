@@ -294,3 +294,15 @@ def test_a_confidence_next_to_one_is_refused_by_its_own_value(tmp_path: Path) ->
                  "statistics_invalid")  # fmt: skip
     assert err["observed"] == "0.9999999999999999"
     assert run_main("stats", "compare", base, base, "--confidence", "0.999999999", "--json").code == 0
+
+
+def test_a_target_with_a_level_next_to_one_is_refused_when_it_is_read() -> None:
+    """A Target could hold confidence 0.9999999999999999 (< 1), refused only when the statistics ran."""
+    from pydantic import ValidationError
+
+    from gpuopt.models.evaluation.target import StatisticsSettings
+
+    for level in ({"confidence": 0.9999999999999999}, {"power": 0.9999999999999999}):
+        with pytest.raises(ValidationError):
+            StatisticsSettings.model_validate({"seed": 1, **level})
+    assert StatisticsSettings.model_validate({"seed": 1, "confidence": 0.999}).confidence == 0.999

@@ -160,8 +160,9 @@ class Objective(Record):
 
 
 class StatisticsSettings(Record):
-    confidence: Annotated[float, Field(gt=0.5, lt=1)] = Field(
-        default=0.95, description="Confidence level of every CI"
+    confidence: Annotated[float, Field(gt=0.5, le=1 - 1e-9)] = Field(
+        default=0.95,
+        description="Confidence level of every CI (at most 1 - 1e-9: nearer 1 its quantile is infinite)",
     )
     resamples: Annotated[int, Field(ge=1000, le=1_000_000)] = Field(
         default=10_000, description="Bootstrap resamples per CI (at least 1000)"
@@ -180,7 +181,7 @@ class StatisticsSettings(Record):
         default="log_ratio",
         description="log_ratio, or arithmetic_pct (parity mode: needs median and percentile)",
     )
-    power: Annotated[float, Field(gt=0, lt=1)] = Field(
+    power: Annotated[float, Field(gt=0, le=1 - 1e-9)] = Field(
         default=0.8, description="Power the MDE and pairs_for_minimum_effect are computed for"
     )
 
