@@ -154,22 +154,22 @@ def check_output(path: str | os.PathLike[str]) -> Path:
 _ROOT_MARKS = ("target.json", "ledger/records.jsonl")
 
 
-def _store_root_above(p: Path) -> Path | None:
-    """The artifact root ``p`` lies in (its folder or one above it), if any."""
-    for folder in p.resolve().parents:
+def _among_records(p: Path) -> bool:
+    """Whether ``p`` is a store's Target or lies in one of a store's folders (ledger, objects,
+    invocations, gates, ...): an artifact root is its folder's parent or one above it."""
+    resolved = p.resolve()
+    for depth, folder in enumerate(resolved.parents):
         if all((folder / mark).is_file() for mark in _ROOT_MARKS):
-            return folder
-    return None
+            return depth > 0 or resolved.name == "target.json"
+    return False
 
 
 def _refuse_replacing_a_record(p: Path, st: os.stat_result) -> None:
     """An output never replaces a read-only file (a store writes its records once, read-only: a rename
-    over them would go round that), nor a store's Target or any file in a store's folders (its ledger,
-    objects, invocations, gates): a trial found ``handoff ROOT --out ROOT/target.json`` and ``--junit`` on
-    a gate record replaced them, exit 0. New files in a root, and its own top-level outputs
-    (``handoff.draft.md``), are allowed."""
-    root = _store_root_above(p)
-    inside = root is not None and (p.resolve().parent != root or p.name in _ROOT_MARKS[:1])
+    over them would go round that), nor a store's Target or any file in a store's folders: a trial found
+    ``handoff ROOT --out ROOT/target.json`` and ``--junit`` on a gate record replaced them, exit 0. New
+    files in a root, and its own top-level outputs (``handoff.draft.md``), are allowed."""
+    inside = _among_records(p)
     if st.st_mode & 0o222 == 0 or inside:
         why = "a store's record" if inside else "read-only"
         raise InputError(
