@@ -7,6 +7,7 @@ import fcntl
 import io
 import json
 import os
+import pty
 import shutil
 import subprocess
 import sys
@@ -127,6 +128,26 @@ def _exit_status(code: object, stderr: io.TextIOWrapper) -> int:
 def _text(raw: io.BytesIO) -> str:
     """Bytes written, read back as ``subprocess.run(text=True)`` would (universal newlines)."""
     return raw.getvalue().decode("utf-8", errors="replace").replace("\r\n", "\n")
+
+
+def gpuopt_in_terminal(*args: str) -> tuple[int, str]:
+    """Runs gpuopt with stdin, stdout and stderr on a pseudo-terminal, as a person would."""
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gpuopt", *args], stdin=follower, stdout=follower, stderr=follower
+    )
+    os.close(follower)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(leader)
+    return proc.wait(), out.decode("utf-8", errors="replace")
 
 
 def gpuopt_process(*args: str, cwd: Path | None = None) -> Run:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cli_inproc import run_main
-from conftest import Run, gpuopt
+from conftest import Run, gpuopt, gpuopt_in_terminal
 from gpuopt import compiler, errors, sass, stats
 from gpuopt import map as gmap
 from nsys_db import Export
@@ -268,6 +268,29 @@ def test_names_from_a_file_cannot_drive_the_terminal(tmp_path: Path) -> None:
     assert run.code == 0, run.stderr
     assert "\x1b" not in run.stdout and "\x00" not in run.stdout and "\x07" not in run.stdout
     assert "\\x1b]0;PWNED\\x07" in run.stdout
+
+
+def test_colour_sequences_from_a_file_are_shown_as_text_at_a_terminal(tmp_path: Path) -> None:
+    """A colour sequence (SGR) in a name passed to a person's terminal, where it could recolour or hide
+    what followed (`\x1b[8m` conceals): gpuopt writes no colour of its own on stdout, so every control
+    character from a file is shown as an escape there, as off a terminal."""
+    event = {"timeline": "g\x1b[8mhidden\x1b[0m", "start_ns": 0, "end_ns": 10, "category": "k", "name": "a"}
+    (tmp_path / "e.jsonl").write_text(json.dumps(event))
+    code, out = gpuopt_in_terminal("map", "account", str(tmp_path / "e.jsonl"))
+    assert code == 0, out
+    table = out.rpartition("\x1b[?25h")[2]  # after rich's spinner on stderr, if any
+    assert "\\x1b[8mhidden\\x1b[0m" in table and "\x1b[8m" not in table
+
+
+def test_json_output_stays_json_when_a_name_holds_c1_controls(tmp_path: Path) -> None:
+    """JSON writers escape U+0000..U+001F only; a name with DEL or a C1 control (U+009B is a one-byte
+    CSI) was then written `\\x9b`, an invalid JSON escape: `--json` output no longer parsed."""
+    event = {"timeline": "g\u009b2J\u007fx", "start_ns": 0, "end_ns": 10, "category": "k", "name": "a"}
+    (tmp_path / "e.jsonl").write_text(json.dumps(event, ensure_ascii=False))
+    run = run_main("map", "account", str(tmp_path / "e.jsonl"), "--json")
+    assert run.code == 0, run.stderr
+    assert "\u009b" not in run.stdout and "\\u009b2J\\u007fx" in run.stdout
+    assert "g\u009b2J\u007fx" in json.dumps(json.loads(run.stdout), ensure_ascii=False)
 
 
 def test_small_things_a_trial_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

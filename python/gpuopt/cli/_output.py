@@ -98,29 +98,25 @@ def emit_envelope(
         text = envelope.model_dump_json(by_alias=True, indent=2)
     except PydanticSerializationError:  # a non-UTF-8 file name (surrogate-escaped) in a path or message
         text = json.dumps(_printable(envelope.model_dump(mode="json", by_alias=True)), indent=2)
-    emit(text)
+    emit(text, json_text=True)
 
 
-#: The colour sequences gpuopt's own styling writes (SGR), kept; every other control character is shown
-#: as an escape (a name from a file, `g\x1b]0;PWNED\x07`, retitled the terminal through a table).
-_SGR = re.compile(r"(\x1b\[[0-9;]*m)")
+#: Control characters but newline and tab. gpuopt writes no colour or cursor sequence of its own on stdout
+#: (tables are rendered without colour; the spinner is on stderr), so every one of them in ``emit``'s
+#: text came from a file: a name `g\x1b]0;PWNED\x07` retitled the terminal, `\x1b[8m` hid what followed.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
-def terminal_safe(text: str) -> str:
-    """``text`` with its control characters but newlines, tabs and colour sequences written as escapes
-    (``\\x1b``): what a file holds must not drive the terminal (``--json`` escapes them as JSON does)."""
-    if _CONTROL.search(text) is None:
-        return text
-
-    def escaped(part: str) -> str:
-        return _CONTROL.sub(lambda m: ascii(m.group())[1:-1], part)
-
-    # split() keeps each colour sequence at the odd places: those stay as they are.
-    return "".join(part if i % 2 else escaped(part) for i, part in enumerate(_SGR.split(text)))
+def terminal_safe(text: str, *, json_text: bool = False) -> str:
+    """``text`` with its control characters but newlines and tabs written as escapes (``\\x1b``): what a
+    file holds must not drive the terminal. In a JSON document, as JSON escapes (``\\u009b``): its writers
+    escape only U+0000..U+001F, and a ``\\x`` escape would make the document invalid."""
+    if json_text:
+        return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return _CONTROL.sub(lambda m: ascii(m.group())[1:-1], text)
 
 
-def emit(text: str) -> None:
+def emit(text: str, *, json_text: bool = False) -> None:
     """``text`` and a newline on stdout, all of it or an error. Python's text stream over an unbuffered
     stdout (``PYTHONUNBUFFERED``, ``-u``) drops what a short write leaves: a full disk or a file-size
     limit cut the document and the command still exited 0. The bytes are written here until all are
@@ -129,7 +125,7 @@ def emit(text: str) -> None:
     import io
     import os
 
-    text = terminal_safe(text)
+    text = terminal_safe(text, json_text=json_text)
     stream = sys.stdout
     try:
         stream.flush()
@@ -137,8 +133,6 @@ def emit(text: str) -> None:
     except (AttributeError, OSError, ValueError, io.UnsupportedOperation):  # not a real descriptor
         click.echo(text)
         return
-    if not stream.isatty():
-        text = click.unstyle(text)  # as click.echo does: colours only for a terminal
     # A lone surrogate (a file name that is not UTF-8) is written \udcNN rather than failing the whole output.
     errors = stream.errors if stream.errors and stream.errors != "strict" else "backslashreplace"
     view = memoryview((text + "\n").encode(stream.encoding or "utf-8", errors))
@@ -287,7 +281,7 @@ def command(schema: str) -> Callable[[F], F]:
                 _AS_JSON.reset(token)
             failure = outcome.failure
             if as_json and outcome.json_text is not None:
-                emit(outcome.json_text)
+                emit(outcome.json_text, json_text=True)
             elif as_json:
                 from gpuopt.models.envelope import ErrorItem
 
