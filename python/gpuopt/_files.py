@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+from collections.abc import Sequence
 from pathlib import Path
 from typing import BinaryIO
 
@@ -109,8 +110,9 @@ def read_bounded(path: str | os.PathLike[str], what: str, limit: int = DEFAULT_M
     return data
 
 
-def check_output(path: str | os.PathLike[str]) -> Path:
-    """An output path gpuopt may write: its folder exists and, if it exists, it is a regular file."""
+def check_output(path: str | os.PathLike[str], *, reads: Sequence[str | os.PathLike[str]] = ()) -> Path:
+    """An output path gpuopt may write: its folder exists and, if it exists, it is a regular file that
+    is none of the files ``reads`` (the inputs of the work that writes it) through any name."""
     p = Path(path)
     text = os.fspath(path)
     if isinstance(text, str) and text.endswith(os.sep) and p.name:
@@ -138,6 +140,7 @@ def check_output(path: str | os.PathLike[str]) -> Path:
         )
     if st is not None:
         _refuse_replacing_a_record(p, st)
+        refuse_replacing_an_input(p, reads)
     if not p.parent.is_dir():
         raise InputError(
             "output_folder_missing",
@@ -147,6 +150,33 @@ def check_output(path: str | os.PathLike[str]) -> Path:
             observed=str(p.parent),
         )
     return p
+
+
+def refuse_replacing_an_input(p: Path, reads: Sequence[str | os.PathLike[str]]) -> None:
+    """``output_is_input`` where the existing regular file ``p`` is one of ``reads``: outputs are renamed
+    over their path, so an output that was an input (by any name: a link, another path) replaced the
+    file being read (``--out t.json`` of ``t.json``)."""
+    try:
+        st = os.stat(p)
+    except (OSError, ValueError):
+        return
+    if not stat.S_ISREG(st.st_mode):
+        return
+    for source in reads:
+        try:
+            other = os.stat(source)
+        except (OSError, ValueError):
+            continue
+        if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
+            same = os.fspath(source) == os.fspath(p)
+            raise InputError(
+                "output_is_input",
+                f"{p} is {'an input' if same else f'the same file as the input {os.fspath(source)}'} of this "
+                "command: writing it would replace what the command reads",
+                path=str(p),
+                expected="an output path other than every input",
+                observed="an input" if same else f"the same file as {os.fspath(source)}",
+            )
 
 
 #: What marks an artifact root here: its Target and its ledger (both, so that a project folder that

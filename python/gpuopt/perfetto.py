@@ -159,7 +159,7 @@ def export_torch(
     """Writes a Perfetto trace of a Kineto trace (a path, or an opened and possibly scoped trace)."""
     opened = torch_trace.open(trace) if isinstance(trace, (str, Path)) else trace
     by, keys = _flag_args(diff)
-    check_output(out)  # a store's record, a FIFO: refused before the work
+    check_output(out, reads=opened.files())  # a store's record, a FIFO, the trace: refused before the work
     written = _native.torch_export_perfetto(
         opened._native,
         str(out),
@@ -185,7 +185,7 @@ def export_nsys(
     ``all_api``: every CUDA API call, not only those that launched GPU work)."""
     opened = nsys.open(report) if isinstance(report, (str, Path)) else report
     by, keys = _flag_args(diff)
-    check_output(out)  # a store's record, a FIFO: refused before the work
+    check_output(out, reads=[opened.path])  # a store's record, a FIFO, the export: refused before the work
     written = _native.nsys_export_perfetto(
         opened._native,
         str(out),

@@ -263,6 +263,9 @@ def command(schema: str) -> Callable[[F], F]:
                 from gpuopt import _identity
 
                 check_text_arguments(kwargs)
+                from gpuopt.cli._params import check_outputs_are_not_inputs
+
+                check_outputs_are_not_inputs(kwargs)
                 with _identity.scope():
                     _touch_inputs([*args, *kwargs.values()])
                     with working(as_json):

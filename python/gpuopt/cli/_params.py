@@ -77,6 +77,49 @@ def output_path(*, dir_okay: bool = False) -> OutputPath:
     return OutputPath(dir_okay=dir_okay)
 
 
+def check_outputs_are_not_inputs(kwargs: dict[str, Any]) -> None:
+    """``output_is_input`` (exit 2) where a file the command writes (an :class:`OutputPath` option) is a
+    file it reads (a path argument or option, a request file), through any name: a link or another path
+    to the same file. Outputs are renamed over their path, so ``torch kernels t.json --out t.json``
+    replaced the trace with its own table. Checked before the command reads anything."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return
+    params = {p.name: p for p in ctx.command.params if p.name in kwargs}
+    written = [kwargs[n] for n, p in params.items() if isinstance(p.type, OutputPath) and kwargs[n]]
+    if not written:
+        return
+    from gpuopt._files import refuse_replacing_an_input
+
+    read = [
+        path
+        for name, param in params.items()
+        if isinstance(param.type, click.Path | RequestFile) and not isinstance(param.type, OutputPath)
+        for path in _paths_named(kwargs[name] if isinstance(kwargs[name], list | tuple) else (kwargs[name],))
+        if isinstance(path, str | Path) and str(path) not in ("", "-")
+    ]
+    for out in written:
+        refuse_replacing_an_input(Path(out), read)
+
+
+def _paths_named(values: Any) -> list[Any]:
+    """The paths a path argument's values name: a request file's, a glob's matches (``'runs/*.json'``)."""
+    from gpuopt import many
+    from gpuopt.errors import GpuoptError
+
+    out: list[Any] = []
+    for item in values:
+        item = item.name if isinstance(item, RequestSource) else item
+        if isinstance(item, str | Path) and many.is_pattern(item):
+            try:
+                out.extend(many.expand([item]))
+            except GpuoptError:  # no match: the command says so
+                continue
+        else:
+            out.append(item)
+    return out
+
+
 #: Requests are small JSON documents; the evaluation layer caps them at the same size.
 REQUEST_MAX_BYTES = 4 << 20
 
