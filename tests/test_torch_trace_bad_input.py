@@ -98,6 +98,25 @@ def test_truncated_gzip_is_file_truncated(shared: Path, tmp_path: Path) -> None:
     assert info.value.code == "file_truncated"
 
 
+def test_a_small_gzip_that_inflates_to_one_huge_event_is_refused(tmp_path: Path) -> None:
+    """A 0.3 MB gzip file inflating to a 300 MB name: the reader held the event whole (a trial's 1.5 GB
+    name took 4.7 GB, and 12 GB through `torch kernels`). Past 256 MiB without an event's end it is
+    `input_too_large`, exit 2, having held little more than that."""
+    import zlib
+
+    squeeze = zlib.compressobj(9, zlib.DEFLATED, 31)
+    head, tail = _doc([KERNEL]).encode().split(b'"k"')
+    parts = [squeeze.compress(head + b'"')]
+    parts += [squeeze.compress(b"A" * (1 << 20)) for _ in range(300)]
+    parts += [squeeze.compress(b'"' + tail), squeeze.flush()]
+    bomb = tmp_path / "bomb.json.gz"
+    bomb.write_bytes(b"".join(parts))
+    run = gpuopt("torch", "summary", str(bomb), "--json")
+    assert run.code == 2, run.stderr
+    error = run.json()["errors"][0]
+    assert error["code"] == "input_too_large" and "more than 256 MiB" in error["message"]
+
+
 def test_gzip_is_recognised_by_content_not_name(tmp_path: Path) -> None:
     path = tmp_path / "trace.json"
     path.write_bytes(gzip.compress(_doc([KERNEL]).encode()))

@@ -66,10 +66,15 @@ impl<R: Read + Send> Framer<R> {
                 End::Incomplete(at) if (grown || !self.eof) && !broken => {
                     // One event longer than the block: read twice as much before trying again
                     // (doubling keeps the re-parses of a huge event linear in its size).
+                    // Never past the most the buffer may hold (`Sizes::longest`).
                     if at == 0 {
+                        if self.buf.len() >= self.sizes.longest {
+                            return Err(self.too_long());
+                        }
                         want = (self.buf.len() - self.pos)
                             .saturating_mul(2)
-                            .max(block_size);
+                            .max(block_size)
+                            .min(self.sizes.longest);
                     }
                 }
                 End::Incomplete(_) | End::Anomaly(_) => return Ok(Some(index)),

@@ -21,6 +21,11 @@ pub(super) struct Sizes {
     /// block: the unfinished event at the end of this block is copied there, just before the bytes
     /// that follow it, so a block's bytes are read once into place and never moved.
     pub(super) gap: usize,
+    /// The most bytes the buffer may hold: a block and the bytes read after it, or one element of
+    /// `traceEvents` (or a header value, or a run of blank space) longer than a block. Past it the
+    /// trace is `input_too_large`, so a small gzip file that inflates to one huge event cannot take
+    /// memory without bound (a 1.5 MB file of one 1.5 GB name took 4.7 GB, then 12 GB to print).
+    pub(super) longest: usize,
 }
 
 /// The reader's place in the stream: the bytes read and not yet dropped, where the next unread one
@@ -108,6 +113,9 @@ impl<R: Read + Send> Framer<R> {
         if self.eof {
             return Ok(false);
         }
+        if self.buf.len() >= self.sizes.longest {
+            return Err(self.too_long());
+        }
         // `take` + `read_to_end` fills the spare capacity without zeroing a chunk per read (gzip
         // decoders return a few KiB per call) and retries interrupted reads.
         let got = (&mut self.reader)
@@ -121,6 +129,21 @@ impl<R: Read + Send> Framer<R> {
             Ok(_) => Ok(true),
             Err(e) => Err(self.read_error(&e)),
         }
+    }
+
+    pub(super) fn too_long(&self) -> Error {
+        let mib = self.sizes.longest >> 20;
+        Error::input(
+            crate::error::codes::INPUT_TOO_LARGE,
+            format!(
+                "{}: more than {mib} MiB from byte {} without the end of one event (or header value, \
+                 or run of blank space): gpuopt holds one at a time and refuses one this long",
+                self.shown,
+                self.offset(self.pos)
+            ),
+        )
+        .with_expected(format!("events of less than {mib} MiB each"))
+        .with_observed(format!("over {mib} MiB without an event's end"))
     }
 
     pub(super) fn read_error(&self, e: &std::io::Error) -> Error {

@@ -23,6 +23,7 @@ const SIZES: Sizes = Sizes {
     block: 16 << 20,
     segment: 512 << 10,
     gap: 1 << 20,
+    longest: 256 << 20,
 };
 
 /// The header keys (everything but `traceEvents`) and the events of one trace file.

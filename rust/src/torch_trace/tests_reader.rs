@@ -163,6 +163,7 @@ fn the_fast_path_and_the_framing_path_agree_on_every_truncation_and_damage() {
         block: 96,
         segment: 24,
         gap: 160,
+        longest: 1 << 20,
     };
     let both = |data: &[u8]| {
         let fast = outcome(read_stream_with(data, "t.json", true, SIZES));
@@ -224,6 +225,7 @@ fn blocks_read_ahead_give_the_events_of_one_reading() {
                 block,
                 segment,
                 gap,
+                longest: 1 << 20,
             };
             let source = Trickle { data: &bytes, step };
             let got = outcome(read_stream_with(source, "t.json", true, sizes));
@@ -241,4 +243,42 @@ fn batches_larger_than_a_chunk_are_framed_across_refills() {
     let text = format!(r#"{{"traceEvents": [{event}, {event}, {event}]}}"#);
     let (_, events) = read(&text).unwrap();
     assert_eq!(events.cpu.len(), 3);
+}
+
+#[test]
+fn an_element_longer_than_the_buffer_may_hold_is_too_large() {
+    // A small gzip file can inflate to one event of any length: the reader held it whole (a 1.5 GB
+    // name took 4.7 GB). Past `longest` bytes without an event's end it is `input_too_large`, on both
+    // paths, for an event, a header value and a run of blank space alike.
+    let sizes = Sizes {
+        chunk: 1000,
+        block: 8 << 10,
+        segment: 1 << 10,
+        gap: 4 << 10,
+        longest: 1 << 20,
+    };
+    let event = |name: &str| {
+        format!(r#"{{"ph": "X", "cat": "cpu_op", "name": "{name}", "pid": 1, "tid": 1, "ts": 1, "dur": 1}}"#)
+    };
+    let long = "n".repeat(2 << 20);
+    let fits = format!(r#"{{"traceEvents": [{}, {}]}}"#, event(&"n".repeat(400 << 10)), event("a"));
+    for fast in [true, false] {
+        let (_, events) = read_stream_with(fits.as_bytes(), "t.json", fast, sizes).unwrap();
+        assert_eq!(events.cpu.len(), 2);
+    }
+    let too_long = [
+        format!(r#"{{"traceEvents": [{}]}}"#, event(&long)),
+        format!(r#"{{"traceEvents": [{}, {}]}}"#, event("a"), event(&long)),
+        format!(r#"{{"x": "{long}", "traceEvents": []}}"#),
+        format!(r#"{{"traceEvents": [{}{}]}}"#, " ".repeat(2 << 20), event("a")),
+    ];
+    for (i, text) in too_long.iter().enumerate() {
+        for fast in [true, false] {
+            let Err(err) = read_stream_with(text.as_bytes(), "t.json", fast, sizes) else {
+                panic!("case {i}, fast {fast}: read whole");
+            };
+            assert_eq!(err.code, crate::error::codes::INPUT_TOO_LARGE, "case {i}, fast {fast}");
+            assert!(err.message.contains("more than 1 MiB"), "{}", err.message);
+        }
+    }
 }
