@@ -258,10 +258,16 @@ fn an_element_longer_than_the_buffer_may_hold_is_too_large() {
         longest: 1 << 20,
     };
     let event = |name: &str| {
-        format!(r#"{{"ph": "X", "cat": "cpu_op", "name": "{name}", "pid": 1, "tid": 1, "ts": 1, "dur": 1}}"#)
+        format!(
+            r#"{{"ph": "X", "cat": "cpu_op", "name": "{name}", "pid": 1, "tid": 1, "ts": 1, "dur": 1}}"#
+        )
     };
     let long = "n".repeat(2 << 20);
-    let fits = format!(r#"{{"traceEvents": [{}, {}]}}"#, event(&"n".repeat(400 << 10)), event("a"));
+    let fits = format!(
+        r#"{{"traceEvents": [{}, {}]}}"#,
+        event(&"n".repeat(400 << 10)),
+        event("a")
+    );
     for fast in [true, false] {
         let (_, events) = read_stream_with(fits.as_bytes(), "t.json", fast, sizes).unwrap();
         assert_eq!(events.cpu.len(), 2);
@@ -270,14 +276,22 @@ fn an_element_longer_than_the_buffer_may_hold_is_too_large() {
         format!(r#"{{"traceEvents": [{}]}}"#, event(&long)),
         format!(r#"{{"traceEvents": [{}, {}]}}"#, event("a"), event(&long)),
         format!(r#"{{"x": "{long}", "traceEvents": []}}"#),
-        format!(r#"{{"traceEvents": [{}{}]}}"#, " ".repeat(2 << 20), event("a")),
+        format!(
+            r#"{{"traceEvents": [{}{}]}}"#,
+            " ".repeat(2 << 20),
+            event("a")
+        ),
     ];
     for (i, text) in too_long.iter().enumerate() {
         for fast in [true, false] {
             let Err(err) = read_stream_with(text.as_bytes(), "t.json", fast, sizes) else {
                 panic!("case {i}, fast {fast}: read whole");
             };
-            assert_eq!(err.code, crate::error::codes::INPUT_TOO_LARGE, "case {i}, fast {fast}");
+            assert_eq!(
+                err.code,
+                crate::error::codes::INPUT_TOO_LARGE,
+                "case {i}, fast {fast}"
+            );
             assert!(err.message.contains("more than 1 MiB"), "{}", err.message);
         }
     }
