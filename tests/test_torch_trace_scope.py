@@ -121,6 +121,7 @@ def test_cli_steps_and_window(shared: Path, events: list[dict[str, Any]]) -> Non
     [
         (["--steps", "x:2"], "torch_trace_scope_invalid"),
         (["--steps", "4:2"], "torch_trace_scope_invalid"),
+        (["--steps", "0:9223372036854775808"], "torch_trace_scope_invalid"),  # was an OverflowError, exit 1
         (["--window", "5ms:1ms"], "window_invalid"),  # one --window grammar and code everywhere
         (["--steps", "1:2", "--window", "0:1"], "torch_trace_scope_invalid"),
         (["--steps", "1:5"], "torch_trace_steps_missing"),

@@ -266,8 +266,17 @@ def _steps(text: str) -> tuple[int, int]:
             expected="FIRST:LAST step numbers, e.g. 2:9 (either side may be empty)",
             observed=text,
         )
-    first, last = sides
-    return (int(first) if first else 0, int(last) if last else _LAST_STEP)
+    first = int(sides[0]) if sides[0] else 0
+    last = int(sides[1]) if sides[1] else _LAST_STEP
+    if max(first, last) > _LAST_STEP:
+        raise InputError(
+            _SCOPE_INVALID,
+            f"a step number in {text!r} is larger than gpuopt takes (2^63 - 1)",
+            path="steps",
+            expected="FIRST:LAST step numbers up to 2^63 - 1",
+            observed=text if len(text) <= 60 else f"{len(text)} characters",
+        )
+    return first, last
 
 
 def scope(*, steps: str | None = None, window: str | None = None) -> Scope | None:
