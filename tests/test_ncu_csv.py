@@ -283,6 +283,21 @@ def test_a_negative_metric_is_an_error(tmp_path: Path, stem: Path) -> None:
     assert "gpu__time_duration.sum is negative" in err.value.message and err.value.observed == "-5"
 
 
+def test_a_value_that_overflows_in_its_base_unit_is_an_error(tmp_path: Path, stem: Path) -> None:
+    # Found by a hostile trial: 1e308 ms became an infinite duration in ns, printed as `inf s` and a
+    # null in JSON with exit 0, while 1e309 (infinite as written) was already refused.
+    lines = stem.with_suffix(".raw.csv").read_text().splitlines(keepends=True)
+    col = lines[0].rstrip("\n").split('","').index("gpu__time_duration.sum")
+    assert lines[1].rstrip("\n").split('","')[col] in ("ms", "usecond", "us", "msecond")  # a scaled unit
+    for value in ("1e308", "1e309"):
+        cells = lines[2].rstrip("\n").split('","')
+        cells[col] = value
+        text = "".join([*lines[:2], '","'.join(cells) + "\n", *lines[3:]])
+        with pytest.raises(InputError) as err:
+            ncu.open(_write(tmp_path, f"huge{value}.csv", text)).launches  # noqa: B018
+        assert err.value.code == "ncu_value_invalid", value
+
+
 def test_garbage_and_header_only_and_session_page(tmp_path: Path, stem: Path) -> None:
     with pytest.raises(FormatError) as err:
         ncu.open(_write(tmp_path, "garbage.csv", "hello,world\n1,2\n"))

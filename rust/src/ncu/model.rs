@@ -184,8 +184,8 @@ impl LazyCells {
             } else {
                 unescape(raw)
             };
-            match number::parse(&bytes) {
-                Parsed::Number(v) => out.values.push(v * factor),
+            match number::parse_in(&bytes, factor) {
+                Parsed::Number(v) => out.values.push(v),
                 Parsed::Missing => out.values.push(f64::NAN),
                 Parsed::Text => {
                     out.values.push(f64::NAN);
@@ -438,7 +438,13 @@ impl StoreBuilder {
             }
         };
         match value {
-            Parsed::Number(v) => self.cells.push((row, col, v * factor)),
+            Parsed::Number(v) => match number::in_base(v, factor) {
+                Some(v) => self.cells.push((row, col, v)),
+                None => {
+                    let shown = text.map_or_else(|| v.to_string(), str::to_string);
+                    self.text.insert((row, col), shown);
+                }
+            },
             Parsed::Text => {
                 self.text
                     .insert((row, col), text.unwrap_or_default().to_string());

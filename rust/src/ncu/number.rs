@@ -38,6 +38,21 @@ pub fn parse(cell: &[u8]) -> Parsed {
     }
 }
 
+/// [`parse`], the number in its base unit (`value × factor`). A value that overflows there (`1e308`
+/// ms as ns) is text, as one that overflows as written (`1e309`): reading it where a number belongs
+/// is `ncu_value_invalid`, never an infinite total.
+pub fn parse_in(cell: &[u8], factor: f64) -> Parsed {
+    match parse(cell) {
+        Parsed::Number(v) => in_base(v, factor).map_or(Parsed::Text, Parsed::Number),
+        other => other,
+    }
+}
+
+/// `value × factor` when it is finite.
+pub fn in_base(value: f64, factor: f64) -> Option<f64> {
+    Some(value * factor).filter(|v| v.is_finite())
+}
+
 fn trim(cell: &[u8]) -> &[u8] {
     let start = cell.iter().position(|b| *b != b' ').unwrap_or(cell.len());
     let end = cell
@@ -153,6 +168,15 @@ mod tests {
 
     fn n(s: &str) -> Parsed {
         parse(s.as_bytes())
+    }
+
+    #[test]
+    fn a_value_overflowing_in_its_base_unit_is_text() {
+        assert_eq!(parse_in(b"2.5", 1e6), Parsed::Number(2.5e6));
+        assert_eq!(parse_in(b"1e308", 1e6), Parsed::Text);
+        assert_eq!(parse_in(b"1e309", 1.0), Parsed::Text);
+        assert_eq!(parse_in(b"n/a", 1e6), Parsed::Missing);
+        assert_eq!(in_base(-1e308, 1e3), None);
     }
 
     #[test]

@@ -141,10 +141,10 @@ pub(super) fn read_raw(
                     }
                     if let Some(k) = eager_of.get(*j).copied().flatten() {
                         let cell = span.bytes(rec);
-                        match number::parse(&cell) {
+                        match number::parse_in(&cell, factors.get(*j).copied().unwrap_or(1.0)) {
                             Parsed::Number(v) => {
                                 if let Some(slot) = eager.get_mut(k) {
-                                    *slot = v * factors.get(*j).copied().unwrap_or(1.0);
+                                    *slot = v;
                                 }
                             }
                             Parsed::Missing => {}
