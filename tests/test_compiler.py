@@ -114,6 +114,19 @@ def test_res_usage_counts_it_cannot_print_are_refused(item: str) -> None:
     assert err.value.code == "format_invalid"
 
 
+@pytest.mark.parametrize("items", ["REG:32 REG:64", "CONSTANT[0]:8 CONSTANT[0]:9"])
+def test_a_resource_listed_twice_is_refused_naming_the_file(tmp_path: Path, items: str) -> None:
+    """A trial's `REG:32 REG:64` was read as 64 registers, exit 0: the last one silently won."""
+    file = tmp_path / "r.txt"
+    file.write_text(f"Resource usage:\n Function k:\n  {items} STACK:0\n")
+    with pytest.raises(FormatError) as err:
+        compiler.res_usage(file)
+    assert err.value.code == "format_invalid" and "twice" in err.value.message
+    assert err.value.path == str(file)
+    ok = compiler.res_usage("Resource usage:\n Function k:\n  REG:32 CONSTANT[0]:8 CONSTANT[2]:4 STACK:0\n")
+    assert ok.report.functions[0].constant_bytes == {"0": 8, "2": 4}
+
+
 def test_res_usage_fixture_and_cross_check_with_ptxas(shared: Path) -> None:
     r = compiler.res_usage(shared / "h200/sass/kernels_sm90.res-usage.txt").report
     rows = [

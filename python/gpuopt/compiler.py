@@ -11,6 +11,7 @@ Each returns a :class:`Parsed` (the pydantic report, what was seen but not model
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 from dataclasses import dataclass, field
@@ -24,7 +25,7 @@ from gpuopt._compiler import ptxas as _ptxas
 from gpuopt._compiler import res_usage as _res_usage
 from gpuopt._compiler import triton as _triton
 from gpuopt._compiler._text import read_text
-from gpuopt.errors import InputError
+from gpuopt.errors import GpuoptError, InputError
 from gpuopt.models.compiler import (
     InductorKernel,
     InductorOutputCode,
@@ -37,6 +38,8 @@ from gpuopt.models.compiler import (
 from gpuopt.models.envelope import FileIdentity, UnmodeledItem
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     import polars as pl
 
     from gpuopt.models.doctor import ToolIdentity
@@ -60,10 +63,22 @@ def _identity(path: Path | None) -> list[FileIdentity]:
     return [] if path is None else [file_identity(path)]
 
 
+@contextlib.contextmanager
+def _naming(path: Path | None) -> Iterator[None]:
+    """A report's parse error names the file it was found in."""
+    try:
+        yield
+    except GpuoptError as exc:
+        if exc.path is None and path is not None:
+            exc.path = str(path)
+        raise
+
+
 def ptxas(path_or_text: str | os.PathLike[str] | bytes) -> Parsed[PtxasReport]:
     """Parses ``ptxas -v`` output (a file, or the text itself)."""
     text, path = read_text(path_or_text, "ptxas -v report")
-    report, unmodeled = _ptxas.parse(text)
+    with _naming(path):
+        report, unmodeled = _ptxas.parse(text)
     return Parsed(report, unmodeled, _identity(path))
 
 
@@ -76,10 +91,12 @@ def res_usage(path_or_text: str | os.PathLike[str] | bytes) -> Parsed[ResUsageRe
         path = Path(path_or_text)
         if path.is_file() and binary_kind(path) is not None:
             text, tool = _run_res_usage(path)
-            functions, unmodeled = _res_usage.parse(text)
+            with _naming(path):
+                functions, unmodeled = _res_usage.parse(text)
             return Parsed(ResUsageReport(functions=functions, tool=tool), unmodeled, _identity(path))
     text, src = read_text(path_or_text, "cuobjdump -res-usage report")
-    functions, unmodeled = _res_usage.parse(text)
+    with _naming(src):
+        functions, unmodeled = _res_usage.parse(text)
     return Parsed(ResUsageReport(functions=functions), unmodeled, _identity(src))
 
 

@@ -79,8 +79,17 @@ class _Parser:
     def function(self, name: str, items: list[re.Match[str]]) -> ResUsageFunction:
         values: dict[str, int | None] = dict.fromkeys(_KNOWN.values())
         constant: dict[str, int] = {}
+        seen: set[tuple[str, str | None]] = set()
         for m in items:
             key, bank = m.group(1), m.group(2)
+            if (key, bank) in seen:  # which one cuobjdump meant cannot be told: never the last silently
+                raise FormatError(
+                    "format_invalid",
+                    f"function {name[:80]} lists {key}{'' if bank is None else f'[{bank}]'} twice",
+                    expected="each resource once per function line, as cuobjdump writes it",
+                    observed=f"{key} repeated",
+                )
+            seen.add((key, bank))
             value = count(m.group(3), _KNOWN.get(key, f"{key} bytes"))
             if key == "CONSTANT" and bank is not None:
                 constant[bank] = value
