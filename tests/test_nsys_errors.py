@@ -112,6 +112,14 @@ def test_dangling_string_id(tmp_path: Path) -> None:
     assert err["observed"] == "id 99"
 
 
+def test_an_open_window_side_is_shown_empty_for_people(shared: Path) -> None:
+    """The text header printed Python's `None` for an open side (`window 1:None`)."""
+    file = str(shared / "h200/nsys/eager.sqlite")
+    assert gpuopt("nsys", "kernels", file, "--window", "1:").stdout.splitlines()[0].endswith(", window 1:")
+    timeline = gpuopt("nsys", "timeline", file, "--window", ":5s").stdout
+    assert "(window :5000000000)" in timeline.splitlines()[0] and "None" not in timeline
+
+
 @pytest.mark.parametrize("window", ["5:3", "abc", "1:2:3"])
 def test_bad_window(shared: Path, window: str) -> None:
     expect_error(shared / "h200/nsys/eager.sqlite", "window_invalid", "--window", window)

@@ -24,10 +24,18 @@ if TYPE_CHECKING:
     )
 
 
+def _window(sel: NsysSelection) -> str | None:
+    """``window START:END`` in ns, an open side left empty as in ``--window 1:``; None without one."""
+    if sel.window_start_ns is None and sel.window_end_ns is None:
+        return None
+    start, end = ("" if v is None else str(v) for v in (sel.window_start_ns, sel.window_end_ns))
+    return f"window {start}:{end}"
+
+
 def header(path: str, name: str, sel: NsysSelection, missing: list[str]) -> str:
     parts = [f"{name} — {path}"]
-    if sel.window_start_ns is not None or sel.window_end_ns is not None:
-        parts.append(f"window {sel.window_start_ns}:{sel.window_end_ns}")
+    if window := _window(sel):
+        parts.append(window)
     if sel.nvtx:
         parts.append(f"launched in NVTX range {sel.nvtx!r}")
     text = ", ".join(parts)
@@ -99,8 +107,8 @@ def _ms(ns: int | float | None) -> str:
 
 def render_timeline(t: Timeline, sel: NsysSelection, path: str | None = None) -> str:
     scope = []
-    if sel.window_start_ns is not None or sel.window_end_ns is not None:
-        scope.append(f"window {sel.window_start_ns}:{sel.window_end_ns}")
+    if window := _window(sel):
+        scope.append(window)
     if sel.nvtx:
         scope.append(f"NVTX range {sel.nvtx!r}")
     title = "Timeline" + (f" — {path}" if path else "") + (f" ({', '.join(scope)})" if scope else "")
