@@ -117,6 +117,19 @@ def test_a_small_gzip_that_inflates_to_one_huge_event_is_refused(tmp_path: Path)
     assert error["code"] == "input_too_large" and "more than 256 MiB" in error["message"]
 
 
+def test_bytes_after_the_gzip_stream_are_not_a_truncation(tmp_path: Path) -> None:
+    """`gzip -t` calls them trailing garbage; they were reported as a stream that ends early."""
+    packed = gzip.compress(_doc([KERNEL]).encode())
+    (tmp_path / "tail.json.gz").write_bytes(packed + b"garbage")
+    with pytest.raises(FormatError) as info:
+        torch_trace.open(tmp_path / "tail.json.gz")
+    assert info.value.code == "format_invalid" and "after the end of the compressed stream" in info.value.message
+    doc = _doc([KERNEL]).encode()
+    (tmp_path / "two.json.gz").write_bytes(gzip.compress(doc[:20]) + gzip.compress(doc[20:]))
+    (t,) = torch_trace.open(tmp_path / "two.json.gz").summary().traces  # members in a row: one stream
+    assert t.counts.kernels == 1
+
+
 def test_gzip_is_recognised_by_content_not_name(tmp_path: Path) -> None:
     path = tmp_path / "trace.json"
     path.write_bytes(gzip.compress(_doc([KERNEL]).encode()))

@@ -17,6 +17,7 @@ pub mod flops;
 mod framer;
 mod framing;
 pub mod graphs;
+mod gzip;
 pub mod header;
 mod ingest;
 pub mod interned;

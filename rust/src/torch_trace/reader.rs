@@ -55,10 +55,7 @@ fn read_file<R: Read + Send>(
     let prefix = std::io::Cursor::new(head.to_vec());
     let plain = prefix.chain(file);
     let result = if compressed {
-        read_stream(
-            flate2::read::MultiGzDecoder::new(BufReader::new(plain)),
-            &shown,
-        )
+        read_stream(super::gzip::Members::new(BufReader::new(plain)), &shown)
     } else {
         read_stream(plain, &shown)
     };
