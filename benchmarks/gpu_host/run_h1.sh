@@ -16,8 +16,8 @@ import sys; sys.path.insert(0, 'benchmarks'); import torch_trace_bench as b; fro
 print(b.build_trace(Path('/tmp/kt/trace.json'), 1024))" > /tmp/kt/build.log 2>&1) &
 (python3 /tmp/nb/grow_nsys_sqlite.py /tmp/nb/seed.sqlite /tmp/nb/big.sqlite 12630 > /tmp/nb/grow.log 2>&1) &
 wait; el built; ls -la /tmp/nb /tmp/kt; tail -2 /tmp/nb/grow.log /tmp/kt/build.log; uptime
-el kineto rust; .devwork/p8/rate_head /tmp/kt/trace.json --rounds 5 --threads 2 --cpus 0,1 --baseline .devwork/p8/rate_g 2>&1 | tee $OUT/kineto_rust.txt
-el kineto py; timeout 120 taskset -c 0,1 python3 benchmarks/torch_trace_bench.py --trace /tmp/kt/trace.json --no-peer --rounds 3 2>&1 | tee $OUT/kineto_py.txt
-el cold all; timeout 150 python3 benchmarks/nsys_stats_process_bench.py /tmp/nb/big.sqlite --nsys $NSYS --rounds 3 2>&1 | tee $OUT/nsys_stats_all.txt
-el cold 2; timeout 150 python3 benchmarks/nsys_stats_process_bench.py /tmp/nb/big.sqlite --nsys $NSYS --rounds 3 --cpus 2 2>&1 | tee $OUT/nsys_stats_2cpu.txt
+el kineto rust; .devwork/p8/rate_head /tmp/kt/trace.json --rounds 3 --threads 2 --cpus 0,1 --baseline .devwork/p8/rate_g 2>&1 | tee $OUT/kineto_rust.txt
+el kineto py; timeout 120 taskset -c 0,1 python3 benchmarks/torch_trace_bench.py --trace /tmp/kt/trace.json --no-peer --rounds 2 2>&1 | tee $OUT/kineto_py.txt
+el cold all; timeout 150 python3 benchmarks/nsys_stats_process_bench.py /tmp/nb/big.sqlite --nsys $NSYS --rounds 2 2>&1 | tee $OUT/nsys_stats_all.txt
+el cold 2; timeout 150 python3 benchmarks/nsys_stats_process_bench.py /tmp/nb/big.sqlite --nsys $NSYS --rounds 2 --cpus 2 2>&1 | tee $OUT/nsys_stats_2cpu.txt
 el done; uptime; ls -la /tmp/nb
