@@ -123,7 +123,8 @@ def test_bytes_after_the_gzip_stream_are_not_a_truncation(tmp_path: Path) -> Non
     (tmp_path / "tail.json.gz").write_bytes(packed + b"garbage")
     with pytest.raises(FormatError) as info:
         torch_trace.open(tmp_path / "tail.json.gz")
-    assert info.value.code == "format_invalid" and "after the end of the compressed stream" in info.value.message
+    assert info.value.code == "format_invalid"
+    assert "after the end of the compressed stream" in info.value.message
     doc = _doc([KERNEL]).encode()
     (tmp_path / "two.json.gz").write_bytes(gzip.compress(doc[:20]) + gzip.compress(doc[20:]))
     (t,) = torch_trace.open(tmp_path / "two.json.gz").summary().traces  # members in a row: one stream
