@@ -112,6 +112,27 @@ def test_dangling_string_id(tmp_path: Path) -> None:
     assert err["observed"] == "id 99"
 
 
+def test_a_data_error_names_the_export_it_was_found_in(shared: Path, tmp_path: Path) -> None:
+    """An inverted kernel interval named its table and row but not the file: over several exports
+    (`profile diff`, a glob) the user could not tell which one was bad."""
+    good = tmp_path / "good.sqlite"
+    bad = tmp_path / "bad.sqlite"
+    shutil.copy(shared / "h200/nsys/eager.sqlite", good)
+    shutil.copy(good, bad)
+    with sqlite3.connect(bad) as db:
+        db.execute('UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET "end" = start - 5000000 WHERE rowid = 7')
+    for args in (
+        ["nsys", "critical-path", str(bad)],
+        ["nsys", "timeline", str(bad)],
+        ["nsys", "gaps", str(bad)],
+        ["profile", "diff", "--baseline", str(good), "--candidate", str(bad)],
+    ):
+        run = gpuopt(*args, "--json")
+        assert run.code == 2, (args, run.stdout)
+        error = run.json()["errors"][0]
+        assert (error["code"], error["path"]) == ("nsys_interval_inverted", str(bad)), (args, error)
+
+
 def test_an_open_window_side_is_shown_empty_for_people(shared: Path) -> None:
     """The text header printed Python's `None` for an open side (`window 1:None`)."""
     file = str(shared / "h200/nsys/eager.sqlite")

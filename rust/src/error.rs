@@ -72,6 +72,16 @@ impl Error {
         self
     }
 
+    /// The error naming `path` unless it names a file already: errors found in the data of a file
+    /// opened earlier (a NULL, an inverted interval) are made where the file's name is not at hand.
+    #[must_use]
+    pub fn or_path(mut self, path: impl FnOnce() -> String) -> Self {
+        if self.path.is_none() {
+            self.path = Some(path());
+        }
+        self
+    }
+
     #[must_use]
     pub fn with_expected(mut self, expected: impl Into<String>) -> Self {
         self.expected = Some(expected.into());

@@ -51,7 +51,11 @@ impl Input {
         F: Fn(&Activity) -> Result<T>,
     {
         match self {
-            Input::Nsys(r) => Ok(vec![(None, f(&r.activity(&Request::default())?)?)]),
+            Input::Nsys(r) => {
+                let named = |e: Error| e.or_path(|| r.schema.path.display().to_string());
+                let activity = r.activity(&Request::default()).map_err(named)?;
+                Ok(vec![(None, f(&activity).map_err(named)?)])
+            }
             Input::Torch(set) => set
                 .traces
                 .iter()

@@ -47,6 +47,20 @@ impl NsysReport {
     pub(crate) fn report(&self) -> Arc<Report> {
         Arc::clone(&self.inner)
     }
+
+    /// `work` without the GIL ([`run`]), its errors naming this export: a data error found in a table
+    /// (a NULL, an inverted interval) named the row but not the file, so a command over several
+    /// exports could not tell which was bad.
+    fn run_named<T, F>(&self, py: Python<'_>, work: F) -> PyResult<T>
+    where
+        T: Send,
+        F: FnOnce() -> crate::error::Result<T> + Send,
+    {
+        let path = self.inner.schema.path.clone();
+        run(py, move || {
+            work().map_err(|e| e.or_path(|| path.display().to_string()))
+        })
+    }
 }
 
 #[pymethods]
@@ -73,26 +87,26 @@ impl NsysReport {
     /// Every device that ran GPU work (kernels, memcpys, memsets), ascending.
     fn devices(&self, py: Python<'_>) -> PyResult<Vec<i64>> {
         let r = self.inner.clone();
-        run(py, move || r.devices())
+        self.run_named(py, move || r.devices())
     }
 
     /// The export's identity and what it holds, as JSON.
     fn info_json(&self, py: Python<'_>) -> PyResult<Vec<u8>> {
         let r = self.inner.clone();
-        let doc = run(py, move || r.info())?;
+        let doc = self.run_named(py, move || r.info())?;
         json(&doc)
     }
 
     /// The GPU timer's resolution (ns) the export's GPU durations show (1: no grid seen).
     fn timer_resolution_ns(&self, py: Python<'_>) -> PyResult<i64> {
         let r = self.inner.clone();
-        run(py, move || r.timer_resolution())
+        self.run_named(py, move || r.timer_resolution())
     }
 
     /// How CUDA graphs were traced: "graph", "node", "graph+node", or None.
     fn graph_trace_mode(&self, py: Python<'_>) -> PyResult<Option<String>> {
         let r = self.inner.clone();
-        run(py, move || r.graph_trace_mode())
+        self.run_named(py, move || r.graph_trace_mode())
     }
 
     #[pyo3(signature = (report, window_start_ns = None, window_end_ns = None, nvtx = None, device = None))]
@@ -107,7 +121,7 @@ impl NsysReport {
     ) -> PyResult<ArrowTable> {
         let r = self.inner.clone();
         let req = on_device(request(window_start_ns, window_end_ns, nvtx), device);
-        Ok(run(py, move || r.stats(&report, &req))?.into())
+        Ok(self.run_named(py, move || r.stats(&report, &req))?.into())
     }
 
     /// `stats_doc(report, ...) -> NsysStatsDoc`: one stats report, kept in native memory to be
@@ -124,7 +138,8 @@ impl NsysReport {
         let r = self.inner.clone();
         let req = request(window_start_ns, window_end_ns, nvtx.clone());
         let name = report.clone();
-        let (table, coverage) = run(py, move || Ok((r.stats(&name, &req)?, r.coverage(&name)?)))?;
+        let (table, coverage) =
+            self.run_named(py, move || Ok((r.stats(&name, &req)?, r.coverage(&name)?)))?;
         Ok(NsysStatsDoc {
             path: self.inner.schema.path.display().to_string(),
             report,
@@ -146,7 +161,9 @@ impl NsysReport {
     ) -> PyResult<ArrowTable> {
         let r = self.inner.clone();
         let req = on_device(request(window_start_ns, window_end_ns, nvtx), device);
-        Ok(run(py, move || r.kernels(&req, short_names))?.into())
+        Ok(self
+            .run_named(py, move || r.kernels(&req, short_names))?
+            .into())
     }
 
     #[pyo3(signature = (window_start_ns = None, window_end_ns = None, nvtx = None, device = None))]
@@ -160,7 +177,7 @@ impl NsysReport {
     ) -> PyResult<ArrowTable> {
         let r = self.inner.clone();
         let req = on_device(request(window_start_ns, window_end_ns, nvtx), device);
-        Ok(run(py, move || r.memory(&req))?.into())
+        Ok(self.run_named(py, move || r.memory(&req))?.into())
     }
 
     #[pyo3(signature = (per_instance = false, window_start_ns = None, window_end_ns = None, nvtx = None, device = None))]
@@ -175,7 +192,9 @@ impl NsysReport {
     ) -> PyResult<ArrowTable> {
         let r = self.inner.clone();
         let req = on_device(request(window_start_ns, window_end_ns, nvtx), device);
-        Ok(run(py, move || r.nvtx(&req, per_instance))?.into())
+        Ok(self
+            .run_named(py, move || r.nvtx(&req, per_instance))?
+            .into())
     }
 
     #[pyo3(signature = (window_start_ns = None, window_end_ns = None, nvtx = None))]
@@ -188,7 +207,7 @@ impl NsysReport {
     ) -> PyResult<ArrowTable> {
         let r = self.inner.clone();
         let req = request(window_start_ns, window_end_ns, nvtx);
-        Ok(run(py, move || r.comm(&req))?.into())
+        Ok(self.run_named(py, move || r.comm(&req))?.into())
     }
 
     /// Every gap; or (`top`) only the `top` longest, longest first; or (`first`) only the first `first`
@@ -211,7 +230,7 @@ impl NsysReport {
             (None, Some(k)) => GapKeep::First(k),
             (None, None) => GapKeep::All,
         };
-        Ok(run(py, move || r.gaps(&req, keep))?.into())
+        Ok(self.run_named(py, move || r.gaps(&req, keep))?.into())
     }
 
     /// One row per GPU operation (kernel, memcpy, memset, graph execution), clipped to the window.
@@ -225,7 +244,7 @@ impl NsysReport {
     ) -> PyResult<ArrowTable> {
         let r = self.inner.clone();
         let req = request(window_start_ns, window_end_ns, nvtx);
-        Ok(run(py, move || r.operations(&req))?.into())
+        Ok(self.run_named(py, move || r.operations(&req))?.into())
     }
 
     /// Facts per CUDA graph (executions joined to their launch calls), as JSON.
@@ -239,7 +258,7 @@ impl NsysReport {
     ) -> PyResult<Vec<u8>> {
         let r = self.inner.clone();
         let req = request(window_start_ns, window_end_ns, nvtx);
-        let doc = run(py, move || r.graphs(&req))?;
+        let doc = self.run_named(py, move || r.graphs(&req))?;
         json(&doc)
     }
 
@@ -255,14 +274,14 @@ impl NsysReport {
     ) -> PyResult<(Vec<u8>, Vec<u8>)> {
         let r = self.inner.clone();
         let req = request(window_start_ns, window_end_ns, nvtx);
-        let (timeline, graphs) = run(py, move || r.timeline_and_graphs(&req))?;
+        let (timeline, graphs) = self.run_named(py, move || r.timeline_and_graphs(&req))?;
         Ok((json(&timeline)?, json(&graphs)?))
     }
 
     /// The GPU activity a fact leaves out (coverage flags), as JSON.
     fn coverage_json(&self, py: Python<'_>, fact: String) -> PyResult<Vec<u8>> {
         let r = self.inner.clone();
-        let doc = run(py, move || r.coverage(&fact))?;
+        let doc = self.run_named(py, move || r.coverage(&fact))?;
         json(&doc)
     }
 
@@ -276,7 +295,7 @@ impl NsysReport {
     ) -> PyResult<Vec<u8>> {
         let r = self.inner.clone();
         let req = request(window_start_ns, window_end_ns, nvtx);
-        let doc = run(py, move || r.timeline(&req))?;
+        let doc = self.run_named(py, move || r.timeline(&req))?;
         json(&doc)
     }
 }

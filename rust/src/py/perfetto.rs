@@ -81,6 +81,7 @@ pub fn nsys_export_perfetto(
     };
     let written = run(py, move || {
         crate::nsys::perfetto::export(&r, &req, &out, &opts, all_api)
+            .map_err(|e| e.or_path(|| r.schema.path.display().to_string()))
     })?;
     json(&written)
 }
