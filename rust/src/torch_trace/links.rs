@@ -319,6 +319,9 @@ fn merge(ev: &Events, mut runs: Vec<Run<'_>>, mut each: impl FnMut(Host)) {
 #[derive(Default)]
 struct Walk {
     stack: Vec<Host>,
+    /// Per open range, where the union of its direct children so far ends: children that overlap
+    /// (improper nesting) are taken from its self time once, so it is never negative.
+    covered: Vec<i64>,
     thread: u32,
 }
 
@@ -326,6 +329,7 @@ impl Walk {
     fn push(&mut self, h: Host, links: &mut Links) {
         if h.thread != self.thread {
             self.stack.clear();
+            self.covered.clear();
             self.thread = h.thread;
         }
         while let Some(top) = self.stack.last() {
@@ -336,13 +340,16 @@ impl Walk {
                 links.stats.improper_nesting += 1;
             }
             self.stack.pop();
+            self.covered.pop();
         }
-        if let Some(parent) = self.stack.last() {
-            if !parent.runtime {
+        if let (Some(parent), Some(covered)) = (self.stack.last(), self.covered.last_mut()) {
+            let from = h.start.max(*covered);
+            if !parent.runtime && h.end > from {
                 if let Some(s) = links.cpu_self_ns.get_mut(parent.index as usize) {
-                    *s -= h.end - h.start;
+                    *s -= h.end - from;
                 }
             }
+            *covered = (*covered).max(h.end);
             // The enclosing CPU range: the parent itself, or (for a driver call inside a runtime
             // call) the runtime call's own enclosing range.
             let cpu_parent = if parent.runtime {
@@ -364,6 +371,7 @@ impl Walk {
             }
         }
         self.stack.push(h);
+        self.covered.push(h.start);
     }
 }
 

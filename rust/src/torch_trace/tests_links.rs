@@ -33,14 +33,15 @@ fn nest_by_sorting(ev: &Events, links: &mut Links) {
         index: idx(i),
     });
     let hosts = sorted_by_thread(cpu.chain(runtime), ev.threads.len());
-    let mut stack: Vec<Host> = Vec::new();
+    // Each open range with where the union of its direct children so far ends.
+    let mut stack: Vec<(Host, i64)> = Vec::new();
     let mut thread = NONE;
     for h in hosts {
         if h.thread != thread {
             stack.clear();
             thread = h.thread;
         }
-        while let Some(top) = stack.last() {
+        while let Some((top, _)) = stack.last() {
             if top.end >= h.end {
                 break;
             }
@@ -49,12 +50,15 @@ fn nest_by_sorting(ev: &Events, links: &mut Links) {
             }
             stack.pop();
         }
-        if let Some(parent) = stack.last() {
-            if !parent.runtime {
+        if let Some((parent, covered)) = stack.last_mut() {
+            let parent = *parent;
+            let from = h.start.max(*covered);
+            if !parent.runtime && h.end > from {
                 if let Some(s) = links.cpu_self_ns.get_mut(parent.index as usize) {
-                    *s -= h.end - h.start;
+                    *s -= h.end - from;
                 }
             }
+            *covered = (*covered).max(h.end);
             // The enclosing CPU range: the parent itself, or (for a driver call inside a runtime
             // call) the runtime call's own enclosing range.
             let cpu_parent = if parent.runtime {
@@ -75,7 +79,7 @@ fn nest_by_sorting(ev: &Events, links: &mut Links) {
                 *slot = cpu_parent;
             }
         }
-        stack.push(h);
+        stack.push((h, h.start));
     }
 }
 
@@ -291,5 +295,34 @@ proptest! {
             (links.stats.flow_points, links.stats.flow_points_matching),
             check_flows(&ev)
         );
+    }
+}
+
+#[test]
+fn overlapping_children_are_taken_from_self_time_once() {
+    // A trial's crossing `ProfilerStep#` ranges made a path's exclusive CPU time negative: two
+    // children overlapping each other were each subtracted whole. Parent [0, 100) with children
+    // [10, 50) and [30, 90) (and [95, 99)): self = 100 - |[10, 90) ∪ [95, 99)| = 16.
+    let cpu: Vec<Range> = vec![
+        (0, 0, 100, 0, -1),
+        (0, 10, 40, 0, -1),
+        (0, 30, 60, 0, -1),
+        (0, 95, 4, 0, -1),
+    ];
+    let ev = events(1, &cpu, &[]);
+    let mut links = links_of(&ev);
+    nest(&ev, &mut links);
+    assert_eq!(links.cpu_self_ns.first(), Some(&16));
+    assert_eq!(links.stats.improper_nesting, 1);
+    same_links(&ev);
+}
+
+proptest! {
+    #[test]
+    fn self_time_is_never_negative(cpu in prop::collection::vec(range(2), 0..60)) {
+        let ev = events(2, &cpu, &[]);
+        let mut links = links_of(&ev);
+        nest(&ev, &mut links);
+        prop_assert!(links.cpu_self_ns.iter().all(|s| *s >= 0), "{:?}", links.cpu_self_ns);
     }
 }
