@@ -16,7 +16,7 @@ pub const ITERATIONS: &[Column] = &[
     Column::int("host_start_ns", Unit::Ns, "Range start (marker rows), or the start of the call that launched the row's first operation (detected rows)"),
     Column::int("start_ns", Unit::Ns, "Start of the row's first GPU operation"),
     Column::int("end_ns", Unit::Ns, "End of the row's last GPU operation"),
-    Column::int("span_ns", Unit::Ns, "end_ns - the previous row's end_ns (completion to completion: rows tile the GPU timeline); the first row: end_ns - start_ns"),
+    Column::int("span_ns", Unit::Ns, "completion to completion: the latest end_ns of this and every earlier row, less the same before this row (rows tile the GPU timeline; 0 for a row whose work ended before an earlier row's); the first row: end_ns - start_ns"),
     Column::int("extent_ns", Unit::Ns, "end_ns - start_ns: first start to last end of the row's own operations"),
     Column::int("gpu_busy_ns", Unit::Ns, "Union of the row's operations on the GPU (concurrent work counted once)"),
     Column::int("kernels", Unit::Count, "Kernels in the row"),

@@ -17,8 +17,9 @@
 //!   Operations before the first iteration, between regions and after the last are odd rows.
 //!
 //! Measures of a row (GPU clock): `start`/`end` = first start and last end of its operations;
-//! `span` = `end` − the previous row's `end` (rows tile the GPU timeline: completion to completion;
-//! the first row: `end − start`); `extent` = `end − start`; `gpu_busy` = union of its operations.
+//! `span` = completion − the previous completion, where a row's completion is the latest `end` of it
+//! and every row before it (rows tile the GPU timeline: completion to completion, never negative; the
+//! first row: `end − start`); `extent` = `end − start`; `gpu_busy` = union of its operations.
 
 use super::activity::{index, Activity, GpuOp, Marker, NONE};
 use crate::error::Result;
@@ -331,9 +332,13 @@ pub(super) fn finish_rows(a: &Activity, rows: &mut [Row]) {
             count_op(&mut m, op);
         }
         m.busy = busy(a, &row.ops);
+        // Completion is the latest end so far: a row whose work all ended before the previous
+        // completion (its kernels overlap the rows before it) spans 0, never a negative time, and
+        // the spans still sum to the rows' whole length.
         if let Some(end) = m.end {
-            m.span = Some(end - previous_end.or(m.start).unwrap_or(end));
-            previous_end = Some(end);
+            let from = previous_end.or(m.start).unwrap_or(end);
+            m.span = Some(end.max(from) - from);
+            previous_end = Some(end.max(from));
         }
         row.m = m;
     }

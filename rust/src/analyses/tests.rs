@@ -319,6 +319,28 @@ fn a_slow_iteration_is_a_straggler() -> Result<()> {
 }
 
 #[test]
+fn a_row_that_ends_before_an_earlier_one_spans_nothing() -> Result<()> {
+    // A trial's overlapping kernels gave a row ending before the row before it a negative span
+    // (completion to completion, from that earlier end). The second iteration's last op now runs
+    // 10 us long: the rows after it end before it, span 0, and the spans still sum to the whole.
+    let mut a = looped(5, false)?;
+    if let Some(op) = a.ops.get_mut(7) {
+        op.end += 10_000;
+    }
+    let it = iterations::iterations(&a, None)?;
+    let spans: Vec<i64> = it.rows.iter().filter_map(|r| r.m.span).collect();
+    assert!(spans.iter().all(|s| *s >= 0), "{spans:?}");
+    assert!(spans.contains(&0), "{spans:?}");
+    let first = it.rows.iter().filter_map(|r| r.m.start).min();
+    let last = it.rows.iter().filter_map(|r| r.m.end).max();
+    assert_eq!(
+        Some(spans.iter().sum::<i64>()),
+        last.zip(first).map(|(l, f)| l - f)
+    );
+    Ok(())
+}
+
+#[test]
 fn a_path_keeps_only_the_stretches_asked_for() -> Result<()> {
     // Detected rows of a loop: every path has several stretches. Keeping the first n in table order
     // (or one row's) gives exactly those of the full walk, and every path's sums stay whole.
