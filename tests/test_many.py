@@ -70,6 +70,25 @@ def test_exit_2_only_when_every_file_failed(tmp_path: Path) -> None:
     assert json.loads(nothing.stdout)["errors"][0]["code"] == "files_none_match"
 
 
+def test_a_file_named_twice_is_refused(shared: Path, tmp_path: Path) -> None:
+    """A glob and a name matching one file gave its rows twice under one key (every sum counted it
+    twice); a link too. Copies are other files, kept."""
+    for name in ("a1.sqlite", "a2.sqlite"):
+        shutil.copy(shared / "h200/nsys/eager.sqlite", tmp_path / name)
+    (tmp_path / "link.sqlite").symlink_to("a2.sqlite")
+    twice = [
+        [str(tmp_path / "a*.sqlite"), str(tmp_path / "a1.sqlite")],
+        [str(tmp_path / "a2.sqlite"), str(tmp_path / "link.sqlite")],
+    ]
+    for files in twice:
+        run = gpuopt("nsys", "kernels", *files, "--json")
+        assert run.code == 2, run.stdout
+        assert json.loads(run.stdout)["errors"][0]["code"] == "files_duplicate"
+    with pytest.raises(errors.InputError):
+        many.expand([tmp_path / "a1.sqlite", tmp_path / "a1.sqlite"])
+    assert gpuopt("nsys", "kernels", str(tmp_path / "a*.sqlite"), "--json").code == 0
+
+
 def test_help_states_the_exit_rule() -> None:
     run = gpuopt("nsys", "--help")
     assert "exit status is 2 only when every file failed" in " ".join(run.stdout.split())

@@ -88,7 +88,32 @@ def expand(args: Sequence[str | Path]) -> list[Path]:
         if not matches:
             raise InputError("files_none_match", f"no file matches {str(arg)!r}", path=str(arg))
         out.extend(Path(m) for m in matches)
+    _refuse_a_file_twice(out)
     return out
+
+
+def _refuse_a_file_twice(paths: Sequence[Path]) -> None:
+    """``files_duplicate`` for a file named twice (by a glob and by name, a link, another spelling): its
+    rows came twice under one key, and every sum over the table counted it twice."""
+    import os
+
+    seen: dict[tuple[int, int], Path] = {}
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except (OSError, ValueError):  # missing or unreadable: its own error row
+            continue
+        first = seen.get((st.st_dev, st.st_ino))
+        seen.setdefault((st.st_dev, st.st_ino), path)
+        if first is not None:
+            raise InputError(
+                "files_duplicate",
+                f"{path} is {'named twice' if str(first) == str(path) else f'the same file as {first}'}: "
+                "each file once (a glob and a name can both match it)",
+                path=str(path),
+                expected="each file once",
+                observed=f"{first} and {path}",
+            )
 
 
 def read_one(fn: TableFn, path: Path) -> FileResult:
