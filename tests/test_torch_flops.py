@@ -82,6 +82,24 @@ def test_rates_and_peaks_of_the_h200(shared: Path) -> None:
     )
 
 
+def test_a_rate_above_the_peak_says_its_inputs_are_wrong(shared: Path, tmp_path: Path) -> None:
+    """A trial made every kernel 0 long, or an op's shapes 2^20 x 2^20: 8,858 % and 3.35e9 % of peak
+    were printed as facts. The numbers stay (they are what the trace says) and the note says why no op
+    can run that fast; the rows of the real trace carry no such note."""
+    doc = json.loads(gzip.decompress((shared / DECODE).read_bytes()))
+    for event in doc["traceEvents"]:
+        if event.get("cat") == "kernel":
+            event["dur"] = round(event["dur"] / 1000, 3)
+    (tmp_path / "fast.json").write_text(json.dumps(doc))
+    fast = flops.torch_flops(torch_trace.open(tmp_path / "fast.json")).ops
+    over = fast.filter(pl.col("flop_pct_of_peak") > 100)
+    assert over.height > 0
+    assert all("above the GPU's datasheet peak" in (n or "") for n in over["note"])
+    real = flops.torch_flops(torch_trace.open(shared / DECODE)).ops
+    assert real.filter(pl.col("flop_pct_of_peak") > 100).height == 0
+    assert not any("datasheet peak" in (n or "") for n in real["note"])
+
+
 def test_unknown_ops_are_unmodeled_never_guessed(shared: Path) -> None:
     result = flops.torch_flops(torch_trace.open(shared / DECODE))
     unmodeled = result.ops.filter(pl.col("class") == "unmodeled")

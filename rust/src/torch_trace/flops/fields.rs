@@ -95,7 +95,7 @@ pub const OPS: &[Column] = &[
     ),
     Column::text(
         "note",
-        "Why the row is unmodeled, or what its bytes leave out",
+        "Why the row is unmodeled, what its bytes leave out, or that its rate is above the GPU's peak (its shapes or GPU time are then wrong)",
     ),
 ];
 

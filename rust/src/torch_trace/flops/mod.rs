@@ -127,6 +127,25 @@ fn as_f64(v: Option<u64>) -> Option<f64> {
     v.map(|v| v as f64)
 }
 
+/// The row's note: why it is unmodeled, and whether its rate is above the GPU's datasheet peak, which
+/// no op reaches: then its shapes or the GPU time given to it cannot both be right (kernels of length
+/// 0, overlapping, or one kernel linked to several ops), and the row says so rather than stand as a fact.
+fn noted(reason: Option<&str>, flop_pct: Option<f64>, bw_pct: Option<f64>) -> Option<String> {
+    let above: Vec<&str> = [("FLOP/s", flop_pct), ("bandwidth", bw_pct)]
+        .into_iter()
+        .filter(|(_, pct)| pct.is_some_and(|p| p > 100.0))
+        .map(|(what, _)| what)
+        .collect();
+    if above.is_empty() {
+        return reason.map(str::to_owned);
+    }
+    let over = format!(
+        "{} above the GPU's datasheet peak: the shapes or the GPU time given to this op are wrong",
+        above.join(" and ")
+    );
+    Some(reason.map_or_else(|| over.clone(), |r| format!("{r}; {over}")))
+}
+
 fn shape_text(trace: &Trace, shapes: u32) -> (Option<String>, Option<String>) {
     trace.events.shapes.get(shapes).map_or((None, None), |r| {
         (
@@ -207,10 +226,11 @@ impl Rows {
         self.ai.push(ai);
         self.peak.push(peak.map(|(p, _)| p.as_str().to_owned()));
         self.peak_tflops.push(peak_tflops);
-        self.flop_pct.push(pct(tflops, peak_tflops));
+        let (flop_pct, bw_pct) = (pct(tflops, peak_tflops), pct(gbps, peak_gbps));
+        self.flop_pct.push(flop_pct);
         self.peak_gbps.push(peak_gbps);
-        self.bw_pct.push(pct(gbps, peak_gbps));
-        self.note.push(m.reason.map(str::to_owned));
+        self.bw_pct.push(bw_pct);
+        self.note.push(noted(m.reason, flop_pct, bw_pct));
     }
 
     fn into_table(self) -> Result<Table> {
