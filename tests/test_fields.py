@@ -5,6 +5,7 @@ documents, has a one-line definition (``gpuopt.fields``, the models' description
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import click
@@ -47,8 +48,8 @@ RUNS: list[list[str]] = [
     ["stats", "noise", "{aa}", "--first-column", "a", "--second-column", "b"],
     ["profile", "diff", "--baseline", "{torch}", "--candidate", "{torch2}"],
     *(["nsys", c, "{nsys}", "--per-device"] for c in ["kernels", "api", "nvtx"]),
-    ["nsys", "kernels", "{nsys}", "{nsys}"],
-    ["torch", "kernels", "{torch}", "{torch}"],
+    ["nsys", "kernels", "{nsys}", "{nsys_copy}"],  # two files: one file twice is files_duplicate
+    ["torch", "kernels", "{torch}", "{torch2}"],
     *(["nsys", "ranks", "{nccl}", "--part", p] for p in ["ranks", "collectives", "stragglers"]),
     *(["torch", "ranks", "{rank0}", "{rank1}", "--part", p] for p in ["ranks", "collectives", "stragglers"]),
     ["torch", "paths", "{torch}"],
@@ -97,6 +98,8 @@ def _emitted(shared: Path, tmp_path: Path) -> list[tuple[str, list[tuple[str, st
         "rank1": RANK1,
     }
     paths = {"aa": str(aa)} | {k: str(shared / v) for k, v in files.items()}
+    shutil.copy(shared / NSYS, tmp_path / "copy.sqlite")
+    paths["nsys_copy"] = str(tmp_path / "copy.sqlite")
     runner = CliRunner()
     found = []
     for args in RUNS:
