@@ -152,22 +152,25 @@ def check_output(path: str | os.PathLike[str], *, reads: Sequence[str | os.PathL
     return p
 
 
+def file_key(path: str | os.PathLike[str]) -> tuple[int, int] | None:
+    """The (device, inode) of the regular file at ``path``, the same through any name (a link, another
+    spelling); None for anything else or nothing there."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else None
+
+
 def refuse_replacing_an_input(p: Path, reads: Sequence[str | os.PathLike[str]]) -> None:
     """``output_is_input`` where the existing regular file ``p`` is one of ``reads``: outputs are renamed
     over their path, so an output that was an input (by any name: a link, another path) replaced the
     file being read (``--out t.json`` of ``t.json``)."""
-    try:
-        st = os.stat(p)
-    except (OSError, ValueError):
-        return
-    if not stat.S_ISREG(st.st_mode):
+    key = file_key(p)
+    if key is None:
         return
     for source in reads:
-        try:
-            other = os.stat(source)
-        except (OSError, ValueError):
-            continue
-        if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
+        if file_key(source) == key:
             same = os.fspath(source) == os.fspath(p)
             raise InputError(
                 "output_is_input",

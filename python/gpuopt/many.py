@@ -95,17 +95,15 @@ def expand(args: Sequence[str | Path]) -> list[Path]:
 def _refuse_a_file_twice(paths: Sequence[Path]) -> None:
     """``files_duplicate`` for a file named twice (by a glob and by name, a link, another spelling): its
     rows came twice under one key, and every sum over the table counted it twice."""
-    import os
+    from gpuopt._files import file_key
 
     seen: dict[tuple[int, int], Path] = {}
     for path in paths:
-        try:
-            st = os.stat(path)
-        except (OSError, ValueError):  # missing or unreadable: its own error row
+        key = file_key(path)
+        if key is None:  # missing, unreadable or not a file: its own error row
             continue
-        first = seen.get((st.st_dev, st.st_ino))
-        seen.setdefault((st.st_dev, st.st_ino), path)
-        if first is not None:
+        if key in seen:
+            first = seen[key]
             raise InputError(
                 "files_duplicate",
                 f"{path} is {'named twice' if str(first) == str(path) else f'the same file as {first}'}: "
@@ -114,6 +112,7 @@ def _refuse_a_file_twice(paths: Sequence[Path]) -> None:
                 expected="each file once",
                 observed=f"{first} and {path}",
             )
+        seen[key] = path
 
 
 def read_one(fn: TableFn, path: Path) -> FileResult:

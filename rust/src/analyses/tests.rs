@@ -300,14 +300,19 @@ fn detected_and_marked_iterations_agree() -> Result<()> {
     Ok(())
 }
 
+/// [`looped`] (no ranges) with op `index` ending `late_ns` later.
+fn looped_with_late_op(units: usize, index: usize, late_ns: i64) -> Result<Activity> {
+    let mut a = looped(units, false)?;
+    if let Some(op) = a.ops.get_mut(index) {
+        op.end += late_ns;
+    }
+    Ok(a)
+}
+
 #[test]
 fn a_slow_iteration_is_a_straggler() -> Result<()> {
-    let mut a = looped(6, false)?;
     // Delay the fourth iteration's last op by 100 ns (ops 2 + 3*3 + 2 = index 13).
-    if let Some(op) = a.ops.get_mut(13) {
-        op.end += 100;
-    }
-    let it = iterations::iterations(&a, None)?;
+    let it = iterations::iterations(&looped_with_late_op(6, 13, 100)?, None)?;
     let odd: Vec<(Option<usize>, Option<&str>)> =
         it.rows.iter().map(|r| (r.iteration, r.odd)).collect();
     assert_eq!(odd.get(4), Some(&(Some(4), Some("straggler"))));
@@ -323,11 +328,7 @@ fn a_row_that_ends_before_an_earlier_one_spans_nothing() -> Result<()> {
     // A trial's overlapping kernels gave a row ending before the row before it a negative span
     // (completion to completion, from that earlier end). The second iteration's last op now runs
     // 10 us long: the rows after it end before it, span 0, and the spans still sum to the whole.
-    let mut a = looped(5, false)?;
-    if let Some(op) = a.ops.get_mut(7) {
-        op.end += 10_000;
-    }
-    let it = iterations::iterations(&a, None)?;
+    let it = iterations::iterations(&looped_with_late_op(5, 7, 10_000)?, None)?;
     let spans: Vec<i64> = it.rows.iter().filter_map(|r| r.m.span).collect();
     assert!(spans.iter().all(|s| *s >= 0), "{spans:?}");
     assert!(spans.contains(&0), "{spans:?}");

@@ -54,11 +54,11 @@ impl NsysReport {
     fn run_named<T, F>(&self, py: Python<'_>, work: F) -> PyResult<T>
     where
         T: Send,
-        F: FnOnce() -> crate::error::Result<T> + Send,
+        F: FnOnce(&Report) -> crate::error::Result<T> + Send,
     {
-        let path = self.inner.schema.path.clone();
+        let r = self.report();
         run(py, move || {
-            work().map_err(|e| e.or_path(|| path.display().to_string()))
+            work(&r).map_err(|e| e.or_path(|| r.schema.path.display().to_string()))
         })
     }
 }
@@ -86,27 +86,23 @@ impl NsysReport {
 
     /// Every device that ran GPU work (kernels, memcpys, memsets), ascending.
     fn devices(&self, py: Python<'_>) -> PyResult<Vec<i64>> {
-        let r = self.inner.clone();
-        self.run_named(py, move || r.devices())
+        self.run_named(py, move |r| r.devices())
     }
 
     /// The export's identity and what it holds, as JSON.
     fn info_json(&self, py: Python<'_>) -> PyResult<Vec<u8>> {
-        let r = self.inner.clone();
-        let doc = self.run_named(py, move || r.info())?;
+        let doc = self.run_named(py, move |r| r.info())?;
         json(&doc)
     }
 
     /// The GPU timer's resolution (ns) the export's GPU durations show (1: no grid seen).
     fn timer_resolution_ns(&self, py: Python<'_>) -> PyResult<i64> {
-        let r = self.inner.clone();
-        self.run_named(py, move || r.timer_resolution())
+        self.run_named(py, move |r| r.timer_resolution())
     }
 
     /// How CUDA graphs were traced: "graph", "node", "graph+node", or None.
     fn graph_trace_mode(&self, py: Python<'_>) -> PyResult<Option<String>> {
-        let r = self.inner.clone();
-        self.run_named(py, move || r.graph_trace_mode())
+        self.run_named(py, move |r| r.graph_trace_mode())
     }
 
     #[pyo3(signature = (report, window_start_ns = None, window_end_ns = None, nvtx = None, device = None))]
@@ -119,9 +115,8 @@ impl NsysReport {
         nvtx: Option<String>,
         device: Option<i64>,
     ) -> PyResult<ArrowTable> {
-        let r = self.inner.clone();
         let req = on_device(request(window_start_ns, window_end_ns, nvtx), device);
-        Ok(self.run_named(py, move || r.stats(&report, &req))?.into())
+        Ok(self.run_named(py, move |r| r.stats(&report, &req))?.into())
     }
 
     /// `stats_doc(report, ...) -> NsysStatsDoc`: one stats report, kept in native memory to be
@@ -135,11 +130,10 @@ impl NsysReport {
         window_end_ns: Option<i64>,
         nvtx: Option<String>,
     ) -> PyResult<NsysStatsDoc> {
-        let r = self.inner.clone();
         let req = request(window_start_ns, window_end_ns, nvtx.clone());
         let name = report.clone();
         let (table, coverage) =
-            self.run_named(py, move || Ok((r.stats(&name, &req)?, r.coverage(&name)?)))?;
+            self.run_named(py, move |r| Ok((r.stats(&name, &req)?, r.coverage(&name)?)))?;
         Ok(NsysStatsDoc {
             path: self.inner.schema.path.display().to_string(),
             report,
@@ -159,10 +153,9 @@ impl NsysReport {
         nvtx: Option<String>,
         device: Option<i64>,
     ) -> PyResult<ArrowTable> {
-        let r = self.inner.clone();
         let req = on_device(request(window_start_ns, window_end_ns, nvtx), device);
         Ok(self
-            .run_named(py, move || r.kernels(&req, short_names))?
+            .run_named(py, move |r| r.kernels(&req, short_names))?
             .into())
     }
 
@@ -175,9 +168,8 @@ impl NsysReport {
         nvtx: Option<String>,
         device: Option<i64>,
     ) -> PyResult<ArrowTable> {
-        let r = self.inner.clone();
         let req = on_device(request(window_start_ns, window_end_ns, nvtx), device);
-        Ok(self.run_named(py, move || r.memory(&req))?.into())
+        Ok(self.run_named(py, move |r| r.memory(&req))?.into())
     }
 
     #[pyo3(signature = (per_instance = false, window_start_ns = None, window_end_ns = None, nvtx = None, device = None))]
@@ -190,10 +182,9 @@ impl NsysReport {
         nvtx: Option<String>,
         device: Option<i64>,
     ) -> PyResult<ArrowTable> {
-        let r = self.inner.clone();
         let req = on_device(request(window_start_ns, window_end_ns, nvtx), device);
         Ok(self
-            .run_named(py, move || r.nvtx(&req, per_instance))?
+            .run_named(py, move |r| r.nvtx(&req, per_instance))?
             .into())
     }
 
@@ -205,9 +196,8 @@ impl NsysReport {
         window_end_ns: Option<i64>,
         nvtx: Option<String>,
     ) -> PyResult<ArrowTable> {
-        let r = self.inner.clone();
         let req = request(window_start_ns, window_end_ns, nvtx);
-        Ok(self.run_named(py, move || r.comm(&req))?.into())
+        Ok(self.run_named(py, move |r| r.comm(&req))?.into())
     }
 
     /// Every gap; or (`top`) only the `top` longest, longest first; or (`first`) only the first `first`
@@ -223,14 +213,13 @@ impl NsysReport {
         first: Option<usize>,
     ) -> PyResult<ArrowTable> {
         use crate::nsys::timeline::GapKeep;
-        let r = self.inner.clone();
         let req = request(window_start_ns, window_end_ns, nvtx);
         let keep = match (top, first) {
             (Some(k), _) => GapKeep::Longest(k),
             (None, Some(k)) => GapKeep::First(k),
             (None, None) => GapKeep::All,
         };
-        Ok(self.run_named(py, move || r.gaps(&req, keep))?.into())
+        Ok(self.run_named(py, move |r| r.gaps(&req, keep))?.into())
     }
 
     /// One row per GPU operation (kernel, memcpy, memset, graph execution), clipped to the window.
@@ -242,9 +231,8 @@ impl NsysReport {
         window_end_ns: Option<i64>,
         nvtx: Option<String>,
     ) -> PyResult<ArrowTable> {
-        let r = self.inner.clone();
         let req = request(window_start_ns, window_end_ns, nvtx);
-        Ok(self.run_named(py, move || r.operations(&req))?.into())
+        Ok(self.run_named(py, move |r| r.operations(&req))?.into())
     }
 
     /// Facts per CUDA graph (executions joined to their launch calls), as JSON.
@@ -256,9 +244,8 @@ impl NsysReport {
         window_end_ns: Option<i64>,
         nvtx: Option<String>,
     ) -> PyResult<Vec<u8>> {
-        let r = self.inner.clone();
         let req = request(window_start_ns, window_end_ns, nvtx);
-        let doc = self.run_named(py, move || r.graphs(&req))?;
+        let doc = self.run_named(py, move |r| r.graphs(&req))?;
         json(&doc)
     }
 
@@ -272,16 +259,14 @@ impl NsysReport {
         window_end_ns: Option<i64>,
         nvtx: Option<String>,
     ) -> PyResult<(Vec<u8>, Vec<u8>)> {
-        let r = self.inner.clone();
         let req = request(window_start_ns, window_end_ns, nvtx);
-        let (timeline, graphs) = self.run_named(py, move || r.timeline_and_graphs(&req))?;
+        let (timeline, graphs) = self.run_named(py, move |r| r.timeline_and_graphs(&req))?;
         Ok((json(&timeline)?, json(&graphs)?))
     }
 
     /// The GPU activity a fact leaves out (coverage flags), as JSON.
     fn coverage_json(&self, py: Python<'_>, fact: String) -> PyResult<Vec<u8>> {
-        let r = self.inner.clone();
-        let doc = self.run_named(py, move || r.coverage(&fact))?;
+        let doc = self.run_named(py, move |r| r.coverage(&fact))?;
         json(&doc)
     }
 
@@ -293,9 +278,8 @@ impl NsysReport {
         window_end_ns: Option<i64>,
         nvtx: Option<String>,
     ) -> PyResult<Vec<u8>> {
-        let r = self.inner.clone();
         let req = request(window_start_ns, window_end_ns, nvtx);
-        let doc = self.run_named(py, move || r.timeline(&req))?;
+        let doc = self.run_named(py, move |r| r.timeline(&req))?;
         json(&doc)
     }
 }

@@ -68,9 +68,7 @@ impl<R: Read + Send> Framer<R> {
                     // (doubling keeps the re-parses of a huge event linear in its size).
                     // Never past the most the buffer may hold (`Sizes::longest`).
                     if at == 0 {
-                        if self.buf.len() >= self.sizes.longest {
-                            return Err(self.too_long());
-                        }
+                        self.room_left()?;
                         want = (self.buf.len() - self.pos)
                             .saturating_mul(2)
                             .max(block_size)

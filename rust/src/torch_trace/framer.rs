@@ -113,9 +113,7 @@ impl<R: Read + Send> Framer<R> {
         if self.eof {
             return Ok(false);
         }
-        if self.buf.len() >= self.sizes.longest {
-            return Err(self.too_long());
-        }
+        self.room_left()?;
         // `take` + `read_to_end` fills the spare capacity without zeroing a chunk per read (gzip
         // decoders return a few KiB per call) and retries interrupted reads.
         let got = (&mut self.reader)
@@ -131,9 +129,13 @@ impl<R: Read + Send> Framer<R> {
         }
     }
 
-    pub(super) fn too_long(&self) -> Error {
+    /// Fails once the buffer holds `Sizes::longest` bytes (see there).
+    pub(super) fn room_left(&self) -> Result<()> {
+        if self.buf.len() < self.sizes.longest {
+            return Ok(());
+        }
         let mib = self.sizes.longest >> 20;
-        Error::input(
+        Err(Error::input(
             crate::error::codes::INPUT_TOO_LARGE,
             format!(
                 "{}: more than {mib} MiB from byte {} without the end of one event (or header value, \
@@ -143,7 +145,7 @@ impl<R: Read + Send> Framer<R> {
             ),
         )
         .with_expected(format!("events of less than {mib} MiB each"))
-        .with_observed(format!("over {mib} MiB without an event's end"))
+        .with_observed(format!("over {mib} MiB without an event's end")))
     }
 
     pub(super) fn read_error(&self, e: &std::io::Error) -> Error {

@@ -318,10 +318,9 @@ fn merge(ev: &Events, mut runs: Vec<Run<'_>>, mut each: impl FnMut(Host)) {
 /// The nesting sweep: each range's parent is the innermost range still open on its thread.
 #[derive(Default)]
 struct Walk {
-    stack: Vec<Host>,
-    /// Per open range, where the union of its direct children so far ends: children that overlap
-    /// (improper nesting) are taken from its self time once, so it is never negative.
-    covered: Vec<i64>,
+    /// The open ranges, each with where the union of its direct children so far ends: children that
+    /// overlap (improper nesting) are taken from its self time once, so it is never negative.
+    stack: Vec<(Host, i64)>,
     thread: u32,
 }
 
@@ -329,10 +328,9 @@ impl Walk {
     fn push(&mut self, h: Host, links: &mut Links) {
         if h.thread != self.thread {
             self.stack.clear();
-            self.covered.clear();
             self.thread = h.thread;
         }
-        while let Some(top) = self.stack.last() {
+        while let Some((top, _)) = self.stack.last() {
             if top.end >= h.end {
                 break;
             }
@@ -340,9 +338,9 @@ impl Walk {
                 links.stats.improper_nesting += 1;
             }
             self.stack.pop();
-            self.covered.pop();
         }
-        if let (Some(parent), Some(covered)) = (self.stack.last(), self.covered.last_mut()) {
+        if let Some((parent, covered)) = self.stack.last_mut() {
+            let parent = *parent;
             let from = h.start.max(*covered);
             if !parent.runtime && h.end > from {
                 if let Some(s) = links.cpu_self_ns.get_mut(parent.index as usize) {
@@ -370,8 +368,7 @@ impl Walk {
                 *slot = cpu_parent;
             }
         }
-        self.stack.push(h);
-        self.covered.push(h.start);
+        self.stack.push((h, h.start));
     }
 }
 
